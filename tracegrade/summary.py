@@ -1,0 +1,85 @@
+"""The run summary a person reads: counts, score quantiles per domain, shareable rate, timings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+__all__ = ["RunSummary", "build_summary"]
+
+_COUNT_LABELS = {
+    "files_read": "files read",
+    "files_skipped": "files skipped (already loaded)",
+    "files_quarantined": "files quarantined",
+    "rows_read": "rows read",
+    "rows_scored": "rows scored (valid)",
+    "rows_quarantined": "rows quarantined",
+    "rows_new": "new traces",
+    "rows_changed": "changed traces",
+    "rows_unchanged": "unchanged traces (kept)",
+    "rows_rescored": "stored traces re-scored (late or changed data in their novelty window)",
+    "texts_embedded": "texts embedded",
+    "texts_cached": "texts found in the embedding cache",
+}
+
+
+@dataclass
+class RunSummary:
+    """What a run did, as numbers and as Markdown."""
+
+    run_id: str
+    status: str
+    counts: dict[str, int]
+    timings: dict[str, float]
+    domains: pl.DataFrame
+    rules: pl.DataFrame
+    markdown: str = field(default="")
+
+    @property
+    def nothing_scored(self) -> bool:
+        """True when the run had input but no valid trace in it."""
+        return self.counts.get("rows_scored", 0) == 0 and (
+            self.counts.get("rows_read", 0) > 0 or self.counts.get("files_quarantined", 0) > 0
+        )
+
+
+def _table(frame: pl.DataFrame) -> list[str]:
+    if frame.is_empty():
+        return ["(none)"]
+    header = "| " + " | ".join(frame.columns) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = [
+        "| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row) + " |"
+        for row in frame.iter_rows()
+    ]
+    return [header, rule, *body]
+
+
+def build_summary(
+    run_id: str, status: str, counts: dict[str, int], timings: dict[str, float],
+    scores: pl.DataFrame, quarantine: pl.DataFrame,
+) -> RunSummary:
+    """Summarise a run from the scores and quarantine rows it wrote."""
+    domains = (
+        scores.group_by(pl.col("task_domain").fill_null("(none)").alias("domain"))
+        .agg(
+            traces=pl.len(),
+            p10=pl.col("score").quantile(0.1, "linear"),
+            median=pl.col("score").median(),
+            p90=pl.col("score").quantile(0.9, "linear"),
+            shareable=pl.col("shareable").mean(),
+        )
+        .sort("domain")
+    )
+    rules = quarantine.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
+    lines = [f"# tracegrade run {run_id}: {status}", "", "| count | value |", "|---|---|"]
+    lines += [f"| {label} | {counts[key]:,} |" for key, label in _COUNT_LABELS.items() if key in counts]
+    shareable = scores["shareable"].mean() if scores.height else None
+    lines += ["", f"Shareable rate of the traces scored in this run: "
+              + ("n/a" if shareable is None else f"{shareable:.1%}"), ""]
+    lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
+    lines += ["## Quarantine by rule", "", *_table(rules), ""]
+    lines += ["## Timings (seconds)", "", "| stage | seconds |", "|---|---|"]
+    lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in timings.items()]
+    return RunSummary(run_id, status, counts, timings, domains, rules, "\n".join(lines) + "\n")

@@ -1,0 +1,146 @@
+"""Novelty replay (SPEC 3.2 and 3.3): the SDK's vector cache replayed in event time, vectorized.
+
+Rows arrive sorted by (scope, created_at, id). The cache that trace i sees holds the traces of
+its scope at positions [lo_i, i), where lo_i is the latest of: the scope's first row, i minus
+the capacity, and (with a TTL) the first row younger than ttl at i's time. A block of
+consecutive targets shares one matrix product against the union of their windows; a band mask
+keeps each row to its own window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["EMPTY_CACHE_NOVELTY", "NoveltyResult", "normalized", "replay_novelty", "window_bounds"]
+
+EMPTY_CACHE_NOVELTY = 0.5
+"""N for a trace whose cache is empty, and for every trace without an embedder (SDK rule)."""
+
+_DEFAULT_BLOCK_ROWS = 256
+
+
+@dataclass(frozen=True)
+class NoveltyResult:
+    """N per row (NaN where the row was not a target) and the size of the cache it saw."""
+
+    novelty: npt.NDArray[np.float64]
+    window: npt.NDArray[np.int64]
+
+
+def normalized(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """Rows scaled to unit length in float32 (zero rows stay zero: cosine 0 with anything)."""
+    array = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+
+
+def window_bounds(
+    scope_codes: npt.NDArray[np.integer],
+    event_us: npt.NDArray[np.int64],
+    *,
+    max_elements: int,
+    ttl_us: int | None,
+) -> npt.NDArray[np.int64]:
+    """First row of each row's cache window; the window is [lo, i).
+
+    `scope_codes` and `event_us` must be sorted by scope, then by event time.
+    """
+    n = len(scope_codes)
+    index = np.arange(n, dtype=np.int64)
+    if n == 0:
+        return index
+    starts = np.flatnonzero(np.r_[True, scope_codes[1:] != scope_codes[:-1]])
+    lengths = np.diff(np.r_[starts, n])
+    scope_start = np.repeat(starts, lengths).astype(np.int64)
+    lo = np.maximum(scope_start, index - max_elements)
+    if ttl_us is not None:
+        ttl_lo = np.empty(n, dtype=np.int64)
+        for start, length in zip(starts, lengths, strict=True):
+            times = event_us[start : start + length]
+            # alive while created_at(x) - created_at(entry) < ttl, i.e. entry time > t - ttl
+            ttl_lo[start : start + length] = start + np.searchsorted(times, times - ttl_us, "right")
+        lo = np.maximum(lo, ttl_lo)
+    return lo
+
+
+def _blocks(targets: npt.NDArray[np.int64], lo: npt.NDArray[np.int64], size: int) -> list[slice]:
+    """Cut the targets into runs whose windows overlap, then into pieces of at most `size`."""
+    if len(targets) == 0:
+        return []
+    new_run = np.r_[True, lo[targets[1:]] >= targets[:-1]]
+    run_start = np.maximum.accumulate(np.where(new_run, np.arange(len(targets)), 0))
+    cut = new_run | ((np.arange(len(targets)) - run_start) % size == 0)
+    edges = np.r_[np.flatnonzero(cut), len(targets)]
+    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def _masked_max(
+    sims: npt.NDArray[np.float32], cols: npt.NDArray[np.int64], lo: npt.NDArray[np.int64],
+    hi: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float32]:
+    inside = (cols[None, :] >= lo[:, None]) & (cols[None, :] < hi[:, None])
+    return np.where(inside, sims, np.float32(-np.inf)).max(axis=1, initial=np.float32(-np.inf))
+
+
+def _block_max(
+    unit: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], lo: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float32]:
+    """Maximum cosine of each row against its window [lo_k, rows_k); -inf for an empty one."""
+    first, last = int(lo[0]), int(rows[-1])
+    if last <= first:
+        return np.full(len(rows), -np.inf, dtype=np.float32)
+    sims = unit[rows] @ unit[first:last].T
+    cols = np.arange(first, last, dtype=np.int64)
+    # Columns [lo of the last row, the first row) lie in every row's window: no mask needed there.
+    shared_lo, shared_hi = int(lo[-1]), int(rows[0])
+    if shared_lo >= shared_hi:
+        return _masked_max(sims, cols, lo, rows)
+    a, b = shared_lo - first, shared_hi - first
+    best = sims[:, a:b].max(axis=1)
+    if a > 0:
+        best = np.maximum(best, _masked_max(sims[:, :a], cols[:a], lo, rows))
+    if b < sims.shape[1]:
+        best = np.maximum(best, _masked_max(sims[:, b:], cols[b:], lo, rows))
+    return best
+
+
+def replay_novelty(
+    embeddings: npt.ArrayLike,
+    window_start: npt.ArrayLike,
+    *,
+    targets: npt.ArrayLike | None = None,
+    block_rows: int = _DEFAULT_BLOCK_ROWS,
+) -> NoveltyResult:
+    """Replay the SDK's cache over rows sorted by (scope, created_at, id).
+
+    Args:
+        embeddings: one vector per row; rows that only fill caches still need theirs.
+        window_start: first row of each row's cache (see `window_bounds`); the cache of row i
+            is rows [window_start[i], i).
+        targets: boolean mask of the rows whose N is wanted (default: all).
+        block_rows: targets per matrix product.
+
+    Returns:
+        N = clamp(1 - max cosine, 0, 1), 0.5 for an empty cache, NaN for non-targets; and the
+        number of cache entries each target saw (0 for non-targets).
+    """
+    unit = normalized(embeddings)
+    lo = np.asarray(window_start, dtype=np.int64)
+    n = len(lo)
+    if unit.shape[0] != n:
+        raise ValueError(f"embeddings has {unit.shape[0]} rows but window_start has {n}")
+    index = np.arange(n, dtype=np.int64)
+    if np.any(lo > index) or np.any(lo < 0) or np.any(np.diff(lo) < 0):
+        raise ValueError("window_start must be non-decreasing with 0 <= window_start[i] <= i")
+    wanted = np.ones(n, dtype=bool) if targets is None else np.asarray(targets, dtype=bool)
+    target_rows = np.flatnonzero(wanted).astype(np.int64)
+    best = np.full(n, np.nan, dtype=np.float64)
+    for piece in _blocks(target_rows, lo, block_rows):
+        rows = target_rows[piece]
+        best[rows] = _block_max(unit, rows, lo[rows])
+    window = np.where(wanted, index - lo, 0)
+    novelty = np.where(window > 0, np.clip(1.0 - best, 0.0, 1.0), EMPTY_CACHE_NOVELTY)
+    return NoveltyResult(novelty=np.where(wanted, novelty, np.nan), window=window)

@@ -1,0 +1,160 @@
+"""The KnowledgePulse value score (SPEC section 2) as vectorized Polars expressions.
+
+Every expression follows the SDK's `evaluateValue` operation for operation, in float64 and in
+the same order, so a batch score equals the reference implementation bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from tracegrade.config import ProfileWeights
+
+__all__ = [
+    "OVERRIDE_RULES",
+    "complexity",
+    "error_recovery_count",
+    "outcome_confidence",
+    "profile_name",
+    "step_count",
+    "tool_diversity",
+    "unique_tool_count",
+    "unique_type_count",
+    "uses_tools",
+    "value_features",
+    "value_score",
+]
+
+OVERRIDE_RULES = ("single_thought", "error_recovery_bonus", "low_tool_diversity")
+"""Names of the rule overrides, in the order they apply."""
+
+_STEPS = pl.col("steps")
+_TYPE = pl.element().struct.field("type")
+_TOOL = pl.element().struct.field("tool_name")
+
+
+def step_count(steps: pl.Expr = _STEPS) -> pl.Expr:
+    """len(steps)."""
+    return steps.list.len().cast(pl.Float64)
+
+
+def unique_type_count(steps: pl.Expr = _STEPS) -> pl.Expr:
+    """Number of distinct step types."""
+    return steps.list.eval(_TYPE.n_unique()).list.first().fill_null(0).cast(pl.Float64)
+
+
+def error_recovery_count(steps: pl.Expr = _STEPS) -> pl.Expr:
+    """Number of error_recovery steps."""
+    return (
+        steps.list.eval((_TYPE == "error_recovery").sum()).list.first().fill_null(0).cast(pl.Float64)
+    )
+
+
+def unique_tool_count(steps: pl.Expr = _STEPS) -> pl.Expr:
+    """Number of distinct tool names among the steps that carry a tool."""
+    return steps.list.eval(_TOOL.drop_nulls().n_unique()).list.first().fill_null(0).cast(pl.Float64)
+
+
+def uses_tools(steps: pl.Expr = _STEPS) -> pl.Expr:
+    """True when any step carries a tool, whatever its type (`steps.some(s => s.tool)`)."""
+    return steps.list.eval(_TOOL.is_not_null().any()).list.first().fill_null(False)
+
+
+def complexity(unique_types: pl.Expr, error_recovery: pl.Expr, n_steps: pl.Expr) -> pl.Expr:
+    """C = min(1, (uniqueTypes/4)*0.5 + (errorRecovery > 0 ? 0.3 : 0) + (len/20)*0.2)."""
+    bonus = pl.when(error_recovery > 0).then(0.3).otherwise(0.0)
+    return pl.min_horizontal(pl.lit(1.0), (unique_types / 4.0) * 0.5 + bonus + (n_steps / 20.0) * 0.2)
+
+
+def tool_diversity(unique_tools: pl.Expr, n_steps: pl.Expr) -> pl.Expr:
+    """D = min(1, (uniqueTools / max(1, len)) * 3)."""
+    return pl.min_horizontal(
+        pl.lit(1.0), (unique_tools / pl.max_horizontal(pl.lit(1.0), n_steps)) * 3.0
+    )
+
+
+def outcome_confidence(confidence: pl.Expr, success: pl.Expr) -> pl.Expr:
+    """O = confidence * (success ? 1.0 : 0.3)."""
+    return confidence * pl.when(success).then(1.0).otherwise(0.3)
+
+
+def profile_name(task_domain: pl.Expr, profiles: Mapping[str, ProfileWeights]) -> pl.Expr:
+    """The profile chosen by exact, case-sensitive match of the domain; otherwise `default`."""
+    named = [name for name in profiles if name != "default"]
+    return (
+        task_domain.replace_strict(named, named, default="default", return_dtype=pl.String)
+        .fill_null("default")
+        .alias("profile")
+    )
+
+
+def _weight(profile: pl.Expr, profiles: Mapping[str, ProfileWeights], index: int) -> pl.Expr:
+    names = list(profiles)
+    weights = [profiles[name].as_tuple()[index] for name in names]
+    return profile.replace_strict(names, weights, return_dtype=pl.Float64)
+
+
+def value_features(rows: pl.LazyFrame, profiles: Mapping[str, ProfileWeights]) -> pl.LazyFrame:
+    """Add the step statistics, C, D, O, the profile and its four weights.
+
+    `rows` needs `steps` (list of structs with `type` and `tool_name`), `task_domain`,
+    `success` and `confidence`.
+    """
+    counted = rows.with_columns(
+        n_steps=step_count(),
+        unique_types=unique_type_count(),
+        error_recovery=error_recovery_count(),
+        unique_tools=unique_tool_count(),
+        has_tool=uses_tools(),
+        single_thought=(_STEPS.list.len() == 1)
+        & (_STEPS.list.first().struct.field("type") == "thought").fill_null(False),
+        profile=profile_name(pl.col("task_domain"), profiles),
+    )
+    profile = pl.col("profile")
+    return counted.with_columns(
+        complexity=complexity(pl.col("unique_types"), pl.col("error_recovery"), pl.col("n_steps")),
+        tool_diversity=tool_diversity(pl.col("unique_tools"), pl.col("n_steps")),
+        outcome_confidence=outcome_confidence(pl.col("confidence"), pl.col("success")),
+        w_complexity=_weight(profile, profiles, 0),
+        w_novelty=_weight(profile, profiles, 1),
+        w_tool_diversity=_weight(profile, profiles, 2),
+        w_outcome_confidence=_weight(profile, profiles, 3),
+    )
+
+
+def value_score(features: pl.LazyFrame, share_threshold: float) -> pl.LazyFrame:
+    """Add `score`, `overrides` (the rules that fired, in order) and `shareable`.
+
+    `features` is the output of `value_features` with a `novelty` column added.
+    """
+    weighted = (
+        pl.col("complexity") * pl.col("w_complexity")
+        + pl.col("novelty") * pl.col("w_novelty")
+        + pl.col("tool_diversity") * pl.col("w_tool_diversity")
+        + pl.col("outcome_confidence") * pl.col("w_outcome_confidence")
+    )
+    single_thought = pl.col("single_thought")
+    recovery_bonus = (pl.col("error_recovery") > 2) & pl.col("success")
+    low_diversity = (pl.col("unique_tools") <= 1) & pl.col("has_tool")
+    after_rule1 = pl.when(single_thought).then(0.1).otherwise(weighted)
+    after_rule2 = (
+        pl.when(recovery_bonus)
+        .then(pl.min_horizontal(pl.lit(1.0), after_rule1 + 0.1))
+        .otherwise(after_rule1)
+    )
+    after_rule3 = (
+        pl.when(low_diversity)
+        .then(pl.max_horizontal(pl.lit(0.0), after_rule2 - 0.1))
+        .otherwise(after_rule2)
+    )
+    fired = pl.concat_list(
+        pl.when(condition).then(pl.lit(name)).otherwise(pl.lit(None, dtype=pl.String))
+        for name, condition in zip(
+            OVERRIDE_RULES, (single_thought, recovery_bonus, low_diversity), strict=True
+        )
+    ).list.drop_nulls()
+    return features.with_columns(score=after_rule3, overrides=fired).with_columns(
+        shareable=pl.col("score") >= share_threshold
+    )
