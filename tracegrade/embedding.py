@@ -63,6 +63,10 @@ def _pick_device(device: str) -> str:
     return device
 
 
+_loaded: dict[tuple[str, str, str, int], SentenceTransformer] = {}
+"""Models loaded in this process, shared by every embedder with the same settings."""
+
+
 class SentenceEmbedder:
     """A sentence-transformers model, loaded on first use."""
 
@@ -78,6 +82,10 @@ class SentenceEmbedder:
     def load(self) -> SentenceTransformer:
         """The model, loading it now if needed; local models load with the hub offline."""
         if self._model is not None:
+            return self._model
+        identity = (self.config.model, self.config.device, self.config.precision, self.config.max_seq_length)
+        if identity in _loaded:
+            self._model = _loaded[identity]
             return self._model
         location, offline = model_location(self.config.model)
         if offline:
@@ -101,7 +109,7 @@ class SentenceEmbedder:
         except (OSError, ValueError) as exc:
             raise EmbedderError(f"could not load embedding model {self.config.model!r}: {exc}") from exc
         model.max_seq_length = self.config.max_seq_length
-        self._model = model
+        self._model = _loaded[identity] = model
         return model
 
     def encode(

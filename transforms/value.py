@@ -35,6 +35,20 @@ _TYPE = pl.element().struct.field("type")
 _TOOL = pl.element().struct.field("tool_name")
 
 
+def _sum_in_order(frame: pl.LazyFrame, name: str, terms: dict[str, pl.Expr]) -> pl.LazyFrame:
+    """Add `name` = the terms summed left to right, each term rounded on its own first.
+
+    Polars rewrites `a * b + c` into a fused multiply-add, and its horizontal sum does not add
+    left to right; either can move the result by an ulp from the SDK's JavaScript arithmetic.
+    Materializing the terms as columns first keeps the reference's exact rounding.
+    """
+    staged = frame.with_columns(**terms)
+    total = pl.col(next(iter(terms)))
+    for term in list(terms)[1:]:
+        total = total + pl.col(term)
+    return staged.with_columns(total.alias(name)).drop(list(terms))
+
+
 def step_count(steps: pl.Expr = _STEPS) -> pl.Expr:
     """len(steps)."""
     return steps.list.len().cast(pl.Float64)
@@ -62,10 +76,27 @@ def uses_tools(steps: pl.Expr = _STEPS) -> pl.Expr:
     return steps.list.eval(_TOOL.is_not_null().any()).list.first().fill_null(False)
 
 
-def complexity(unique_types: pl.Expr, error_recovery: pl.Expr, n_steps: pl.Expr) -> pl.Expr:
-    """C = min(1, (uniqueTypes/4)*0.5 + (errorRecovery > 0 ? 0.3 : 0) + (len/20)*0.2)."""
-    bonus = pl.when(error_recovery > 0).then(0.3).otherwise(0.0)
-    return pl.min_horizontal(pl.lit(1.0), (unique_types / 4.0) * 0.5 + bonus + (n_steps / 20.0) * 0.2)
+def _divide(numerator: pl.Expr, denominator: float) -> pl.Expr:
+    """numerator / denominator, correctly rounded.
+
+    Polars divides a float column by a scalar as a multiplication by the reciprocal, which is
+    off by an ulp for about a third of the values (n / 20, say); dividing by a column is exact.
+    """
+    return numerator / (numerator * 0.0 + denominator)
+
+
+def complexity(counted: pl.LazyFrame) -> pl.LazyFrame:
+    """Add C = min(1, (uniqueTypes/4)*0.5 + (errorRecovery > 0 ? 0.3 : 0) + (len/20)*0.2)."""
+    summed = _sum_in_order(
+        counted,
+        "complexity",
+        {
+            "_c_types": (pl.col("unique_types") / 4.0) * 0.5,
+            "_c_recovery": pl.when(pl.col("error_recovery") > 0).then(0.3).otherwise(0.0),
+            "_c_length": _divide(pl.col("n_steps"), 20.0) * 0.2,
+        },
+    )
+    return summed.with_columns(pl.min_horizontal(pl.lit(1.0), pl.col("complexity")).alias("complexity"))
 
 
 def tool_diversity(unique_tools: pl.Expr, n_steps: pl.Expr) -> pl.Expr:
@@ -113,8 +144,7 @@ def value_features(rows: pl.LazyFrame, profiles: Mapping[str, ProfileWeights]) -
         profile=profile_name(pl.col("task_domain"), profiles),
     )
     profile = pl.col("profile")
-    return counted.with_columns(
-        complexity=complexity(pl.col("unique_types"), pl.col("error_recovery"), pl.col("n_steps")),
+    return complexity(counted).with_columns(
         tool_diversity=tool_diversity(pl.col("unique_tools"), pl.col("n_steps")),
         outcome_confidence=outcome_confidence(pl.col("confidence"), pl.col("success")),
         w_complexity=_weight(profile, profiles, 0),
@@ -129,12 +159,17 @@ def value_score(features: pl.LazyFrame, share_threshold: float) -> pl.LazyFrame:
 
     `features` is the output of `value_features` with a `novelty` column added.
     """
-    weighted = (
-        pl.col("complexity") * pl.col("w_complexity")
-        + pl.col("novelty") * pl.col("w_novelty")
-        + pl.col("tool_diversity") * pl.col("w_tool_diversity")
-        + pl.col("outcome_confidence") * pl.col("w_outcome_confidence")
+    features = _sum_in_order(
+        features,
+        "weighted_score",
+        {
+            "_s_complexity": pl.col("complexity") * pl.col("w_complexity"),
+            "_s_novelty": pl.col("novelty") * pl.col("w_novelty"),
+            "_s_tool_diversity": pl.col("tool_diversity") * pl.col("w_tool_diversity"),
+            "_s_outcome": pl.col("outcome_confidence") * pl.col("w_outcome_confidence"),
+        },
     )
+    weighted = pl.col("weighted_score")
     single_thought = pl.col("single_thought")
     recovery_bonus = (pl.col("error_recovery") > 2) & pl.col("success")
     low_diversity = (pl.col("unique_tools") <= 1) & pl.col("has_tool")

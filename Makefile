@@ -1,0 +1,34 @@
+# Two entry points for a fresh machine: `make demo` and `make test` (each installs first).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/tracegrade demo
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/bench_value.py
+	$(BIN)/python bench/bench_novelty.py
+	$(BIN)/python bench/bench_embedding.py
+	$(BIN)/python bench/bench_memory.py
+
+clean:
+	rm -rf $(VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache

