@@ -66,7 +66,9 @@ def _start(db: str, settings: Settings, embed: bool) -> StagedRun:
         config=settings.model_dump(mode="json"),
         config_hash=settings.scoring_hash(),
     )
-    work_dir = Path(f"{store.path}.work") / handle.run_id
+    # A hidden folder beside the database: folder inputs skip hidden entries, so staging files
+    # are never read back as exports even when the database sits in the export folder.
+    work_dir = store.path.parent / f".{store.path.name}.work" / handle.run_id
     work_dir.mkdir(parents=True, exist_ok=True)
     return StagedRun(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
 

@@ -11,7 +11,7 @@ import polars as pl
 
 from storage.duckdb_store import DuckDBStore, RunHandle
 from storage.hashing import embedding_keys, file_sha256, sha256_hex
-from storage.readers import expand_paths, read_traces
+from storage.readers import CANONICAL_SCHEMA, ReadResult, expand_paths, read_traces
 from tracegrade.config import Settings
 from tracegrade.embedding import SentenceEmbedder
 from tracegrade.progress import stage_progress
@@ -55,7 +55,7 @@ def stage_inputs(store: DuckDBStore, run: StagedRun, paths: list[str], *, force:
     known = store.sql("SELECT path, content_hash FROM files")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
     todo = [f for f in files if force or (str(f), file_sha256(f)) not in seen]
-    result = read_traces(todo)
+    result = read_traces(todo) if todo else ReadResult(pl.DataFrame(schema=CANONICAL_SCHEMA), [])
     checked = split_duplicates(with_rule(result.rows.lazy())).collect()
     valid, rejected = partition(checked)
     valid = valid.with_columns(trace_text())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,3 +73,48 @@ def embedder() -> Any:
 def db_path(tmp_path: Path) -> Path:
     """A fresh database file path."""
     return tmp_path / "scores.duckdb"
+
+
+def run_pipeline(
+    paths: list[Path | str], db: Path, config: Path | None = None, *, embed: bool = True,
+    force: bool = False,
+) -> dict[str, int]:
+    """The score_traces flow's tasks through `.fn()`, in the flow's order, without Prefect.
+
+    Returns the run's counts; the flow machinery itself is tested in tests/pipelines.
+    """
+    from pipelines import score
+    from storage.duckdb_store import RunRecord
+    from storage.registry import held_store
+    from tracegrade.config import load_settings
+
+    settings = load_settings(config)
+    embed = embed and settings.embedding.enabled
+    conf = None if config is None else str(config)
+    counts: dict[str, int] = {}
+    with held_store(db) as store:
+        run = score._start(str(db), settings, embed)
+        counts |= score.stage_inputs.fn(run, [str(p) for p in paths], force)
+        counts |= score.plan_novelty.fn(run, conf, embed)
+        if embed:
+            counts |= score.embed_texts.fn(run, conf)
+        counts |= score.score.fn(run, conf, embed)
+        score.commit.fn(run)
+        store.finish_run(run.handle, RunRecord("completed", {}, {}, ""))
+        shutil.rmtree(run.work_dir)
+    return counts
+
+
+def table_snapshot(db: Path, exclude: tuple[str, ...] = ("runs",)) -> dict[str, Any]:
+    """Every table's rows, sorted, for comparing two states of a database."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = [name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        return {
+            name: sorted(map(repr, con.execute(f"SELECT * FROM {name}").fetchall()))
+            for name in sorted(tables) if name not in exclude
+        }
+    finally:
+        con.close()
