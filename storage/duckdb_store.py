@@ -89,8 +89,8 @@ class DuckDBStore:
         self.close()
 
     def _stamp_schema(self) -> None:
-        found = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if found is None:
+        found = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+        if not found:
             self._con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
 
     @contextmanager
@@ -113,7 +113,7 @@ class DuckDBStore:
         """Record a run as started and give it the next sequence number."""
         run_id = uuid.uuid4().hex
         with self.transaction() as con:
-            (seq,) = con.execute("SELECT coalesce(max(run_seq), 0) + 1 FROM runs").fetchone() or (1,)
+            ((seq,),) = con.execute("SELECT coalesce(max(run_seq), 0) + 1 FROM runs").fetchall()
             con.execute(
                 "INSERT INTO runs BY NAME SELECT ? AS run_id, ? AS run_seq, ? AS flow, "
                 "'running' AS status, ? AS started_at, ? AS tracegrade_version, "

@@ -1,0 +1,83 @@
+"""The DuckDB store: one writer, clear lock errors, UTC, idempotent loads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from storage.duckdb_store import DuckDBStore
+from tracegrade.errors import StoreLockedError
+
+HOLD = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == "ro")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def hold(db: Path, mode: str) -> subprocess.Popen[str]:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db), mode], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("mode", ["rw", "ro"])
+def test_a_second_process_fails_fast_naming_the_file_and_the_holder(db_path: Path, mode: str) -> None:
+    DuckDBStore(db_path).close()
+    holder = hold(db_path, mode)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(StoreLockedError) as raised:
+            DuckDBStore(db_path)
+        assert time.perf_counter() - started < 10
+        message = str(raised.value)
+        assert str(db_path) in message and f"PID {holder.pid}" in message
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    with DuckDBStore(db_path) as store:
+        assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0
+
+
+def test_session_time_zone_is_utc(db_path: Path) -> None:
+    with DuckDBStore(db_path) as store:
+        assert store.sql("SELECT current_setting('TimeZone') AS tz")["tz"][0] == "UTC"
+
+
+def test_runs_get_increasing_sequence_numbers(db_path: Path) -> None:
+    with DuckDBStore(db_path) as store:
+        first = store.begin_run("x", version="0", model=None, config={}, config_hash="h")
+        second = store.begin_run("x", version="0", model=None, config={}, config_hash="h")
+        assert (first.run_seq, second.run_seq) == (1, 2)
+        assert store.sql("SELECT status FROM runs")["status"].to_list() == ["running", "running"]
+
+
+def test_embeddings_are_stored_once_and_read_back_in_order(db_path: Path) -> None:
+    import numpy as np
+
+    with DuckDBStore(db_path) as store:
+        vectors = np.arange(12, dtype=np.float32).reshape(3, 4)
+        store.put_embeddings(["a", "b", "c"], vectors, model="m", run_id="r1")
+        store.put_embeddings(["a"], vectors[:1] + 100, model="m", run_id="r2")
+        assert store.sql("SELECT count(*) AS n FROM embeddings")["n"][0] == 3
+        assert store.missing_embeddings(pl.Series(["c", "d", "d"])).to_list() == ["d"]
+        back = store.vectors(pl.Series(["c", "a", "c"]))
+        assert np.array_equal(back, vectors[[2, 0, 2]])
+        with pytest.raises(LookupError):
+            store.vectors(pl.Series(["zzz"]))
+
+
+def test_a_failed_transaction_leaves_nothing(db_path: Path) -> None:
+    with DuckDBStore(db_path) as store:
+        with pytest.raises(RuntimeError), store.transaction() as con:
+            con.execute("INSERT INTO meta VALUES ('k', 'v')")
+            raise RuntimeError("boom")
+        assert store.sql("SELECT count(*) AS n FROM meta WHERE key = 'k'")["n"][0] == 0
