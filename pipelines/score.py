@@ -1,6 +1,6 @@
 """The `score_traces` flow: trace exports in, one scored row per trace in DuckDB out.
 
-    stage inputs -> plan novelty -> embed new texts -> score -> commit -> summary
+stage inputs -> plan novelty -> embed new texts -> score -> commit -> summary
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 import time
 from importlib.metadata import version
-from pathlib import Path
 
 import polars as pl
 from prefect import flow, task
@@ -73,12 +72,18 @@ def _start(db: str, settings: Settings, embed: bool) -> StagedRun:
     return StagedRun(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
 
 
-def _summarise(run: StagedRun, status: str, counts: dict[str, int], timings: dict[str, float]) -> RunSummary:
+def _summarise(
+    run: StagedRun, status: str, counts: dict[str, int], timings: dict[str, float]
+) -> RunSummary:
     store = store_for(run.db)
-    scores = store.sql("SELECT task_domain, score, shareable FROM scores WHERE run_id = ?", [run.run_id])
+    scores = store.sql(
+        "SELECT task_domain, score, shareable FROM scores WHERE run_id = ?", [run.run_id]
+    )
     quarantine_path = run.path(stages.QUARANTINE)
-    quarantine = pl.read_parquet(quarantine_path) if quarantine_path.exists() else pl.DataFrame(
-        schema={"rule": pl.String}
+    quarantine = (
+        pl.read_parquet(quarantine_path)
+        if quarantine_path.exists()
+        else pl.DataFrame(schema={"rule": pl.String})
     )
     return build_summary(run.run_id, status, counts, timings, scores, quarantine)
 
@@ -126,20 +131,35 @@ def score_traces(
             counts["rows_scored"] = counts.pop("rows_valid", 0)
             counts.pop("rows_scored_now", None)
             summary = _summarise(run, "completed", counts, timings)
-            store.finish_run(run.handle, RunRecord("completed", _logged(counts), timings, summary.markdown))
+            store.finish_run(
+                run.handle, RunRecord("completed", _logged(counts), timings, summary.markdown)
+            )
         except BaseException as exc:
-            store.finish_run(run.handle, RunRecord("failed", _logged(counts), timings, "", error=repr(exc)))
+            store.finish_run(
+                run.handle, RunRecord("failed", _logged(counts), timings, "", error=repr(exc))
+            )
             raise
         finally:
             shutil.rmtree(run.work_dir, ignore_errors=True)
-    create_markdown_artifact(summary.markdown, key="score-traces-summary", description="tracegrade run summary")
+    create_markdown_artifact(
+        summary.markdown, key="score-traces-summary", description="tracegrade run summary"
+    )
     return summary
 
 
 def _logged(counts: dict[str, int]) -> dict[str, int]:
     columns = {
-        "files_read", "files_skipped", "files_quarantined", "rows_read", "rows_scored",
-        "rows_quarantined", "rows_new", "rows_changed", "rows_unchanged", "rows_rescored",
-        "texts_embedded", "texts_cached",
+        "files_read",
+        "files_skipped",
+        "files_quarantined",
+        "rows_read",
+        "rows_scored",
+        "rows_quarantined",
+        "rows_new",
+        "rows_changed",
+        "rows_unchanged",
+        "rows_rescored",
+        "texts_embedded",
+        "texts_cached",
     }
     return {key: value for key, value in counts.items() if key in columns}

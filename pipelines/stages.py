@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
 from storage.duckdb_store import DuckDBStore, RunHandle
@@ -20,10 +18,21 @@ from transforms.replay import plan_replay, scope_key, trace_text
 from transforms.validate import partition, split_duplicates, with_rule
 from transforms.value import value_features, value_score
 
-__all__ = ["StagedRun", "commit_results", "embed_texts", "plan_novelty", "score_staged", "stage_inputs"]
+__all__ = [
+    "StagedRun",
+    "commit_results",
+    "embed_texts",
+    "plan_novelty",
+    "score_staged",
+    "stage_inputs",
+]
 
 VALID, QUARANTINE, FILES, PLAN, SCORES = (
-    "valid.parquet", "quarantine.parquet", "files.parquet", "plan.parquet", "scores.parquet"
+    "valid.parquet",
+    "quarantine.parquet",
+    "files.parquet",
+    "plan.parquet",
+    "scores.parquet",
 )
 
 
@@ -46,7 +55,9 @@ class StagedRun:
         return Path(self.work_dir) / name
 
 
-def stage_inputs(store: DuckDBStore, run: StagedRun, paths: list[str], *, force: bool = False) -> dict[str, int]:
+def stage_inputs(
+    store: DuckDBStore, run: StagedRun, paths: list[str], *, force: bool = False
+) -> dict[str, int]:
     """Read and validate the input files not loaded before; stage valid rows and quarantine.
 
     A file whose (path, content hash) is already in the ledger is skipped unless `force`.
@@ -66,12 +77,25 @@ def stage_inputs(store: DuckDBStore, run: StagedRun, paths: list[str], *, force:
     ).drop("source_file")
     file_quarantine = pl.DataFrame(
         [
-            {"file": info.path, "file_hash": info.content_hash, "row_number": None,
-             "trace_id": None, "rule": info.rule, "reason": info.reason}
-            for info in result.files if info.rule is not None
+            {
+                "file": info.path,
+                "file_hash": info.content_hash,
+                "row_number": None,
+                "trace_id": None,
+                "rule": info.rule,
+                "reason": info.reason,
+            }
+            for info in result.files
+            if info.rule is not None
         ],
-        schema={"file": pl.String, "file_hash": pl.String, "row_number": pl.Int64,
-                "trace_id": pl.String, "rule": pl.String, "reason": pl.String},
+        schema={
+            "file": pl.String,
+            "file_hash": pl.String,
+            "row_number": pl.Int64,
+            "trace_id": pl.String,
+            "rule": pl.String,
+            "reason": pl.String,
+        },
     )
     quarantine = pl.concat([row_quarantine.select(file_quarantine.columns), file_quarantine])
     per_file = _file_ledger(result.files, valid, rejected, run.run_id)
@@ -88,18 +112,33 @@ def stage_inputs(store: DuckDBStore, run: StagedRun, paths: list[str], *, force:
     }
 
 
-def _file_ledger(files: list, valid: pl.DataFrame, rejected: pl.DataFrame, run_id: str) -> pl.DataFrame:
+def _file_ledger(
+    files: list, valid: pl.DataFrame, rejected: pl.DataFrame, run_id: str
+) -> pl.DataFrame:
     scored = valid.group_by("source_file").len("rows_scored")
     quarantined = rejected.group_by("source_file").len("rows_quarantined")
     ledger = pl.DataFrame(
         [
-            {"path": info.path, "content_hash": info.content_hash, "size": info.size,
-             "status": "quarantined" if info.rule else "loaded", "rule": info.rule,
-             "reason": info.reason, "rows_read": info.rows_read}
+            {
+                "path": info.path,
+                "content_hash": info.content_hash,
+                "size": info.size,
+                "status": "quarantined" if info.rule else "loaded",
+                "rule": info.rule,
+                "reason": info.reason,
+                "rows_read": info.rows_read,
+            }
             for info in files
         ],
-        schema={"path": pl.String, "content_hash": pl.String, "size": pl.Int64, "status": pl.String,
-                "rule": pl.String, "reason": pl.String, "rows_read": pl.Int64},
+        schema={
+            "path": pl.String,
+            "content_hash": pl.String,
+            "size": pl.Int64,
+            "status": pl.String,
+            "rule": pl.String,
+            "reason": pl.String,
+            "rows_read": pl.Int64,
+        },
     )
     return (
         ledger.join(scored, left_on="path", right_on="source_file", how="left")
@@ -116,7 +155,9 @@ def _stored_with_scope(store: DuckDBStore, settings: Settings) -> pl.DataFrame:
     return store.stored_traces().with_columns(scope_key(settings.novelty.scope))
 
 
-def plan_novelty(store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool) -> dict[str, int]:
+def plan_novelty(
+    store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool
+) -> dict[str, int]:
     """Sort out new, changed and unchanged traces and plan which ones to (re)score.
 
     Writes plan.parquet: the replay rows in order, with `fresh`, `target` and `window_start`.
@@ -127,18 +168,24 @@ def plan_novelty(store: DuckDBStore, run: StagedRun, settings: Settings, *, embe
         stored.select("trace_id", stored_hash="content_hash"), on="trace_id", how="left"
     ).select(
         "trace_id",
-        status=pl.when(pl.col("stored_hash").is_null()).then(pl.lit("new"))
-        .when(pl.col("stored_hash") == pl.col("content_hash")).then(pl.lit("unchanged"))
+        status=pl.when(pl.col("stored_hash").is_null())
+        .then(pl.lit("new"))
+        .when(pl.col("stored_hash") == pl.col("content_hash"))
+        .then(pl.lit("unchanged"))
         .otherwise(pl.lit("changed")),
     )
     fresh = valid.join(status.filter(pl.col("status") != "unchanged"), on="trace_id")
     if embed:
         novelty = settings.novelty
         plan = plan_replay(
-            stored, fresh, max_elements=novelty.max_elements,
+            stored,
+            fresh,
+            max_elements=novelty.max_elements,
             ttl_us=None if novelty.ttl_seconds is None else round(novelty.ttl_seconds * 1_000_000),
         )
-        rows = plan.rows.with_columns(target=pl.Series(plan.targets), window_start=pl.Series(plan.window_start))
+        rows = plan.rows.with_columns(
+            target=pl.Series(plan.targets), window_start=pl.Series(plan.window_start)
+        )
     else:
         rows = fresh.select("trace_id", "scope_key", "created_at", "text_sha").with_columns(
             fresh=pl.lit(True), target=pl.lit(True), window_start=pl.lit(0, dtype=pl.Int64)
@@ -176,8 +223,12 @@ def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[
     todo = (
         keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")
         .unique("embedding_key", keep="first", maintain_order=True)
-        .join(_texts_for(store, run, keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")),
-              on="trace_id")
+        .join(
+            _texts_for(
+                store, run, keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")
+            ),
+            on="trace_id",
+        )
         .sort(pl.col("text").str.len_chars(), descending=True)
     )
     embedder = SentenceEmbedder(settings.embedding)
@@ -186,12 +237,19 @@ def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[
     for start in range(0, todo.height, chunk):
         part = todo.slice(start, chunk)
         vectors = embedder.encode(part["text"].to_list())
-        store.put_embeddings(part["embedding_key"].to_list(), vectors, model=model_key, run_id=run.run_id)
+        store.put_embeddings(
+            part["embedding_key"].to_list(), vectors, model=model_key, run_id=run.run_id
+        )
         advance(part.height)
-    return {"texts_embedded": todo.height, "texts_cached": keys["embedding_key"].n_unique() - todo.height}
+    return {
+        "texts_embedded": todo.height,
+        "texts_cached": keys["embedding_key"].n_unique() - todo.height,
+    }
 
 
-def score_staged(store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool) -> dict[str, int]:
+def score_staged(
+    store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool
+) -> dict[str, int]:
     """Replay novelty and compute the value score of every target; writes scores.parquet."""
     plan = pl.read_parquet(run.path(PLAN))
     advance = stage_progress("scoring", int(plan["target"].sum()))
@@ -207,27 +265,51 @@ def score_staged(store: DuckDBStore, run: StagedRun, settings: Settings, *, embe
         ).filter(plan["target"])
         novelty = novelty.with_columns(
             novelty_source=pl.when(pl.col("novelty_window") > 0)
-            .then(pl.lit("embedding")).otherwise(pl.lit("empty_cache"))
+            .then(pl.lit("embedding"))
+            .otherwise(pl.lit("empty_cache"))
         )
     else:
         novelty = plan.select(
-            "trace_id", novelty=pl.lit(EMPTY_CACHE_NOVELTY), novelty_window=pl.lit(0, dtype=pl.Int32),
+            "trace_id",
+            novelty=pl.lit(EMPTY_CACHE_NOVELTY),
+            novelty_window=pl.lit(0, dtype=pl.Int32),
             novelty_source=pl.lit("no_embedder"),
         )
-    fresh = pl.read_parquet(run.path(VALID)).join(plan.filter("fresh").select("trace_id"), on="trace_id")
-    columns = ["trace_id", "content_hash", "created_at", "agent_id", "task_domain", "success",
-               "confidence", "steps", "source_file"]
+    fresh = pl.read_parquet(run.path(VALID)).join(
+        plan.filter("fresh").select("trace_id"), on="trace_id"
+    )
+    columns = [
+        "trace_id",
+        "content_hash",
+        "created_at",
+        "agent_id",
+        "task_domain",
+        "success",
+        "confidence",
+        "steps",
+        "source_file",
+    ]
     rescored = plan.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
-    targets = pl.concat([fresh.select(columns), store.traces_for(rescored, columns)]) if len(rescored) else fresh.select(columns)
-    scored = value_score(
-        value_features(targets.lazy().with_columns(scope_key(settings.novelty.scope)),
-                       settings.scoring.all_profiles())
-        .join(novelty.lazy(), on="trace_id"),
-        settings.scoring.share_threshold,
-    ).with_columns(
-        run_id=pl.lit(run.run_id), run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
-        config_hash=pl.lit(settings.scoring_hash()),
-    ).collect()
+    targets = (
+        pl.concat([fresh.select(columns), store.traces_for(rescored, columns)])
+        if len(rescored)
+        else fresh.select(columns)
+    )
+    scored = (
+        value_score(
+            value_features(
+                targets.lazy().with_columns(scope_key(settings.novelty.scope)),
+                settings.scoring.all_profiles(),
+            ).join(novelty.lazy(), on="trace_id"),
+            settings.scoring.share_threshold,
+        )
+        .with_columns(
+            run_id=pl.lit(run.run_id),
+            run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
+            config_hash=pl.lit(settings.scoring_hash()),
+        )
+        .collect()
+    )
     scored.write_parquet(run.path(SCORES))
     advance(scored.height)
     return {"rows_scored_now": scored.height}
@@ -235,10 +317,16 @@ def score_staged(store: DuckDBStore, run: StagedRun, settings: Settings, *, embe
 
 def commit_results(store: DuckDBStore, run: StagedRun) -> None:
     """Write the run's traces, scores, quarantine rows and file ledger in one transaction."""
-    traces = pl.read_parquet(run.path(VALID)).join(
-        pl.read_parquet(run.path(PLAN), columns=["trace_id", "fresh"]).filter("fresh").select("trace_id"),
-        on="trace_id",
-    ).with_columns(run_id=pl.lit(run.run_id))
+    traces = (
+        pl.read_parquet(run.path(VALID))
+        .join(
+            pl.read_parquet(run.path(PLAN), columns=["trace_id", "fresh"])
+            .filter("fresh")
+            .select("trace_id"),
+            on="trace_id",
+        )
+        .with_columns(run_id=pl.lit(run.run_id))
+    )
     scores = pl.read_parquet(run.path(SCORES))
     store.commit_run(
         run.handle,

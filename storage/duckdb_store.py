@@ -91,7 +91,9 @@ class DuckDBStore:
     def _stamp_schema(self) -> None:
         found = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
         if not found:
-            self._con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+            self._con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
+            )
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -108,8 +110,15 @@ class DuckDBStore:
         """Run a read query and return its rows."""
         return self._con.sql(query, params=params).pl()
 
-    def begin_run(self, flow: str, *, version: str, model: str | None, config: dict[str, Any],
-                  config_hash: str) -> RunHandle:
+    def begin_run(
+        self,
+        flow: str,
+        *,
+        version: str,
+        model: str | None,
+        config: dict[str, Any],
+        config_hash: str,
+    ) -> RunHandle:
         """Record a run as started and give it the next sequence number."""
         run_id = uuid.uuid4().hex
         with self.transaction() as con:
@@ -118,8 +127,16 @@ class DuckDBStore:
                 "INSERT INTO runs BY NAME SELECT ? AS run_id, ? AS run_seq, ? AS flow, "
                 "'running' AS status, ? AS started_at, ? AS tracegrade_version, "
                 "? AS embedding_model, ? AS config_hash, ? AS config_json",
-                [run_id, seq, flow, datetime.now(UTC), version, model, config_hash,
-                 json.dumps(config, sort_keys=True)],
+                [
+                    run_id,
+                    seq,
+                    flow,
+                    datetime.now(UTC),
+                    version,
+                    model,
+                    config_hash,
+                    json.dumps(config, sort_keys=True),
+                ],
             )
         return RunHandle(run_id=run_id, run_seq=int(seq))
 
@@ -130,8 +147,15 @@ class DuckDBStore:
         self._con.execute(
             f"UPDATE runs SET status = ?, finished_at = ?, timings = ?, summary = ?, error = ?"
             f"{', ' + assignments if assignments else ''} WHERE run_id = ?",
-            [record.status, datetime.now(UTC), json.dumps(record.timings), record.summary,
-             record.error, *values, run.run_id],
+            [
+                record.status,
+                datetime.now(UTC),
+                json.dumps(record.timings),
+                record.summary,
+                record.error,
+                *values,
+                run.run_id,
+            ],
         )
 
     def stored_traces(self) -> pl.DataFrame:
@@ -145,7 +169,8 @@ class DuckDBStore:
         """Column names of a table, in order."""
         rows = self._con.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-            "ORDER BY ordinal_position", [table]
+            "ORDER BY ordinal_position",
+            [table],
         ).fetchall()
         return [name for (name,) in rows]
 
@@ -174,8 +199,9 @@ class DuckDBStore:
             self._con.unregister("__wanted")
         return found["embedding_key"]
 
-    def put_embeddings(self, keys: Sequence[str], vectors: npt.NDArray[np.float32], *, model: str,
-                       run_id: str) -> None:
+    def put_embeddings(
+        self, keys: Sequence[str], vectors: npt.NDArray[np.float32], *, model: str, run_id: str
+    ) -> None:
         """Store vectors under their keys; committed at once, since they are a pure cache."""
         frame = pl.DataFrame(
             {
@@ -185,7 +211,9 @@ class DuckDBStore:
                 "vector": vectors.astype(np.float32),
                 "run_id": run_id,
             }
-        ).with_columns(pl.col("vector").cast(pl.List(pl.Float32)), pl.col("dimensions").cast(pl.Int32))
+        ).with_columns(
+            pl.col("vector").cast(pl.List(pl.Float32)), pl.col("dimensions").cast(pl.Int32)
+        )
         with self.transaction() as con:
             con.register("__vectors", frame)
             try:
@@ -224,8 +252,11 @@ class DuckDBStore:
             for name, source in tables.items():
                 view = f"__new_{name}"
                 if isinstance(source, Path):
-                    con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS "
-                                f"SELECT * FROM read_parquet(?, union_by_name=true)", [str(source)])
+                    con.execute(
+                        f"CREATE OR REPLACE TEMP VIEW {view} AS "
+                        f"SELECT * FROM read_parquet(?, union_by_name=true)",
+                        [str(source)],
+                    )
                 else:
                     con.register(view, source)
             try:

@@ -38,13 +38,25 @@ SEED_TRACE: dict[str, Any] = {
     "task": {"objective": "Review PR #42 for security issues"},
     "steps": [
         {"step_id": 0, "type": "thought", "content": "Analyzing diff for injection vectors"},
-        {"step_id": 1, "type": "tool_call", "tool": {"name": "github_pr_read"}, "input": {"pr": 42}},
+        {
+            "step_id": 1,
+            "type": "tool_call",
+            "tool": {"name": "github_pr_read"},
+            "input": {"pr": 42},
+        },
         {"step_id": 2, "type": "observation", "content": "Found unsanitized SQL in handler.ts"},
-        {"step_id": 3, "type": "tool_call", "tool": {"name": "static_analysis"},
-         "input": {"file": "handler.ts"}},
+        {
+            "step_id": 3,
+            "type": "tool_call",
+            "tool": {"name": "static_analysis"},
+            "input": {"file": "handler.ts"},
+        },
         {"step_id": 4, "type": "observation", "content": "Confirmed SQL injection vulnerability"},
     ],
-    "outcome": {"result_summary": "Identified 1 critical SQL injection vulnerability", "confidence": 0.95},
+    "outcome": {
+        "result_summary": "Identified 1 critical SQL injection vulnerability",
+        "confidence": 0.95,
+    },
 }
 """The first example trace of seed 000; with no embedder it scores exactly 0.66875."""
 
@@ -76,7 +88,11 @@ def db_path(tmp_path: Path) -> Path:
 
 
 def run_pipeline(
-    paths: list[Path | str], db: Path, config: Path | None = None, *, embed: bool = True,
+    paths: list[Path | str],
+    db: Path,
+    config: Path | None = None,
+    *,
+    embed: bool = True,
     force: bool = False,
 ) -> dict[str, int]:
     """The score_traces flow's tasks through `.fn()`, in the flow's order, without Prefect.
@@ -111,10 +127,13 @@ def table_snapshot(db: Path, exclude: tuple[str, ...] = ("runs",)) -> dict[str, 
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        tables = [name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        tables = [
+            name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        ]
         return {
             name: sorted(map(repr, con.execute(f"SELECT * FROM {name}").fetchall()))
-            for name in sorted(tables) if name not in exclude
+            for name in sorted(tables)
+            if name not in exclude
         }
     finally:
         con.close()

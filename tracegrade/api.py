@@ -29,7 +29,9 @@ class VectorCache:
     `now - added_at < ttl`, where times default to the wall clock.
     """
 
-    def __init__(self, max_elements: int = 1000, dimensions: int = 384, ttl: float | None = None) -> None:
+    def __init__(
+        self, max_elements: int = 1000, dimensions: int = 384, ttl: float | None = None
+    ) -> None:
         if max_elements < 1:
             raise ValueError(f"max_elements is {max_elements}, expected at least 1")
         if dimensions < 1:
@@ -104,8 +106,10 @@ class ValueScorer:
     def __init__(self, settings: Settings | None = None, embedder: Embedder | None = None) -> None:
         self.settings = settings or Settings()
         enabled = self.settings.embedding.enabled
-        self._embedder = embedder if embedder is not None else (
-            SentenceEmbedder(self.settings.embedding) if enabled else None
+        self._embedder = (
+            embedder
+            if embedder is not None
+            else (SentenceEmbedder(self.settings.embedding) if enabled else None)
         )
         self.cache = VectorCache(
             max_elements=self.settings.novelty.max_elements,

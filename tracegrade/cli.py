@@ -39,11 +39,21 @@ class _RichProgress:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
-            TextColumn("{task.description:>10}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=False,
+            TextColumn("{task.description:>10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
         )
 
     def __enter__(self) -> _RichProgress:
@@ -64,17 +74,24 @@ def _quiet_prefect() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
-def _run_scoring(paths: Sequence[str], db: str, config: str | None, no_embedder: bool, force: bool) -> int:
+def _run_scoring(
+    paths: Sequence[str], db: str, config: str | None, no_embedder: bool, force: bool
+) -> int:
     from pipelines.score import score_traces
     from tracegrade.config import load_settings
     from tracegrade.progress import progress_sink
 
     load_settings(config)
     with _RichProgress() as bars, progress_sink(bars):
-        summary = score_traces(list(paths), db=db, config=config, no_embedder=no_embedder, force=force)
+        summary = score_traces(
+            list(paths), db=db, config=config, no_embedder=no_embedder, force=force
+        )
     print(summary.markdown)
     if summary.nothing_scored:
-        print("tracegrade: nothing could be scored: every row or file was quarantined", file=sys.stderr)
+        print(
+            "tracegrade: nothing could be scored: every row or file was quarantined",
+            file=sys.stderr,
+        )
         return EXIT_NOTHING_SCORED
     return EXIT_OK
 
@@ -92,7 +109,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     db = folder / "demo.duckdb"
     print(f"Wrote a synthetic archive of {len(files)} daily exports to {archive}\n")
     status = _run_scoring([str(archive)], str(db), args.config, args.no_embedder, args.force)
-    print(f"Query the scores with SQL, for example: tracegrade sql --db {db} \"<query>\"\n")
+    print(f'Query the scores with SQL, for example: tracegrade sql --db {db} "<query>"\n')
     for title, query in DEMO_QUERIES:
         print(f"-- {title}\n{query}\n")
     return status
@@ -114,15 +131,25 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tracegrade", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    score = commands.add_parser("score", help="score trace exports (files, folders, globs) into DuckDB")
+    score = commands.add_parser(
+        "score", help="score trace exports (files, folders, globs) into DuckDB"
+    )
     score.add_argument("paths", nargs="+", metavar="PATH")
-    score.add_argument("--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)")
+    score.add_argument(
+        "--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)"
+    )
     score.add_argument("--config", metavar="FILE", help="a TOML configuration file")
-    score.add_argument("--no-embedder", action="store_true", help="score with N = 0.5 (no embedding model)")
-    score.add_argument("--force", action="store_true", help="read files already in the ledger again")
+    score.add_argument(
+        "--no-embedder", action="store_true", help="score with N = 0.5 (no embedding model)"
+    )
+    score.add_argument(
+        "--force", action="store_true", help="read files already in the ledger again"
+    )
     score.set_defaults(handler=_cmd_score)
 
-    demo = commands.add_parser("demo", help="generate a synthetic archive, score it, show example SQL")
+    demo = commands.add_parser(
+        "demo", help="generate a synthetic archive, score it, show example SQL"
+    )
     demo.add_argument("--dir", default="tracegrade-demo", help="where the archive and database go")
     demo.add_argument("--config", metavar="FILE")
     demo.add_argument("--no-embedder", action="store_true")

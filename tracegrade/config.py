@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tracegrade.errors import ConfigError
 
@@ -62,7 +62,9 @@ BUILTIN_PROFILES: dict[str, ProfileWeights] = {
     "finance": ProfileWeights(
         complexity=0.20, novelty=0.25, tool_diversity=0.10, outcome_confidence=0.45
     ),
-    "code": ProfileWeights(complexity=0.20, novelty=0.30, tool_diversity=0.30, outcome_confidence=0.20),
+    "code": ProfileWeights(
+        complexity=0.20, novelty=0.30, tool_diversity=0.30, outcome_confidence=0.20
+    ),
     "medical": ProfileWeights(
         complexity=0.15, novelty=0.20, tool_diversity=0.10, outcome_confidence=0.55
     ),
@@ -105,6 +107,7 @@ class NoveltyConfig(_Strict):
     scope: Annotated[str, Field(min_length=1)] = "agent"
     """One cache per `agent` (metadata.agent_id), one `global` cache, one per `domain`, or one per
     value of a stored trace column (see NOVELTY_SCOPES)."""
+
     @field_validator("scope")
     @classmethod
     def _known_scope(cls, scope: str) -> str:

@@ -59,7 +59,9 @@ def _pick_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise EmbedderError("[embedding] device = 'cuda' but no CUDA device is available; use 'cpu' or 'auto'")
+        raise EmbedderError(
+            "[embedding] device = 'cuda' but no CUDA device is available; use 'cpu' or 'auto'"
+        )
     return device
 
 
@@ -83,7 +85,12 @@ class SentenceEmbedder:
         """The model, loading it now if needed; local models load with the hub offline."""
         if self._model is not None:
             return self._model
-        identity = (self.config.model, self.config.device, self.config.precision, self.config.max_seq_length)
+        identity = (
+            self.config.model,
+            self.config.device,
+            self.config.precision,
+            self.config.max_seq_length,
+        )
         if identity in _loaded:
             self._model = _loaded[identity]
             return self._model
@@ -104,10 +111,15 @@ class SentenceEmbedder:
             kwargs["model_kwargs"] = {"torch_dtype": torch.bfloat16}
         try:
             model = SentenceTransformer(
-                location, device=_pick_device(self.config.device), local_files_only=offline, **kwargs
+                location,
+                device=_pick_device(self.config.device),
+                local_files_only=offline,
+                **kwargs,
             )
         except (OSError, ValueError) as exc:
-            raise EmbedderError(f"could not load embedding model {self.config.model!r}: {exc}") from exc
+            raise EmbedderError(
+                f"could not load embedding model {self.config.model!r}: {exc}"
+            ) from exc
         model.max_seq_length = self.config.max_seq_length
         self._model = _loaded[identity] = model
         return model

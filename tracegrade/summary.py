@@ -57,8 +57,12 @@ def _table(frame: pl.DataFrame) -> list[str]:
 
 
 def build_summary(
-    run_id: str, status: str, counts: dict[str, int], timings: dict[str, float],
-    scores: pl.DataFrame, quarantine: pl.DataFrame,
+    run_id: str,
+    status: str,
+    counts: dict[str, int],
+    timings: dict[str, float],
+    scores: pl.DataFrame,
+    quarantine: pl.DataFrame,
 ) -> RunSummary:
     """Summarise a run from the scores and quarantine rows it wrote."""
     domains = (
@@ -74,10 +78,12 @@ def build_summary(
     )
     rules = quarantine.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
     lines = [f"# tracegrade run {run_id}: {status}", "", "| count | value |", "|---|---|"]
-    lines += [f"| {label} | {counts[key]:,} |" for key, label in _COUNT_LABELS.items() if key in counts]
-    shareable = scores["shareable"].mean() if scores.height else None
-    lines += ["", f"Shareable rate of the traces scored in this run: "
-              + ("n/a" if shareable is None else f"{shareable:.1%}"), ""]
+    lines += [
+        f"| {label} | {counts[key]:,} |" for key, label in _COUNT_LABELS.items() if key in counts
+    ]
+    shared = int(scores["shareable"].sum()) if scores.height else 0
+    rate = f"{shared / scores.height:.1%}" if scores.height else "n/a"
+    lines += ["", f"Shareable rate of the traces scored in this run: {rate}", ""]
     lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
     lines += ["## Quarantine by rule", "", *_table(rules), ""]
     lines += ["## Timings (seconds)", "", "| stage | seconds |", "|---|---|"]

@@ -78,7 +78,9 @@ def _blocks(targets: npt.NDArray[np.int64], lo: npt.NDArray[np.int64], size: int
 
 
 def _masked_max(
-    sims: npt.NDArray[np.float32], cols: npt.NDArray[np.int64], lo: npt.NDArray[np.int64],
+    sims: npt.NDArray[np.float32],
+    cols: npt.NDArray[np.int64],
+    lo: npt.NDArray[np.int64],
     hi: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float32]:
     inside = (cols[None, :] >= lo[:, None]) & (cols[None, :] < hi[:, None])

@@ -36,9 +36,9 @@ def scope_key(scope: str) -> pl.Expr:
     if scope == "global":
         return pl.lit("global").alias("scope_key")
     column = pl.col(_STANDARD_SCOPES.get(scope, scope)).cast(pl.String)
-    return (
-        pl.when(column.is_null()).then(pl.lit("null")).otherwise(pl.lit("=") + column)
-    ).alias("scope_key")
+    return (pl.when(column.is_null()).then(pl.lit("null")).otherwise(pl.lit("=") + column)).alias(
+        "scope_key"
+    )
 
 
 @dataclass(frozen=True)
@@ -104,9 +104,11 @@ def plan_replay(
     )
     is_fresh = rows["fresh"].to_numpy()
     lo = _bounds(rows, max_elements, ttl_us)
-    targets = is_fresh | _window_holds(is_fresh, lo) | rows["trace_id"].is_in(
-        disturbed.implode()
-    ).to_numpy()
+    targets = (
+        is_fresh
+        | _window_holds(is_fresh, lo)
+        | rows["trace_id"].is_in(disturbed.implode()).to_numpy()
+    )
 
     # Keep the targets and every row some target's window reaches.
     index = np.arange(len(rows))

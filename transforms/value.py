@@ -62,7 +62,10 @@ def unique_type_count(steps: pl.Expr = _STEPS) -> pl.Expr:
 def error_recovery_count(steps: pl.Expr = _STEPS) -> pl.Expr:
     """Number of error_recovery steps."""
     return (
-        steps.list.eval((_TYPE == "error_recovery").sum()).list.first().fill_null(0).cast(pl.Float64)
+        steps.list.eval((_TYPE == "error_recovery").sum())
+        .list.first()
+        .fill_null(0)
+        .cast(pl.Float64)
     )
 
 
@@ -96,7 +99,9 @@ def complexity(counted: pl.LazyFrame) -> pl.LazyFrame:
             "_c_length": _divide(pl.col("n_steps"), 20.0) * 0.2,
         },
     )
-    return summed.with_columns(pl.min_horizontal(pl.lit(1.0), pl.col("complexity")).alias("complexity"))
+    return summed.with_columns(
+        pl.min_horizontal(pl.lit(1.0), pl.col("complexity")).alias("complexity")
+    )
 
 
 def tool_diversity(unique_tools: pl.Expr, n_steps: pl.Expr) -> pl.Expr:

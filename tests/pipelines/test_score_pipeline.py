@@ -52,19 +52,38 @@ def test_latest_scores_has_the_documented_columns(tmp_path: Path, db_path: Path)
     run_pipeline([write_jsonl(tmp_path / "a.jsonl", [trace(1)])], db_path, embed=False)
     columns = set(query(db_path, "SELECT * FROM latest_scores").columns)
     assert {
-        "trace_id", "created_at", "agent_id", "task_domain", "profile", "complexity", "novelty",
-        "tool_diversity", "outcome_confidence", "score", "overrides", "novelty_source",
-        "shareable", "run_id",
+        "trace_id",
+        "created_at",
+        "agent_id",
+        "task_domain",
+        "profile",
+        "complexity",
+        "novelty",
+        "tool_diversity",
+        "outcome_confidence",
+        "score",
+        "overrides",
+        "novelty_source",
+        "shareable",
+        "run_id",
     } <= columns
-    types = dict(duckdb.connect(str(db_path), read_only=True).sql(
-        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'scores'"
-    ).fetchall())
+    types = dict(
+        duckdb.connect(str(db_path), read_only=True)
+        .sql(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'scores'"
+        )
+        .fetchall()
+    )
     assert types["created_at"] == "TIMESTAMP WITH TIME ZONE"
 
 
-def test_rerunning_the_same_input_changes_nothing_but_the_runs_log(tmp_path: Path, db_path: Path) -> None:
-    files = [write_jsonl(tmp_path / "a.jsonl", [trace(i) for i in range(30)]),
-             write_jsonl(tmp_path / "b.jsonl", [trace(i) for i in range(25, 40)] + [{"id": "x"}])]
+def test_rerunning_the_same_input_changes_nothing_but_the_runs_log(
+    tmp_path: Path, db_path: Path
+) -> None:
+    files = [
+        write_jsonl(tmp_path / "a.jsonl", [trace(i) for i in range(30)]),
+        write_jsonl(tmp_path / "b.jsonl", [trace(i) for i in range(25, 40)] + [{"id": "x"}]),
+    ]
     (tmp_path / "c.jsonl").write_text("not json\n")
     run_pipeline([tmp_path], db_path)
     before = table_snapshot(db_path)
@@ -91,12 +110,17 @@ def test_every_file_balances_read_scored_quarantined(tmp_path: Path, db_path: Pa
     assert (files["rows_read"] == files["rows_scored"] + files["rows_quarantined"]).all()
     assert files.filter(pl.col("path").str.ends_with("mixed.jsonl"))["rows_quarantined"][0] == 4
     assert sorted(files.filter(pl.col("status") == "quarantined")["rule"].to_list()) == [
-        "empty_file", "unreadable_file"
+        "empty_file",
+        "unreadable_file",
     ]
     rules = query(db_path, "SELECT rule, count(*) AS n FROM quarantine GROUP BY rule ORDER BY rule")
     assert dict(rules.iter_rows()) == {
-        "duplicate_id": 1, "empty_file": 1, "invalid_confidence": 1, "missing_id": 1,
-        "missing_success": 1, "unreadable_file": 1,
+        "duplicate_id": 1,
+        "empty_file": 1,
+        "invalid_confidence": 1,
+        "missing_id": 1,
+        "missing_success": 1,
+        "unreadable_file": 1,
     }
     assert counts["rows_read"] == counts["rows_valid"] + counts["rows_quarantined"] - 2
 
@@ -109,7 +133,9 @@ def test_changed_content_replaces_the_trace_and_adds_a_score(tmp_path: Path, db_
     assert counts["rows_changed"] == 1
     stored = query(db_path, "SELECT confidence FROM traces WHERE trace_id = 'kp:trace:0002'")
     assert stored["confidence"].to_list() == [0.1]
-    latest = query(db_path, "SELECT outcome_confidence FROM latest_scores WHERE trace_id = 'kp:trace:0002'")
+    latest = query(
+        db_path, "SELECT outcome_confidence FROM latest_scores WHERE trace_id = 'kp:trace:0002'"
+    )
     assert latest["outcome_confidence"].to_list() == [0.1]
     assert query(db_path, "SELECT count(*) AS n FROM scores")["n"][0] == 3
 
@@ -119,12 +145,18 @@ def test_zero_steps_and_huge_traces_are_scored(tmp_path: Path, db_path: Path) ->
     huge = trace(2)
     huge["task"]["objective"] = "x" * 1_000_000
     huge["steps"] = [
-        {"step_id": i, "type": ["thought", "tool_call", "observation"][i % 3], "content": f"step {i}",
-         **({"tool": {"name": f"tool-{i % 7}"}} if i % 3 == 1 else {})}
+        {
+            "step_id": i,
+            "type": ["thought", "tool_call", "observation"][i % 3],
+            "content": f"step {i}",
+            **({"tool": {"name": f"tool-{i % 7}"}} if i % 3 == 1 else {}),
+        }
         for i in range(10_000)
     ]
     run_pipeline([write_jsonl(tmp_path / "a.jsonl", [empty, huge])], db_path)
-    scores = query(db_path, "SELECT trace_id, n_steps, complexity FROM latest_scores ORDER BY trace_id")
+    scores = query(
+        db_path, "SELECT trace_id, n_steps, complexity FROM latest_scores ORDER BY trace_id"
+    )
     assert scores["n_steps"].to_list() == [0, 10_000]
     assert scores["complexity"].to_list()[0] == 0.0
 
@@ -133,8 +165,10 @@ def test_config_errors_stop_before_any_work(tmp_path: Path, db_path: Path) -> No
     from tracegrade.errors import ConfigError
 
     config = tmp_path / "bad.toml"
-    config.write_text("[scoring.profiles.finance]\ncomplexity = 0.2\nnovelty = 0.25\n"
-                      "tool_diversity = 0.1\noutcome_confidence = 0.4\n")
+    config.write_text(
+        "[scoring.profiles.finance]\ncomplexity = 0.2\nnovelty = 0.25\n"
+        "tool_diversity = 0.1\noutcome_confidence = 0.4\n"
+    )
     with pytest.raises(ConfigError, match="'finance' sum to 0.95, expected 1.0"):
         run_pipeline([write_jsonl(tmp_path / "a.jsonl", [trace(1)])], db_path, config)
     assert not db_path.exists()

@@ -22,13 +22,17 @@ time.sleep(60)
 
 
 def hold(db: Path, mode: str) -> subprocess.Popen[str]:
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db), mode], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db), mode], stdout=subprocess.PIPE, text=True
+    )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     return holder
 
 
 @pytest.mark.parametrize("mode", ["rw", "ro"])
-def test_a_second_process_fails_fast_naming_the_file_and_the_holder(db_path: Path, mode: str) -> None:
+def test_a_second_process_fails_fast_naming_the_file_and_the_holder(
+    db_path: Path, mode: str
+) -> None:
     DuckDBStore(db_path).close()
     holder = hold(db_path, mode)
     try:

@@ -57,8 +57,10 @@ def test_evaluate_is_stateful_with_the_real_embedder(embedder: object) -> None:
     again = scorer.evaluate(SEED_TRACE)
     other = copy.deepcopy(SEED_TRACE)
     other["task"]["objective"] = "Plan a three-day hiking trip in the Alps with a budget"
-    other["steps"] = [{"step_id": 0, "type": "thought", "content": "Check mountain hut availability"},
-                      {"step_id": 1, "type": "observation", "content": "Huts open from June"}]
+    other["steps"] = [
+        {"step_id": 0, "type": "thought", "content": "Check mountain hut availability"},
+        {"step_id": 1, "type": "observation", "content": "Huts open from June"},
+    ]
     different = scorer.evaluate(other)
     assert first == pytest.approx(0.66875, abs=1e-15)  # empty cache: N = 0.5
     assert again == pytest.approx(0.66875 - 0.5 * 0.35, abs=1e-6)  # its own twin: N = 0

