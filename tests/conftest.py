@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 _PREFECT_HOME = tempfile.mkdtemp(prefix="tracegrade-prefect-")
@@ -137,3 +140,35 @@ def table_snapshot(db: Path, exclude: tuple[str, ...] = ("runs",)) -> dict[str, 
         }
     finally:
         con.close()
+
+
+def oracle(
+    vectors: npt.NDArray[np.float32],
+    scopes: list[str],
+    times_us: list[int],
+    *,
+    max_elements: int,
+    ttl_us: int | None,
+) -> tuple[list[float], list[int]]:
+    """The SDK's cache, one trace at a time: expire, 1 - max cosine (0.5 if empty), add, evict.
+
+    Returns N and the number of entries each trace was compared with.
+    """
+    caches: dict[str, deque[tuple[npt.NDArray[np.float64], int]]] = {}
+    out, sizes = [], []
+    for vector, scope, now in zip(vectors.astype(np.float64), scopes, times_us, strict=True):
+        cache = caches.setdefault(scope, deque())
+        if ttl_us is not None:
+            while cache and not now - cache[0][1] < ttl_us:
+                cache.popleft()
+        sizes.append(len(cache))
+        if not cache:
+            out.append(0.5)
+        else:
+            entries = np.array([entry for entry, _ in cache])
+            cosines = entries @ vector / (np.linalg.norm(entries, axis=1) * np.linalg.norm(vector))
+            out.append(min(1.0, max(0.0, 1.0 - float(cosines.max()))))
+        cache.append((vector, now))
+        while len(cache) > max_elements:
+            cache.popleft()
+    return out, sizes

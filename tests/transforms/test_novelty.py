@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
-import numpy.typing as npt
 import polars as pl
 import pytest
+from conftest import oracle
 
 from transforms.novelty import replay_novelty, window_bounds
 from transforms.replay import plan_replay
 
 HOUR_US = 3_600 * 1_000_000
-
-
-def oracle(
-    vectors: npt.NDArray[np.float32],
-    scopes: list[str],
-    times_us: list[int],
-    *,
-    max_elements: int,
-    ttl_us: int | None,
-) -> tuple[list[float], list[int]]:
-    """The SDK's cache, one trace at a time: expire, 1 - max cosine (0.5 if empty), add, evict.
-
-    Returns N and the number of entries each trace was compared with.
-    """
-    caches: dict[str, deque[tuple[npt.NDArray[np.float64], int]]] = {}
-    out, sizes = [], []
-    for vector, scope, now in zip(vectors.astype(np.float64), scopes, times_us, strict=True):
-        cache = caches.setdefault(scope, deque())
-        if ttl_us is not None:
-            while cache and not now - cache[0][1] < ttl_us:
-                cache.popleft()
-        sizes.append(len(cache))
-        if not cache:
-            out.append(0.5)
-        else:
-            entries = np.array([entry for entry, _ in cache])
-            cosines = entries @ vector / (np.linalg.norm(entries, axis=1) * np.linalg.norm(vector))
-            out.append(min(1.0, max(0.0, 1.0 - float(cosines.max()))))
-        cache.append((vector, now))
-        while len(cache) > max_elements:
-            cache.popleft()
-    return out, sizes
 
 
 def archive(n: int, seed: int, agents: int = 4) -> pl.DataFrame:

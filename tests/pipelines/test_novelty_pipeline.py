@@ -1,0 +1,76 @@
+"""Novelty through the whole pipeline with the real embedder equals the one-at-a-time oracle."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from conftest import oracle, run_pipeline
+
+from tracegrade.synth import synthetic_traces
+
+N_TRACES = 2000
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 synthetic traces with short texts (two steps at most), one Parquet export."""
+    folder = tmp_path_factory.mktemp("archive")
+    traces = synthetic_traces(N_TRACES, seed=42).with_columns(pl.col("steps").list.head(2))
+    traces.write_parquet(folder / "traces.parquet")
+    return folder / "traces.parquet"
+
+
+@pytest.fixture(scope="module")
+def embedded_db(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A database whose embeddings table holds every text of the archive (embedded once)."""
+    db = tmp_path_factory.mktemp("embedded") / "cache.duckdb"
+    run_pipeline([archive], db)
+    con = duckdb.connect(str(db))
+    for table in ("traces", "scores", "quarantine", "files", "runs"):
+        con.execute(f"DELETE FROM {table}")
+    con.close()
+    yield db
+
+
+def write_config(folder: Path, scope: str, ttl: int | None) -> Path:
+    path = folder / "tracegrade.toml"
+    ttl_line = "" if ttl is None else f"ttl_seconds = {ttl}\n"
+    path.write_text(f'[novelty]\nscope = "{scope}"\n{ttl_line}')
+    return path
+
+
+@pytest.mark.parametrize("scope", ["agent", "global"])
+@pytest.mark.parametrize("ttl", [None, 3600])
+def test_pipeline_novelty_equals_the_oracle(
+    archive: Path, embedded_db: Path, tmp_path: Path, scope: str, ttl: int | None
+) -> None:
+    db = tmp_path / "scores.duckdb"
+    shutil.copy(embedded_db, db)
+    counts = run_pipeline([archive], db, write_config(tmp_path, scope, ttl))
+    assert counts["texts_embedded"] == 0  # every vector came from the store
+    con = duckdb.connect(str(db), read_only=True)
+    rows = con.sql(
+        "SELECT s.trace_id, s.created_at, s.agent_id, s.novelty, s.novelty_window, e.vector "
+        "FROM latest_scores s JOIN traces t USING (trace_id) "
+        "JOIN embeddings e ON e.embedding_key = sha256(e.model || chr(0) || t.text_sha) "
+        "ORDER BY s.created_at, s.trace_id"
+    ).pl()
+    con.close()
+    assert rows.height == N_TRACES
+    scopes = ["global"] * rows.height if scope == "global" else rows["agent_id"].to_list()
+    expected, sizes = oracle(
+        np.stack(rows["vector"].to_numpy()).astype(np.float32),
+        scopes,
+        rows["created_at"].dt.epoch("us").to_list(),
+        max_elements=1000,
+        ttl_us=None if ttl is None else ttl * 1_000_000,
+    )
+    assert np.abs(rows["novelty"].to_numpy() - np.array(expected)).max() <= 1e-6
+    assert rows["novelty_window"].to_list() == sizes
+    assert rows["novelty"].std() > 0.05
