@@ -69,3 +69,30 @@ def test_nothing_scorable_exits_1(prefect_server: None, tmp_path: Path) -> None:
         ["score", str(tmp_path / "bad.jsonl"), "--db", str(tmp_path / "x.duckdb"), "--no-embedder"]
     )
     assert status == EXIT_NOTHING_SCORED
+
+
+def test_demo_scores_the_archive_and_its_queries_run(
+    prefect_server: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import duckdb
+
+    from tracegrade.cli import DEMO_QUERIES
+    from tracegrade.demo_archive import expected_counts
+
+    folder = tmp_path / "demo"
+    assert main(["demo", "--dir", str(folder), "--no-embedder"]) == EXIT_OK
+    out = capsys.readouterr().out
+    expected = expected_counts()
+    assert f"| rows read | {expected['records']:,} |" in out
+    assert f"| rows scored (valid) | {expected['scored']:,} |" in out
+    for title, _query in DEMO_QUERIES:
+        assert title in out
+    con = duckdb.connect(str(folder / "demo.duckdb"), read_only=True)
+    try:
+        results = [con.sql(query).fetchall() for _title, query in DEMO_QUERIES]
+        by_rule = dict(con.sql("SELECT rule, count(*) FROM quarantine GROUP BY rule").fetchall())
+    finally:
+        con.close()
+    assert all(results)
+    assert by_rule.pop("empty_file") == expected["empty_files"]
+    assert by_rule == {rule: n for rule, n in expected["quarantined_by_rule"].items() if n}
