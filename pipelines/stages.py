@@ -72,32 +72,15 @@ def stage_inputs(
     valid = valid.with_columns(trace_text())
     valid = valid.with_columns(text_sha=sha256_hex(valid["text"]))
     hashes = {info.path: info.content_hash for info in result.files}
-    row_quarantine = rejected.with_columns(
-        file=pl.col("source_file"), file_hash=pl.col("source_file").replace_strict(hashes)
-    ).drop("source_file")
-    file_quarantine = pl.DataFrame(
-        [
-            {
-                "file": info.path,
-                "file_hash": info.content_hash,
-                "row_number": None,
-                "trace_id": None,
-                "rule": info.rule,
-                "reason": info.reason,
-            }
-            for info in result.files
-            if info.rule is not None
-        ],
-        schema={
-            "file": pl.String,
-            "file_hash": pl.String,
-            "row_number": pl.Int64,
-            "trace_id": pl.String,
-            "rule": pl.String,
-            "reason": pl.String,
-        },
+    rejected_files = result.rejected_files()
+    quarantine = pl.concat([rejected.select(rejected_files.columns), rejected_files]).select(
+        file=pl.col("source_file"),
+        file_hash=pl.col("source_file").replace_strict(hashes, return_dtype=pl.String),
+        row_number=pl.col("row_number"),
+        trace_id=pl.col("trace_id"),
+        rule=pl.col("rule"),
+        reason=pl.col("reason"),
     )
-    quarantine = pl.concat([row_quarantine.select(file_quarantine.columns), file_quarantine])
     per_file = _file_ledger(result.files, valid, rejected, run.run_id)
     valid.write_parquet(run.path(VALID))
     quarantine.with_columns(run_id=pl.lit(run.run_id)).write_parquet(run.path(QUARANTINE))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import deque
@@ -88,11 +87,10 @@ class VectorCache:
 
 
 def _trace_row(trace: Mapping[str, Any]) -> pl.DataFrame:
-    from storage._json import read_json_rows
+    from storage.readers import rows_from_objects
     from transforms.validate import with_rule
 
-    encoded = json.dumps(dict(trace), default=str).encode()
-    row = with_rule(read_json_rows("<trace>", encoded, lines=False).lazy()).collect()
+    row = with_rule(rows_from_objects([trace], source="<trace>").lazy()).collect()
     if row.height != 1:
         raise ValueError("evaluate_value takes one trace object")
     if row["rule"][0] is not None:

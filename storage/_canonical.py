@@ -1,0 +1,156 @@
+"""The canonical trace row shared by the JSON and Parquet readers.
+
+Both readers build the same frame, and the content hash and timestamp parsing
+live here once, so a trace read from JSONL and from Parquet hashes the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+
+import polars as pl
+
+__all__ = [
+    "CANONICAL_SCHEMA",
+    "STEP_DTYPE",
+    "FileRejected",
+    "content_hashes",
+    "parse_created_at",
+    "parse_timestamp",
+]
+
+STEP_DTYPE = pl.Struct(
+    {
+        "step_id": pl.Int64,
+        "type": pl.String,
+        "content": pl.String,
+        "tool_present": pl.Boolean,
+        "tool_name": pl.String,
+        "input": pl.String,
+        "output_summary": pl.String,
+        "latency_ms": pl.Float64,
+    }
+)
+"""One step of `steps`; see docs/input-format.md."""
+
+CANONICAL_SCHEMA: dict[str, pl.DataType] = {
+    "source_file": pl.String(),
+    "row_number": pl.Int64(),
+    "trace_id": pl.String(),
+    "created_at": pl.Datetime("us", "UTC"),
+    "created_at_raw": pl.String(),
+    "agent_id": pl.String(),
+    "task_domain": pl.String(),
+    "success": pl.Boolean(),
+    "objective": pl.String(),
+    "result_summary": pl.String(),
+    "confidence": pl.Float64(),
+    "steps": pl.List(STEP_DTYPE),
+    "content_hash": pl.String(),
+    "read_rule": pl.String(),
+    "read_reason": pl.String(),
+}
+"""Column names and types of every frame `read_traces` returns, in order."""
+
+_HASHED = (
+    "trace_id",
+    "created_at",
+    "agent_id",
+    "task_domain",
+    "success",
+    "objective",
+    "result_summary",
+    "confidence",
+    "steps",
+)
+_ISO_UTC = "%Y-%m-%dT%H:%M:%S%.6fZ"
+_HASH_CHUNK_ROWS = 65_536
+_FAST_DATE_TIME = r"^[1-8]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?"
+_FAST_AWARE = _FAST_DATE_TIME + r"(Z|[+-]\d{2}:\d{2})$"
+_FAST_NAIVE = _FAST_DATE_TIME + "$"
+_AWARE_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
+_NAIVE_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+class FileRejected(Exception):
+    """A whole file cannot be read; carries the quarantine rule and reason."""
+
+    def __init__(self, rule: str, reason: str) -> None:
+        super().__init__(reason)
+        self.rule = rule
+        self.reason = reason
+
+
+def parse_timestamp(raw: str) -> datetime | None:
+    """Parse an ISO-8601 string to an aware UTC datetime, or None when it is not one.
+
+    Naive values are taken as UTC, as the SDK writes them.
+    """
+    try:
+        value = datetime.fromisoformat(raw.strip())
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _epoch_micros(raw: str) -> int | None:
+    parsed = parse_timestamp(raw)
+    return None if parsed is None else (parsed - _EPOCH) // _MICROSECOND
+
+
+def parse_created_at(raw: pl.Series) -> pl.Series:
+    """Parse a string column of ISO-8601 timestamps with `parse_timestamp`'s meaning.
+
+    The common shape (`2024-05-01T12:00:00[.ffffff][Z|+hh:mm]`, years 1000 to
+    8999) is parsed vectorized; any other text is parsed once per distinct
+    value in Python. Returns a `Datetime("us", "UTC")` series aligned with
+    `raw`; values that are not ISO-8601 become null.
+    """
+    text = raw.rename("raw").to_frame()
+    fast = text.select(
+        pl.when(pl.col("raw").str.contains(_FAST_AWARE))
+        .then(pl.col("raw").str.to_datetime(_AWARE_FORMAT, strict=False, time_zone="UTC"))
+        .when(pl.col("raw").str.contains(_FAST_NAIVE))
+        .then(
+            pl.col("raw").str.to_datetime(_NAIVE_FORMAT, strict=False).dt.replace_time_zone("UTC")
+        )
+        .cast(pl.Datetime("us", "UTC"))
+    ).to_series()
+    slow = raw.filter(fast.is_null() & raw.is_not_null()).unique()
+    if slow.is_empty():
+        return fast.rename("created_at")
+    micros = pl.Series([_epoch_micros(value) for value in slow.to_list()], dtype=pl.Int64)
+    lookup = pl.DataFrame(
+        {"raw": slow, "parsed": micros.cast(pl.Datetime("us")).dt.replace_time_zone("UTC")}
+    )
+    joined = text.with_columns(fast=fast).join(lookup, on="raw", how="left", maintain_order="left")
+    return joined.select(pl.coalesce("fast", "parsed").alias("created_at")).to_series()
+
+
+def content_hashes(frame: pl.DataFrame) -> pl.Series:
+    """SHA-256 hex of the canonical JSON of each row's trace content.
+
+    The JSON is one object with the fields of `_HASHED` in that order,
+    `created_at` as ISO UTC text (microseconds, `Z`) and `steps` as a list of
+    step objects, so it does not depend on the file format read. Rows are
+    encoded in chunks to bound the memory the encoded text takes.
+    """
+    content = frame.select(
+        pl.col(name).dt.to_string(_ISO_UTC) if name == "created_at" else pl.col(name)
+        for name in _HASHED
+    )
+    sha256 = hashlib.sha256
+    hashes: list[str] = []
+    for start in range(0, content.height, _HASH_CHUNK_ROWS):
+        encoded = (
+            content.slice(start, _HASH_CHUNK_ROWS)
+            .select(pl.struct(pl.all()).struct.json_encode())
+            .to_series()
+        )
+        hashes.extend(sha256(text.encode()).hexdigest() for text in encoded)
+    return pl.Series("content_hash", hashes, dtype=pl.String)
