@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,13 +10,20 @@ import polars as pl
 
 from storage.duckdb_store import DuckDBStore, RunHandle
 from storage.hashing import embedding_keys, file_sha256, sha256_hex
-from storage.readers import CANONICAL_SCHEMA, ReadResult, expand_paths, read_traces
+from storage.readers import (
+    CANONICAL_SCHEMA,
+    DEFAULT_BATCH_ROWS,
+    FileInfo,
+    ReadResult,
+    expand_paths,
+    read_file_batches,
+)
 from tracegrade.config import Settings
 from tracegrade.embedding import SentenceEmbedder
 from tracegrade.progress import stage_progress
 from transforms.novelty import EMPTY_CACHE_NOVELTY, replay_novelty
 from transforms.replay import plan_replay, scope_key, trace_text
-from transforms.validate import partition, split_duplicates, with_rule
+from transforms.validate import QUARANTINE_COLUMNS, split_duplicates, with_rule
 from transforms.value import value_features, value_score
 
 __all__ = [
@@ -27,13 +35,16 @@ __all__ = [
     "stage_inputs",
 ]
 
-VALID, QUARANTINE, FILES, PLAN, SCORES = (
+VALID, QUARANTINE, FILES, PLAN, SCORES, TRACES, PARTS = (
     "valid.parquet",
     "quarantine.parquet",
     "files.parquet",
     "plan.parquet",
     "scores.parquet",
+    "traces.parquet",
+    "parts",
 )
+_DROPPED = ["rule", "reason", "read_rule", "read_reason", "created_at_raw"]
 
 
 @dataclass(frozen=True)
@@ -55,51 +66,130 @@ class StagedRun:
         return Path(self.work_dir) / name
 
 
+class _BatchWriter:
+    """Validates each batch of one file's rows and writes its valid and rejected rows."""
+
+    def __init__(self, run: StagedRun, prefix: str) -> None:
+        self.folder = run.path(PARTS)
+        self.prefix = prefix
+        self.count = 0
+
+    def __call__(self, frame: pl.DataFrame) -> None:
+        name = f"{self.prefix}-{self.count:06d}"
+        self.count += 1
+        checked = with_rule(frame.lazy()).collect()
+        valid = checked.filter(pl.col("rule").is_null()).drop(_DROPPED).with_columns(trace_text())
+        valid.with_columns(text_sha=sha256_hex(valid["text"])).write_parquet(
+            self.folder / f"{name}-valid.parquet"
+        )
+        checked.filter(pl.col("rule").is_not_null()).select(QUARANTINE_COLUMNS).write_parquet(
+            self.folder / f"{name}-rejected.parquet"
+        )
+
+
 def stage_inputs(
-    store: DuckDBStore, run: StagedRun, paths: list[str], *, force: bool = False
+    store: DuckDBStore,
+    run: StagedRun,
+    paths: list[str],
+    *,
+    force: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> dict[str, int]:
     """Read and validate the input files not loaded before; stage valid rows and quarantine.
 
-    A file whose (path, content hash) is already in the ledger is skipped unless `force`.
+    Files are read a batch at a time and each batch is validated and written out at once, so
+    memory stays bounded whatever the input size. Duplicate ids are settled afterwards over
+    the light key columns of every batch. A file whose (path, content hash) is already in the
+    ledger is skipped unless `force`.
     """
     files = expand_paths(paths)
     known = store.sql("SELECT path, content_hash FROM files")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
     todo = [f for f in files if force or (str(f), file_sha256(f)) not in seen]
-    result = read_traces(todo) if todo else ReadResult(pl.DataFrame(schema=CANONICAL_SCHEMA), [])
-    checked = split_duplicates(with_rule(result.rows.lazy())).collect()
-    valid, rejected = partition(checked)
-    valid = valid.with_columns(trace_text())
-    valid = valid.with_columns(text_sha=sha256_hex(valid["text"]))
-    hashes = {info.path: info.content_hash for info in result.files}
-    rejected_files = result.rejected_files()
-    quarantine = pl.concat([rejected.select(rejected_files.columns), rejected_files]).select(
+    run.path(PARTS).mkdir(exist_ok=True)
+    infos: list[FileInfo] = []
+    for index, path in enumerate(todo):
+        info = read_file_batches(path, _BatchWriter(run, f"{index:06d}"), batch_rows)
+        if info.rule is not None:
+            for part in run.path(PARTS).glob(f"{index:06d}-*"):
+                part.unlink()
+        infos.append(info)
+    valid_parts = sorted(run.path(PARTS).glob("*-valid.parquet"))
+    rejected_parts = sorted(run.path(PARTS).glob("*-rejected.parquet"))
+    duplicates = _duplicates(valid_parts)
+    rejected = pl.concat(
+        [
+            *(pl.read_parquet(part) for part in rejected_parts),
+            duplicates,
+            ReadResult(pl.DataFrame(), infos).rejected_files(),
+        ]
+    )
+    if valid_parts:
+        pl.scan_parquet(valid_parts).join(
+            duplicates.lazy().select("source_file", "row_number"),
+            on=["source_file", "row_number"],
+            how="anti",
+            maintain_order="left",
+        ).sink_parquet(run.path(VALID))
+    else:
+        pl.DataFrame(schema=_valid_schema()).write_parquet(run.path(VALID))
+    hashes = {info.path: info.content_hash for info in infos}
+    quarantine = rejected.select(
         file=pl.col("source_file"),
         file_hash=pl.col("source_file").replace_strict(hashes, return_dtype=pl.String),
         row_number=pl.col("row_number"),
         trace_id=pl.col("trace_id"),
         rule=pl.col("rule"),
         reason=pl.col("reason"),
+        run_id=pl.lit(run.run_id),
     )
-    per_file = _file_ledger(result.files, valid, rejected, run.run_id)
-    valid.write_parquet(run.path(VALID))
-    quarantine.with_columns(run_id=pl.lit(run.run_id)).write_parquet(run.path(QUARANTINE))
-    per_file.write_parquet(run.path(FILES))
+    quarantine.write_parquet(run.path(QUARANTINE))
+    shutil.rmtree(run.path(PARTS))
+    valid_rows = pl.scan_parquet(run.path(VALID)).select("source_file").collect()
+    _file_ledger(infos, valid_rows, rejected, run.run_id).write_parquet(run.path(FILES))
     return {
         "files_read": len(todo),
         "files_skipped": len(files) - len(todo),
-        "files_quarantined": sum(info.rule is not None for info in result.files),
-        "rows_read": sum(info.rows_read for info in result.files),
-        "rows_valid": valid.height,
+        "files_quarantined": sum(info.rule is not None for info in infos),
+        "rows_read": sum(info.rows_read for info in infos),
+        "rows_valid": valid_rows.height,
         "rows_quarantined": quarantine.height,
     }
 
 
+def _valid_schema() -> dict[str, pl.DataType]:
+    schema = {k: v for k, v in CANONICAL_SCHEMA.items() if k not in _DROPPED}
+    return {**schema, "text": pl.String(), "text_sha": pl.String()}
+
+
+def _duplicates(valid_parts: list[Path]) -> pl.DataFrame:
+    """Quarantine rows for all but the last occurrence of each id, over every staged batch."""
+    if not valid_parts:
+        return pl.DataFrame(schema=dict.fromkeys(QUARANTINE_COLUMNS, pl.String())).cast(
+            {"row_number": pl.Int64}
+        )
+    keys = (
+        pl.scan_parquet(valid_parts)
+        .select("trace_id", "content_hash", "source_file", "row_number")
+        .with_columns(rule=pl.lit(None, dtype=pl.String), reason=pl.lit(None, dtype=pl.String))
+    )
+    return (
+        split_duplicates(keys)
+        .filter(pl.col("rule").is_not_null())
+        .select(QUARANTINE_COLUMNS)
+        .collect()
+    )
+
+
 def _file_ledger(
-    files: list, valid: pl.DataFrame, rejected: pl.DataFrame, run_id: str
+    files: list[FileInfo], valid: pl.DataFrame, rejected: pl.DataFrame, run_id: str
 ) -> pl.DataFrame:
     scored = valid.group_by("source_file").len("rows_scored")
-    quarantined = rejected.group_by("source_file").len("rows_quarantined")
+    quarantined = (
+        rejected.filter(pl.col("row_number").is_not_null())
+        .group_by("source_file")
+        .len("rows_quarantined")
+    )
     ledger = pl.DataFrame(
         [
             {
@@ -134,6 +224,29 @@ def _file_ledger(
     )
 
 
+_PLAN_INPUT = [
+    "trace_id",
+    "content_hash",
+    "created_at",
+    "agent_id",
+    "task_domain",
+    "success",
+    "source_file",
+    "text_sha",
+]
+_FEATURE_INPUT = [
+    "trace_id",
+    "content_hash",
+    "created_at",
+    "agent_id",
+    "task_domain",
+    "success",
+    "confidence",
+    "steps",
+    "source_file",
+]
+
+
 def _stored_with_scope(store: DuckDBStore, settings: Settings) -> pl.DataFrame:
     return store.stored_traces().with_columns(scope_key(settings.novelty.scope))
 
@@ -145,7 +258,9 @@ def plan_novelty(
 
     Writes plan.parquet: the replay rows in order, with `fresh`, `target` and `window_start`.
     """
-    valid = pl.read_parquet(run.path(VALID)).with_columns(scope_key(settings.novelty.scope))
+    valid = pl.read_parquet(run.path(VALID), columns=_PLAN_INPUT).with_columns(
+        scope_key(settings.novelty.scope)
+    )
     stored = _stored_with_scope(store, settings)
     status = valid.join(
         stored.select("trace_id", stored_hash="content_hash"), on="trace_id", how="left"
@@ -203,16 +318,11 @@ def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[
     missing = store.missing_embeddings(keys["embedding_key"])
     if missing.is_empty():
         return {"texts_embedded": 0, "texts_cached": keys["embedding_key"].n_unique()}
-    todo = (
-        keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")
-        .unique("embedding_key", keep="first", maintain_order=True)
-        .join(
-            _texts_for(
-                store, run, keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key")
-            ),
-            on="trace_id",
-        )
-        .sort(pl.col("text").str.len_chars(), descending=True)
+    wanted = keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key").unique(
+        "embedding_key", keep="first", maintain_order=True
+    )
+    todo = wanted.join(_texts_for(store, run, wanted), on="trace_id").sort(
+        pl.col("text").str.len_chars(), descending=True
     )
     embedder = SentenceEmbedder(settings.embedding)
     advance = stage_progress("embedding", todo.height)
@@ -258,65 +368,43 @@ def score_staged(
             novelty_window=pl.lit(0, dtype=pl.Int32),
             novelty_source=pl.lit("no_embedder"),
         )
-    fresh = pl.read_parquet(run.path(VALID)).join(
-        plan.filter("fresh").select("trace_id"), on="trace_id"
-    )
-    columns = [
-        "trace_id",
-        "content_hash",
-        "created_at",
-        "agent_id",
-        "task_domain",
-        "success",
-        "confidence",
-        "steps",
-        "source_file",
-    ]
+    fresh_ids = plan.filter("fresh").select("trace_id").lazy()
+    fresh = pl.scan_parquet(run.path(VALID)).select(_FEATURE_INPUT)
+    rows = fresh.join(fresh_ids, on="trace_id", how="semi")
     rescored = plan.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
-    targets = (
-        pl.concat([fresh.select(columns), store.traces_for(rescored, columns)])
-        if len(rescored)
-        else fresh.select(columns)
+    if len(rescored):
+        stored = store.traces_for(rescored, _FEATURE_INPUT).cast(fresh.collect_schema())
+        rows = pl.concat([rows, stored.lazy()])
+    scored = value_score(
+        value_features(
+            rows.with_columns(scope_key(settings.novelty.scope)), settings.scoring.all_profiles()
+        ).join(novelty.lazy(), on="trace_id"),
+        settings.scoring.share_threshold,
+    ).with_columns(
+        run_id=pl.lit(run.run_id),
+        run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
+        config_hash=pl.lit(settings.scoring_hash()),
     )
-    scored = (
-        value_score(
-            value_features(
-                targets.lazy().with_columns(scope_key(settings.novelty.scope)),
-                settings.scoring.all_profiles(),
-            ).join(novelty.lazy(), on="trace_id"),
-            settings.scoring.share_threshold,
-        )
-        .with_columns(
-            run_id=pl.lit(run.run_id),
-            run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
-            config_hash=pl.lit(settings.scoring_hash()),
-        )
-        .collect()
-    )
-    scored.write_parquet(run.path(SCORES))
-    advance(scored.height)
-    return {"rows_scored_now": scored.height}
+    scored.select(store.columns("scores")).sink_parquet(run.path(SCORES))
+    pl.scan_parquet(run.path(VALID)).join(fresh_ids, on="trace_id", how="semi").with_columns(
+        run_id=pl.lit(run.run_id)
+    ).select(store.columns("traces")).sink_parquet(run.path(TRACES))
+    written = pl.scan_parquet(run.path(SCORES)).select(pl.len()).collect().item()
+    advance(written)
+    return {"rows_scored_now": written}
 
 
 def commit_results(store: DuckDBStore, run: StagedRun) -> None:
     """Write the run's traces, scores, quarantine rows and file ledger in one transaction."""
-    traces = (
-        pl.read_parquet(run.path(VALID))
-        .join(
-            pl.read_parquet(run.path(PLAN), columns=["trace_id", "fresh"])
-            .filter("fresh")
-            .select("trace_id"),
-            on="trace_id",
-        )
-        .with_columns(run_id=pl.lit(run.run_id))
-    )
-    scores = pl.read_parquet(run.path(SCORES))
     store.commit_run(
         run.handle,
         {
-            "traces": traces.select(store.columns("traces")),
-            "scores": scores.select(store.columns("scores")),
-            "quarantine": pl.read_parquet(run.path(QUARANTINE)),
-            "files": pl.read_parquet(run.path(FILES)),
+            name: run.path(file)
+            for name, file in (
+                ("traces", TRACES),
+                ("scores", SCORES),
+                ("quarantine", QUARANTINE),
+                ("files", FILES),
+            )
         },
     )

@@ -8,7 +8,7 @@ needed columns are then cast in one pyarrow step to a normalised nested type
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import polars as pl
 import pyarrow as pa
@@ -22,7 +22,7 @@ from storage._canonical import (
     parse_created_at,
 )
 
-__all__ = ["read_parquet_rows"]
+__all__ = ["iter_parquet_rows", "read_parquet_rows"]
 
 _Check = Callable[[pa.DataType], bool]
 
@@ -180,7 +180,12 @@ def _target_types(schema: pa.Schema) -> dict[str, pa.DataType]:
     return targets
 
 
-def _normalised_table(path: str) -> pa.Table:
+def _normalised_batches(path: str, batch_rows: int) -> Iterator[pa.Table]:
+    """The file's rows in batches, each cast to the normalised layout.
+
+    The schema is checked before the first batch, so a type mismatch rejects the file before
+    any row is produced; a batch that cannot be read or cast rejects it later.
+    """
     try:
         parquet = pq.ParquetFile(path)
         schema = parquet.schema_arrow
@@ -193,12 +198,19 @@ def _normalised_table(path: str) -> pa.Table:
     targets = _target_types(schema)
     present = [name for name in targets if name in schema.names]
     try:
-        table = parquet.read(columns=present)
+        batches = parquet.iter_batches(batch_size=batch_rows, columns=present)
+        for batch in batches:
+            yield _normalised(pa.Table.from_batches([batch]), targets, present)
+        if parquet.metadata.num_rows == 0:
+            yield _normalised(schema.empty_table().select(present), targets, present)
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(
             "unreadable_file", f"Parquet data could not be read ({exc}); re-export the file"
         ) from exc
-    rows = parquet.metadata.num_rows
+
+
+def _normalised(table: pa.Table, targets: dict[str, pa.DataType], present: list[str]) -> pa.Table:
+    rows = table.num_rows
     arrays: dict[str, pa.ChunkedArray | pa.Array] = {}
     for name, target in targets.items():
         if name not in present or pa.types.is_null(table.schema.field(name).type):
@@ -212,16 +224,16 @@ def _normalised_table(path: str) -> pa.Table:
                 f"column '{name}' of type {table.schema.field(name).type} cannot be read as "
                 f"{target} ({exc}); re-export the file with the documented nested layout",
             ) from exc
-    table = pa.table(arrays)
+    normalised = pa.table(arrays)
     try:
         # Parquet readers do not check UTF-8; text Polars cannot decode must stop here.
-        table.validate(full=True)
+        normalised.validate(full=True)
     except pa.ArrowInvalid as exc:
         raise FileRejected(
             "unreadable_file",
             f"the file holds invalid data ({exc}); re-export it with UTF-8 text",
         ) from exc
-    return table
+    return normalised
 
 
 def _step_expr(input_is_struct: bool) -> pl.Expr:
@@ -244,17 +256,31 @@ def _step_expr(input_is_struct: bool) -> pl.Expr:
     )
 
 
-def read_parquet_rows(path: str) -> pl.DataFrame:
-    """Canonical rows of one nested Parquet trace export.
+def iter_parquet_rows(path: str, batch_rows: int) -> Iterator[pl.DataFrame]:
+    """Canonical rows of one nested Parquet trace export, `batch_rows` at a time.
 
     Args:
         path: The file to read; also written into `source_file`.
+        batch_rows: Rows per yielded frame (row groups may make batches smaller).
 
     Raises:
         FileRejected: The file is not readable Parquet (`unreadable_file`) or a
             column has a type that cannot hold its field (`schema_mismatch`).
     """
-    table = _normalised_table(path)
+    first_row = 1
+    for table in _normalised_batches(path, batch_rows):
+        rows = _canonical(table, path, first_row)
+        first_row += rows.height
+        yield rows
+
+
+def read_parquet_rows(path: str) -> pl.DataFrame:
+    """Canonical rows of one nested Parquet trace export, all at once."""
+    frames = list(iter_parquet_rows(path, 1 << 20))
+    return pl.concat(frames) if len(frames) > 1 else frames[0]
+
+
+def _canonical(table: pa.Table, path: str, first_row: int) -> pl.DataFrame:
     step_type = table.schema.field("steps").type.value_type
     input_is_struct = pa.types.is_struct(step_type.field("input").type)
     frame = pl.from_arrow(table)
@@ -264,7 +290,7 @@ def read_parquet_rows(path: str) -> pl.DataFrame:
     steps_dtype = pl.List(STEP_DTYPE)
     rows = frame.select(
         source_file=pl.lit(path, dtype=pl.String),
-        row_number=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
+        row_number=pl.int_range(first_row, first_row + pl.len(), dtype=pl.Int64),
         trace_id=pl.col("id").cast(pl.String),
         created_at=meta.field("created_at"),
         agent_id=meta.field("agent_id"),

@@ -252,10 +252,10 @@ class DuckDBStore:
             for name, source in tables.items():
                 view = f"__new_{name}"
                 if isinstance(source, Path):
+                    quoted = str(source).replace("'", "''")
                     con.execute(
                         f"CREATE OR REPLACE TEMP VIEW {view} AS "
-                        f"SELECT * FROM read_parquet(?, union_by_name=true)",
-                        [str(source)],
+                        f"SELECT * FROM read_parquet('{quoted}')"
                     )
                 else:
                     con.register(view, source)

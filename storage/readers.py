@@ -11,7 +11,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, FileRejected
 from storage._json import read_json_rows
-from storage._parquet import read_parquet_rows
+from storage._parquet import iter_parquet_rows
 from storage.hashing import file_sha256
 from tracegrade.errors import InputError
 
@@ -30,9 +30,11 @@ __all__ = [
     "FILE_QUARANTINE_SCHEMA",
     "STEP_DTYPE",
     "SUPPORTED_EXTENSIONS",
+    "DEFAULT_BATCH_ROWS",
     "FileInfo",
     "ReadResult",
     "expand_paths",
+    "read_file_batches",
     "read_traces",
     "rows_from_objects",
 ]
@@ -167,7 +169,20 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
     return sorted(found, key=str)
 
 
-def _read_file(path: Path) -> tuple[pl.DataFrame | None, FileInfo]:
+DEFAULT_BATCH_ROWS = 100_000
+"""Rows per batch when a Parquet file is read in pieces."""
+
+
+def read_file_batches(
+    path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int = DEFAULT_BATCH_ROWS
+) -> FileInfo:
+    """Read one trace file, handing its canonical rows to `consume` a batch at a time.
+
+    Parquet is read `batch_rows` rows at a time so a large file never sits in memory whole;
+    JSON and JSONL arrive as one batch. A file rejected after some batches were consumed
+    returns a FileInfo with its rule: the caller must discard what it consumed of that file.
+    Never raises for a bad file.
+    """
     name = str(path)
     is_parquet = path.suffix.lower() in _PARQUET
     try:
@@ -176,24 +191,28 @@ def _read_file(path: Path) -> tuple[pl.DataFrame | None, FileInfo]:
         digest = file_sha256(path) if data is None else hashlib.sha256(data).hexdigest()
     except OSError as exc:
         reason = f"the file cannot be opened ({exc}); check that it exists and is readable"
-        return None, FileInfo(name, 0, "", 0, "unreadable_file", reason)
+        return FileInfo(name, 0, "", 0, "unreadable_file", reason)
     if size == 0:
         reason = "the file has zero bytes; the export was probably interrupted: re-export it"
-        return None, FileInfo(name, 0, digest, 0, "empty_file", reason)
+        return FileInfo(name, 0, digest, 0, "empty_file", reason)
+    rows_read = 0
     try:
         if data is None:
-            frame = read_parquet_rows(name)
+            batches: Iterable[pl.DataFrame] = iter_parquet_rows(name, batch_rows)
         else:
-            frame = read_json_rows(name, data, lines=path.suffix.lower() in _LINES)
+            batches = [read_json_rows(name, data, lines=path.suffix.lower() in _LINES)]
+        for frame in batches:
+            consume(frame)
+            rows_read += frame.height
     except FileRejected as rejected:
-        return None, FileInfo(name, size, digest, 0, rejected.rule, rejected.reason)
+        return FileInfo(name, size, digest, 0, rejected.rule, rejected.reason)
     except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
         reason = (
             f"the file's data could not be converted ({type(exc).__name__}: {exc}); "
             "re-export it in the documented layout"
         )
-        return None, FileInfo(name, size, digest, 0, "unreadable_file", reason)
-    return frame, FileInfo(name, size, digest, frame.height)
+        return FileInfo(name, size, digest, 0, "unreadable_file", reason)
+    return FileInfo(name, size, digest, rows_read)
 
 
 def read_traces(paths: Sequence[str | Path]) -> ReadResult:
@@ -209,10 +228,11 @@ def read_traces(paths: Sequence[str | Path]) -> ReadResult:
     frames: list[pl.DataFrame] = []
     infos: list[FileInfo] = []
     for path in expand_paths(paths):
-        frame, info = _read_file(path)
+        parts: list[pl.DataFrame] = []
+        info = read_file_batches(path, parts.append)
         infos.append(info)
-        if frame is not None:
-            frames.append(frame)
+        if info.rule is None:
+            frames.extend(parts)
     rows = pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema=CANONICAL_SCHEMA)
     return ReadResult(rows=rows, files=infos)
 

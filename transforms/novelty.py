@@ -19,7 +19,7 @@ __all__ = ["EMPTY_CACHE_NOVELTY", "NoveltyResult", "normalized", "replay_novelty
 EMPTY_CACHE_NOVELTY = 0.5
 """N for a trace whose cache is empty, and for every trace without an embedder (SDK rule)."""
 
-_DEFAULT_BLOCK_ROWS = 256
+_DEFAULT_BLOCK_ROWS = 128
 
 
 @dataclass(frozen=True)
@@ -33,8 +33,9 @@ class NoveltyResult:
 def normalized(vectors: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """Rows scaled to unit length in float32 (zero rows stay zero: cosine 0 with anything)."""
     array = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    norms = np.sqrt(np.einsum("ij,ij->i", array, array))
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return array * scale[:, None]
 
 
 def window_bounds(
@@ -94,7 +95,9 @@ def _block_max(
     first, last = int(lo[0]), int(rows[-1])
     if last <= first:
         return np.full(len(rows), -np.inf, dtype=np.float32)
-    sims = unit[rows] @ unit[first:last].T
+    contiguous = int(rows[-1]) - int(rows[0]) == len(rows) - 1
+    queries = unit[int(rows[0]) : int(rows[-1]) + 1] if contiguous else unit[rows]
+    sims = queries @ unit[first:last].T
     cols = np.arange(first, last, dtype=np.int64)
     # Columns [lo of the last row, the first row) lie in every row's window: no mask needed there.
     shared_lo, shared_hi = int(lo[-1]), int(rows[0])
