@@ -93,7 +93,7 @@ def stage_inputs(
     paths: list[str],
     *,
     force: bool = False,
-    batch_rows: int = DEFAULT_BATCH_ROWS,
+    batch_rows: int | None = None,
 ) -> dict[str, int]:
     """Read and validate the input files not loaded before; stage valid rows and quarantine.
 
@@ -109,7 +109,9 @@ def stage_inputs(
     run.path(PARTS).mkdir(exist_ok=True)
     infos: list[FileInfo] = []
     for index, path in enumerate(todo):
-        info = read_file_batches(path, _BatchWriter(run, f"{index:06d}"), batch_rows)
+        info = read_file_batches(
+            path, _BatchWriter(run, f"{index:06d}"), batch_rows or DEFAULT_BATCH_ROWS
+        )
         if info.rule is not None:
             for part in run.path(PARTS).glob(f"{index:06d}-*"):
                 part.unlink()

@@ -172,3 +172,29 @@ def test_config_errors_stop_before_any_work(tmp_path: Path, db_path: Path) -> No
     with pytest.raises(ConfigError, match="'finance' sum to 0.95, expected 1.0"):
         run_pipeline([write_jsonl(tmp_path / "a.jsonl", [trace(1)])], db_path, config)
     assert not db_path.exists()
+
+
+def test_duplicates_are_found_across_read_batches(
+    tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines import stages
+    from tracegrade.synth import synthetic_traces
+
+    traces = synthetic_traces(40, seed=8)
+    traces = pl.concat([traces, traces.slice(0, 5)])
+    traces.write_parquet(tmp_path / "dups.parquet")
+    batches: list[int] = []
+    writer = stages._BatchWriter
+
+    class CountingWriter(writer):  # type: ignore[misc, valid-type]
+        def __call__(self, frame: pl.DataFrame) -> None:
+            batches.append(frame.height)
+            super().__call__(frame)
+
+    monkeypatch.setattr(stages, "DEFAULT_BATCH_ROWS", 7)
+    monkeypatch.setattr(stages, "_BatchWriter", CountingWriter)
+    small = run_pipeline([tmp_path / "dups.parquet"], db_path, embed=False)
+    assert len(batches) == 7
+    assert small["rows_read"] == 45 and small["rows_valid"] == 40 and small["rows_quarantined"] == 5
+    kept = query(db_path, "SELECT trace_id, row_number FROM traces ORDER BY row_number")
+    assert kept.height == 40 and kept["row_number"].max() == 45

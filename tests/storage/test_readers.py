@@ -672,3 +672,18 @@ def test_parquet_accepts_every_documented_type_that_can_hold_a_field(
             }
         ]
     ]
+
+
+def test_parquet_read_in_batches_equals_one_read(tmp_path: Path) -> None:
+    from storage.readers import read_file_batches
+    from tracegrade.synth import synthetic_traces
+
+    path = tmp_path / "many.parquet"
+    synthetic_traces(250, seed=4).write_parquet(path, row_group_size=100)
+    batches: list[pl.DataFrame] = []
+    info = read_file_batches(path, batches.append, batch_rows=64)
+    assert info.rule is None and info.rows_read == 250
+    assert len(batches) > 3
+    whole = read_traces([path]).rows
+    assert_frame_equal(pl.concat(batches), whole)
+    assert whole["row_number"].to_list() == list(range(1, 251))
