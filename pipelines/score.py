@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import time
-from importlib.metadata import version
 
 import polars as pl
 from prefect import flow, task
@@ -18,10 +17,10 @@ from pipelines import stages
 from pipelines.stages import StagedRun
 from storage.duckdb_store import RunRecord
 from storage.registry import held_store, store_for
-from tracegrade.config import Settings, load_settings
+from tracegrade.config import load_settings
 from tracegrade.summary import RunSummary, build_summary
 
-__all__ = ["score_traces"]
+__all__ = ["RunTally", "finish", "score_run", "score_traces"]
 
 _task = task(cache_policy=NO_CACHE, persist_result=False)
 
@@ -56,22 +55,6 @@ def commit(run: StagedRun) -> None:
     stages.commit_results(store_for(run.db), run)
 
 
-def _start(db: str, settings: Settings, embed: bool) -> StagedRun:
-    store = store_for(db)
-    handle = store.begin_run(
-        "score_traces",
-        version=version("tracegrade"),
-        model=settings.embedding.model_key() if embed else None,
-        config=settings.model_dump(mode="json"),
-        config_hash=settings.scoring_hash(),
-    )
-    # A hidden folder beside the database: folder inputs skip hidden entries, so staging files
-    # are never read back as exports even when the database sits in the export folder.
-    work_dir = store.path.parent / f".{store.path.name}.work" / handle.run_id
-    work_dir.mkdir(parents=True, exist_ok=True)
-    return StagedRun(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
-
-
 def _summarise(
     run: StagedRun, status: str, counts: dict[str, int], timings: dict[str, float]
 ) -> RunSummary:
@@ -86,6 +69,81 @@ def _summarise(
         else pl.DataFrame(schema={"rule": pl.String})
     )
     return build_summary(run.run_id, status, counts, timings, scores, quarantine)
+
+
+class RunTally:
+    """Counts and per-stage timings of a run, filled in as its stages finish."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.timings: dict[str, float] = {}
+
+    def record(self, stage: str, started: float, counts: dict[str, int] | None) -> None:
+        """Add a finished stage's counts and the seconds since `started`."""
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - started
+        for key, value in (counts or {}).items():
+            self.counts[key] = self.counts.get(key, 0) + value
+
+    def merge(self, other: RunTally) -> None:
+        """Add another tally's counts and timings to this one."""
+        for key, value in other.counts.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+        for stage, seconds in other.timings.items():
+            self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+
+    def logged(self) -> dict[str, int]:
+        """The counts the runs table has columns for."""
+        return {key: value for key, value in self.counts.items() if key in _LOGGED}
+
+
+_LOGGED = {
+    "files_read",
+    "files_skipped",
+    "files_quarantined",
+    "rows_read",
+    "rows_scored",
+    "rows_quarantined",
+    "rows_new",
+    "rows_changed",
+    "rows_unchanged",
+    "rows_rescored",
+    "texts_embedded",
+    "texts_cached",
+    "rows_out_of_range",
+}
+
+
+def score_run(run: StagedRun, config: str | None, embed: bool, tally: RunTally) -> None:
+    """Plan, embed, score and commit the traces staged in `run` (its valid.parquet)."""
+    started = time.perf_counter()
+    tally.record("plan", started, plan_novelty(run, config, embed))
+    if embed:
+        started = time.perf_counter()
+        tally.record("embed", started, embed_texts(run, config))
+    started = time.perf_counter()
+    tally.record("score", started, score(run, config, embed))
+    started = time.perf_counter()
+    tally.record("commit", started, commit(run))
+
+
+def finish(
+    run: StagedRun, tally: RunTally, status: str, error: BaseException | None = None
+) -> RunSummary:
+    """Summarise the run, close its log entry and remove its staging folder."""
+    store = store_for(run.db)
+    summary = _summarise(run, status, tally.counts, tally.timings)
+    store.finish_run(
+        run.handle,
+        RunRecord(
+            status,
+            tally.logged(),
+            tally.timings,
+            summary.markdown,
+            error=None if error is None else repr(error),
+        ),
+    )
+    shutil.rmtree(run.work_dir, ignore_errors=True)
+    return summary
 
 
 @flow(name="score_traces", persist_result=False, log_prints=False)
@@ -107,59 +165,20 @@ def score_traces(
     """
     settings = load_settings(config)
     embed = settings.embedding.enabled and not no_embedder
-    counts: dict[str, int] = {}
-    timings: dict[str, float] = {}
-
-    def timed(name: str, result: dict[str, int] | None) -> None:
-        timings[name] = time.perf_counter() - started
-        counts.update(result or {})
-
+    tally = RunTally()
     with held_store(db) as store:
-        run = _start(db, settings, embed)
+        run = stages.start_run(store, "score_traces", settings, embed=embed)
         try:
             started = time.perf_counter()
-            timed("read and validate", stage_inputs(run, paths, force))
-            started = time.perf_counter()
-            timed("plan", plan_novelty(run, config, embed))
-            if embed:
-                started = time.perf_counter()
-                timed("embed", embed_texts(run, config))
-            started = time.perf_counter()
-            timed("score", score(run, config, embed))
-            started = time.perf_counter()
-            timed("commit", commit(run))
-            counts["rows_scored"] = counts.pop("rows_valid", 0)
-            counts.pop("rows_scored_now", None)
-            summary = _summarise(run, "completed", counts, timings)
-            store.finish_run(
-                run.handle, RunRecord("completed", _logged(counts), timings, summary.markdown)
-            )
+            tally.record("read and validate", started, stage_inputs(run, paths, force))
+            score_run(run, config, embed, tally)
         except BaseException as exc:
-            store.finish_run(
-                run.handle, RunRecord("failed", _logged(counts), timings, "", error=repr(exc))
-            )
+            finish(run, tally, "failed", exc)
             raise
-        finally:
-            shutil.rmtree(run.work_dir, ignore_errors=True)
+        tally.counts["rows_scored"] = tally.counts.pop("rows_valid", 0)
+        tally.counts.pop("rows_scored_now", None)
+        summary = finish(run, tally, "completed")
     create_markdown_artifact(
         summary.markdown, key="score-traces-summary", description="tracegrade run summary"
     )
     return summary
-
-
-def _logged(counts: dict[str, int]) -> dict[str, int]:
-    columns = {
-        "files_read",
-        "files_skipped",
-        "files_quarantined",
-        "rows_read",
-        "rows_scored",
-        "rows_quarantined",
-        "rows_new",
-        "rows_changed",
-        "rows_unchanged",
-        "rows_rescored",
-        "texts_embedded",
-        "texts_cached",
-    }
-    return {key: value for key, value in counts.items() if key in columns}

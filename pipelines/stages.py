@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
+from importlib.metadata import version
 from pathlib import Path
 
 import polars as pl
@@ -27,6 +29,11 @@ from transforms.validate import QUARANTINE_COLUMNS, split_duplicates, with_rule
 from transforms.value import value_features, value_score
 
 __all__ = [
+    "commit_ledger",
+    "limit_to_range",
+    "stage_chunk",
+    "start_run",
+    "work_root",
     "StagedRun",
     "commit_results",
     "embed_texts",
@@ -66,6 +73,37 @@ class StagedRun:
         return Path(self.work_dir) / name
 
 
+def work_root(store: DuckDBStore) -> Path:
+    """The hidden folder beside the database where runs stage their files.
+
+    Folder inputs skip hidden entries, so staging files are never read back as exports even
+    when the database sits in the export folder.
+    """
+    return store.path.parent / f".{store.path.name}.work"
+
+
+def start_run(
+    store: DuckDBStore, flow: str, settings: Settings, *, embed: bool, recover: bool = True
+) -> StagedRun:
+    """Open a run and log it; with `recover`, first close runs a crash left open.
+
+    A flow that opens several runs (a backfill's chunks) recovers only before its first.
+    """
+    if recover:
+        for run_id in store.close_interrupted_runs():
+            shutil.rmtree(work_root(store) / run_id, ignore_errors=True)
+    handle = store.begin_run(
+        flow,
+        version=version("tracegrade"),
+        model=settings.embedding.model_key() if embed else None,
+        config=settings.model_dump(mode="json"),
+        config_hash=settings.scoring_hash(),
+    )
+    work_dir = work_root(store) / handle.run_id
+    work_dir.mkdir(parents=True, exist_ok=True)
+    return StagedRun(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
+
+
 class _BatchWriter:
     """Validates each batch of one file's rows and writes its valid and rejected rows."""
 
@@ -100,10 +138,11 @@ def stage_inputs(
     Files are read a batch at a time and each batch is validated and written out at once, so
     memory stays bounded whatever the input size. Duplicate ids are settled afterwards over
     the light key columns of every batch. A file whose (path, content hash) is already in the
-    ledger is skipped unless `force`.
+    ledger, wholly loaded or quarantined, is skipped
+    unless `force`.
     """
     files = expand_paths(paths)
-    known = store.sql("SELECT path, content_hash FROM files")
+    known = store.sql("SELECT path, content_hash FROM files WHERE status <> 'partial'")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
     todo = [f for f in files if force or (str(f), file_sha256(f)) not in seen]
     run.path(PARTS).mkdir(exist_ok=True)
@@ -221,6 +260,7 @@ def _file_ledger(
         .with_columns(
             pl.col("rows_scored").fill_null(0).cast(pl.Int64),
             pl.col("rows_quarantined").fill_null(0).cast(pl.Int64),
+            rows_out_of_range=pl.lit(0, dtype=pl.Int64),
             run_id=pl.lit(run_id),
         )
     )
@@ -398,15 +438,50 @@ def score_staged(
 
 def commit_results(store: DuckDBStore, run: StagedRun) -> None:
     """Write the run's traces, scores, quarantine rows and file ledger in one transaction."""
+    names = (("traces", TRACES), ("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
     store.commit_run(
-        run.handle,
-        {
-            name: run.path(file)
-            for name, file in (
-                ("traces", TRACES),
-                ("scores", SCORES),
-                ("quarantine", QUARANTINE),
-                ("files", FILES),
-            )
-        },
+        run.handle, {name: run.path(file) for name, file in names if run.path(file).exists()}
+    )
+
+
+def limit_to_range(archive: StagedRun, low: datetime, high: datetime) -> dict[str, int]:
+    """Keep the staged traces whose created_at lies in [low, high); count the others per file.
+
+    A file with rows left out is recorded in the ledger as `partial`, so a later run reads it
+    again (its stored traces are then recognised as unchanged).
+    """
+    staged = pl.scan_parquet(archive.path(VALID))
+    inside = pl.col("created_at").is_between(low, high, closed="left")
+    outside = staged.filter(~inside).group_by("source_file").len("rows_out_of_range").collect()
+    staged.filter(inside).sink_parquet(archive.path("in_range.parquet"))
+    archive.path("in_range.parquet").replace(archive.path(VALID))
+    ledger = (
+        pl.read_parquet(archive.path(FILES))
+        .drop("rows_out_of_range")
+        .join(outside, left_on="path", right_on="source_file", how="left")
+        .with_columns(pl.col("rows_out_of_range").fill_null(0).cast(pl.Int64))
+        .with_columns(
+            rows_scored=pl.col("rows_scored") - pl.col("rows_out_of_range"),
+            status=pl.when(pl.col("rows_out_of_range") > 0)
+            .then(pl.lit("partial"))
+            .otherwise(pl.col("status")),
+        )
+    )
+    ledger.write_parquet(archive.path(FILES))
+    left_out = int(outside["rows_out_of_range"].sum())
+    return {"rows_out_of_range": left_out, "rows_valid": -left_out}
+
+
+def stage_chunk(archive: StagedRun, chunk: StagedRun, low: datetime, high: datetime) -> None:
+    """Stage the archive's traces with created_at in [low, high) as the chunk run's input."""
+    pl.scan_parquet(archive.path(VALID)).filter(
+        pl.col("created_at").is_between(low, high, closed="left")
+    ).sink_parquet(chunk.path(VALID))
+
+
+def commit_ledger(store: DuckDBStore, archive: StagedRun) -> None:
+    """Write the archive's quarantine rows and file ledger, once every chunk is committed."""
+    store.commit_run(
+        archive.handle,
+        {"quarantine": archive.path(QUARANTINE), "files": archive.path(FILES)},
     )

@@ -140,6 +140,19 @@ class DuckDBStore:
             )
         return RunHandle(run_id=run_id, run_seq=int(seq))
 
+    def close_interrupted_runs(self) -> list[str]:
+        """Mark runs still `running` as `interrupted` and return their ids.
+
+        Only the process holding the write lock runs this, so no such run is alive: it was
+        killed before it finished, and its transaction never committed.
+        """
+        rows = self._con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
+        self._con.execute(
+            "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE status = 'running'",
+            [datetime.now(UTC)],
+        )
+        return [run_id for (run_id,) in rows]
+
     def finish_run(self, run: RunHandle, record: RunRecord) -> None:
         """Close the run's log entry with its status, counts, timings and summary."""
         assignments = ", ".join(f"{name} = ?" for name in record.counts)
@@ -241,35 +254,27 @@ class DuckDBStore:
         flat = column.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
         return flat.reshape(len(keys), -1) if len(keys) else flat.reshape(0, 0)
 
-    def commit_run(self, run: RunHandle, tables: dict[str, pl.DataFrame | Path]) -> None:
+    def commit_run(self, run: RunHandle, tables: dict[str, Path]) -> None:
         """Write a run's results in one transaction.
 
-        `tables` maps `traces`, `scores`, `quarantine` and `files` to frames or Parquet paths.
-        Traces replace stored rows with the same id; quarantine and file rows already recorded
-        for the same file content are kept as they are, so a re-run adds nothing.
+        `tables` maps `traces`, `scores`, `quarantine` and `files` to Parquet files. Traces
+        replace stored rows with the same id; quarantine and file rows already recorded for
+        the same file content are kept as they are, so a re-run adds nothing. On any error the
+        transaction rolls back, its temporary views with it.
         """
         with self.transaction() as con:
             for name, source in tables.items():
-                view = f"__new_{name}"
-                if isinstance(source, Path):
-                    quoted = str(source).replace("'", "''")
-                    con.execute(
-                        f"CREATE OR REPLACE TEMP VIEW {view} AS "
-                        f"SELECT * FROM read_parquet('{quoted}')"
-                    )
-                else:
-                    con.register(view, source)
-            try:
-                self._merge(con, tables)
-            finally:
-                for name, source in tables.items():
-                    if isinstance(source, Path):
-                        con.execute(f"DROP VIEW IF EXISTS __new_{name}")
-                    else:
-                        con.unregister(f"__new_{name}")
+                quoted = str(source).replace("'", "''")
+                con.execute(
+                    f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
+                    f"SELECT * FROM read_parquet('{quoted}')"
+                )
+            self._merge(con, tables)
+            for name in tables:
+                con.execute(f"DROP VIEW __new_{name}")
 
     @staticmethod
-    def _merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Any]) -> None:
+    def _merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
         if "traces" in tables:
             con.execute("DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM __new_traces)")
             con.execute("INSERT INTO traces BY NAME SELECT * FROM __new_traces")
@@ -282,6 +287,12 @@ class DuckDBStore:
                 "AND o.row_number IS NOT DISTINCT FROM q.row_number AND o.rule = q.rule)"
             )
         if "files" in tables:
+            # A file backfilled in part earlier and now read whole gets its new status.
+            con.execute(
+                "DELETE FROM files o USING __new_files f WHERE o.path = f.path "
+                "AND o.content_hash = f.content_hash AND (o.status <> f.status "
+                "OR o.rows_scored <> f.rows_scored OR o.rows_out_of_range <> f.rows_out_of_range)"
+            )
             con.execute(
                 "INSERT INTO files BY NAME SELECT * FROM __new_files f WHERE NOT EXISTS ("
                 "SELECT 1 FROM files o WHERE o.path = f.path AND o.content_hash = f.content_hash)"

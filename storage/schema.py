@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS runs (
     rows_rescored BIGINT,
     texts_embedded BIGINT,
     texts_cached BIGINT,
+    rows_out_of_range BIGINT,
     timings JSON,
     error VARCHAR,
     summary VARCHAR
@@ -53,6 +54,7 @@ CREATE TABLE IF NOT EXISTS files (
     rows_read BIGINT NOT NULL,
     rows_scored BIGINT NOT NULL,
     rows_quarantined BIGINT NOT NULL,
+    rows_out_of_range BIGINT NOT NULL DEFAULT 0,
     run_id VARCHAR NOT NULL
 );
 CREATE TABLE IF NOT EXISTS traces (

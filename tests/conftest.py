@@ -102,7 +102,7 @@ def run_pipeline(
 
     Returns the run's counts; the flow machinery itself is tested in tests/pipelines.
     """
-    from pipelines import score
+    from pipelines import score, stages
     from storage.duckdb_store import RunRecord
     from storage.registry import held_store
     from tracegrade.config import load_settings
@@ -112,7 +112,7 @@ def run_pipeline(
     conf = None if config is None else str(config)
     counts: dict[str, int] = {}
     with held_store(db) as store:
-        run = score._start(str(db), settings, embed)
+        run = stages.start_run(store, "score_traces", settings, embed=embed)
         counts |= score.stage_inputs.fn(run, [str(p) for p in paths], force)
         counts |= score.plan_novelty.fn(run, conf, embed)
         if embed:

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import date
 from pathlib import Path
 
 from tracegrade.errors import ConfigError, InputError, StoreLockedError, TracegradeError
@@ -100,6 +101,33 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return _run_scoring(args.paths, args.db, args.config, args.no_embedder, args.force)
 
 
+def _cmd_backfill(args: argparse.Namespace) -> int:
+    from pipelines.backfill import backfill
+    from tracegrade.config import load_settings
+    from tracegrade.progress import progress_sink
+
+    load_settings(args.config)
+    with _RichProgress() as bars, progress_sink(bars):
+        summary = backfill(
+            list(args.paths),
+            start=args.start,
+            end=args.end,
+            db=args.db,
+            config=args.config,
+            no_embedder=args.no_embedder,
+            chunk_days=args.chunk_days,
+        )
+    print(summary.markdown)
+    return EXIT_NOTHING_SCORED if summary.nothing_scored else EXIT_OK
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from tracegrade.demo_archive import write_demo_archive
 
@@ -146,6 +174,18 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="read files already in the ledger again"
     )
     score.set_defaults(handler=_cmd_score)
+
+    backfill = commands.add_parser(
+        "backfill", help="score an archive in chronological chunks of event time (resumable)"
+    )
+    backfill.add_argument("paths", nargs="+", metavar="PATH")
+    backfill.add_argument("--start", required=True, type=_day, help="first UTC day (YYYY-MM-DD)")
+    backfill.add_argument("--end", required=True, type=_day, help="last UTC day, inclusive")
+    backfill.add_argument("--db", required=True, metavar="FILE")
+    backfill.add_argument("--config", metavar="FILE")
+    backfill.add_argument("--no-embedder", action="store_true")
+    backfill.add_argument("--chunk-days", type=int, default=1, help="days of event time per chunk")
+    backfill.set_defaults(handler=_cmd_backfill)
 
     demo = commands.add_parser(
         "demo", help="generate a synthetic archive, score it, show example SQL"

@@ -78,38 +78,51 @@ def _blocks(targets: npt.NDArray[np.int64], lo: npt.NDArray[np.int64], size: int
     return [slice(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True)]
 
 
-def _masked_max(
+def _mask_outside(
     sims: npt.NDArray[np.float32],
     cols: npt.NDArray[np.int64],
     lo: npt.NDArray[np.int64],
     hi: npt.NDArray[np.int64],
-) -> npt.NDArray[np.float32]:
-    inside = (cols[None, :] >= lo[:, None]) & (cols[None, :] < hi[:, None])
-    return np.where(inside, sims, np.float32(-np.inf)).max(axis=1, initial=np.float32(-np.inf))
+) -> None:
+    """Set the entries outside each row's window [lo, hi) to -inf, in place."""
+    outside = (cols[None, :] < lo[:, None]) | (cols[None, :] >= hi[:, None])
+    np.putmask(sims, outside, np.float32(-np.inf))
 
 
-def _block_max(
+def _block_best(
     unit: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], lo: npt.NDArray[np.int64]
-) -> npt.NDArray[np.float32]:
-    """Maximum cosine of each row against its window [lo_k, rows_k); -inf for an empty one."""
+) -> npt.NDArray[np.int64]:
+    """Row of the most similar window entry [lo_k, rows_k) of each target row."""
     first, last = int(lo[0]), int(rows[-1])
     if last <= first:
-        return np.full(len(rows), -np.inf, dtype=np.float32)
+        return np.zeros(len(rows), dtype=np.int64)
     contiguous = int(rows[-1]) - int(rows[0]) == len(rows) - 1
     queries = unit[int(rows[0]) : int(rows[-1]) + 1] if contiguous else unit[rows]
     sims = queries @ unit[first:last].T
     cols = np.arange(first, last, dtype=np.int64)
-    # Columns [lo of the last row, the first row) lie in every row's window: no mask needed there.
-    shared_lo, shared_hi = int(lo[-1]), int(rows[0])
-    if shared_lo >= shared_hi:
-        return _masked_max(sims, cols, lo, rows)
-    a, b = shared_lo - first, shared_hi - first
-    best = sims[:, a:b].max(axis=1)
-    if a > 0:
-        best = np.maximum(best, _masked_max(sims[:, :a], cols[:a], lo, rows))
-    if b < sims.shape[1]:
-        best = np.maximum(best, _masked_max(sims[:, b:], cols[b:], lo, rows))
-    return best
+    # Columns [lo of the last row, the first row) lie in every row's window: only the two
+    # edges need a mask (all of it when the block's windows share no column).
+    a, b = int(lo[-1]) - first, int(rows[0]) - first
+    if a >= b:
+        _mask_outside(sims, cols, lo, rows)
+    else:
+        if a > 0:
+            _mask_outside(sims[:, :a], cols[:a], lo, rows)
+        if b < sims.shape[1]:
+            _mask_outside(sims[:, b:], cols[b:], lo, rows)
+    return first + sims.argmax(axis=1)
+
+
+def _pair_cosines(
+    unit: npt.NDArray[np.float32], rows: npt.NDArray[np.int64], cols: npt.NDArray[np.int64]
+) -> npt.NDArray[np.float64]:
+    """Cosine of each (row, col) pair of unit vectors, summed in float64 from the pair alone.
+
+    The matrix product only picks the most similar entry: its float32 value depends on how
+    the block was cut, so the value is recomputed from the two vectors. N then does not
+    depend on which traces were scored together, and a nightly slice equals a backfill.
+    """
+    return np.einsum("ij,ij->i", unit[rows], unit[cols], dtype=np.float64)
 
 
 def replay_novelty(
@@ -145,7 +158,9 @@ def replay_novelty(
     best = np.full(n, np.nan, dtype=np.float64)
     for piece in _blocks(target_rows, lo, block_rows):
         rows = target_rows[piece]
-        best[rows] = _block_max(unit, rows, lo[rows])
+        nearest = _block_best(unit, rows, lo[rows])
+        seen = lo[rows] < rows
+        best[rows[seen]] = _pair_cosines(unit, rows[seen], nearest[seen])
     window = np.where(wanted, index - lo, 0)
     novelty = np.where(window > 0, np.clip(1.0 - best, 0.0, 1.0), EMPTY_CACHE_NOVELTY)
     return NoveltyResult(novelty=np.where(wanted, novelty, np.nan), window=window)

@@ -1,0 +1,120 @@
+"""The anti-hallucination scorer: nothing added, deleted or changed beyond what was expected.
+
+Three checks, each reported with what broke it:
+
+- new blocks: an actual operation on a block the original document does not have (the model
+  invented it), or an applied insert beyond the expected inserts at the same block;
+- unexpected deletions: an original block deleted although no expected operation deletes it;
+- unspecified changes: an original block whose final content differs from its original
+  although no expected update, replace or delete targets it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from transforms.operations._json import details_json, json_items
+from transforms.operations._kernels import count_in, key_array, rank_within
+from transforms.operations.model import OPERATION_TYPES
+from transforms.operations.prepare import PreparedCases
+from transforms.operations.simulate import Simulation
+
+__all__ = ["NEW_BLOCK_REASONS", "anti_hallucination"]
+
+NEW_BLOCK_REASONS = ("unknown block", "unexpected insert")
+"""Why an actual operation counts as adding a block."""
+
+_CASE = "case_idx"
+
+
+def _codes(*names: str) -> list[int]:
+    return [OPERATION_TYPES.index(name) for name in names]
+
+
+def _new_blocks(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
+    actual = simulation.actual
+    insert = pl.col("type_code").is_in(_codes("insert"))
+    inserts = actual.filter(pl.col("applied") & insert)
+    keys = key_array(inserts, prepared.block_key())
+    allowed = count_in(keys, key_array(prepared.expected.filter(insert), prepared.block_key()))
+    beyond = inserts.filter(pl.Series(rank_within(keys) >= allowed))
+    unknown = actual.filter(pl.col("target_pos").is_null())
+    return pl.concat(
+        [
+            unknown.with_columns(reason=pl.lit(NEW_BLOCK_REASONS[0])),
+            beyond.with_columns(reason=pl.lit(NEW_BLOCK_REASONS[1])),
+        ]
+    ).sort([_CASE, "op_pos"])
+
+
+def _expected_on(prepared: PreparedCases, blocks: pl.DataFrame, *types: str) -> pl.Series:
+    """Whether some expected operation of one of `types` targets each block."""
+    targeted = prepared.expected.filter(pl.col("type_code").is_in(_codes(*types)))
+    keys = key_array(blocks, prepared.block_key("block_pos"))
+    return pl.Series(count_in(keys, key_array(targeted, prepared.block_key())) > 0)
+
+
+def anti_hallucination(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
+    """case_idx, score (1 when no check fails, else 0) and details (JSON)."""
+    blocks = simulation.blocks
+    deletions = blocks.filter(pl.col("deleted") & ~_expected_on(prepared, blocks, "delete"))
+    changes = blocks.filter(
+        ~pl.col("deleted")
+        & (pl.col("result") != pl.col("content"))
+        & ~_expected_on(prepared, blocks, "update", "replace", "delete")
+    )
+    new_blocks = _new_blocks(prepared, simulation)
+    cases = prepared.cases
+
+    def per_case(frame: pl.DataFrame) -> pl.Series:
+        return pl.Series(np.bincount(frame[_CASE].to_numpy(), minlength=cases.height) == 0)
+
+    frame = cases.select(_CASE).with_columns(
+        _no_new=per_case(new_blocks),
+        _no_deleted=per_case(deletions),
+        _only_specified=per_case(changes),
+        _new=json_items(
+            cases,
+            new_blocks,
+            pl.struct(
+                index=pl.col("op_pos"),
+                type=pl.col("type"),
+                targetBlockId=pl.col("target_block_id"),
+                targetIndex=pl.col("target_index"),
+                position=pl.col("position"),
+                content=pl.col("content"),
+                reason=pl.col("reason"),
+            ),
+        ),
+        _deleted=json_items(
+            cases,
+            deletions,
+            pl.struct(blockId=pl.col("block_id"), page=pl.col("page"), content=pl.col("content")),
+        ),
+        _changed=json_items(
+            cases,
+            changes,
+            pl.struct(
+                blockId=pl.col("block_id"),
+                page=pl.col("page"),
+                original=pl.col("content"),
+                result=pl.col("result"),
+            ),
+        ),
+    )
+    clean = pl.col("_no_new") & pl.col("_no_deleted") & pl.col("_only_specified")
+    return frame.select(
+        _CASE,
+        score=pl.when(clean).then(1.0).otherwise(0.0),
+        details=details_json(
+            pl.struct(
+                noNewContent=pl.col("_no_new"),
+                noDeletedBlocks=pl.col("_no_deleted"),
+                onlySpecifiedChanges=pl.col("_only_specified"),
+            ),
+            newBlocks=pl.col("_new"),
+            unexpectedDeletions=pl.col("_deleted"),
+            unspecifiedChanges=pl.col("_changed"),
+        ),
+    )

@@ -1,0 +1,148 @@
+"""A scorer set applied to a batch of eval cases: scores, pass/fail per threshold, averages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from transforms.operations.custom import CaseScorer, custom_scores
+from transforms.operations.scorers import BUILTIN_SCORERS, BatchScorer, ScoringBatch
+
+__all__ = ["PASS_TOLERANCE", "ScoredCases", "ScorerSet", "ScorerSpec", "score_cases"]
+
+PASS_TOLERANCE = 1e-9
+"""A score passes when score >= threshold - PASS_TOLERANCE (0.7 * 3 / 3 is not below 0.7)."""
+
+_CASE = "case_idx"
+_CUSTOM_SECTION = 3
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """One scorer of a set: the name its rows carry, the scorer, its weight and threshold."""
+
+    name: str
+    scorer: BatchScorer | CaseScorer
+    weight: float
+    threshold: float
+
+
+@dataclass(frozen=True)
+class ScorerSet:
+    """Scorers applied together; a case passes when every one meets its threshold."""
+
+    name: str
+    scorers: tuple[ScorerSpec, ...]
+
+    @property
+    def total_weight(self) -> float:
+        """Sum of the weights, in set order."""
+        return sum(spec.weight for spec in self.scorers)
+
+
+@dataclass(frozen=True)
+class ScoredCases:
+    """The results of a batch, rows in input order.
+
+    Attributes:
+        cases: case_id, weighted_average, passed, failed_scorers (names, in set order), error
+            (the case's input errors joined with "; ", null when none).
+        scores: case_id, scorer, score, threshold, passed, weight, details (JSON), one row per
+            case and scorer, scorers in set order.
+    """
+
+    cases: pl.DataFrame
+    scores: pl.DataFrame
+
+
+def _divide(numerator: pl.Expr, denominator: float) -> pl.Expr:
+    """numerator / denominator correctly rounded (Polars divides by a scalar as a multiply)."""
+    return numerator / (numerator * 0.0 + denominator)
+
+
+def _frame(spec: ScorerSpec, batch: ScoringBatch) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    if isinstance(spec.scorer, tuple(BUILTIN_SCORERS.values())):
+        return spec.scorer.score_frame(batch), None  # type: ignore[union-attr]
+    assert isinstance(spec.scorer, CaseScorer)
+    frame = custom_scores(spec.scorer, spec.name, batch.eval_cases)
+    errors = frame.filter(pl.col("error").is_not_null()).select(
+        _CASE,
+        section=pl.lit(_CUSTOM_SECTION, dtype=pl.Int64),
+        item=pl.lit(0, dtype=pl.Int64),
+        message=pl.col("error"),
+    )
+    return frame.drop("error"), errors
+
+
+def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
+    """Score a frame of eval cases (CASE_SCHEMA columns) with every scorer of the set.
+
+    A case passes when each score meets its threshold and the case has no input error; the
+    weighted average is sum(score * weight) / sum(weight), summed in set order.
+    """
+    batch = ScoringBatch(cases)
+    summary = batch.prepared.cases.select(_CASE, "case_id")
+    error_frames = [batch.errors]
+    long_frames: list[pl.DataFrame] = []
+    wide: dict[str, pl.Series] = {}
+    for order, spec in enumerate(scorer_set.scorers):
+        frame, errors = _frame(spec, batch)
+        if errors is not None:
+            error_frames.append(errors.with_columns(item=pl.lit(order, dtype=pl.Int64)))
+        passed = frame["score"] >= spec.threshold - PASS_TOLERANCE
+        wide[f"_term{order}"] = frame["score"] * spec.weight
+        wide[f"_passed{order}"] = passed
+        long_frames.append(
+            frame.select(
+                _CASE,
+                scorer=pl.lit(spec.name),
+                score="score",
+                threshold=pl.lit(spec.threshold, dtype=pl.Float64),
+                passed=passed,
+                weight=pl.lit(spec.weight, dtype=pl.Float64),
+                details="details",
+            )
+        )
+    errors = (
+        pl.concat(error_frames)
+        .sort([_CASE, "section", "item"], maintain_order=True)
+        .group_by(_CASE, maintain_order=True)
+        .agg(error=pl.col("message").str.join("; "))
+    )
+    count = len(scorer_set.scorers)
+    weighted = pl.col("_term0")
+    for order in range(1, count):
+        weighted = weighted + pl.col(f"_term{order}")
+    names = [spec.name for spec in scorer_set.scorers]
+    failed = pl.concat_list(
+        pl.when(~pl.col(f"_passed{order}")).then(pl.lit(name)).otherwise(pl.lit(None, pl.String))
+        for order, name in enumerate(names)
+    ).list.drop_nulls()
+    case_rows = (
+        summary.with_columns(**wide)
+        .join(errors, on=_CASE, how="left", maintain_order="left")
+        .select(
+            _CASE,
+            "case_id",
+            weighted_average=_divide(weighted, scorer_set.total_weight),
+            passed=pl.all_horizontal(f"_passed{order}" for order in range(count))
+            & pl.col("error").is_null(),
+            failed_scorers=failed,
+            error="error",
+        )
+    )
+    # Frames are in case order; row (case, scorer) of the long table is scorer * n + case.
+    n = summary.height
+    interleave = (np.arange(count)[None, :] * n + np.arange(n)[:, None]).ravel()
+    scores = (
+        pl.concat(long_frames)
+        .drop(_CASE)
+        .select(
+            pl.col("*").gather(interleave),
+            case_id=summary["case_id"].gather(np.repeat(np.arange(n), count)),
+        )
+        .select("case_id", "scorer", "score", "threshold", "passed", "weight", "details")
+    )
+    return ScoredCases(case_rows.drop(_CASE), scores)
