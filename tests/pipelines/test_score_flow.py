@@ -69,3 +69,20 @@ def test_prefect_yaml_declares_a_valid_nightly_deployment() -> None:
     cron = CronSchedule(cron=schedule["cron"], timezone=schedule["timezone"])
     assert cron.timezone == "UTC"
     assert raw["deployments"][0]["concurrency_limit"] == 1
+
+
+def test_nightly_and_backfill_share_one_writer_queue() -> None:
+    from prefect.cli.deploy._models import PrefectYamlModel
+    from prefect.flows import load_flow_from_entrypoint
+
+    raw = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    deployments = {d.name: d for d in PrefectYamlModel.model_validate(raw).deployments}
+    backfill = deployments["backfill"]
+    flow = load_flow_from_entrypoint(str(ROOT / backfill.entrypoint))
+    assert flow.name == "backfill"
+    validated = flow.validate_parameters(dict(backfill.parameters))
+    assert str(validated["start"]) == "2026-01-01" and validated["chunk_days"] == 1
+    pools = {
+        (d["work_pool"]["name"], d["work_pool"]["work_queue_name"]) for d in raw["deployments"]
+    }
+    assert pools == {("tracegrade", "writer")}
