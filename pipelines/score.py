@@ -110,6 +110,7 @@ _LOGGED = {
     "texts_embedded",
     "texts_cached",
     "rows_out_of_range",
+    "rows_late",
 }
 
 

@@ -338,7 +338,15 @@ def plan_novelty(
         "rows_changed": by_status.get("changed", 0),
         "rows_unchanged": by_status.get("unchanged", 0),
         "rows_rescored": int((rows["target"] & ~rows["fresh"]).sum()),
+        "rows_late": _late_count(fresh, stored),
     }
+
+
+def _late_count(fresh: pl.DataFrame, stored: pl.DataFrame) -> int:
+    """Fresh traces older than the newest trace already stored in their novelty scope."""
+    newest = stored.group_by("scope_key").agg(newest=pl.col("created_at").max())
+    late = fresh.join(newest, on="scope_key").filter(pl.col("created_at") < pl.col("newest"))
+    return late.height
 
 
 def _texts_for(store: DuckDBStore, run: StagedRun, plan: pl.DataFrame) -> pl.DataFrame:

@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS runs (
     texts_embedded BIGINT,
     texts_cached BIGINT,
     rows_out_of_range BIGINT,
+    rows_late BIGINT,
     timings JSON,
     error VARCHAR,
     summary VARCHAR

@@ -18,7 +18,11 @@ _COUNT_LABELS = {
     "rows_new": "new traces",
     "rows_changed": "changed traces",
     "rows_unchanged": "unchanged traces (kept)",
-    "rows_rescored": "stored traces re-scored (late or changed data in their novelty window)",
+    "rows_late": "late traces (older than traces already scored in their scope)",
+    "rows_rescored": "stored traces re-scored (a late or changed trace entered their novelty window)",
+    "rows_out_of_range": "rows outside the backfill's date range (left for another run)",
+    "chunks_scored": "backfill chunks scored",
+    "chunks_already_done": "backfill chunks already done (skipped)",
     "texts_embedded": "texts embedded",
     "texts_cached": "texts found in the embedding cache",
 }

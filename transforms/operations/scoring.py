@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from transforms.operations.custom import CaseScorer, custom_scores
@@ -50,7 +49,7 @@ class ScoredCases:
         cases: case_id, weighted_average, passed, failed_scorers (names, in set order), error
             (the case's input errors joined with "; ", null when none).
         scores: case_id, scorer, score, threshold, passed, weight, details (JSON), one row per
-            case and scorer, scorers in set order.
+            case and scorer: the rows of the first scorer, then those of the second, and so on.
     """
 
     cases: pl.DataFrame
@@ -115,34 +114,32 @@ def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
     weighted = pl.col("_term0")
     for order in range(1, count):
         weighted = weighted + pl.col(f"_term{order}")
-    names = [spec.name for spec in scorer_set.scorers]
-    failed = pl.concat_list(
-        pl.when(~pl.col(f"_passed{order}")).then(pl.lit(name)).otherwise(pl.lit(None, pl.String))
-        for order, name in enumerate(names)
-    ).list.drop_nulls()
+    long = pl.concat(long_frames)
+    failed = (
+        long.filter(~pl.col("passed"))
+        .group_by(_CASE, maintain_order=True)
+        .agg(failed_scorers="scorer")
+    )
     case_rows = (
         summary.with_columns(**wide)
         .join(errors, on=_CASE, how="left", maintain_order="left")
+        .join(failed, on=_CASE, how="left", maintain_order="left")
         .select(
-            _CASE,
             "case_id",
             weighted_average=_divide(weighted, scorer_set.total_weight),
             passed=pl.all_horizontal(f"_passed{order}" for order in range(count))
             & pl.col("error").is_null(),
-            failed_scorers=failed,
+            failed_scorers=pl.col("failed_scorers").fill_null(pl.lit([], dtype=pl.List(pl.String))),
             error="error",
         )
     )
-    # Frames are in case order; row (case, scorer) of the long table is scorer * n + case.
-    n = summary.height
-    interleave = (np.arange(count)[None, :] * n + np.arange(n)[:, None]).ravel()
-    scores = (
-        pl.concat(long_frames)
-        .drop(_CASE)
-        .select(
-            pl.col("*").gather(interleave),
-            case_id=summary["case_id"].gather(np.repeat(np.arange(n), count)),
-        )
-        .select("case_id", "scorer", "score", "threshold", "passed", "weight", "details")
+    scores = long.select(
+        pl.concat([summary["case_id"]] * count).alias("case_id"),
+        "scorer",
+        "score",
+        "threshold",
+        "passed",
+        "weight",
+        "details",
     )
-    return ScoredCases(case_rows.drop(_CASE), scores)
+    return ScoredCases(case_rows, scores)
