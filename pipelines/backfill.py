@@ -81,8 +81,9 @@ def backfill(
             tally.record(
                 "split", started, stages.limit_to_range(archive, bounds[0][0], bounds[-1][1])
             )
+            chunk_runs: list[str] = []
             for low, high in bounds:
-                tally.merge(_score_chunk(archive, low, high, config, embed))
+                tally.merge(_score_chunk(archive, low, high, config, embed, chunk_runs))
             started = time.perf_counter()
             stages.commit_ledger(store, archive)
             tally.record("ledger", started, None)
@@ -90,7 +91,7 @@ def backfill(
             finish(archive, tally, "failed", exc)
             raise
         tally.counts["rows_scored"] = tally.counts.pop("rows_valid", 0)
-        summary = finish(archive, tally, "completed")
+        summary = finish(archive, tally, "completed", scored_by=chunk_runs)
     create_markdown_artifact(
         summary.markdown, key="backfill-summary", description="tracegrade backfill summary"
     )
@@ -98,13 +99,19 @@ def backfill(
 
 
 def _score_chunk(
-    archive: StagedRun, low: datetime, high: datetime, config: str | None, embed: bool
+    archive: StagedRun,
+    low: datetime,
+    high: datetime,
+    config: str | None,
+    embed: bool,
+    chunk_runs: list[str],
 ) -> RunTally:
     """Score one chunk of the staged archive as its own run, committed in one transaction."""
     store = store_for(archive.db)
     chunk = stages.start_run(
         store, "backfill_chunk", load_settings(config), embed=embed, recover=False
     )
+    chunk_runs.append(chunk.run_id)
     tally = RunTally()
     try:
         stages.stage_chunk(archive, chunk, low, high)

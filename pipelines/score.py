@@ -56,11 +56,16 @@ def commit(run: StagedRun) -> None:
 
 
 def _summarise(
-    run: StagedRun, status: str, counts: dict[str, int], timings: dict[str, float]
+    run: StagedRun,
+    status: str,
+    counts: dict[str, int],
+    timings: dict[str, float],
+    scored_by: list[str],
 ) -> RunSummary:
     store = store_for(run.db)
     scores = store.sql(
-        "SELECT task_domain, score, shareable FROM scores WHERE run_id = ?", [run.run_id]
+        "SELECT task_domain, score, shareable FROM scores WHERE list_contains(?, run_id)",
+        [scored_by],
     )
     quarantine_path = run.path(stages.QUARANTINE)
     quarantine = (
@@ -128,11 +133,18 @@ def score_run(run: StagedRun, config: str | None, embed: bool, tally: RunTally) 
 
 
 def finish(
-    run: StagedRun, tally: RunTally, status: str, error: BaseException | None = None
+    run: StagedRun,
+    tally: RunTally,
+    status: str,
+    error: BaseException | None = None,
+    scored_by: list[str] | None = None,
 ) -> RunSummary:
-    """Summarise the run, close its log entry and remove its staging folder."""
+    """Summarise the run, close its log entry and remove its staging folder.
+
+    `scored_by` names the runs whose scores the summary shows (default: this run).
+    """
     store = store_for(run.db)
-    summary = _summarise(run, status, tally.counts, tally.timings)
+    summary = _summarise(run, status, tally.counts, tally.timings, scored_by or [run.run_id])
     store.finish_run(
         run.handle,
         RunRecord(

@@ -64,6 +64,10 @@ class DuckDBStore:
         self.path = Path(path)
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # A run killed while DuckDB created the file can leave it empty: nothing was ever
+            # committed to it, and DuckDB refuses to open it, so it is started afresh.
+            if self.path.exists() and self.path.stat().st_size == 0:
+                self.path.unlink()
         try:
             self._con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.IOException as exc:

@@ -75,6 +75,13 @@ def _quiet_prefect() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
+def _check_writable(db: str) -> None:
+    """Fail fast, before Prefect starts, when another process holds the database."""
+    from storage.duckdb_store import DuckDBStore
+
+    DuckDBStore(db).close()
+
+
 def _run_scoring(
     paths: Sequence[str], db: str, config: str | None, no_embedder: bool, force: bool
 ) -> int:
@@ -83,6 +90,7 @@ def _run_scoring(
     from tracegrade.progress import progress_sink
 
     load_settings(config)
+    _check_writable(db)
     with _RichProgress() as bars, progress_sink(bars):
         summary = score_traces(
             list(paths), db=db, config=config, no_embedder=no_embedder, force=force
@@ -107,6 +115,7 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
     from tracegrade.progress import progress_sink
 
     load_settings(args.config)
+    _check_writable(args.db)
     with _RichProgress() as bars, progress_sink(bars):
         summary = backfill(
             list(args.paths),
@@ -152,6 +161,28 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
     with pl.Config(tbl_rows=args.rows, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
         print(frame)
+    return EXIT_OK
+
+
+EXIT_CASES_FAILED = 5
+"""`operations --check`: the run completed and at least one case failed its scorer set."""
+
+
+def _cmd_operations(args: argparse.Namespace) -> int:
+    from pipelines.operations import score_operations
+    from tracegrade.operations_config import load_scorer_set
+
+    load_scorer_set(args.scorers, args.set)
+    report = score_operations(
+        list(args.paths), db=args.db, scorers=args.scorers, scorer_set=args.set, force=args.force
+    )
+    print(report.markdown)
+    if report.nothing_scored:
+        print("tracegrade: the input holds no eval case", file=sys.stderr)
+        return EXIT_NOTHING_SCORED
+    if args.check and report.failed:
+        print(f"tracegrade: {report.failed} of {report.cases} cases failed", file=sys.stderr)
+        return EXIT_CASES_FAILED
     return EXIT_OK
 
 
@@ -201,6 +232,28 @@ def _parser() -> argparse.ArgumentParser:
     sql.add_argument("--db", required=True, metavar="FILE")
     sql.add_argument("--rows", type=int, default=40, help="rows to print")
     sql.set_defaults(handler=_cmd_sql)
+
+    operations = commands.add_parser(
+        "operations", help="score block-edit eval cases (JSONL, Parquet) with a scorer set"
+    )
+    operations.add_argument("paths", nargs="+", metavar="PATH")
+    operations.add_argument(
+        "--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)"
+    )
+    operations.add_argument("--scorers", metavar="FILE", help="a TOML file of scorer sets")
+    operations.add_argument(
+        "--set",
+        metavar="NAME",
+        help="the scorer set (standard, strict, operation-focused, all, "
+        "or one from --scorers; default: the file's default_set, else standard)",
+    )
+    operations.add_argument(
+        "--force", action="store_true", help="score again cases already scored with this set"
+    )
+    operations.add_argument(
+        "--check", action="store_true", help=f"exit {EXIT_CASES_FAILED} when any case fails"
+    )
+    operations.set_defaults(handler=_cmd_operations)
     return parser
 
 

@@ -85,3 +85,9 @@ def test_a_failed_transaction_leaves_nothing(db_path: Path) -> None:
             con.execute("INSERT INTO meta VALUES ('k', 'v')")
             raise RuntimeError("boom")
         assert store.sql("SELECT count(*) AS n FROM meta WHERE key = 'k'")["n"][0] == 0
+
+
+def test_an_empty_file_left_by_a_killed_first_run_is_started_afresh(db_path: Path) -> None:
+    db_path.write_bytes(b"")
+    with DuckDBStore(db_path) as store:
+        assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0

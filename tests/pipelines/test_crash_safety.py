@@ -1,0 +1,27 @@
+"""SIGKILL at random moments leaves a database that opens; a re-run equals a clean run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import fault_injection  # noqa: E402
+
+
+def test_killed_runs_rerun_to_the_same_tables(tmp_path: Path) -> None:
+    archive = fault_injection.write_archive(tmp_path / "archive", n_traces=1000)
+    duration, trials = fault_injection.inject(archive, tmp_path / "work", kills=4, seed=3)
+    assert duration > 0 and len(trials) == 4
+    for trial in trials:
+        assert trial.opened, trial
+        assert trial.identical, trial
+        # every run a kill interrupted is closed as such by the re-run, which completes
+        assert trial.statuses_after_rerun[-1] == "completed", trial
+        assert "running" not in trial.statuses_after_rerun, trial
+        if "running" in trial.statuses_after_kill:
+            assert "interrupted" in trial.statuses_after_rerun, trial
+    assert any(trial.killed for trial in trials)
+    assert not list((tmp_path / "work").glob(".killed.duckdb.work/*"))
