@@ -1,0 +1,182 @@
+"""Value score throughput: vectorized Polars columns against a per-row Python port.
+
+Both sides read the same Parquet file (only the leaf columns the score needs:
+steps.type, steps.tool.name, metadata.task_domain, metadata.success, outcome.confidence)
+and score every trace with novelty 0.5, the built-in profiles and share threshold 0.75.
+
+    tracegrade: pyarrow read -> Polars projection of steps to struct{type, tool_name}
+                -> transforms.value.value_features -> value_score -> collect
+    baseline:   pyarrow read -> to_pylist -> tracegrade.reference.reference_value per row
+
+Run: .venv/bin/python bench/bench_value.py [--n 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from _common import (
+    Check,
+    add_common_args,
+    begin,
+    end,
+    fmt_rate,
+    print_table,
+    save_result,
+    synthetic_parquet,
+    timed,
+)
+
+from tracegrade.config import BUILTIN_PROFILES
+from tracegrade.reference import reference_value
+from transforms.value import value_features, value_score
+
+NOVELTY = 0.5
+SHARE_THRESHOLD = 0.75
+TARGET_RATIO = 20.0
+TARGET_RATE = 500_000.0
+
+LEAF_COLUMNS = [
+    "steps.list.element.type",
+    "steps.list.element.tool.name",
+    "metadata.task_domain",
+    "metadata.success",
+    "outcome.confidence",
+]
+"""Parquet leaf paths the value score needs; nothing else is decoded."""
+
+
+def read_needed(path: Path) -> pa.Table:
+    """The needed leaf columns of the file, nesting kept (steps, metadata, outcome)."""
+    return pq.ParquetFile(path).read(columns=LEAF_COLUMNS)
+
+
+def score_inputs(table: pa.Table) -> pl.LazyFrame:
+    """The frame value_features wants: steps as list<struct{type, tool_name}> and three scalars."""
+    step = pl.element().struct
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy().select(
+        steps=pl.col("steps").list.eval(
+            pl.struct(type=step.field("type"), tool_name=step.field("tool").struct.field("name"))
+        ),
+        task_domain=pl.col("metadata").struct.field("task_domain"),
+        success=pl.col("metadata").struct.field("success"),
+        confidence=pl.col("outcome").struct.field("confidence"),
+    )
+
+
+def vectorized(path: Path) -> pl.DataFrame:
+    """Read, project, score; the collected frame."""
+    features = value_features(score_inputs(read_needed(path)), BUILTIN_PROFILES)
+    return value_score(features.with_columns(novelty=pl.lit(NOVELTY)), SHARE_THRESHOLD).collect()
+
+
+def baseline(path: Path, splits: list[dict[str, float]]) -> list[float]:
+    """Read rows into Python objects, then the reference port one row at a time."""
+    split: dict[str, float] = {}
+    splits.append(split)
+    started = time.perf_counter()
+    rows = read_needed(path).to_pylist()
+    split["read_to_python"] = time.perf_counter() - started
+    started = time.perf_counter()
+    scores = []
+    for row in rows:
+        steps = [
+            {"type": step["type"], "tool_name": step["tool"]["name"] if step["tool"] else None}
+            for step in row["steps"]
+        ]
+        meta = row["metadata"]
+        scores.append(
+            reference_value(steps, meta["task_domain"], meta["success"],
+                            row["outcome"]["confidence"], NOVELTY)
+        )
+    split["reference_loop"] = time.perf_counter() - started
+    return scores
+
+
+def breakdown(path: Path) -> dict[str, float]:
+    """Where the vectorized time goes: each part materialized on its own, best of 3."""
+    parts: dict[str, float] = {}
+    parts["read parquet (pyarrow, needed leaves)"] = timed(lambda: read_needed(path)).seconds
+    table = read_needed(path)
+    parts["to polars + project steps"] = timed(lambda: score_inputs(table).collect()).seconds
+    inputs = score_inputs(table).collect()
+    parts["value_features"] = timed(
+        lambda: value_features(inputs.lazy(), BUILTIN_PROFILES).collect()
+    ).seconds
+    features = value_features(inputs.lazy(), BUILTIN_PROFILES).with_columns(
+        novelty=pl.lit(NOVELTY)
+    ).collect()
+    parts["value_score without `overrides` list"] = timed(
+        lambda: value_score(features.lazy(), SHARE_THRESHOLD).drop("overrides").collect()
+    ).seconds
+    parts["value_score, all columns"] = timed(
+        lambda: value_score(features.lazy(), SHARE_THRESHOLD).collect()
+    ).seconds
+    return parts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="traces (default 1,000,000)")
+    parser.add_argument("--seed", type=int, default=0)
+    add_common_args(parser)
+    args = parser.parse_args()
+
+    info, load = begin("bench_value: value score, vectorized vs per-row reference", args)
+    print(f"polars threads: {pl.thread_pool_size()}")
+    path = synthetic_parquet(args.n, args.seed)
+    n = pq.ParquetFile(path).metadata.num_rows
+
+    ours = timed(lambda: vectorized(path))
+    splits: list[dict[str, float]] = []
+    base = timed(lambda: baseline(path, splits))
+    split = splits[base.all_seconds.index(base.seconds)]
+
+    ours_rate, base_rate = n / ours.seconds, n / base.seconds
+    ratio = ours_rate / base_rate
+    vector_scores = ours.result["score"].to_numpy()
+    reference_scores = np.asarray(base.result, dtype=np.float64)
+    diff = np.abs(vector_scores - reference_scores)
+    max_diff = float(diff.max()) if n else 0.0
+    differing = int((diff != 0).sum())
+
+    print(f"\n{n:,} traces; tracegrade {ours.how} ({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), "
+          f"baseline {base.how} ({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)")
+    print(f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
+          f"reference_value loop {split['reference_loop']:.2f} s\n")
+    print_table([
+        Check("throughput (traces/s)", fmt_rate(ours_rate), fmt_rate(base_rate), f"{ratio:.1f}x",
+              f"ratio >= {TARGET_RATIO:.0f}", ratio >= TARGET_RATIO),
+        Check("vectorized throughput (traces/s)", fmt_rate(ours_rate), "", "",
+              f">= {fmt_rate(TARGET_RATE)}", ours_rate >= TARGET_RATE),
+        Check("wall time (s)", f"{ours.seconds:.3f}", f"{base.seconds:.3f}", "", "", None),
+        Check("max |score diff|", f"{max_diff:.3g}", "", "", "0.0 (identical)", max_diff == 0.0),
+        Check("rows with any difference", f"{differing:,}", "", "", "0", differing == 0),
+    ])
+
+    parts = breakdown(path)
+    print("where the vectorized time goes (each part materialized alone, best of 3; parts "
+          "overlap when fused in one query):")
+    for name, seconds in parts.items():
+        print(f"  {name:40s} {seconds:7.3f} s")
+    print()
+
+    end(info, load)
+    save_result("bench_value", {
+        "machine": info, "n": n, "vectorized_s": ours.seconds, "vectorized_how": ours.how,
+        "baseline_s": base.seconds, "baseline_how": base.how, "baseline_split": split,
+        "vectorized_rate": ours_rate, "baseline_rate": base_rate, "ratio": ratio,
+        "max_abs_diff": max_diff, "rows_differing": differing, "breakdown": parts,
+    })
+
+
+if __name__ == "__main__":
+    main()
