@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = ["NO_KEY", "count_in", "key_array", "pair", "rank_within"]
+__all__ = ["NO_KEY", "count_in", "key_array", "largest", "pair", "rank_within"]
 
 Keys = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
@@ -22,6 +22,12 @@ NO_KEY = -1
 def key_array(frame: pl.DataFrame, expr: pl.Expr) -> Keys:
     """An int64 key per row of `frame`; rows where `expr` is null get NO_KEY."""
     return frame.select(expr.fill_null(NO_KEY).cast(pl.Int64)).to_series().to_numpy()
+
+
+def largest(values: pl.Series) -> int:
+    """The largest value of an integer column; 0 when it is empty or all null."""
+    found = values.max()
+    return int(found) if isinstance(found, int) else 0
 
 
 def rank_within(keys: Keys) -> npt.NDArray[np.int64]:
@@ -39,9 +45,12 @@ def rank_within(keys: Keys) -> npt.NDArray[np.int64]:
 
 def count_in(keys: Keys, population: Keys) -> npt.NDArray[np.int64]:
     """How many elements of `population` (NO_KEY ignored) equal each key (0 for NO_KEY)."""
-    pool = np.sort(population[population != NO_KEY])
-    counts = np.searchsorted(pool, keys, side="right") - np.searchsorted(pool, keys, side="left")
-    return np.where(keys == NO_KEY, 0, counts).astype(np.int64)
+    values, counts = np.unique(population[population != NO_KEY], return_counts=True)
+    if not len(values):
+        return np.zeros(len(keys), dtype=np.int64)
+    slot = np.minimum(np.searchsorted(values, keys), len(values) - 1)
+    hit = (values[slot] == keys) & (keys != NO_KEY)
+    return np.where(hit, counts[slot], 0).astype(np.int64)
 
 
 def pair(left: Keys, right: Keys) -> tuple[Mask, Mask]:

@@ -14,15 +14,46 @@ from transforms.operations._json import details_json, json_items, json_string
 from transforms.operations.prepare import PreparedCases, regex_error
 from transforms.operations.simulate import Simulation
 
-__all__ = ["ALL_PAGES", "EXCERPT_CHARS", "content_quality", "pattern_errors", "pattern_matches"]
+__all__ = [
+    "ALL_PAGES",
+    "EXCERPT_CHARS",
+    "SEPARATOR",
+    "content_quality",
+    "pattern_errors",
+    "pattern_matches",
+]
 
 ALL_PAGES = "(all pages)"
 """The page name in the issues of a pattern that has no page."""
+
+SEPARATOR = "\n"
+"""What joins the blocks of a page (or of a whole case) into the text a pattern searches."""
 
 EXCERPT_CHARS = 100
 """Characters of the searched content quoted in an issue."""
 
 _CASE = "case_idx"
+
+
+def _texts(document: pl.DataFrame, keys: pl.Series, key: pl.Expr) -> pl.DataFrame:
+    """The final blocks of each wanted key (a page or a case) joined with newlines."""
+    rows = document.with_columns(_key=key).filter(pl.col("_key").is_in(keys.implode()))
+    return (
+        rows.group_by("_key", maintain_order=True)
+        .agg("content")
+        .select("_key", text=pl.col("content").list.join(SEPARATOR))
+    )
+
+
+def _search(rows: pl.DataFrame) -> pl.DataFrame:
+    """_row and found (null for an invalid regex), compiling each distinct regex once."""
+    return (
+        rows.filter(pl.col("regex").is_not_null())
+        .group_by("regex")
+        .agg("_row", found=pl.col("text").str.contains(pl.col("regex").first(), strict=False))
+        .explode(["_row", "found"])
+        .select("_row", "found")
+    )
 
 
 def pattern_matches(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
@@ -31,32 +62,26 @@ def pattern_matches(prepared: PreparedCases, simulation: Simulation) -> pl.DataF
     `problem` says why a regex does not compile (null when it does); an invalid or missing
     pattern is not found.
     """
-    texts = (
-        prepared.patterns.join(
-            simulation.pages.rename({"content": "_page_text"}),
-            on=[_CASE, "page_code"],
-            how="left",
-            maintain_order="left",
-        )
-        .with_columns(
-            _document_text=simulation.documents["content"].gather(prepared.patterns[_CASE])
-        )
-        .with_columns(
-            text=pl.when(pl.col("page").is_null())
-            .then(pl.col("_document_text"))
-            .otherwise(pl.col("_page_text").fill_null(""))
-        )
-        .drop("_page_text", "_document_text")
-        .with_row_index("_row")
+    case = pl.col(_CASE).cast(pl.Int64)
+    page_key = case * prepared.page_stride + pl.col("page_code")
+    patterns = prepared.patterns.with_row_index("_row").with_columns(
+        _key=pl.when(pl.col("page").is_null()).then(-1 - case).otherwise(page_key)
     )
-    searched = (
-        texts.filter(pl.col("regex").is_not_null())
-        .group_by("regex")
-        .agg("_row", found=pl.col("text").str.contains(pl.col("regex").first(), strict=False))
-        .explode(["_row", "found"])
-        .select("_row", "found")
+    paged, whole = patterns.filter(pl.col("_key") >= 0), patterns.filter(pl.col("_key") < 0)
+    table = pl.concat(
+        [
+            _texts(simulation.document, paged["_key"], page_key),
+            _texts(simulation.document, whole["_key"], -1 - case),
+        ]
     )
-    matches = texts.join(searched, on="_row", how="left", maintain_order="left").drop("_row")
+    texts = patterns.join(table, on="_key", how="left", maintain_order="left").with_columns(
+        pl.col("text").fill_null("")
+    )
+    searched = _search(texts)
+    state = np.full(texts.height, -1, dtype=np.int8)
+    state[searched["_row"].to_numpy()] = searched["found"].cast(pl.Int8).fill_null(-1).to_numpy()
+    found = pl.Series("found", state).replace(-1, None).cast(pl.Boolean)
+    matches = texts.drop("_row", "_key").with_columns(found)
     invalid = matches.filter(pl.col("regex").is_not_null() & pl.col("found").is_null())
     failing = invalid["regex"].unique().to_list()
     problems = pl.DataFrame(

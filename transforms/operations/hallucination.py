@@ -59,10 +59,10 @@ def anti_hallucination(prepared: PreparedCases, simulation: Simulation) -> pl.Da
     """case_idx, score (1 when no check fails, else 0) and details (JSON)."""
     blocks = simulation.blocks
     deletions = blocks.filter(pl.col("deleted") & ~_expected_on(prepared, blocks, "delete"))
-    changes = blocks.filter(
-        ~pl.col("deleted")
-        & (pl.col("result") != pl.col("content"))
-        & ~_expected_on(prepared, blocks, "update", "replace", "delete")
+    edited = blocks.filter(pl.col("edited") & ~pl.col("deleted"))
+    changes = edited.filter(
+        (pl.col("result") != pl.col("content"))
+        & ~_expected_on(prepared, edited, "update", "replace", "delete")
     )
     new_blocks = _new_blocks(prepared, simulation)
     cases = prepared.cases

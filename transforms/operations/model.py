@@ -52,14 +52,14 @@ OPERATION_DTYPE = pl.Struct(
 PATTERN_DTYPE = pl.Struct({"pattern": pl.String, "page": pl.String, "case_insensitive": pl.Boolean})
 
 CASE_SCHEMA = pl.Schema(
-    {
-        "case_id": pl.String,
-        "original_blocks": pl.List(BLOCK_DTYPE),
-        "expected_operations": pl.List(OPERATION_DTYPE),
-        "actual_operations": pl.List(OPERATION_DTYPE),
-        "expected_patterns": pl.List(PATTERN_DTYPE),
-        "duration_ms": pl.Float64,
-    }
+    [
+        ("case_id", pl.String()),
+        ("original_blocks", pl.List(BLOCK_DTYPE)),
+        ("expected_operations", pl.List(OPERATION_DTYPE)),
+        ("actual_operations", pl.List(OPERATION_DTYPE)),
+        ("expected_patterns", pl.List(PATTERN_DTYPE)),
+        ("duration_ms", pl.Float64()),
+    ]
 )
 """Columns of a frame of eval cases (JSONL keys and Parquet columns have the same names)."""
 

@@ -14,13 +14,12 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from transforms.operations._kernels import NO_KEY
+from transforms.operations._kernels import NO_KEY, largest
 from transforms.operations.model import OPERATION_TYPES
 
 __all__ = ["PreparedCases", "prepare_cases", "regex_error"]
 
 _CASE = "case_idx"
-_TYPE_CODES = {name: code for code, name in enumerate(OPERATION_TYPES)}
 _POSITION_CODES = {"before": 1, "after": 2}
 Ints = npt.NDArray[np.int64]
 
@@ -46,6 +45,7 @@ class PreparedCases:
         errors: case_idx, section, item, message: the input errors found here, one row per
             problem (invalid regexes are added by content.pattern_errors).
         stride: one more than the largest block count; packs (case, block) into one integer.
+        page_stride: one more than the largest page code; packs (case, page) likewise.
     """
 
     cases: pl.DataFrame
@@ -55,6 +55,7 @@ class PreparedCases:
     patterns: pl.DataFrame
     errors: pl.DataFrame
     stride: int
+    page_stride: int
 
     def block_key(self, position: str = "target_pos") -> pl.Expr:
         """case_idx * stride + position: one integer per (case, original block)."""
@@ -75,14 +76,11 @@ def regex_error(regex: str) -> str | None:
 
 
 def _long(cases: pl.DataFrame, column: str, position: str) -> pl.DataFrame:
-    lists = cases.select(_CASE, column).filter(pl.col(column).list.len() > 0)
-    return (
-        lists.with_columns(
-            pl.int_ranges(0, pl.col(column).list.len(), dtype=pl.Int64).alias(position)
-        )
-        .explode([column, position])
-        .unnest(column)
-    )
+    """One row per list element (empty and null lists give none), with its list position."""
+    lengths = cases[column].list.len().fill_null(0).to_numpy().astype(np.int64)
+    rows = cases.select(_CASE, column).explode(column, keep_nulls=False).unnest(column)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return rows.with_columns(pl.Series(position, np.arange(rows.height) - starts))
 
 
 def _codes(*columns: pl.Series) -> list[Ints]:
@@ -118,20 +116,34 @@ def _resolve(
         slot = np.clip(np.searchsorted(unique_keys, key), 0, len(unique_keys) - 1)
         found = (key != NO_KEY) & (unique_keys[slot] == key)
         row = np.where(found, first_rows[slot], -1)
-    target_row = pl.Series("target_row", row).replace(-1, None)
-    return ops.with_columns(
-        target_row=target_row,
-        target_pos=target_row - pl.Series(offsets),
-        in_range=pl.Series(in_range),
-        type_code=pl.col("type").replace_strict(_TYPE_CODES, default=None, return_dtype=pl.Int64),
-        pos_code=pl.when(pl.col("type") != "insert")
-        .then(0)
-        .otherwise(
-            pl.col("position")
-            .fill_null("after")
-            .replace_strict(_POSITION_CODES, default=None, return_dtype=pl.Int64)
-        ),
-    ).with_columns(index_eff=pl.coalesce("target_index", "target_pos"))
+    found = pl.col("_row") >= 0
+    position = pl.col("position")
+    return (
+        ops.with_columns(
+            _row=pl.Series(row), _offset=pl.Series(offsets), in_range=pl.Series(in_range)
+        )
+        .with_columns(
+            target_row=pl.when(found).then(pl.col("_row")),
+            target_pos=pl.when(found).then(pl.col("_row") - pl.col("_offset")),
+            type_code=_type_code(pl.col("type")),
+            pos_code=pl.when(pl.col("type") != "insert")
+            .then(pl.lit(0, dtype=pl.Int64))
+            .when(position.is_null() | (position == "after"))
+            .then(pl.lit(_POSITION_CODES["after"], dtype=pl.Int64))
+            .when(position == "before")
+            .then(pl.lit(_POSITION_CODES["before"], dtype=pl.Int64)),
+        )
+        .with_columns(index_eff=pl.coalesce("target_index", "target_pos"))
+        .drop("_row", "_offset")
+    )
+
+
+def _type_code(kind: pl.Expr) -> pl.Expr:
+    """The position of the type in OPERATION_TYPES; null for any other value."""
+    code: pl.Expr = pl.lit(None, dtype=pl.Int64)
+    for number, name in reversed(list(enumerate(OPERATION_TYPES))):
+        code = pl.when(kind == name).then(pl.lit(number, dtype=pl.Int64)).otherwise(code)
+    return code
 
 
 def _error(section: int, item: str, message: pl.Expr) -> list[pl.Expr]:
@@ -233,7 +245,7 @@ def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
         n_actual=count("actual_operations"),
         n_patterns=count("expected_patterns"),
     ).with_columns(block_offset=pl.col("n_blocks").cum_sum() - pl.col("n_blocks"))
-    stride = int(summary["n_blocks"].max() or 0) + 1
+    stride = largest(summary["n_blocks"]) + 1
     blocks = _long(indexed, "original_blocks", "block_pos").rename({"id": "block_id"})
     blocks = blocks.with_columns(pl.col("content").fill_null(""))
     expected = _long(indexed, "expected_operations", "op_pos")
@@ -296,4 +308,4 @@ def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
             _pattern_errors(patterns),
         ]
     )
-    return PreparedCases(summary, blocks, expected, actual, patterns, errors, stride)
+    return PreparedCases(summary, blocks, expected, actual, patterns, errors, stride, pages)

@@ -17,12 +17,12 @@ from typing import Any
 
 from transforms.operations.model import DEFAULT_POSITION, OPERATION_TYPES, POSITIONS
 
-__all__ = ["ReferenceCase", "reference_case", "reference_score_cases"]
+__all__ = ["reference_case", "reference_score_cases"]
 
 ALL_PAGES = "(all pages)"
 EXCERPT = 100
+OPERATION_KEYS = ("type", "target_block_id", "target_index", "position", "content")
 Op = dict[str, Any]
-ReferenceCase = dict[str, Any]
 
 
 def _ops(items: Sequence[Mapping[str, Any]] | None, blocks: list[Mapping[str, Any]]) -> list[Op]:
@@ -47,9 +47,6 @@ def _ops(items: Sequence[Mapping[str, Any]] | None, blocks: list[Mapping[str, An
         )
         out.append(op)
     return out
-
-
-OPERATION_KEYS = ("type", "target_block_id", "target_index", "position", "content")
 
 
 def _op_json(op: Op) -> dict[str, Any]:
@@ -371,7 +368,7 @@ def reference_case(
 
 def reference_score_cases(
     rows: Iterable[Mapping[str, Any]], scorers: Sequence[tuple[str, float, float]]
-) -> list[ReferenceCase]:
+) -> list[dict[str, Any]]:
     """Score each case with the named built-in scorers, given as (name, weight, threshold).
 
     Returns one dict per case: case_id, weighted_average, passed, failed_scorers, error and

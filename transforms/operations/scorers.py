@@ -65,6 +65,15 @@ class ScoringBatch:
         """Every input error of the cases: case_idx, section, item, message."""
         return pl.concat([self.prepared.errors, pattern_errors(self.matches)])
 
+    def ready(self, needs: str) -> None:
+        """Compute now the shared work that scorers with this `needs` read."""
+        if needs == "operations":
+            self.prepared  # noqa: B018
+        elif needs == "simulation":
+            self.simulation  # noqa: B018
+        else:
+            self.errors  # noqa: B018
+
     @cached_property
     def eval_cases(self) -> list[EvalCase]:
         """The cases as objects, for custom scorers."""
@@ -77,6 +86,8 @@ class BatchScorer(Protocol):
 
     name: ClassVar[str]
     default_threshold: ClassVar[float]
+    needs: ClassVar[str]
+    """What of the batch it reads: `operations`, `simulation` or `patterns` (the search)."""
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """case_idx, score in [0, 1] and details (a JSON string), one row per case in order."""
@@ -89,6 +100,7 @@ class OperationAccuracy:
 
     name: ClassVar[str] = "operation-accuracy"
     default_threshold: ClassVar[float] = 0.8
+    needs: ClassVar[str] = "operations"
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """See transforms.operations.matching.operation_accuracy."""
@@ -101,6 +113,7 @@ class TargetBlockPrecision:
 
     name: ClassVar[str] = "target-block-precision"
     default_threshold: ClassVar[float] = 0.75
+    needs: ClassVar[str] = "operations"
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """See transforms.operations.matching.target_block_precision."""
@@ -113,6 +126,7 @@ class ContentQuality:
 
     name: ClassVar[str] = "content-quality"
     default_threshold: ClassVar[float] = 0.6
+    needs: ClassVar[str] = "patterns"
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """See transforms.operations.content.content_quality."""
@@ -125,6 +139,7 @@ class OperationResult:
 
     name: ClassVar[str] = "operation-result"
     default_threshold: ClassVar[float] = 0.8
+    needs: ClassVar[str] = "patterns"
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """See transforms.operations.result.operation_result."""
@@ -137,6 +152,7 @@ class AntiHallucination:
 
     name: ClassVar[str] = "anti-hallucination"
     default_threshold: ClassVar[float] = 1.0
+    needs: ClassVar[str] = "simulation"
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """See transforms.operations.hallucination.anti_hallucination."""

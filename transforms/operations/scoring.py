@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import polars as pl
@@ -75,6 +76,36 @@ def _frame(spec: ScorerSpec, batch: ScoringBatch) -> tuple[pl.DataFrame, pl.Data
     return frame.drop("error"), errors
 
 
+def _frames(
+    scorers: tuple[ScorerSpec, ...], batch: ScoringBatch
+) -> list[tuple[pl.DataFrame, pl.DataFrame | None]]:
+    """Every scorer's frame, in set order.
+
+    Most of the work is single-threaded, so built-in scorers run on a second thread as soon as
+    what they read is ready (the long frames, then the simulation), while this thread computes
+    the simulation and the pattern search and runs the scorers built on the search. Shared
+    work is computed before a scorer that reads it is submitted, so nothing runs twice.
+    """
+
+    def needing(what: str) -> list[int]:
+        return [
+            number
+            for number, spec in enumerate(scorers)
+            if isinstance(spec.scorer, tuple(BUILTIN_SCORERS.values()))
+            and spec.scorer.needs == what  # type: ignore[union-attr]
+        ]
+
+    batch.ready("operations")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = {n: pool.submit(_frame, scorers[n], batch) for n in needing("operations")}
+        batch.ready("simulation")
+        pending |= {n: pool.submit(_frame, scorers[n], batch) for n in needing("simulation")}
+        batch.ready("patterns")
+        done = {n: _frame(spec, batch) for n, spec in enumerate(scorers) if n not in pending}
+        done |= {number: future.result() for number, future in pending.items()}
+    return [done[number] for number in range(len(scorers))]
+
+
 def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
     """Score a frame of eval cases (CASE_SCHEMA columns) with every scorer of the set.
 
@@ -83,11 +114,12 @@ def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
     """
     batch = ScoringBatch(cases)
     summary = batch.prepared.cases.select(_CASE, "case_id")
-    error_frames = [batch.errors]
     long_frames: list[pl.DataFrame] = []
     wide: dict[str, pl.Series] = {}
+    frames = _frames(scorer_set.scorers, batch)
+    error_frames = [batch.errors]
     for order, spec in enumerate(scorer_set.scorers):
-        frame, errors = _frame(spec, batch)
+        frame, errors = frames[order]
         if errors is not None:
             error_frames.append(errors.with_columns(item=pl.lit(order, dtype=pl.Int64)))
         passed = frame["score"] >= spec.threshold - PASS_TOLERANCE

@@ -16,17 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from transforms.operations._kernels import NO_KEY, key_array
+from transforms.operations._kernels import NO_KEY, key_array, largest
 from transforms.operations.model import OPERATION_TYPES
 from transforms.operations.prepare import PreparedCases
 
-__all__ = ["FAILURE_REASONS", "SEPARATOR", "Simulation", "simulate"]
+__all__ = ["FAILURE_REASONS", "Simulation", "simulate"]
 
 FAILURE_REASONS = ("invalid type", "unknown block", "invalid position", "block already deleted")
 """Why an actual operation did not apply, in the order they are checked."""
-
-SEPARATOR = "\n"
-"""What joins the blocks of a page (and of a document) into the text patterns search."""
 
 _CASE = "case_idx"
 _DELETE = OPERATION_TYPES.index("delete")
@@ -41,16 +38,15 @@ class Simulation:
     Attributes:
         actual: the prepared actual operations with `applied` and `failure` (a FAILURE_REASONS
             entry, null when applied).
-        blocks: the prepared blocks with `result` (final content) and `deleted`.
-        pages: case_idx, page_code, content: each page's final blocks joined with newlines.
-        documents: case_idx, content: every final block of the case joined with newlines
-            ("" when none is left), one row per case in order.
+        blocks: the prepared blocks with `result` (final content), `edited` (an update or
+            replace applied to it) and `deleted`.
+        document: the final blocks of every case in document order: case_idx, page_code,
+            content (inserted blocks take the page of the block they were inserted at).
     """
 
     actual: pl.DataFrame
     blocks: pl.DataFrame
-    pages: pl.DataFrame
-    documents: pl.DataFrame
+    document: pl.DataFrame
 
 
 def _deleted_earlier(prepared: PreparedCases) -> np.ndarray:
@@ -86,6 +82,18 @@ def _outcomes(prepared: PreparedCases) -> pl.DataFrame:
     )
 
 
+def _in_document_order(rows: pl.DataFrame, prepared: PreparedCases) -> pl.DataFrame:
+    """Rows sorted by (case, anchor, slot, order), on one packed integer when it fits."""
+    span = 2 * largest(prepared.cases["n_actual"]) + 1
+    if prepared.cases.height * prepared.stride * 3 * span < 2**62:
+        anchor = pl.col(_CASE).cast(pl.Int64) * prepared.stride + pl.col("anchor")
+        rows = rows.with_columns(_order=(anchor * 3 + pl.col("slot")) * span + pl.col("order"))
+        rows = rows.sort("_order")
+    else:
+        rows = rows.sort([_CASE, "anchor", "slot", "order"])
+    return rows.select(_CASE, "page_code", "content")
+
+
 def simulate(prepared: PreparedCases) -> Simulation:
     """Apply every case's actual operations to its original blocks."""
     outcomes = _outcomes(prepared)
@@ -99,9 +107,13 @@ def simulate(prepared: PreparedCases) -> Simulation:
         .clone()
         .scatter(edits["target_row"], edits["content"].fill_null(""))
     )
+    edited = np.zeros(prepared.blocks.height, dtype=bool)
+    edited[edits["target_row"].to_numpy()] = True
     deleted = np.zeros(prepared.blocks.height, dtype=bool)
     deleted[applied.filter(code == _DELETE)["target_row"].to_numpy()] = True
-    blocks = prepared.blocks.with_columns(result=result, deleted=pl.Series(deleted))
+    blocks = prepared.blocks.with_columns(
+        result=result, edited=pl.Series(edited), deleted=pl.Series(deleted)
+    )
     kept = blocks.filter(~pl.col("deleted")).select(
         _CASE,
         pl.col("block_pos").alias("anchor"),
@@ -120,21 +132,5 @@ def simulate(prepared: PreparedCases) -> Simulation:
         page_code=blocks["page_code"].gather(inserts["target_row"]),
         content=pl.col("content").fill_null(""),
     )
-    document = pl.concat([kept, inserted]).sort([_CASE, "anchor", "slot", "order"])
-    pages = (
-        document.filter(pl.col("page_code").is_not_null())
-        .group_by([_CASE, "page_code"], maintain_order=True)
-        .agg("content")
-        .with_columns(pl.col("content").list.join(SEPARATOR))
-    )
-    texts = (
-        document.group_by(_CASE, maintain_order=True)
-        .agg("content")
-        .with_columns(pl.col("content").list.join(SEPARATOR))
-    )
-    documents = (
-        prepared.cases.select(_CASE)
-        .join(texts, on=_CASE, how="left", maintain_order="left")
-        .with_columns(pl.col("content").fill_null(""))
-    )
-    return Simulation(outcomes, blocks, pages, documents)
+    document = pl.concat([kept, inserted])
+    return Simulation(outcomes, blocks, _in_document_order(document, prepared))

@@ -1,0 +1,113 @@
+"""The score_operations flow: its tasks through .fn(), re-runs, and one real flow run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import table_snapshot
+from operations_helpers import CASES_FILE
+
+from pipelines import operations as flow_module
+from storage.duckdb_store import RunRecord
+from storage.registry import held_store
+from tracegrade.operations_config import load_scorer_set
+from tracegrade.operations_report import OperationsReport
+
+
+def run_tasks(
+    paths: list[Path], db: Path, scorer_set: str = "standard", *, force: bool = False
+) -> tuple[dict[str, int], OperationsReport]:
+    """The flow's tasks in the flow's order, without Prefect."""
+    config = load_scorer_set(None, scorer_set)
+    with held_store(db) as store:
+        run = flow_module._start(str(db), config, None)
+        counts = flow_module.stage_cases.fn(run, [str(p) for p in paths], force)
+        counts |= flow_module.score_staged.fn(run)
+        flow_module.commit.fn(run)
+        report = flow_module._report(run, config, counts, {})
+        store.finish_run(run.handle, RunRecord("completed", counts, {}, report.markdown))
+        shutil.rmtree(run.work_dir)
+    return counts, report
+
+
+def query(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.sql(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_tasks_score_every_case_and_record_the_run(tmp_path: Path, db_path: Path) -> None:
+    counts, report = run_tasks([CASES_FILE], db_path)
+    assert counts == {"files_read": 1, "rows_read": 10, "rows_unchanged": 0, "rows_scored": 10}
+    assert (report.cases, report.passed, report.failed, report.input_errors) == (10, 5, 5, 1)
+    assert query(db_path, "SELECT count(*), count(DISTINCT scorer) FROM operation_scores") == [
+        (30, 3)
+    ]
+    (error,) = query(
+        db_path, "SELECT error FROM latest_operation_cases WHERE case_id = 'invalid-regex'"
+    )
+    assert "is not a valid regular expression" in error[0]
+    ((flow, status, rows_scored, summary),) = query(
+        db_path, "SELECT flow, status, rows_scored, summary FROM runs"
+    )
+    assert (flow, status, rows_scored) == ("score_operations", "completed", 10)
+    assert "## Failing cases by reason" in summary
+
+
+def test_a_rerun_changes_nothing_but_the_run_log(tmp_path: Path, db_path: Path) -> None:
+    run_tasks([CASES_FILE], db_path)
+    before = table_snapshot(db_path)
+    counts, report = run_tasks([CASES_FILE], db_path)
+    assert counts["rows_scored"] == 0 and counts["rows_unchanged"] == 10
+    assert table_snapshot(db_path) == before
+    assert report.passed == 5  # the report covers the input's cases, scored now or before
+
+
+def test_changed_cases_another_set_and_force_are_scored_again(
+    tmp_path: Path, db_path: Path
+) -> None:
+    run_tasks([CASES_FILE], db_path)
+    lines = CASES_FILE.read_text().splitlines()
+    changed = json.loads(lines[5])  # wrong-target: now the model gets it right
+    changed["actual_operations"] = changed["expected_operations"]
+    edited = tmp_path / "cases.jsonl"
+    edited.write_text("\n".join([*lines[:5], json.dumps(changed), *lines[6:]]) + "\n")
+    counts, report = run_tasks([edited], db_path)
+    assert (counts["rows_scored"], counts["rows_unchanged"]) == (1, 9)
+    assert report.passed == 6
+    assert query(
+        db_path, "SELECT passed FROM latest_operation_cases WHERE case_id = 'wrong-target'"
+    ) == [(True,)]
+    assert query(
+        db_path, "SELECT count(*) FROM operation_cases WHERE case_id = 'wrong-target'"
+    ) == [(2,)]
+    counts, _ = run_tasks([edited], db_path, "strict")
+    assert counts["rows_scored"] == 10
+    counts, _ = run_tasks([edited], db_path, force=True)
+    assert counts["rows_scored"] == 10
+    assert query(
+        db_path,
+        "SELECT scorer_set, count(*), sum(passed::INT) FROM latest_operation_cases GROUP BY 1 ORDER BY 1",
+    ) == [("standard", 10, 6), ("strict", 10, 4)]
+
+
+@pytest.mark.slow
+def test_the_real_flow_leaves_a_report_artifact(prefect_server: None, db_path: Path) -> None:
+    from prefect.artifacts import Artifact
+
+    report = flow_module.score_operations([str(CASES_FILE)], db=str(db_path), scorer_set="strict")
+    assert (report.scorer_set, report.passed, report.failed) == ("strict", 3, 7)
+    artifact = Artifact.get("score-operations-report")
+    assert artifact is not None and report.run_id in str(artifact.data)
+    assert query(db_path, "SELECT status FROM runs") == [("completed",)]
+    assert not any(
+        p.name.endswith(".work") and any(p.iterdir())
+        for p in db_path.parent.iterdir()
+        if p.is_dir()
+    )
