@@ -22,7 +22,7 @@ from storage._canonical import (
     parse_created_at,
 )
 
-__all__ = ["iter_parquet_rows", "read_parquet_rows"]
+__all__ = ["iter_parquet_rows"]
 
 _Check = Callable[[pa.DataType], bool]
 
@@ -272,12 +272,6 @@ def iter_parquet_rows(path: str, batch_rows: int) -> Iterator[pl.DataFrame]:
         rows = _canonical(table, path, first_row)
         first_row += rows.height
         yield rows
-
-
-def read_parquet_rows(path: str) -> pl.DataFrame:
-    """Canonical rows of one nested Parquet trace export, all at once."""
-    frames = list(iter_parquet_rows(path, 1 << 20))
-    return pl.concat(frames) if len(frames) > 1 else frames[0]
 
 
 def _canonical(table: pa.Table, path: str, first_row: int) -> pl.DataFrame:
