@@ -4,8 +4,9 @@ Embeddings: 384-d float32 unit vectors with cluster structure (topics that persi
 while, near-repeats and exact repeats), in event-time order. Cache: max_elements 1000, no TTL.
 Two cases: one global scope, and six agent scopes (Zipf-like traffic).
 
-    tracegrade: transforms.novelty.window_bounds + replay_novelty (blocks of 256 targets,
-                one matrix product each, band mask at the edges)
+    tracegrade: transforms.novelty.window_bounds + replay_novelty (blocks of 128 targets,
+                one matrix product each, band mask at the edges, a
+                thread per CPU with single-threaded BLAS)
     baseline:   the SDK's cache in numpy, one trace at a time: one matrix-vector product
                 against a rolling array of the scope's last 1000 vectors,
                 N = clamp(1 - max, 0, 1), 0.5 when the cache is empty

@@ -9,10 +9,13 @@ keeps each row to its own window.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 __all__ = ["EMPTY_CACHE_NOVELTY", "NoveltyResult", "normalized", "replay_novelty", "window_bounds"]
 
@@ -125,12 +128,18 @@ def _pair_cosines(
     return np.einsum("ij,ij->i", unit[rows], unit[cols], dtype=np.float64)
 
 
+def _worker_count(threads: int | None, blocks: int) -> int:
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(threads or available or 1, blocks))
+
+
 def replay_novelty(
     embeddings: npt.ArrayLike,
     window_start: npt.ArrayLike,
     *,
     targets: npt.ArrayLike | None = None,
     block_rows: int = _DEFAULT_BLOCK_ROWS,
+    threads: int | None = None,
 ) -> NoveltyResult:
     """Replay the SDK's cache over rows sorted by (scope, created_at, id).
 
@@ -140,6 +149,8 @@ def replay_novelty(
             is rows [window_start[i], i).
         targets: boolean mask of the rows whose N is wanted (default: all).
         block_rows: targets per matrix product.
+        threads: blocks computed side by side, each with single-threaded BLAS (default: the
+            CPUs this process may use). The result does not depend on it.
 
     Returns:
         N = clamp(1 - max cosine, 0, 1), 0.5 for an empty cache, NaN for non-targets; and the
@@ -156,11 +167,24 @@ def replay_novelty(
     wanted = np.ones(n, dtype=bool) if targets is None else np.asarray(targets, dtype=bool)
     target_rows = np.flatnonzero(wanted).astype(np.int64)
     best = np.full(n, np.nan, dtype=np.float64)
-    for piece in _blocks(target_rows, lo, block_rows):
+
+    def solve(piece: slice) -> None:
         rows = target_rows[piece]
         nearest = _block_best(unit, rows, lo[rows])
         seen = lo[rows] < rows
         best[rows[seen]] = _pair_cosines(unit, rows[seen], nearest[seen])
+
+    pieces = _blocks(target_rows, lo, block_rows)
+    workers = _worker_count(threads, len(pieces))
+    if workers == 1:
+        for piece in pieces:
+            solve(piece)
+    else:
+        # Single-threaded BLAS calls side by side keep the cores busier than one multi-threaded
+        # BLAS call on these small products (block_rows x dim x ~max_elements).
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+            for _ in pool.map(solve, pieces):
+                pass
     window = np.where(wanted, index - lo, 0)
     novelty = np.where(window > 0, np.clip(1.0 - best, 0.0, 1.0), EMPTY_CACHE_NOVELTY)
     return NoveltyResult(novelty=np.where(wanted, novelty, np.nan), window=window)

@@ -125,6 +125,26 @@ def test_targets_only_compute_the_rows_asked_for() -> None:
     assert np.isnan(part.novelty[~mask]).all()
 
 
+@pytest.mark.parametrize("block_rows", [1, 16, 128])
+def test_threads_and_block_size_do_not_change_n(block_rows: int) -> None:
+    frame = archive(1500, seed=5).sort("created_at", "trace_id")
+    vectors = np.stack(frame["vector"].to_numpy())
+    codes = frame["agent"].rank("dense").to_numpy().astype(np.int64)
+    order = np.lexsort((np.arange(len(codes)), codes))
+    lo = window_bounds(
+        codes[order],
+        frame["created_at"].dt.epoch("us").to_numpy()[order],
+        max_elements=40,
+        ttl_us=HOUR_US,
+    )
+    targets = np.random.default_rng(1).random(len(lo)) < 0.6
+    one = replay_novelty(vectors[order], lo, targets=targets, block_rows=block_rows, threads=1)
+    many = replay_novelty(vectors[order], lo, targets=targets, block_rows=block_rows, threads=3)
+    np.testing.assert_array_equal(one.novelty, many.novelty)
+    np.testing.assert_array_equal(one.window, many.window)
+    assert np.isfinite(one.novelty[targets]).all()
+
+
 def test_window_start_is_checked() -> None:
     with pytest.raises(ValueError, match="window_start"):
         replay_novelty(np.ones((2, 2), dtype=np.float32), np.array([1, 0]))
