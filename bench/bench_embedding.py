@@ -128,8 +128,10 @@ def main() -> None:
 
     print(f"torch threads: {torch.get_num_threads()}")
     settings = Settings()
-    if settings.embedding.batch_size != BATCH_SIZE:
-        raise SystemExit(f"default batch size is {settings.embedding.batch_size}, not {BATCH_SIZE}")
+    if settings.embedding.batch_size_for("cpu") != BATCH_SIZE:
+        raise SystemExit(
+            f"default batch size is {settings.embedding.batch_size_for('cpu')}, not {BATCH_SIZE}"
+        )
     print(f"embedding config: {settings.embedding.model_dump()}")
 
     OUT_DIR.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from typing import Any
 
 import polars as pl
 from prefect import flow, task
@@ -14,8 +15,10 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from pipelines import stages
+from pipelines.fanout import dask_runner, embed_and_replay
 from pipelines.stages import StagedRun
 from storage.duckdb_store import RunRecord
+from storage.parquet_export import export_scores
 from storage.registry import held_store, store_for
 from tracegrade.config import load_settings
 from tracegrade.summary import RunSummary, build_summary
@@ -44,8 +47,14 @@ def embed_texts(run: StagedRun, config: str | None) -> dict[str, int]:
 
 
 @_task
+def replay(run: StagedRun, config: str | None) -> dict[str, int]:
+    """Replay the novelty caches in event time over the stored and new embeddings."""
+    return stages.replay_staged(store_for(run.db), run, load_settings(config))
+
+
+@_task
 def score(run: StagedRun, config: str | None, embed: bool) -> dict[str, int]:
-    """Replay novelty and compute value scores."""
+    """Compute value scores with the replayed novelty."""
     return stages.score_staged(store_for(run.db), run, load_settings(config), embed=embed)
 
 
@@ -53,6 +62,12 @@ def score(run: StagedRun, config: str | None, embed: bool) -> dict[str, int]:
 def commit(run: StagedRun) -> None:
     """Write everything the run produced in one transaction."""
     stages.commit_results(store_for(run.db), run)
+
+
+@_task
+def export_parquet(run: StagedRun, folder: str) -> dict[str, int]:
+    """Rewrite the date partitions of the Parquet copy that this run's scores touched."""
+    return {"parquet_partitions": len(export_scores(store_for(run.db), folder))}
 
 
 def _summarise(
@@ -124,12 +139,25 @@ def score_run(run: StagedRun, config: str | None, embed: bool, tally: RunTally) 
     started = time.perf_counter()
     tally.record("plan", started, plan_novelty(run, config, embed))
     if embed:
+        execution = load_settings(config).execution
         started = time.perf_counter()
-        tally.record("embed", started, embed_texts(run, config))
+        if execution.engine == "dask":
+            # prefect-dask's runner yields Dask futures, which Flow's signature does not name
+            runner: Any = dask_runner(execution)
+            fan_out = embed_and_replay.with_options(task_runner=runner)
+            tally.record("embed and replay (dask)", started, fan_out(run, config))
+        else:
+            tally.record("embed", started, embed_texts(run, config))
+            started = time.perf_counter()
+            tally.record("replay", started, replay(run, config))
     started = time.perf_counter()
     tally.record("score", started, score(run, config, embed))
     started = time.perf_counter()
     tally.record("commit", started, commit(run))
+    folder = load_settings(config).output.scores_parquet
+    if folder is not None:
+        started = time.perf_counter()
+        tally.record("parquet export", started, export_parquet(run, folder))
 
 
 def finish(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from importlib.metadata import version
@@ -23,7 +24,7 @@ from storage.readers import (
 from tracegrade.config import Settings
 from tracegrade.embedding import SentenceEmbedder
 from tracegrade.progress import stage_progress
-from transforms.novelty import EMPTY_CACHE_NOVELTY, replay_novelty
+from transforms.novelty import EMPTY_CACHE_NOVELTY, NoveltyResult, replay_novelty
 from transforms.replay import plan_replay, scope_key, trace_text
 from transforms.validate import QUARANTINE_COLUMNS, split_duplicates, with_rule
 from transforms.value import value_features, value_score
@@ -37,16 +38,19 @@ __all__ = [
     "StagedRun",
     "commit_results",
     "embed_texts",
+    "pending_texts",
     "plan_novelty",
+    "replay_staged",
     "score_staged",
     "stage_inputs",
 ]
 
-VALID, QUARANTINE, FILES, PLAN, SCORES, TRACES, PARTS = (
+VALID, QUARANTINE, FILES, PLAN, NOVELTY, SCORES, TRACES, PARTS = (
     "valid.parquet",
     "quarantine.parquet",
     "files.parquet",
     "plan.parquet",
+    "novelty.parquet",
     "scores.parquet",
     "traces.parquet",
     "parts",
@@ -360,57 +364,89 @@ def _texts_for(store: DuckDBStore, run: StagedRun, plan: pl.DataFrame) -> pl.Dat
     return pl.concat([fresh, stored.select("trace_id", trace_text())])
 
 
-def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[str, int]:
-    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk."""
+def pending_texts(
+    store: DuckDBStore, run: StagedRun, settings: Settings
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The plan's texts with no stored vector (embedding_key, text; longest first), and counts."""
     model_key = settings.embedding.model_key()
     plan = pl.read_parquet(run.path(PLAN), columns=["trace_id", "text_sha", "fresh"])
     keys = plan.with_columns(embedding_key=embedding_keys(model_key, plan["text_sha"]))
+    distinct = keys["embedding_key"].n_unique()
     missing = store.missing_embeddings(keys["embedding_key"])
     if missing.is_empty():
-        return {"texts_embedded": 0, "texts_cached": keys["embedding_key"].n_unique()}
+        todo = pl.DataFrame(schema={"embedding_key": pl.String, "text": pl.String})
+        return todo, {"texts_embedded": 0, "texts_cached": distinct}
     wanted = keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key").unique(
         "embedding_key", keep="first", maintain_order=True
     )
-    todo = wanted.join(_texts_for(store, run, wanted), on="trace_id").sort(
-        pl.col("text").str.len_chars(), descending=True
+    todo = (
+        wanted.join(_texts_for(store, run, wanted), on="trace_id")
+        .sort(pl.col("text").str.len_chars(), descending=True)
+        .select("embedding_key", "text")
     )
+    return todo, {"texts_embedded": todo.height, "texts_cached": distinct - todo.height}
+
+
+def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[str, int]:
+    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk."""
+    todo, counts = pending_texts(store, run, settings)
+    if todo.is_empty():
+        return counts
     embedder = SentenceEmbedder(settings.embedding)
     advance = stage_progress("embedding", todo.height)
-    chunk = max(settings.embedding.batch_size * 32, 1024)
-    for start in range(0, todo.height, chunk):
-        part = todo.slice(start, chunk)
+    for part in todo.iter_slices(max(embedder.batch_size * 32, 1024)):
         vectors = embedder.encode(part["text"].to_list())
         store.put_embeddings(
-            part["embedding_key"].to_list(), vectors, model=model_key, run_id=run.run_id
+            part["embedding_key"].to_list(),
+            vectors,
+            model=settings.embedding.model_key(),
+            run_id=run.run_id,
         )
         advance(part.height)
-    return {
-        "texts_embedded": todo.height,
-        "texts_cached": keys["embedding_key"].n_unique() - todo.height,
-    }
+    return counts
+
+
+Replay = Callable[..., NoveltyResult]
+"""`replay_novelty`, or anything with its signature and result (a distributed replay)."""
+
+
+def replay_staged(
+    store: DuckDBStore, run: StagedRun, settings: Settings, replay: Replay = replay_novelty
+) -> dict[str, int]:
+    """Replay the novelty caches over the plan's rows; writes novelty.parquet for the targets."""
+    plan = pl.read_parquet(
+        run.path(PLAN), columns=["trace_id", "text_sha", "target", "window_start"]
+    )
+    keys = embedding_keys(settings.embedding.model_key(), plan["text_sha"])
+    result = replay(
+        store.vectors(keys), plan["window_start"].to_numpy(), targets=plan["target"].to_numpy()
+    )
+    novelty = plan.select(
+        "trace_id",
+        novelty=pl.Series(result.novelty),
+        novelty_window=pl.Series(result.window).cast(pl.Int32),
+    ).filter(plan["target"])
+    novelty.with_columns(
+        novelty_source=pl.when(pl.col("novelty_window") > 0)
+        .then(pl.lit("embedding"))
+        .otherwise(pl.lit("empty_cache"))
+    ).write_parquet(run.path(NOVELTY))
+    return {"rows_replayed": novelty.height}
 
 
 def score_staged(
     store: DuckDBStore, run: StagedRun, settings: Settings, *, embed: bool
 ) -> dict[str, int]:
-    """Replay novelty and compute the value score of every target; writes scores.parquet."""
+    """Compute the value score of every target; writes scores.parquet.
+
+    With `embed`, N comes from novelty.parquet (`replay_staged`, run now when it has not been).
+    """
     plan = pl.read_parquet(run.path(PLAN))
     advance = stage_progress("scoring", int(plan["target"].sum()))
     if embed:
-        keys = embedding_keys(settings.embedding.model_key(), plan["text_sha"])
-        result = replay_novelty(
-            store.vectors(keys), plan["window_start"].to_numpy(), targets=plan["target"].to_numpy()
-        )
-        novelty = plan.select(
-            "trace_id",
-            novelty=pl.Series(result.novelty),
-            novelty_window=pl.Series(result.window).cast(pl.Int32),
-        ).filter(plan["target"])
-        novelty = novelty.with_columns(
-            novelty_source=pl.when(pl.col("novelty_window") > 0)
-            .then(pl.lit("embedding"))
-            .otherwise(pl.lit("empty_cache"))
-        )
+        if not run.path(NOVELTY).exists():
+            replay_staged(store, run, settings)
+        novelty = pl.read_parquet(run.path(NOVELTY))
     else:
         novelty = plan.select(
             "trace_id",

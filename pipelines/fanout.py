@@ -1,0 +1,168 @@
+"""The embedding and novelty stages fanned out to a Dask cluster through Prefect's task runner.
+
+The flow's process plans the work, writes each task's input to the run's work folder, and
+stores what comes back: workers read and write files only, and the DuckDB file keeps its one
+writer. Embedding chunks are committed as they finish, so a crash keeps the finished ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
+from prefect_dask import DaskTaskRunner
+
+from pipelines import stages
+from pipelines.stages import StagedRun
+from storage.registry import store_for
+from tracegrade.config import ExecutionConfig, load_settings
+from tracegrade.embedding import SentenceEmbedder
+from tracegrade.progress import stage_progress
+from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
+
+__all__ = ["dask_runner", "embed_and_replay", "embed_chunk", "replay_partition"]
+
+_task = task(cache_policy=NO_CACHE, persist_result=False)
+_FANOUT = "fanout"
+
+
+def dask_runner(execution: ExecutionConfig) -> DaskTaskRunner:
+    """A DaskTaskRunner on the configured scheduler, or on a local cluster made for the run.
+
+    Dask's own INFO logs (workers starting and stopping) are silenced, here and in the worker
+    processes a local cluster starts.
+    """
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    logging.getLogger("distributed").setLevel(logging.WARNING)
+    if execution.dask_address is not None:
+        return DaskTaskRunner(address=execution.dask_address)
+    return DaskTaskRunner(
+        cluster_kwargs={
+            "n_workers": execution.workers,
+            "threads_per_worker": execution.threads_per_worker,
+            "processes": True,
+            "dashboard_address": None,
+        }
+    )
+
+
+@_task
+def embed_chunk(texts: str, config: str | None) -> str:
+    """Embed the texts of one chunk file; returns the .npy file of their vectors, in order."""
+    settings = load_settings(config)
+    threads = settings.execution.threads_per_worker
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    vectors = SentenceEmbedder(settings.embedding).encode(
+        pl.read_parquet(texts, columns=["text"])["text"].to_list()
+    )
+    out = Path(texts).with_suffix(".npy")
+    _save_atomic(out, vectors)
+    return str(out)
+
+
+@_task
+def replay_partition(inputs: str) -> str:
+    """Replay one partition (its targets and their halo); returns the .npz of N and windows."""
+    with np.load(inputs) as data:
+        result = replay_novelty(data["vectors"], data["window_start"], targets=data["targets"])
+    out = Path(inputs).with_name(Path(inputs).stem + "-out.npz")
+    _save_atomic(out, result.novelty, result.window)
+    return str(out)
+
+
+def _save_atomic(path: Path, *arrays: npt.NDArray[np.generic]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("wb") as handle:
+        if len(arrays) == 1:
+            np.save(handle, arrays[0])
+        else:
+            np.savez(handle, novelty=arrays[0], window=arrays[1])
+    partial.replace(path)
+
+
+def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
+    settings = load_settings(config)
+    store = store_for(run.db)
+    todo, counts = stages.pending_texts(store, run, settings)
+    folder = run.path(_FANOUT)
+    folder.mkdir(exist_ok=True)
+    chunks: dict[str, pl.Series] = {}
+    for number, part in enumerate(todo.iter_slices(settings.execution.embed_chunk_texts)):
+        path = folder / f"texts-{number:06d}.parquet"
+        part.write_parquet(path)
+        chunks[str(path)] = part["embedding_key"]
+    advance = stage_progress("embedding", todo.height)
+    futures = {embed_chunk.submit(path, config): path for path in chunks}
+    for future in as_completed(list(futures)):
+        keys = chunks[futures[future]]
+        store.put_embeddings(
+            keys.to_list(),
+            np.load(future.result()),
+            model=settings.embedding.model_key(),
+            run_id=run.run_id,
+        )
+        advance(len(keys))
+    return counts
+
+
+def _distributed_replay(folder: Path, partition_rows: int) -> stages.Replay:
+    """`replay_novelty`'s contract, computed as one task per partition (targets and halo)."""
+
+    def replay(
+        embeddings: npt.NDArray[np.float32],
+        window_start: npt.NDArray[np.int64],
+        *,
+        targets: npt.NDArray[np.bool_],
+    ) -> NoveltyResult:
+        novelty = np.full(len(window_start), np.nan, dtype=np.float64)
+        window = np.zeros(len(window_start), dtype=np.int64)
+        spans: dict[str, tuple[int, int, int]] = {}
+        for number, (halo, first, end) in enumerate(
+            novelty_partitions(window_start, targets, partition_rows)
+        ):
+            path = folder / f"novelty-{number:06d}.npz"
+            wanted = np.zeros(end - halo, dtype=bool)
+            wanted[first - halo :] = targets[first:end]
+            np.savez(
+                path,
+                vectors=embeddings[halo:end],
+                # halo rows are not targets; their windows only need to stay valid
+                window_start=np.maximum(window_start[halo:end] - halo, 0),
+                targets=wanted,
+            )
+            spans[str(path)] = (halo, first, end)
+        futures = {replay_partition.submit(path): path for path in spans}
+        for future in as_completed(list(futures)):
+            halo, first, end = spans[futures[future]]
+            with np.load(future.result()) as data:
+                novelty[first:end] = data["novelty"][first - halo :]
+                window[first:end] = data["window"][first - halo :]
+        return NoveltyResult(novelty=novelty, window=window)
+
+    return replay
+
+
+@flow(name="embed_and_replay", persist_result=False, log_prints=False)
+def embed_and_replay(run: StagedRun, config: str | None) -> dict[str, int]:
+    """Embed the run's missing texts and replay its novelty on the flow's (Dask) task runner.
+
+    Run it with `embed_and_replay.with_options(task_runner=dask_runner(...))`; N equals the
+    local replay's, since each partition carries the whole window of its first target.
+    """
+    settings = load_settings(config)
+    counts = _embed(run, config)
+    folder = run.path(_FANOUT)
+    folder.mkdir(exist_ok=True)
+    replay = _distributed_replay(folder, settings.execution.novelty_partition_rows)
+    counts |= stages.replay_staged(store_for(run.db), run, settings, replay)
+    return counts
