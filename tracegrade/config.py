@@ -133,7 +133,7 @@ class NoveltyConfig(_Strict):
     """Cache capacity; the oldest entry is evicted first."""
 
 
-DEVICE_BATCH_SIZE = {"cpu": 64, "cuda": 512}
+DEVICE_BATCH_SIZE = {"cpu": 64, "cuda": 256}
 """Default texts per forward pass by device (measured, docs/performance.md)."""
 
 

@@ -83,6 +83,17 @@ outcome_confidence = 0.4
         ('[embedding]\ndevice = "tpu"\n', "embedding.device = 'tpu'"),
         ("[embedding]\nbatch_size = 0\n", "embedding.batch_size = 0"),
         ('[embedding]\nprecision = "int4"\n', "embedding.precision = 'int4'"),
+        (
+            '[embedding]\nprecision = "fp16"\n',
+            "precision = 'fp16' runs only on cuda",
+        ),
+        ('[execution]\nengine = "ray"\n', "execution.engine = 'ray'"),
+        ("[execution]\nworkers = 0\n", "execution.workers = 0"),
+        (
+            '[execution]\ndask_address = "tcp://x:8786"\n',
+            "dask_address = 'tcp://x:8786' is set but engine = 'local'; set engine = 'dask'",
+        ),
+        ("[output]\nscores_parquet = \"\"\n", "output.scores_parquet = ''"),
         ("[unknown]\n", "unknown: unknown key"),
     ],
 )
@@ -104,3 +115,10 @@ def test_scoring_hash_changes_with_what_changes_scores(tmp_path: Path) -> None:
     base = load_settings(None).scoring_hash()
     assert load(tmp_path, "[scoring]\nshare_threshold = 0.7\n").scoring_hash() != base
     assert load(tmp_path, "[embedding]\nbatch_size = 8\n").scoring_hash() == base
+    assert load(tmp_path, '[execution]\nengine = "dask"\n').scoring_hash() == base
+
+
+def test_batch_size_defaults_per_device(tmp_path: Path) -> None:
+    embedding = load_settings(None).embedding
+    assert (embedding.batch_size_for("cpu"), embedding.batch_size_for("cuda")) == (64, 256)
+    assert load(tmp_path, "[embedding]\nbatch_size = 8\n").embedding.batch_size_for("cuda") == 8

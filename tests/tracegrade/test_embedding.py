@@ -1,0 +1,37 @@
+"""Device, batch size and precision of the sentence embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tracegrade.config import EmbeddingConfig
+from tracegrade.embedding import SentenceEmbedder
+from tracegrade.errors import EmbedderError
+
+TEXTS = [
+    "Review PR #42 for security issues Analyzing diff for injection vectors",
+    "Reconcile the March ledger against bank statements",
+    "Summarise the patient's discharge notes for the GP",
+]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")
+def test_auto_takes_the_cpu_and_its_batch_size_without_a_gpu() -> None:
+    embedder = SentenceEmbedder(EmbeddingConfig(device="auto"))
+    assert (embedder.device, embedder.batch_size) == ("cpu", 64)
+    with pytest.raises(EmbedderError, match="device = 'cuda' but no CUDA device"):
+        _ = SentenceEmbedder(EmbeddingConfig(device="cuda")).device
+    with pytest.raises(EmbedderError, match="precision = 'fp16' needs a CUDA device"):
+        SentenceEmbedder(EmbeddingConfig(device="auto", precision="fp16")).load()
+
+
+@pytest.mark.slow
+def test_bf16_vectors_stay_close_to_fp32(embedder: SentenceEmbedder) -> None:
+    reference = embedder.encode(TEXTS)
+    half = SentenceEmbedder(EmbeddingConfig(precision="bf16")).encode(TEXTS)
+    assert half.dtype == np.float32 and half.shape == reference.shape
+    assert np.allclose(np.linalg.norm(half, axis=1), 1.0, atol=1e-5)
+    cosines = (reference @ reference.T) - (half @ half.T)
+    assert 0 < np.abs(cosines).max() < 0.01
