@@ -200,7 +200,7 @@ def _describe(error: ValidationError, source: str) -> str:
 def load_chat_config(
     path: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> ChatImportConfig:
-    """The mapping configuration: a TOML file's keys (top level), then `overrides` on top.
+    """The mapping configuration: a TOML file's keys (top level), then every key of `overrides`.
 
     Raises:
         ConfigError: the file is missing or not TOML, or a value breaks a rule; the message
@@ -216,7 +216,7 @@ def load_chat_config(
             raise ConfigError(f"chat import configuration {path} does not exist") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"chat import configuration {path} is not valid TOML: {exc}") from exc
-    data |= {key: value for key, value in (overrides or {}).items() if value is not None}
+    data |= overrides or {}
     try:
         return ChatImportConfig.model_validate(data)
     except ValidationError as exc:
