@@ -446,7 +446,7 @@ def map_trajectories(records: Iterable[ChatRecord], config: ChatImportConfig) ->
     Duplicate trace ids: the last record in file order is kept, the earlier ones are
     rejected as `duplicate_id` (the scorer keeps the last occurrence too).
     """
-    kept: dict[str, tuple[int, dict[str, Any], str | None]] = {}
+    kept: dict[str, tuple[int, dict[str, Any], Any]] = {}
     rejections: list[ChatRejection] = []
     for record in records:
         key = _key_of(record, config)
@@ -464,11 +464,14 @@ def map_trajectories(records: Iterable[ChatRecord], config: ChatImportConfig) ->
             continue
         earlier = kept.pop(trace["id"], None)
         if earlier is not None:
-            number, previous, _ = earlier
-            same = "identical" if previous == trace else "changed"
-            reason = f"record {record.number} has the same trace id (key {key}) and is kept instead; content {same}"
+            number, _, previous = earlier
+            same = "are identical" if previous == record.value else "differ"
+            reason = (
+                f"record {record.number} has the same trace id (key {key}) and is kept "
+                f"instead; the two records {same}"
+            )
             rejections.append(ChatRejection(number, trace["id"], key, "duplicate_id", reason))
-        kept[trace["id"]] = (record.number, trace, key)
+        kept[trace["id"]] = (record.number, trace, record.value)
     ordered = sorted(kept.values(), key=lambda item: item[0])
     rejections.sort(key=lambda rejection: rejection.record_number)
     return ChatImport(
