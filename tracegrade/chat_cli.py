@@ -100,7 +100,7 @@ def import_options(args: argparse.Namespace) -> dict[str, Any]:
     elif args.id_field:
         options["id_fields"] = args.id_field
     if args.retry_window is not None:
-        options["retry_window"] = None if args.retry_window == "any" else args.retry_window
+        options["retry_window"] = args.retry_window
     return options
 
 

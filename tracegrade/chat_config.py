@@ -130,7 +130,8 @@ class ChatImportConfig(BaseModel):
     error_pattern: str = r"(?i)^\s*error\b"
     """Regular expression searched in a tool message's content; a match makes it a tool error."""
     retry_window: Annotated[int, Field(ge=0)] | None = 3
-    """Most tool calls of other tools allowed between a failed call and its retry; None: any."""
+    """Most tool calls of other tools allowed between a failed call and its retry; "any" (or
+    None): no limit."""
 
     @field_validator(
         "messages_field",
@@ -152,6 +153,11 @@ class ChatImportConfig(BaseModel):
         if len(set(value)) != len(value):
             raise ValueError(f"id_fields {value} names a field twice; list each once")
         return value
+
+    @field_validator("retry_window", mode="before")
+    @classmethod
+    def _any_window(cls, value: object) -> object:
+        return None if value == "any" else value
 
     @field_validator("success")
     @classmethod

@@ -9,15 +9,25 @@ earlier error). The rules and their order are docs/import.md.
 from __future__ import annotations
 
 import json
-import math
-import uuid
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracegrade.chat_config import ChatImportConfig, SuccessRule
+from tracegrade.chat_config import ChatImportConfig
+from transforms._chat_fields import (
+    MISSING,
+    Rejected,
+    confidence_of,
+    created_at_of,
+    field_value,
+    key_of,
+    kind,
+    shown,
+    success_of,
+    text_field,
+    trace_id_of,
+)
 
 __all__ = [
     "IMPORT_RULES",
@@ -25,7 +35,6 @@ __all__ = [
     "ChatImport",
     "ChatRecord",
     "ChatRejection",
-    "field_value",
     "map_trajectories",
 ]
 
@@ -47,10 +56,6 @@ IMPORT_RULES = (
 """Why a trajectory is rejected. Record-level structure is checked first, then the messages in
 order (the first problem found decides among malformed_record, unknown_role and
 unmatched_tool_message), then the remaining rules in this order."""
-
-_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "tracegrade:import:chat")
-_MISSING: Any = object()
-_SHOWN = 60
 
 
 @dataclass(frozen=True)
@@ -90,39 +95,6 @@ class ChatImport:
     rejections: list[ChatRejection]
 
 
-class _Rejected(Exception):
-    def __init__(self, rule: str, reason: str) -> None:
-        super().__init__(reason)
-        self.rule = rule
-        self.reason = reason
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def field_value(record: Any, path: str) -> Any:
-    """The value at a dotted path (object keys; digits also index lists), or a private sentinel."""
-    current = record
-    for part in path.split("."):
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            return _MISSING
-    return current
-
-
-def _present(value: Any) -> bool:
-    return value is not _MISSING and value is not None
-
-
 def _text(content: Any, where: str) -> str | None:
     """Message text: a string, null, or a list of parts whose `text` parts are joined."""
     if content is None or isinstance(content, str):
@@ -131,20 +103,18 @@ def _text(content: Any, where: str) -> str | None:
         texts = []
         for part in content:
             if not isinstance(part, dict):
-                raise _Rejected(
+                raise Rejected(
                     "malformed_record",
-                    f"{where}: a content part is {_kind(part)}, expected an object",
+                    f"{where}: a content part is {kind(part)}, expected an object",
                 )
             if part.get("type") == "text":
                 if not isinstance(part.get("text"), str):
-                    raise _Rejected(
-                        "malformed_record", f"{where}: a text part has no string 'text'"
-                    )
+                    raise Rejected("malformed_record", f"{where}: a text part has no string 'text'")
                 texts.append(part["text"])
         return "\n".join(texts)
-    raise _Rejected(
+    raise Rejected(
         "malformed_record",
-        f"{where}: content is {_kind(content)} {_shown(content)}; expected a string, null or a list of parts",
+        f"{where}: content is {kind(content)} {shown(content)}; expected a string, null or a list of parts",
     )
 
 
@@ -153,9 +123,9 @@ def _arguments(arguments: Any, where: str) -> str | None:
         return arguments
     if isinstance(arguments, dict):
         return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    raise _Rejected(
+    raise Rejected(
         "malformed_record",
-        f"{where}: function.arguments is {_kind(arguments)}; expected a JSON string or an object",
+        f"{where}: function.arguments is {kind(arguments)}; expected a JSON string or an object",
     )
 
 
@@ -206,35 +176,35 @@ class _Walk:
         if tool_calls is None:
             return
         if not isinstance(tool_calls, list):
-            raise _Rejected(
-                "malformed_record", f"{where}: tool_calls is {_kind(tool_calls)}; expected a list"
+            raise Rejected(
+                "malformed_record", f"{where}: tool_calls is {kind(tool_calls)}; expected a list"
             )
         for number, call in enumerate(tool_calls, start=1):
             at = f"{where}, tool call {number}"
             function = call.get("function") if isinstance(call, dict) else None
             name = function.get("name") if isinstance(function, dict) else None
             if not isinstance(name, str) or not name:
-                raise _Rejected(
+                raise Rejected(
                     "malformed_record",
                     f"{at}: no function.name; each call needs {{'function': {{'name': ...}}}}",
                 )
             call_id = call.get("id")
             if call_id is not None and not isinstance(call_id, str):
-                raise _Rejected(
-                    "malformed_record", f"{at}: id is {_kind(call_id)}; expected a string"
+                raise Rejected(
+                    "malformed_record", f"{at}: id is {kind(call_id)}; expected a string"
                 )
             self.call(name, _arguments(function.get("arguments"), at), call_id)  # type: ignore[union-attr]
 
     def tool(self, message: dict[str, Any], where: str) -> None:
         call_id = message.get("tool_call_id")
         if not isinstance(call_id, str):
-            raise _Rejected(
+            raise Rejected(
                 "unmatched_tool_message",
-                f"{where} (tool) has tool_call_id {_shown(call_id)}; it must name the id of an earlier assistant tool call",
+                f"{where} (tool) has tool_call_id {shown(call_id)}; it must name the id of an earlier assistant tool call",
             )
         waiting = self.pending.get(call_id)
         if not waiting:
-            raise _Rejected(
+            raise Rejected(
                 "unmatched_tool_message",
                 f"{where} (tool) answers tool_call_id {call_id!r}, but no earlier assistant tool call with that id is waiting for a result (never made, or already answered)",
             )
@@ -248,17 +218,17 @@ class _Walk:
         for number, message in enumerate(messages, start=1):
             where = f"message {number}"
             if not isinstance(message, dict):
-                raise _Rejected(
+                raise Rejected(
                     "malformed_record",
-                    f"{where} is {_kind(message)}; expected an object with a role",
+                    f"{where} is {kind(message)}; expected an object with a role",
                 )
             role = message.get("role")
             if not isinstance(role, str):
-                raise _Rejected(
-                    "malformed_record", f"{where} has role {_shown(role)}; expected a string"
+                raise Rejected(
+                    "malformed_record", f"{where} has role {shown(role)}; expected a string"
                 )
             if role not in ROLES:
-                raise _Rejected(
+                raise Rejected(
                     "unknown_role",
                     f"{where} has role {role!r}; the importer knows {', '.join(ROLES)}: map other roles before importing",
                 )
@@ -270,174 +240,62 @@ class _Walk:
                 self.objective = _text(message.get("content"), where) or ""
 
 
-def _success(record: dict[str, Any], rule: SuccessRule) -> bool:
-    value = field_value(record, rule.path)
-    if not _present(value):
-        raise _Rejected(
-            "invalid_success", f"success field {rule.path!r} is missing or null (success is {rule})"
-        )
-    if rule.op is None:
-        if not isinstance(value, bool):
-            raise _Rejected(
-                "invalid_success",
-                f"{rule.path} is {_kind(value)} {_shown(value)}; a success field alone must be true or false",
-            )
-        return value
-    expected = rule.value
-    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, expected))
-    if not numbers and type(value) is not type(expected):
-        raise _Rejected(
-            "invalid_success",
-            f"{rule.path} is {_kind(value)} {_shown(value)}, but the success expression {rule} compares it with {_kind(expected)}",
-        )
-    if rule.op == "==":
-        return bool(value == expected)
-    if rule.op == "!=":
-        return bool(value != expected)
-    return bool(
-        {
-            ">=": value >= expected,
-            "<=": value <= expected,
-            ">": value > expected,
-            "<": value < expected,
-        }[rule.op]
-    )
-
-
-def _confidence(record: dict[str, Any], config: ChatImportConfig) -> float:
-    if config.confidence_field is None:
-        return config.default_confidence
-    value = field_value(record, config.confidence_field)
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if not number or not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        shown = "missing" if value is _MISSING else f"{_kind(value)} {_shown(value)}"
-        raise _Rejected(
-            "invalid_confidence",
-            f"{config.confidence_field} is {shown}; confidence must be a number in [0, 1]",
-        )
-    return float(value)
-
-
-def _created_at(record: dict[str, Any], position: int, config: ChatImportConfig) -> datetime:
-    if config.created_at_field is None:
-        return config.base_time + timedelta(seconds=position * config.time_step_seconds)
-    value = field_value(record, config.created_at_field)
-    parsed = None
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
-            parsed = None
-    if parsed is None:
-        shown = "missing" if value is _MISSING else f"{_kind(value)} {_shown(value)}"
-        raise _Rejected(
-            "invalid_created_at",
-            f"{config.created_at_field} is {shown}; it must be ISO-8601 text such as 2024-05-01T12:00:00Z",
-        )
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
-def _configured(
-    record: dict[str, Any], path: str | None, default: str | None, what: str
-) -> str | None:
-    if path is None:
-        return default
-    value = field_value(record, path)
-    if not _present(value):
-        return default
-    if not isinstance(value, str) or not value:
-        raise _Rejected(
-            "malformed_record",
-            f"{what} field {path} is {_kind(value)} {_shown(value)}; expected a non-empty string",
-        )
-    return value
-
-
-def _identity(
-    record: dict[str, Any], agent_id: str | None, config: ChatImportConfig
-) -> tuple[str, str]:
-    """The trace id and the key it was derived from (the id fields' values as JSON)."""
-    if config.id_fields:
-        values = [field_value(record, path) for path in config.id_fields]
-        missing = [
-            path
-            for path, value in zip(config.id_fields, values, strict=True)
-            if not _present(value)
-        ]
-        if missing:
-            raise _Rejected(
-                "missing_id",
-                f"id field(s) {', '.join(missing)} missing or null; every record needs {', '.join(config.id_fields)} (set id_fields to the fields that identify a trajectory)",
-            )
-        key = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    else:
-        key = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    name = json.dumps({"agent_id": agent_id, "key": key}, sort_keys=True, separators=(",", ":"))
-    return f"kp:trace:{uuid.uuid5(_NAMESPACE, name)}", key
-
-
 def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     value = record.value
     if not isinstance(value, dict):
-        raise _Rejected(
+        raise Rejected(
             "malformed_record",
-            f"the record is {_kind(value)}; expected an object holding {config.messages_field}",
+            f"the record is {kind(value)}; expected an object holding {config.messages_field}",
         )
     messages = field_value(value, config.messages_field)
     if not isinstance(messages, list):
-        shown = "missing" if messages is _MISSING else _kind(messages)
-        raise _Rejected(
+        found = "missing" if messages is MISSING else kind(messages)
+        raise Rejected(
             "malformed_record",
-            f"messages field {config.messages_field!r} is {shown}; expected a list of messages (set messages_field)",
+            f"messages field {config.messages_field!r} is {found}; expected a list of messages "
+            "(set messages_field)",
         )
+    agent_id = text_field(value, config.agent_id_field, config.agent_id, "agent id")
+    domain = text_field(value, config.task_domain_field, config.task_domain, "domain")
     walk = _Walk(config)
     walk.walk(messages)
     if not walk.assistant_messages:
-        what = (
-            "no messages" if not messages else f"{len(messages)} messages but no assistant message"
-        )
-        raise _Rejected(
+        what = f"{len(messages)} messages but no assistant message" if messages else "no messages"
+        raise Rejected(
             "empty_trajectory",
             f"the trajectory has {what}; there is nothing the agent did to score",
         )
     objective = walk.objective
     if config.objective_field is not None:
         found = field_value(value, config.objective_field)
-        objective = found if isinstance(found, str) else None
-        if objective is None:
-            raise _Rejected(
+        if not isinstance(found, str):
+            what = "missing" if found is MISSING else kind(found)
+            raise Rejected(
                 "missing_objective",
-                f"objective field {config.objective_field} is {'missing' if found is _MISSING else _kind(found)}; expected a string",
+                f"objective field {config.objective_field} is {what}; expected a string",
             )
+        objective = found
     if objective is None:
-        raise _Rejected(
+        raise Rejected(
             "missing_objective",
             "the trajectory has no user message to take the objective from; set objective_field",
         )
-    agent_id = _configured(value, config.agent_id_field, config.agent_id, "agent id")
-    domain = _configured(value, config.task_domain_field, config.task_domain, "domain")
-    trace_id, _ = _identity(value, agent_id, config)
+    trace_id = trace_id_of(value, agent_id, config)
+    success = success_of(value, config.success_rule)
+    confidence = confidence_of(value, config)
+    created_at = created_at_of(value, record.position, config)
     return {
         "id": trace_id,
         "metadata": {
-            "created_at": _created_at(value, record.position, config),
+            "created_at": created_at,
             "agent_id": agent_id,
             "task_domain": domain,
-            "success": _success(value, config.success_rule),
+            "success": success,
         },
         "task": {"objective": objective},
         "steps": walk.steps,
-        "outcome": {"result_summary": walk.result, "confidence": _confidence(value, config)},
+        "outcome": {"result_summary": walk.result, "confidence": confidence},
     }
-
-
-def _key_of(record: ChatRecord, config: ChatImportConfig) -> str | None:
-    if not isinstance(record.value, dict) or not config.id_fields:
-        return None
-    values = [field_value(record.value, path) for path in config.id_fields]
-    if not all(_present(value) for value in values):
-        return None
-    return json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def map_trajectories(records: Iterable[ChatRecord], config: ChatImportConfig) -> ChatImport:
@@ -449,7 +307,7 @@ def map_trajectories(records: Iterable[ChatRecord], config: ChatImportConfig) ->
     kept: dict[str, tuple[int, dict[str, Any], Any]] = {}
     rejections: list[ChatRejection] = []
     for record in records:
-        key = _key_of(record, config)
+        key = key_of(record.value, config)
         if record.malformed is not None:
             rejections.append(
                 ChatRejection(record.number, None, None, "malformed_record", record.malformed)
@@ -457,7 +315,7 @@ def map_trajectories(records: Iterable[ChatRecord], config: ChatImportConfig) ->
             continue
         try:
             trace = _trace(record, config)
-        except _Rejected as rejected:
+        except Rejected as rejected:
             rejections.append(
                 ChatRejection(record.number, None, key, rejected.rule, rejected.reason)
             )

@@ -65,6 +65,15 @@ def test_a_file_is_read_and_options_override_it(tmp_path: Path) -> None:
     assert config.base_time == datetime(2024, 5, 15, 20, tzinfo=UTC)
 
 
+def test_any_retry_window_means_no_limit(tmp_path: Path) -> None:
+    path = tmp_path / "chat.toml"
+    path.write_text('retry_window = "any"\n')
+    assert load_chat_config(path).retry_window is None
+    assert load_chat_config(None, {"retry_window": "any"}).retry_window is None
+    with pytest.raises(ConfigError, match="retry_window = 'many'"):
+        load_chat_config(None, {"retry_window": "many"})
+
+
 def test_naive_base_time_means_utc() -> None:
     assert load_chat_config(None, {"base_time": "2024-05-15T20:00:00"}).base_time == datetime(
         2024, 5, 15, 20, tzinfo=UTC

@@ -394,9 +394,13 @@ def test_duplicate_ids_keep_the_last_record() -> None:
         (2, "duplicate_id"),
     ]
     assert (
-        "record 2" in out.rejections[0].reason and "the two records are identical" in out.rejections[0].reason
+        "record 2" in out.rejections[0].reason
+        and "the two records are identical" in out.rejections[0].reason
     )
-    assert "record 3" in out.rejections[1].reason and "the two records differ" in out.rejections[1].reason
+    assert (
+        "record 3" in out.rejections[1].reason
+        and "the two records differ" in out.rejections[1].reason
+    )
     assert out.rejections[0].key == "[7,0]" and out.rejections[0].trace_id == out.traces[0]["id"]
 
 
@@ -503,3 +507,20 @@ def test_the_mapping_does_not_modify_its_input() -> None:
     before = json.dumps(value, sort_keys=True)
     mapped(value)
     assert json.dumps(value, sort_keys=True) == before
+
+
+def test_record_rules_are_checked_in_the_documented_order() -> None:
+    config = {"confidence_field": "c", "created_at_field": "t"}
+    base = record(say("a"), c=2.0, t="never")
+    assert rejected(base | {"reward": "x"}, **config)[0] == "invalid_success"
+    assert rejected(base, **config)[0] == "invalid_confidence"
+    assert rejected(base | {"c": 0.5}, **config)[0] == "invalid_created_at"
+    assert rejected(base | {"trial": None, "reward": "x"}, **config)[0] == "missing_id"
+    assert (
+        rejected(record(say("a"), agent=3) | {"traj": "x"}, agent_id_field="agent")[0]
+        == "malformed_record"
+    )
+    malformed_agent = record({"role": "robot"}, agent=3)
+    assert rejected(malformed_agent, agent_id_field="agent")[1].startswith(
+        "agent id field agent is int"
+    )
