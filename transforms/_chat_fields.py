@@ -131,21 +131,33 @@ def confidence_of(record: dict[str, Any], config: ChatImportConfig) -> float:
 def created_at_of(record: dict[str, Any], position: int, config: ChatImportConfig) -> datetime:
     """The event time: the configured field (UTC), else base time plus `position` steps."""
     if config.created_at_field is None:
-        return config.base_time + timedelta(seconds=position * config.time_step_seconds)
+        try:
+            return config.base_time + timedelta(seconds=position * config.time_step_seconds)
+        except OverflowError:
+            raise Rejected(
+                "invalid_created_at",
+                f"base_time {config.base_time.isoformat()} plus {position} steps of "
+                f"{config.time_step_seconds} s is past year 9999; use an earlier base_time or a "
+                "smaller time step",
+            ) from None
     value = field_value(record, config.created_at_field)
     parsed = None
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            parsed = parsed.astimezone(UTC)
+        except (ValueError, OverflowError):
             parsed = None
     if parsed is None:
         what = "missing" if value is MISSING else f"{kind(value)} {shown(value)}"
         raise Rejected(
             "invalid_created_at",
-            f"{config.created_at_field} is {what}; it must be ISO-8601 text such as 2024-05-01T12:00:00Z",
+            f"{config.created_at_field} is {what}; it must be ISO-8601 text such as "
+            "2024-05-01T12:00:00Z (in years 1 to 9999 once converted to UTC)",
         )
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return parsed
 
 
 def text_field(

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tracegrade.chat_config import ChatImportConfig
 from transforms.chat import ChatImport, ChatRecord, map_trajectories
@@ -524,3 +526,75 @@ def test_record_rules_are_checked_in_the_documented_order() -> None:
     assert rejected(malformed_agent, agent_id_field="agent")[1].startswith(
         "agent id field agent is int"
     )
+
+
+def test_times_outside_the_datetime_range_are_rejected_not_raised() -> None:
+    rule, _ = rejected(record(say("a"), t="0001-01-01T00:00:00+05:00"), created_at_field="t")
+    assert rule == "invalid_created_at"
+    far = mapped(
+        record(say("a"), trial=0), record(say("b"), trial=1), base_time="9999-12-31T23:59:59Z"
+    )
+    assert far.record_numbers == [1] and far.rejections[0].rule == "invalid_created_at"
+    assert "past year 9999" in far.rejections[0].reason
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", "system", "robot", 3])},
+    optional={
+        "content": _JSON | st.text(max_size=10) | st.sampled_from(["Error: no", "ok"]),
+        "tool_call_id": st.sampled_from(["a", "b", None, 1]),
+        "tool_calls": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "id": st.sampled_from(["a", "b", None]),
+                    "function": st.fixed_dictionaries(
+                        {"name": st.sampled_from(["f", "g", "", None]), "arguments": _JSON}
+                    ),
+                }
+            ),
+            max_size=2,
+        )
+        | _JSON,
+    },
+)
+_RECORD = st.fixed_dictionaries(
+    {
+        "task_id": st.integers(0, 2) | st.none(),
+        "trial": st.integers(0, 1),
+        "reward": st.sampled_from([0, 1, 1.0, "1", None, True, float("nan")]),
+        "traj": st.lists(_MESSAGE | _JSON, max_size=6) | _JSON,
+        "t": st.text(max_size=30)
+        | st.sampled_from(["2024-05-01T12:00:00Z", "0001-01-01T00:00:00+01:00"]),
+        "c": _JSON,
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_RECORD | _JSON, max_size=5), st.booleans())
+def test_any_input_maps_without_raising_and_every_record_is_accounted_for(
+    values: list[Any], fields: bool
+) -> None:
+    config = (
+        {"created_at_field": "t", "confidence_field": "c", "retry_window": None} if fields else {}
+    )
+    out = mapped(*values, **config)
+    assert len(out.traces) + len(out.rejections) == len(values)
+    assert sorted(out.record_numbers + [r.record_number for r in out.rejections]) == list(
+        range(1, len(values) + 1)
+    )
+    for trace in out.traces:
+        assert [step["step_id"] for step in trace["steps"]] == list(range(len(trace["steps"])))
+        assert {step["type"] for step in trace["steps"]} <= {
+            "thought",
+            "tool_call",
+            "observation",
+            "error_recovery",
+        }
