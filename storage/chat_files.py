@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -78,6 +79,25 @@ REPORT_SCHEMA: dict[str, pl.DataType] = {
 """Columns of the import report: one row per rejected trajectory."""
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _unstorable(value: Any) -> bool:
+    """True when parsed text holds a lone UTF-16 surrogate, which UTF-8 (and Parquet) cannot store."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _surrogate_reason(where: str) -> str:
+    return (
+        f"{where} holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff), which is not "
+        "valid Unicode text; fix the exporter to write whole characters"
+    )
+
+
 def report_path_for(out: str | Path) -> Path:
     """The default report beside `out`: `traces.parquet` -> `traces.import-report.csv`.
 
@@ -102,10 +122,16 @@ def _lines(path: Path, text: str) -> list[ChatRecord]:
         if not line.strip():
             continue
         try:
-            records.append(ChatRecord(number, len(records), json.loads(line)))
+            value = json.loads(line)
         except json.JSONDecodeError as exc:
             reason = f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
             records.append(ChatRecord(number, len(records), None, reason))
+            continue
+        if _SURROGATE_ESCAPE.search(line) and _unstorable(value):
+            reason = _surrogate_reason(f"line {number}")
+            records.append(ChatRecord(number, len(records), None, reason))
+        else:
+            records.append(ChatRecord(number, len(records), value))
     return records
 
 
@@ -141,7 +167,13 @@ def read_chat_records(path: str | Path) -> list[ChatRecord]:
         raise InputError(
             f"{source} holds a JSON {type(document).__name__}; expected an array of trajectories"
         )
-    return [ChatRecord(index + 1, index, value) for index, value in enumerate(document)]
+    check = _SURROGATE_ESCAPE.search(text) is not None
+    return [
+        ChatRecord(index + 1, index, None, _surrogate_reason(f"element {index + 1}"))
+        if check and _unstorable(value)
+        else ChatRecord(index + 1, index, value)
+        for index, value in enumerate(document)
+    ]
 
 
 @contextmanager

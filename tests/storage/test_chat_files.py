@@ -178,3 +178,20 @@ def test_the_report_has_one_row_per_rejection(tmp_path: Path) -> None:
         "rule",
         "reason",
     ]
+
+
+def test_lone_surrogates_are_malformed_records_and_pairs_are_text(tmp_path: Path) -> None:
+    lines = tmp_path / "runs.jsonl"
+    lines.write_text('{"a": "\\ud800"}\n{"a": "\\ud83d\\ude00"}\n')
+    first, second = read_chat_records(lines)
+    assert (
+        first.value is None
+        and first.malformed is not None
+        and "line 1 holds a lone UTF-16 surrogate" in first.malformed
+    )
+    assert second == ChatRecord(2, 1, {"a": "😀"})
+    array = tmp_path / "runs.json"
+    array.write_text('[{"a": 1}, {"a": "x\\udc00"}]')
+    records = read_chat_records(array)
+    assert records[0] == ChatRecord(1, 0, {"a": 1})
+    assert records[1].malformed is not None and records[1].malformed.startswith("element 2 holds")
