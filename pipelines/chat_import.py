@@ -1,6 +1,7 @@
 """The `import_chat` flow: chat-message trajectories in, nested trace Parquet and a report out.
 
-read records -> map to traces (rejections kept with their rule) -> write Parquet and report;
+stream records -> map each to a trace or a rejection -> append to Parquet -> drop the rows a
+later duplicate replaced -> write the report;
 `import_and_score_chat` then runs `score_traces` on the Parquet.
 """
 
@@ -16,14 +17,14 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from storage.chat_files import (
-    read_chat_records,
+    iter_chat_records,
     report_path_for,
+    trace_parquet_writer,
     write_import_report,
-    write_trace_parquet,
 )
 from tracegrade.chat_config import load_chat_config
 from tracegrade.summary import RunSummary
-from transforms.chat import IMPORT_RULES, map_trajectories
+from transforms.chat import IMPORT_RULES, ChatRejection, DuplicateTracker, map_trajectory
 
 __all__ = ["ImportSummary", "import_and_score_chat", "import_chat", "import_chat_file"]
 
@@ -72,20 +73,37 @@ def _import(
     path: str, out: str, report: str | None, config: str | None, options: dict[str, Any] | None
 ) -> ImportSummary:
     settings = load_chat_config(config, options)
-    records = read_chat_records(path)
-    result = map_trajectories(records, settings)
+    records = iter_chat_records(path)
     source = str(Path(path).expanduser().resolve())
     report_path = Path(report) if report is not None else report_path_for(out)
-    write_trace_parquet(result.traces, out)
-    write_import_report(result.rejections, source, report_path)
-    counts = Counter(rejection.rule for rejection in result.rejections)
+    tracker = DuplicateTracker(settings)
+    rejections: list[ChatRejection] = []
+    successes: list[bool] = []
+    read = 0
+    with trace_parquet_writer(out) as writer:
+        for record in records:
+            read += 1
+            result = map_trajectory(record, settings)
+            if isinstance(result, ChatRejection):
+                rejections.append(result)
+                continue
+            duplicate = tracker.add(result, record, writer.rows)
+            if duplicate is not None:
+                writer.drop(duplicate[0])
+                rejections.append(duplicate[1])
+            writer.add(result)
+            successes.append(bool(result["metadata"]["success"]))
+        dropped = writer.dropped
+    rejections.sort(key=lambda rejection: rejection.record_number)
+    write_import_report(rejections, source, report_path)
+    counts = Counter(rejection.rule for rejection in rejections)
     return ImportSummary(
         source_file=source,
         out=str(out),
         report=str(report_path),
-        records=len(records),
-        imported=len(result.traces),
-        succeeded=sum(bool(trace["metadata"]["success"]) for trace in result.traces),
+        records=read,
+        imported=len(successes) - len(dropped),
+        succeeded=sum(ok for row, ok in enumerate(successes) if row not in dropped),
         rejected={rule: counts[rule] for rule in IMPORT_RULES if counts[rule]},
     )
 

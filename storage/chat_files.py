@@ -24,10 +24,14 @@ from transforms.chat import ChatRecord, ChatRejection
 
 __all__ = [
     "CHAT_EXTENSIONS",
+    "DEFAULT_BATCH_ROWS",
     "REPORT_SCHEMA",
     "TRACE_ARROW_SCHEMA",
+    "TraceWriter",
+    "iter_chat_records",
     "read_chat_records",
     "report_path_for",
+    "trace_parquet_writer",
     "write_import_report",
     "write_trace_parquet",
 ]
@@ -107,36 +111,76 @@ def report_path_for(out: str | Path) -> Path:
     return path.with_name(f"{path.stem}.import-report.csv")
 
 
-def _decode(path: Path) -> str:
+def _open_error(path: Path, exc: OSError) -> InputError:
+    return InputError(f"cannot read {path} ({exc}); check the path and its permissions")
+
+
+def _not_utf8(path: Path, exc: UnicodeDecodeError, where: str = "") -> InputError:
+    return InputError(f"{path} is not UTF-8 text{where} ({exc}); re-export it as UTF-8")
+
+
+def _line_records(path: Path) -> Iterator[ChatRecord]:
+    """JSONL records one line at a time, so a large file never sits in memory whole."""
+    position, number = 0, 0
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        with path.open(encoding="utf-8-sig", newline="\n") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    reason = f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
+                    yield ChatRecord(number, position, None, reason)
+                else:
+                    if _SURROGATE_ESCAPE.search(line) and _unstorable(value):
+                        yield ChatRecord(
+                            number, position, None, _surrogate_reason(f"line {number}")
+                        )
+                    else:
+                        yield ChatRecord(number, position, value)
+                position += 1
     except OSError as exc:
-        raise InputError(f"cannot read {path} ({exc}); check the path and its permissions") from exc
+        raise _open_error(path, exc) from exc
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path} is not UTF-8 text ({exc}); re-export it as UTF-8") from None
+        raise _not_utf8(path, exc, f" (after line {number})") from None
 
 
-def _lines(path: Path, text: str) -> list[ChatRecord]:
-    records: list[ChatRecord] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            reason = f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
-            records.append(ChatRecord(number, len(records), None, reason))
-            continue
-        if _SURROGATE_ESCAPE.search(line) and _unstorable(value):
-            reason = _surrogate_reason(f"line {number}")
-            records.append(ChatRecord(number, len(records), None, reason))
+def _array_records(path: Path) -> Iterator[ChatRecord]:
+    """The elements of a JSON array (or one object); the document is parsed whole."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise _open_error(path, exc) from exc
+    except UnicodeDecodeError as exc:
+        raise _not_utf8(path, exc) from None
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "fix the file, or name it .jsonl if it holds one trajectory a line"
+        ) from None
+    if isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise InputError(
+            f"{path} holds a JSON {type(document).__name__}; expected an array of trajectories"
+        )
+    check = _SURROGATE_ESCAPE.search(text) is not None
+    del text
+    for index, value in enumerate(document):
+        if check and _unstorable(value):
+            yield ChatRecord(index + 1, index, None, _surrogate_reason(f"element {index + 1}"))
         else:
-            records.append(ChatRecord(number, len(records), value))
-    return records
+            yield ChatRecord(index + 1, index, value)
 
 
-def read_chat_records(path: str | Path) -> list[ChatRecord]:
-    """Every record of a chat trajectory file, in file order.
+def iter_chat_records(path: str | Path) -> Iterator[ChatRecord]:
+    """The records of a chat trajectory file, in file order; JSONL is streamed.
+
+    The extension and the file's existence are checked at once; reading problems surface
+    when the records are iterated.
 
     Raises:
         InputError: the file is missing, unreadable, not UTF-8, has another extension, or is
@@ -151,29 +195,12 @@ def read_chat_records(path: str | Path) -> list[ChatRecord]:
         )
     if not source.is_file():
         raise InputError(f"{source} does not exist or is not a file; give the trajectory file")
-    text = _decode(source)
-    if suffix != ".json":
-        return _lines(source, text)
-    try:
-        document: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-            "fix the file, or name it .jsonl if it holds one trajectory a line"
-        ) from None
-    if isinstance(document, dict):
-        document = [document]
-    if not isinstance(document, list):
-        raise InputError(
-            f"{source} holds a JSON {type(document).__name__}; expected an array of trajectories"
-        )
-    check = _SURROGATE_ESCAPE.search(text) is not None
-    return [
-        ChatRecord(index + 1, index, None, _surrogate_reason(f"element {index + 1}"))
-        if check and _unstorable(value)
-        else ChatRecord(index + 1, index, value)
-        for index, value in enumerate(document)
-    ]
+    return _array_records(source) if suffix == ".json" else _line_records(source)
+
+
+def read_chat_records(path: str | Path) -> list[ChatRecord]:
+    """Every record of a chat trajectory file, in file order (`iter_chat_records` as a list)."""
+    return list(iter_chat_records(path))
 
 
 @contextmanager
@@ -188,13 +215,89 @@ def _replacing(target: Path) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
+DEFAULT_BATCH_ROWS = 10_000
+"""Traces per Parquet row group while importing."""
+
+
+class TraceWriter:
+    """Appends traces to a Parquet file a batch at a time; rows marked with `drop` are left out."""
+
+    def __init__(self, path: Path, batch_rows: int = DEFAULT_BATCH_ROWS) -> None:
+        self._path = path
+        self._batch_rows = batch_rows
+        self._writer = pq.ParquetWriter(path, TRACE_ARROW_SCHEMA)
+        self._pending: list[dict[str, Any]] = []
+        self._open = True
+        self.rows = 0
+        """Traces added so far; the next trace added is row `rows`."""
+        self.dropped: set[int] = set()
+        """Rows to leave out of the final file (replaced by a later duplicate)."""
+
+    def add(self, trace: dict[str, Any]) -> None:
+        """Append one trace (ReasoningTrace JSON form) as the next row."""
+        self._pending.append(trace)
+        self.rows += 1
+        if len(self._pending) >= self._batch_rows:
+            self._flush()
+
+    def drop(self, row: int) -> None:
+        """Leave row `row` out of the final file."""
+        self.dropped.add(row)
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._writer.write_table(pa.Table.from_pylist(self._pending, schema=TRACE_ARROW_SCHEMA))
+            self._pending = []
+
+    def close(self, complete: bool = True) -> None:
+        """Flush (when `complete`) and close; then remove the dropped rows."""
+        if not self._open:
+            return
+        self._open = False
+        try:
+            if complete:
+                self._flush()
+        finally:
+            self._writer.close()
+        if complete and self.dropped:
+            self._remove_dropped()
+
+    def _remove_dropped(self) -> None:
+        kept = self._path.with_name(self._path.name + ".kept")
+        try:
+            with pq.ParquetWriter(kept, TRACE_ARROW_SCHEMA) as writer:
+                offset = 0
+                for batch in pq.ParquetFile(self._path).iter_batches(self._batch_rows):
+                    rows = range(offset, offset + batch.num_rows)
+                    mask = pa.array([row not in self.dropped for row in rows])
+                    writer.write_table(pa.Table.from_batches([batch]).filter(mask))
+                    offset += batch.num_rows
+            os.replace(kept, self._path)
+        finally:
+            kept.unlink(missing_ok=True)
+
+
+@contextmanager
+def trace_parquet_writer(
+    out: str | Path, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> Iterator[TraceWriter]:
+    """A `TraceWriter` on a temporary file renamed onto `out` when the block succeeds."""
+    with _replacing(Path(out)) as temporary:
+        writer = TraceWriter(temporary, batch_rows)
+        try:
+            yield writer
+        except BaseException:
+            writer.close(complete=False)
+            raise
+        writer.close()
+
+
 def write_trace_parquet(traces: Sequence[dict[str, Any]], out: str | Path) -> Path:
     """Write trace objects (ReasoningTrace JSON form) as nested Parquet, atomically."""
-    target = Path(out)
-    table = pa.Table.from_pylist(list(traces), schema=TRACE_ARROW_SCHEMA)
-    with _replacing(target) as temporary:
-        pq.write_table(table, temporary)
-    return target
+    with trace_parquet_writer(out) as writer:
+        for trace in traces:
+            writer.add(trace)
+    return Path(out)
 
 
 def write_import_report(

@@ -8,6 +8,7 @@ earlier error). The rules and their order are docs/import.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import deque
 from collections.abc import Iterable
@@ -35,7 +36,9 @@ __all__ = [
     "ChatImport",
     "ChatRecord",
     "ChatRejection",
+    "DuplicateTracker",
     "map_trajectories",
+    "map_trajectory",
 ]
 
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -298,42 +301,83 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     }
 
 
+def map_trajectory(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any] | ChatRejection:
+    """One record's trace (ReasoningTrace JSON form, `created_at` a datetime) or its rejection."""
+    if record.malformed is not None:
+        return ChatRejection(record.number, None, None, "malformed_record", record.malformed)
+    try:
+        return _trace(record, config)
+    except Rejected as rejected:
+        key = key_of(record.value, config)
+        return ChatRejection(record.number, None, key, rejected.rule, rejected.reason)
+
+
+def _content_digest(trace: dict[str, Any]) -> str:
+    """Hash of a trace's content apart from its event time (which the record's order may set)."""
+    content = {**trace, "metadata": {**trace["metadata"], "created_at": None}}
+    encoded = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class DuplicateTracker:
+    """Which earlier trace each new trace replaces: the last record of a trace id wins.
+
+    The importer writes traces as it maps them and drops the replaced rows at the end, so
+    only the ids, row numbers and content hashes stay in memory.
+    """
+
+    config: ChatImportConfig
+    _seen: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+
+    def add(
+        self, trace: dict[str, Any], record: ChatRecord, row: int
+    ) -> tuple[int, ChatRejection] | None:
+        """Register `trace` (from `record`, written as output row `row`).
+
+        Returns the output row it replaces and that row's `duplicate_id` rejection, or None.
+        """
+        digest = _content_digest(trace)
+        earlier = self._seen.get(trace["id"])
+        self._seen[trace["id"]] = (record.number, row, digest)
+        if earlier is None:
+            return None
+        number, earlier_row, earlier_digest = earlier
+        key = key_of(record.value, self.config)
+        same = "identical" if digest == earlier_digest else "different"
+        reason = (
+            f"record {record.number} has the same trace id (key {key}) and is kept instead; "
+            f"the two traces' content (apart from the event time) is {same}"
+        )
+        return earlier_row, ChatRejection(number, trace["id"], key, "duplicate_id", reason)
+
+
 def map_trajectories(records: Iterable[ChatRecord], config: ChatImportConfig) -> ChatImport:
     """Map every record to a trace, or to a rejection naming the rule and the reason.
 
     Duplicate trace ids: the last record in file order is kept, the earlier ones are
     rejected as `duplicate_id` (the scorer keeps the last occurrence too).
     """
-    kept: dict[str, tuple[int, dict[str, Any], Any]] = {}
+    traces: list[dict[str, Any]] = []
+    numbers: list[int] = []
     rejections: list[ChatRejection] = []
+    replaced: set[int] = set()
+    tracker = DuplicateTracker(config)
     for record in records:
-        key = key_of(record.value, config)
-        if record.malformed is not None:
-            rejections.append(
-                ChatRejection(record.number, None, None, "malformed_record", record.malformed)
-            )
+        result = map_trajectory(record, config)
+        if isinstance(result, ChatRejection):
+            rejections.append(result)
             continue
-        try:
-            trace = _trace(record, config)
-        except Rejected as rejected:
-            rejections.append(
-                ChatRejection(record.number, None, key, rejected.rule, rejected.reason)
-            )
-            continue
-        earlier = kept.pop(trace["id"], None)
-        if earlier is not None:
-            number, _, previous = earlier
-            same = "are identical" if previous == record.value else "differ"
-            reason = (
-                f"record {record.number} has the same trace id (key {key}) and is kept "
-                f"instead; the two records {same}"
-            )
-            rejections.append(ChatRejection(number, trace["id"], key, "duplicate_id", reason))
-        kept[trace["id"]] = (record.number, trace, record.value)
-    ordered = sorted(kept.values(), key=lambda item: item[0])
+        duplicate = tracker.add(result, record, len(traces))
+        if duplicate is not None:
+            replaced.add(duplicate[0])
+            rejections.append(duplicate[1])
+        traces.append(result)
+        numbers.append(record.number)
+    kept = [row for row in range(len(traces)) if row not in replaced]
     rejections.sort(key=lambda rejection: rejection.record_number)
     return ChatImport(
-        traces=[trace for _, trace, _ in ordered],
-        record_numbers=[number for number, _, _ in ordered],
+        traces=[traces[row] for row in kept],
+        record_numbers=[numbers[row] for row in kept],
         rejections=rejections,
     )

@@ -281,3 +281,24 @@ def test_the_command_exits_1_when_nothing_imports_and_2_for_bad_options(
     assert main(["import", "chat", str(tmp_path / "none.json"), "--out", out]) == 2
     with pytest.raises(SystemExit):
         main(["import", "chat", str(source), "--out", out, "--retry-window", "many"])
+
+
+def test_a_later_duplicate_replaces_the_earlier_row_in_the_written_file(tmp_path: Path) -> None:
+    user, reply = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}
+    lines = [
+        {"task_id": 1, "trial": 0, "reward": 0, "traj": [user, reply]},
+        {"task_id": 2, "trial": 0, "reward": 0, "traj": [user, reply]},
+        {"task_id": 1, "trial": 0, "reward": 1, "traj": [user, reply]},
+    ]
+    source = tmp_path / "runs.jsonl"
+    source.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    out = tmp_path / "traces.parquet"
+    summary = import_chat_file.fn(str(source), str(out))
+    assert (summary.records, summary.imported, summary.succeeded) == (3, 2, 1)
+    assert summary.rejected == {"duplicate_id": 1}
+    written = pl.read_parquet(out)
+    assert written["metadata"].struct.field("success").to_list() == [False, True]
+    assert written["metadata"].struct.field("created_at").dt.second().to_list() == [1, 2]
+    report = pl.read_csv(summary.report)
+    assert report.select("record_number", "rule").rows() == [(1, "duplicate_id")]
+    assert "record 3 has the same trace id (key [1,0])" in report["reason"][0]

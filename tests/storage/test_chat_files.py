@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 from storage.chat_files import (
+    iter_chat_records,
     read_chat_records,
     report_path_for,
+    trace_parquet_writer,
     write_import_report,
     write_trace_parquet,
 )
@@ -195,3 +198,36 @@ def test_lone_surrogates_are_malformed_records_and_pairs_are_text(tmp_path: Path
     records = read_chat_records(array)
     assert records[0] == ChatRecord(1, 0, {"a": 1})
     assert records[1].malformed is not None and records[1].malformed.startswith("element 2 holds")
+
+
+def _numbered(n: int) -> dict[str, Any]:
+    return TRACE | {"id": f"kp:trace:{n}"}
+
+
+def test_the_writer_appends_in_batches_and_leaves_out_dropped_rows(tmp_path: Path) -> None:
+    out = tmp_path / "traces.parquet"
+    with trace_parquet_writer(out, batch_rows=2) as writer:
+        for n in range(5):
+            writer.add(_numbered(n))
+        writer.drop(1)
+        writer.drop(3)
+        assert writer.rows == 5
+    assert pl.read_parquet(out)["id"].to_list() == ["kp:trace:0", "kp:trace:2", "kp:trace:4"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["traces.parquet"]
+
+
+def test_an_error_inside_the_writer_leaves_no_file(tmp_path: Path) -> None:
+    out = tmp_path / "traces.parquet"
+    with pytest.raises(InputError), trace_parquet_writer(out, batch_rows=1) as writer:
+        writer.add(_numbered(0))
+        writer.add(_numbered(1))
+        raise InputError("the input broke half way")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_jsonl_that_stops_being_utf8_half_way_raises_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"a": 2}\n\xff\xfe\n')
+    records = iter_chat_records(path)
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        list(records)

@@ -397,11 +397,11 @@ def test_duplicate_ids_keep_the_last_record() -> None:
     ]
     assert (
         "record 2" in out.rejections[0].reason
-        and "the two records are identical" in out.rejections[0].reason
+        and "(apart from the event time) is identical" in out.rejections[0].reason
     )
     assert (
         "record 3" in out.rejections[1].reason
-        and "the two records differ" in out.rejections[1].reason
+        and "(apart from the event time) is different" in out.rejections[1].reason
     )
     assert out.rejections[0].key == "[7,0]" and out.rejections[0].trace_id == out.traces[0]["id"]
 
