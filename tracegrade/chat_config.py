@@ -12,6 +12,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -51,6 +52,7 @@ class SuccessRule:
         return f"{self.path} {self.op} {json.dumps(self.value)}"
 
 
+@lru_cache(maxsize=64)
 def parse_success_rule(text: str) -> SuccessRule:
     """Parse `reward == 1`, `info.passed` or `score >= 0.5` into a SuccessRule.
 

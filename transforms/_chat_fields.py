@@ -99,6 +99,10 @@ def success_of(record: dict[str, Any], rule: SuccessRule) -> bool:
             "invalid_success",
             f"{rule.path} is {kind(value)} {shown(value)}, but the success expression {rule} compares it with {kind(expected)}",
         )
+    if numbers and not math.isfinite(value):
+        raise Rejected(
+            "invalid_success", f"{rule.path} is {value}; a success value must be a finite number"
+        )
     if rule.op == "==":
         return bool(value == expected)
     if rule.op == "!=":

@@ -300,6 +300,11 @@ def test_success_comes_from_the_configured_expression(
         ({"reward": "1"}, "reward == 1", "reward is str '1'"),
         ({"reward": True}, "reward == 1", "compares it with int"),
         ({"passed": 1}, "passed", "must be true or false"),
+        (
+            {"reward": float("nan")},
+            "reward == 1",
+            "reward is nan; a success value must be a finite number",
+        ),
     ],
 )
 def test_a_success_value_that_cannot_be_evaluated_is_rejected(
