@@ -128,7 +128,7 @@ def _line_records(path: Path) -> Iterator[ChatRecord]:
                 if not line.strip():
                     continue
                 try:
-                    value = json.loads(line)
+                    value = json.loads(line.rstrip("\r\n"))
                 except json.JSONDecodeError as exc:
                     reason = f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
                     yield ChatRecord(number, position, None, reason)

@@ -231,3 +231,14 @@ def test_jsonl_that_stops_being_utf8_half_way_raises_input_error(tmp_path: Path)
     records = iter_chat_records(path)
     with pytest.raises(InputError, match="not UTF-8 text"):
         list(records)
+
+
+def test_a_bad_line_reason_gives_the_column_within_that_line(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"task_id": 6, "trial": 0,\r\n{"a": 1}\n')
+    (bad, good) = read_chat_records(path)
+    assert (
+        bad.malformed
+        == "line 1 is not valid JSON (Expecting property name enclosed in double quotes at column 27)"
+    )
+    assert good == ChatRecord(2, 1, {"a": 1})
