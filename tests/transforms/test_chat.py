@@ -157,10 +157,12 @@ def test_content_parts_join_their_text_and_skip_other_parts() -> None:
 
 
 def test_objective_field_replaces_the_first_user_message() -> None:
-    value = record(say("ok"), info={"task": {"instruction": "You are mia_li_3668."}})
+    value = record(
+        say("ok"), info={"task": {"instruction": "You are a traveller flying to Seattle."}}
+    )
     assert (
         only_trace(value, objective_field="info.task.instruction")["task"]["objective"]
-        == "You are mia_li_3668."
+        == "You are a traveller flying to Seattle."
     )
     rule, reason = rejected(value, objective_field="info.missing")
     assert rule == "missing_objective" and "info.missing is missing" in reason
