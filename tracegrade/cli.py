@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 
+from tracegrade.chat_cli import add_import_command
 from tracegrade.errors import ConfigError, InputError, StoreLockedError, TracegradeError
 
 __all__ = ["main"]
@@ -254,6 +255,8 @@ def _parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help=f"exit {EXIT_CASES_FAILED} when any case fails"
     )
     operations.set_defaults(handler=_cmd_operations)
+
+    add_import_command(commands)
     return parser
 
 

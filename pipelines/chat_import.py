@@ -1,0 +1,163 @@
+"""The `import_chat` flow: chat-message trajectories in, nested trace Parquet and a report out.
+
+stream records -> map each to a trace or a rejection -> append to Parquet -> drop the rows a
+later duplicate replaced -> write the report;
+`import_and_score_chat` then runs `score_traces` on the Parquet.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+
+from storage.chat_files import (
+    iter_chat_records,
+    report_path_for,
+    trace_parquet_writer,
+    write_import_report,
+)
+from tracegrade.chat_config import load_chat_config
+from tracegrade.summary import RunSummary
+from transforms.chat import IMPORT_RULES, ChatRejection, DuplicateTracker, map_trajectory
+
+__all__ = ["ImportSummary", "import_and_score_chat", "import_chat", "import_chat_file"]
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What one import did: counts per outcome and where the files went."""
+
+    source_file: str
+    out: str
+    report: str
+    records: int
+    imported: int
+    succeeded: int
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rejected_total(self) -> int:
+        """Trajectories rejected, all rules together."""
+        return sum(self.rejected.values())
+
+    @property
+    def markdown(self) -> str:
+        """The summary as a Markdown table, rejections by rule in rule order."""
+        lines = [
+            f"# Chat import of {self.source_file}",
+            "",
+            "| count | value |",
+            "|---|---|",
+            f"| trajectories read | {self.records:,} |",
+            f"| imported as traces | {self.imported:,} |",
+            f"| imported, success | {self.succeeded:,} |",
+            f"| imported, failure | {self.imported - self.succeeded:,} |",
+            f"| rejected | {self.rejected_total:,} |",
+        ]
+        lines += [f"| rejected: {rule} | {count:,} |" for rule, count in self.rejected.items()]
+        lines += [
+            "",
+            f"Traces: {self.out}",
+            f"Rejections (one row each, with the reason): {self.report}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _import(
+    path: str, out: str, report: str | None, config: str | None, options: dict[str, Any] | None
+) -> ImportSummary:
+    settings = load_chat_config(config, options)
+    records = iter_chat_records(path)
+    source = str(Path(path).expanduser().resolve())
+    report_path = Path(report) if report is not None else report_path_for(out)
+    tracker = DuplicateTracker(settings)
+    rejections: list[ChatRejection] = []
+    successes: list[bool] = []
+    read = 0
+    with trace_parquet_writer(out) as writer:
+        for record in records:
+            read += 1
+            result = map_trajectory(record, settings)
+            if isinstance(result, ChatRejection):
+                rejections.append(result)
+                continue
+            duplicate = tracker.add(result, record, writer.rows)
+            if duplicate is not None:
+                writer.drop(duplicate[0])
+                rejections.append(duplicate[1])
+            writer.add(result)
+            successes.append(bool(result["metadata"]["success"]))
+        dropped = writer.dropped
+    rejections.sort(key=lambda rejection: rejection.record_number)
+    write_import_report(rejections, source, report_path)
+    counts = Counter(rejection.rule for rejection in rejections)
+    return ImportSummary(
+        source_file=source,
+        out=str(out),
+        report=str(report_path),
+        records=read,
+        imported=len(successes) - len(dropped),
+        succeeded=sum(ok for row, ok in enumerate(successes) if row not in dropped),
+        rejected={rule: counts[rule] for rule in IMPORT_RULES if counts[rule]},
+    )
+
+
+@task(cache_policy=NO_CACHE, persist_result=False)
+def import_chat_file(
+    path: str,
+    out: str,
+    report: str | None = None,
+    config: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> ImportSummary:
+    """Import one chat trajectory file (JSON array or JSONL) into trace Parquet and a report.
+
+    Args:
+        path: the trajectory file.
+        out: the Parquet file to write (replaced atomically).
+        report: the CSV of rejected trajectories; default beside `out` (`report_path_for`).
+        config: a TOML file of `ChatImportConfig` keys.
+        options: keys of `ChatImportConfig` that override the file's.
+    """
+    return _import(path, out, report, config, options)
+
+
+@flow(name="import_chat", persist_result=False, log_prints=False)
+def import_chat(
+    path: str,
+    out: str,
+    report: str | None = None,
+    config: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> ImportSummary:
+    """Import a chat trajectory file; the arguments are `import_chat_file`'s."""
+    summary = import_chat_file(path, out, report, config, options)
+    create_markdown_artifact(
+        summary.markdown, key="import-chat-summary", description="tracegrade chat import"
+    )
+    return summary
+
+
+@flow(name="import_and_score_chat", persist_result=False, log_prints=False)
+def import_and_score_chat(
+    path: str,
+    out: str,
+    db: str,
+    report: str | None = None,
+    config: str | None = None,
+    options: dict[str, Any] | None = None,
+    score_config: str | None = None,
+    no_embedder: bool = False,
+) -> tuple[ImportSummary, RunSummary]:
+    """Import a chat trajectory file, then score the traces written into the DuckDB file `db`."""
+    from pipelines.score import score_traces
+
+    imported = import_chat(path, out, report, config, options)
+    scored = score_traces([out], db=db, config=score_config, no_embedder=no_embedder)
+    return imported, scored
