@@ -3,7 +3,7 @@
 Texts: about 2,000 distinct novelty texts (objective + " " + step contents) of synthetic
 traces, written to one Parquet file.
 
-    tracegrade: pipelines.stages.embed_texts in a fresh DuckDB store, after stage_inputs and
+    tracegrade: pipelines.novelty_stages.embed_texts in a fresh DuckDB store, after stage_inputs and
                 plan_novelty of the same run (inside storage.registry.held_store, as
                 pipelines/score.py does, without Prefect); includes key hashing, the lookup of
                 missing keys, length sorting and writing the vectors to DuckDB
@@ -51,7 +51,8 @@ from _common import (  # noqa: E402
     timed,
 )
 
-from pipelines.stages import VALID, StagedRun, embed_texts, plan_novelty, stage_inputs  # noqa: E402
+from pipelines.novelty_stages import embed_texts  # noqa: E402
+from pipelines.stages import VALID, StagedRun, plan_novelty, stage_inputs  # noqa: E402
 from storage.duckdb_store import DuckDBStore  # noqa: E402
 from storage.hashing import embedding_keys  # noqa: E402
 from storage.registry import held_store  # noqa: E402

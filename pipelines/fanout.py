@@ -19,7 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect_dask import DaskTaskRunner
 
-from pipelines import stages
+from pipelines import novelty_stages
 from pipelines.stages import StagedRun
 from storage.registry import store_for
 from tracegrade.config import ExecutionConfig, load_settings
@@ -93,7 +93,7 @@ def _save_atomic(path: Path, *arrays: npt.NDArray[np.generic]) -> None:
 def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
     settings = load_settings(config)
     store = store_for(run.db)
-    todo, counts = stages.pending_texts(store, run, settings)
+    todo, counts = novelty_stages.pending_texts(store, run, settings)
     folder = run.path(_FANOUT)
     folder.mkdir(exist_ok=True)
     chunks: dict[str, pl.Series] = {}
@@ -115,7 +115,7 @@ def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
     return counts
 
 
-def _distributed_replay(folder: Path, partition_rows: int) -> stages.Replay:
+def _distributed_replay(folder: Path, partition_rows: int) -> novelty_stages.Replay:
     """`replay_novelty`'s contract, computed as one task per partition (targets and halo)."""
 
     def replay(
@@ -164,5 +164,5 @@ def embed_and_replay(run: StagedRun, config: str | None) -> dict[str, int]:
     folder = run.path(_FANOUT)
     folder.mkdir(exist_ok=True)
     replay = _distributed_replay(folder, settings.execution.novelty_partition_rows)
-    counts |= stages.replay_staged(store_for(run.db), run, settings, replay)
+    counts |= novelty_stages.replay_staged(store_for(run.db), run, settings, replay)
     return counts

@@ -14,7 +14,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from pipelines import stages
+from pipelines import novelty_stages, stages
 from pipelines.fanout import dask_runner, embed_and_replay
 from pipelines.stages import StagedRun
 from storage.duckdb_store import RunRecord
@@ -43,13 +43,13 @@ def plan_novelty(run: StagedRun, config: str | None, embed: bool) -> dict[str, i
 @_task
 def embed_texts(run: StagedRun, config: str | None) -> dict[str, int]:
     """Embed the texts the replay needs that are not stored yet."""
-    return stages.embed_texts(store_for(run.db), run, load_settings(config))
+    return novelty_stages.embed_texts(store_for(run.db), run, load_settings(config))
 
 
 @_task
 def replay(run: StagedRun, config: str | None) -> dict[str, int]:
     """Replay the novelty caches in event time over the stored and new embeddings."""
-    return stages.replay_staged(store_for(run.db), run, load_settings(config))
+    return novelty_stages.replay_staged(store_for(run.db), run, load_settings(config))
 
 
 @_task

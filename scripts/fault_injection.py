@@ -31,7 +31,7 @@ RUN_IDENTITY = ("run_id", "run_seq")
 _CHILD = """
 import shutil, sys
 sys.path.insert(0, {root!r})
-from pipelines import stages
+from pipelines import novelty_stages, stages
 from storage.duckdb_store import RunRecord
 from storage.registry import held_store
 from tracegrade.config import load_settings
@@ -46,7 +46,8 @@ with held_store(db) as store:
     stages.stage_inputs(store, run, [archive])
     stages.plan_novelty(store, run, settings, embed=embed)
     if embed:
-        stages.embed_texts(store, run, settings)
+        novelty_stages.embed_texts(store, run, settings)
+        novelty_stages.replay_staged(store, run, settings)
     stages.score_staged(store, run, settings, embed=embed)
     stages.commit_results(store, run)
     store.finish_run(run.handle, RunRecord("completed", {{}}, {{}}, ""))

@@ -117,6 +117,7 @@ def run_pipeline(
         counts |= score.plan_novelty.fn(run, conf, embed)
         if embed:
             counts |= score.embed_texts.fn(run, conf)
+            counts |= score.replay.fn(run, conf)
         counts |= score.score.fn(run, conf, embed)
         score.commit.fn(run)
         store.finish_run(run.handle, RunRecord("completed", {}, {}, ""))

@@ -1,0 +1,99 @@
+"""The embedding and novelty replay stages of a scoring run (plain functions of paths and keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from pipelines.stages import NOVELTY, PLAN, VALID, StagedRun
+from storage.duckdb_store import DuckDBStore
+from storage.hashing import embedding_keys
+from tracegrade.config import Settings
+from tracegrade.embedding import SentenceEmbedder
+from tracegrade.progress import stage_progress
+from transforms.novelty import NoveltyResult, replay_novelty
+from transforms.replay import trace_text
+
+__all__ = ["Replay", "embed_texts", "pending_texts", "replay_staged"]
+
+
+def _texts_for(store: DuckDBStore, run: StagedRun, plan: pl.DataFrame) -> pl.DataFrame:
+    """trace_id and novelty text of every plan row (fresh rows from staging, others stored)."""
+    fresh = pl.read_parquet(run.path(VALID), columns=["trace_id", "text"])
+    fresh = fresh.join(plan.filter("fresh").select("trace_id"), on="trace_id")
+    history = plan.filter(~pl.col("fresh")).select("trace_id")
+    if history.is_empty():
+        return fresh
+    stored = store.traces_for(history["trace_id"], ["trace_id", "objective", "steps"])
+    return pl.concat([fresh, stored.select("trace_id", trace_text())])
+
+
+def pending_texts(
+    store: DuckDBStore, run: StagedRun, settings: Settings
+) -> tuple[pl.DataFrame, dict[str, int]]:
+    """The plan's texts with no stored vector (embedding_key, text; longest first), and counts."""
+    model_key = settings.embedding.model_key()
+    plan = pl.read_parquet(run.path(PLAN), columns=["trace_id", "text_sha", "fresh"])
+    keys = plan.with_columns(embedding_key=embedding_keys(model_key, plan["text_sha"]))
+    distinct = keys["embedding_key"].n_unique()
+    missing = store.missing_embeddings(keys["embedding_key"])
+    if missing.is_empty():
+        todo = pl.DataFrame(schema={"embedding_key": pl.String, "text": pl.String})
+        return todo, {"texts_embedded": 0, "texts_cached": distinct}
+    wanted = keys.join(pl.DataFrame({"embedding_key": missing}), on="embedding_key").unique(
+        "embedding_key", keep="first", maintain_order=True
+    )
+    todo = (
+        wanted.join(_texts_for(store, run, wanted), on="trace_id")
+        .sort(pl.col("text").str.len_chars(), descending=True)
+        .select("embedding_key", "text")
+    )
+    return todo, {"texts_embedded": todo.height, "texts_cached": distinct - todo.height}
+
+
+def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[str, int]:
+    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk."""
+    todo, counts = pending_texts(store, run, settings)
+    if todo.is_empty():
+        return counts
+    embedder = SentenceEmbedder(settings.embedding)
+    advance = stage_progress("embedding", todo.height)
+    for part in todo.iter_slices(max(embedder.batch_size * 32, 1024)):
+        vectors = embedder.encode(part["text"].to_list())
+        store.put_embeddings(
+            part["embedding_key"].to_list(),
+            vectors,
+            model=settings.embedding.model_key(),
+            run_id=run.run_id,
+        )
+        advance(part.height)
+    return counts
+
+
+Replay = Callable[..., NoveltyResult]
+"""`replay_novelty`, or anything with its signature and result (a distributed replay)."""
+
+
+def replay_staged(
+    store: DuckDBStore, run: StagedRun, settings: Settings, replay: Replay = replay_novelty
+) -> dict[str, int]:
+    """Replay the novelty caches over the plan's rows; writes novelty.parquet for the targets."""
+    plan = pl.read_parquet(
+        run.path(PLAN), columns=["trace_id", "text_sha", "target", "window_start"]
+    )
+    keys = embedding_keys(settings.embedding.model_key(), plan["text_sha"])
+    result = replay(
+        store.vectors(keys), plan["window_start"].to_numpy(), targets=plan["target"].to_numpy()
+    )
+    novelty = plan.select(
+        "trace_id",
+        novelty=pl.Series(result.novelty),
+        novelty_window=pl.Series(result.window).cast(pl.Int32),
+    ).filter(plan["target"])
+    novelty.with_columns(
+        novelty_source=pl.when(pl.col("novelty_window") > 0)
+        .then(pl.lit("embedding"))
+        .otherwise(pl.lit("empty_cache"))
+    ).write_parquet(run.path(NOVELTY))
+    return {"rows_replayed": novelty.height}
