@@ -55,6 +55,8 @@ def _results(
     source: str,
     run_id: str,
     folder: Path,
+    *,
+    ordered: bool = False,
 ) -> int:
     """Score `factors`, add identity columns, write STEPS and TRACES; returns traces scored."""
     now = datetime.now(UTC)
@@ -65,7 +67,7 @@ def _results(
     }
     scored = step_scores(factors, config).collect()
     traces = (
-        trace_levels(scored.lazy(), config)
+        trace_levels(scored.lazy(), config, ordered=ordered)
         .join(hashes.lazy(), on="trace_id", how="left")
         .with_columns(**identity, config_hash=pl.lit(config.config_hash()))
         .collect()
@@ -74,7 +76,7 @@ def _results(
     scored.with_columns(
         **identity,
         **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
-    ).drop("search_score_mean").write_parquet(folder / STEPS)
+    ).drop("search_score_mean", "penalty_code").write_parquet(folder / STEPS)
     traces.write_parquet(folder / TRACES)
     return traces.height
 
@@ -98,7 +100,7 @@ def derived_stage(
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
     factors = derived_factors(stale.lazy(), config.search_tool_pattern)
     hashes = stale.select("trace_id", input_hash="content_hash")
-    scored = _results(factors, hashes, config, "derived", run_id, work_dir)
+    scored = _results(factors, hashes, config, "derived", run_id, work_dir, ordered=True)
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
 

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from tracegrade.confidence_config import ConfidenceConfig
 from tracegrade.synth import synthetic_traces
@@ -143,9 +144,12 @@ def synthetic(n: int) -> pl.DataFrame:
 def test_derived_batch_equals_reference(method: str, source: str) -> None:
     config = ConfidenceConfig(aggregation=method)  # type: ignore[arg-type]
     traces = traces_frame(EDGE_TRACES) if source == "edge" else synthetic(1500)
-    levels = trace_levels(
-        step_scores(derived_factors(traces.lazy(), config.search_tool_pattern), config), config
-    ).collect()
+    scored = step_scores(derived_factors(traces.lazy(), config.search_tool_pattern), config)
+    levels = trace_levels(scored, config, ordered=True).collect()
+    shuffled = trace_levels(
+        scored.collect().sample(fraction=1.0, shuffle=True, seed=1).lazy(), config
+    )
+    assert_frame_equal(levels, shuffled.collect(), check_row_order=False)
     assert levels.height == traces.height
     by_id = {row["trace_id"]: row for row in levels.iter_rows(named=True)}
     for trace in traces.iter_rows(named=True):

@@ -13,7 +13,13 @@ from tracegrade.confidence_config import ConfidenceConfig
 from transforms.confidence.calculator import FACTORS, RECOMMENDED_ACTIONS, level_reason
 from transforms.confidence.model import InterventionLevel
 
-__all__ = ["FACTOR_SCHEMA", "STEP_SCORE_COLUMNS", "step_scores", "trace_levels"]
+__all__ = [
+    "FACTOR_SCHEMA",
+    "PENALTY_NAMES",
+    "STEP_SCORE_COLUMNS",
+    "step_scores",
+    "trace_levels",
+]
 
 FACTOR_SCHEMA: dict[str, pl.DataType] = {
     "trace_id": pl.String(),
@@ -40,7 +46,8 @@ STEP_SCORE_COLUMNS = (
 )
 """Columns `step_scores` adds."""
 
-_PENALTY_ORDER = ("zero_search_results", "no_sources", "tool_failure")
+PENALTY_NAMES = ("zero_search_results", "no_sources", "tool_failure")
+"""The penalties, in the order they are applied and listed."""
 
 
 def _search_quality(expected_results: int) -> pl.Expr:
@@ -63,8 +70,19 @@ def _penalty_conditions() -> dict[str, pl.Expr]:
     }
 
 
+_NAMES_BY_CODE = pl.Series(
+    [[name for bit, name in enumerate(PENALTY_NAMES) if code >> bit & 1] for code in range(8)],
+    dtype=pl.List(pl.String),
+)
+"""Penalty names of each code (bit i set: PENALTY_NAMES[i] applied), in configuration order."""
+
+
 def step_scores(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
-    """Each step's sub-scores, weights, base, penalties (names) and clamped score."""
+    """Each step's sub-scores, weights, base, penalties (names) and clamped score.
+
+    Also adds `penalty_code`, the applied penalties as bits of PENALTY_NAMES, which
+    `trace_levels` combines per trace.
+    """
     w = config.weights
     search = pl.col("is_search_step")
     calls = pl.col("tool_calls")
@@ -93,28 +111,28 @@ def step_scores(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     search_base = pl.col("search_quality").fill_null(0.0) * pl.col("tool_success").fill_null(1.0)
     mean_base = pl.when(total > 0).then(weighted / total).otherwise(0.0)
     amounts = config.penalties
-    conditions = {
-        name: condition & pl.lit(getattr(amounts, name) > 0)
-        for name, condition in _penalty_conditions().items()
-    }
+    conditions = _penalty_conditions()
+    active = [name for name in PENALTY_NAMES if getattr(amounts, name) > 0]
+    code = pl.sum_horizontal(
+        pl.lit(0, pl.UInt8),
+        *(conditions[name].cast(pl.UInt8) * (1 << PENALTY_NAMES.index(name)) for name in active),
+    ).cast(pl.UInt8)
     penalty = pl.sum_horizontal(
-        *(
-            pl.when(cond).then(getattr(amounts, name)).otherwise(0.0)
-            for name, cond in conditions.items()
-        )
+        pl.lit(0.0),
+        *(pl.when(conditions[name]).then(getattr(amounts, name)).otherwise(0.0) for name in active),
     )
-    names = pl.concat_list(
-        *(pl.when(conditions[name]).then(pl.lit(name)) for name in _PENALTY_ORDER)
-    ).list.drop_nulls()
     return with_weights.with_columns(
         base=pl.when(search).then(search_base).otherwise(mean_base),
         penalty=penalty,
-        penalties=names,
-    ).with_columns(score=(pl.col("base") - pl.col("penalty")).clip(0.0, 1.0))
+        penalty_code=code,
+    ).with_columns(
+        score=(pl.col("base") - pl.col("penalty")).clip(0.0, 1.0),
+        penalties=pl.lit(_NAMES_BY_CODE).gather(pl.col("penalty_code")),
+    )
 
 
-def _aggregate(method: str) -> pl.Expr:
-    score = pl.col("score").sort_by("step_index")
+def _aggregate(method: str, ordered: bool) -> pl.Expr:
+    score = pl.col("score") if ordered else pl.col("score").sort_by("step_index")
     if method == "mean":
         return score.mean()
     if method == "min":
@@ -124,36 +142,50 @@ def _aggregate(method: str) -> pl.Expr:
     return (rank * score).sum() / (n * (n + 1) / 2)
 
 
-def trace_levels(scored: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
-    """One row per trace: steps, aggregate, method, penalties (distinct, sorted), level, reason
-    and recommended action."""
+def trace_levels(
+    scored: pl.LazyFrame, config: ConfidenceConfig, *, ordered: bool = False
+) -> pl.LazyFrame:
+    """One row per trace: steps, aggregate, method, penalties (distinct, sorted by name),
+    level, reason and recommended action.
+
+    With `ordered`, the caller guarantees that each trace's rows are in step order (as
+    derived_factors writes them), and the weighted aggregate skips sorting within traces;
+    traces then come out in input order.
+    """
     method = config.aggregation
     t = config.thresholds
-    per_trace = scored.group_by("trace_id").agg(
+    per_trace = scored.group_by("trace_id", maintain_order=ordered).agg(
         steps=pl.len().cast(pl.Int32),
-        aggregate=_aggregate(method),
-        penalties=pl.col("penalties")
-        .list.explode(keep_nulls=False, empty_as_null=False)
-        .unique()
-        .sort(),
+        aggregate=_aggregate(method, ordered),
+        penalty_code=pl.col("penalty_code").bitwise_or(),
     )
     score = pl.col("aggregate")
-    level = (
+    levels = list(InterventionLevel)
+    level_index = (
         pl.when(score >= t.silent)
-        .then(pl.lit(InterventionLevel.SILENT.value))
+        .then(0)
         .when(score >= t.notify)
-        .then(pl.lit(InterventionLevel.NOTIFY.value))
+        .then(1)
         .when(score >= t.confirm)
-        .then(pl.lit(InterventionLevel.CONFIRM.value))
-        .otherwise(pl.lit(InterventionLevel.ESCALATE.value))
+        .then(2)
+        .otherwise(3)
+        .cast(pl.Int64)
     )
-    bands = {lvl.value: level_reason(lvl, t, []) for lvl in InterventionLevel}
-    actions = {lvl.value: action for lvl, action in RECOMMENDED_ACTIONS.items()}
-    band = pl.col("level").replace_strict(bands, return_dtype=pl.String)
-    penalties = pl.col("penalties").list.join(", ")
-    return per_trace.with_columns(method=pl.lit(method), level=level).with_columns(
-        reason=pl.when(pl.col("penalties").list.len() > 0)
-        .then(pl.concat_str(band, pl.lit("; penalties: "), penalties))
-        .otherwise(band),
-        recommended_action=pl.col("level").replace_strict(actions, return_dtype=pl.String),
+    sorted_names = [sorted(names) for names in _NAMES_BY_CODE.to_list()]
+    reasons = pl.Series(
+        [level_reason(lvl, t, sorted_names[code]) for lvl in levels for code in range(8)],
+        dtype=pl.String,
+    )
+    level_names = pl.Series([lvl.value for lvl in levels], dtype=pl.String)
+    actions = pl.Series([RECOMMENDED_ACTIONS[lvl] for lvl in levels], dtype=pl.String)
+    code = pl.col("penalty_code").cast(pl.Int64)
+    return per_trace.with_columns(_level=level_index).select(
+        "trace_id",
+        "steps",
+        "aggregate",
+        method=pl.lit(method),
+        penalties=pl.lit(pl.Series(sorted_names, dtype=pl.List(pl.String))).gather(code),
+        level=pl.lit(level_names).gather(pl.col("_level")),
+        reason=pl.lit(reasons).gather(pl.col("_level") * 8 + code),
+        recommended_action=pl.lit(actions).gather(pl.col("_level")),
     )

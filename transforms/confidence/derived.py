@@ -25,65 +25,80 @@ DERIVED_COLUMNS = {**FACTOR_SCHEMA, "step_kind": pl.String(), "source_step_id": 
 """FACTOR_SCHEMA plus where the step came from (the trace step's step_id for tool calls)."""
 
 _ELEMENT = pl.element().struct
+_ANSWER = 8
+"""Step code of the appended answer step (tool calls are 1, 3, 5, 7; other steps 0)."""
+
+
+def _step_codes(search_tool_pattern: str) -> pl.Expr:
+    """Per step: 0 not a tool call, 1 failed call, 3 call, 5 failed search, 7 search."""
+    step_type = _ELEMENT.field("type")
+    failed = (step_type.shift(-1) == "error_recovery").fill_null(False)
+    searched = _ELEMENT.field("tool_name").str.contains(search_tool_pattern).fill_null(False)
+    return (
+        pl.when(step_type == "tool_call")
+        .then(1 + (~failed).cast(pl.UInt8) * 2 + searched.cast(pl.UInt8) * 4)
+        .otherwise(0)
+        .cast(pl.UInt8)
+    )
+
+
+def _counted(condition: pl.Expr) -> pl.Expr:
+    return pl.col("code").list.eval(condition.sum()).list.first().fill_null(0).cast(pl.Int64)
 
 
 def derived_factors(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFrame:
     """Plan steps with their factors, from trace_id, confidence and steps (type, tool_name,
-    step_id); one `answer` step per trace, so a trace with no steps still gets one."""
-    steps = traces.select(
-        "trace_id",
-        step_index=pl.int_ranges(0, pl.col("steps").list.len(), dtype=pl.Int64),
-        type=pl.col("steps").list.eval(_ELEMENT.field("type")),
-        next_type=pl.col("steps").list.eval(_ELEMENT.field("type")).list.shift(-1),
-        tool_name=pl.col("steps").list.eval(_ELEMENT.field("tool_name")),
-        source_step_id=pl.col("steps").list.eval(_ELEMENT.field("step_id")),
-    )
-    calls = (
-        steps.explode(["step_index", "type", "next_type", "tool_name", "source_step_id"])
-        .filter(pl.col("type") == "tool_call")
+    step_id); one `answer` step per trace, so a trace with no steps still gets one.
+
+    Rows come trace by trace in input order, each trace's plan steps in step order with its
+    answer step last (`trace_levels(..., contiguous=True)` relies on this).
+    """
+    code = pl.element()
+    coded = (
+        traces.select(
+            "trace_id",
+            "confidence",
+            code=pl.col("steps").list.eval(_step_codes(search_tool_pattern)),
+            source_step_id=pl.col("steps").list.eval(_ELEMENT.field("step_id")),
+        )
+        .with_columns(
+            calls=_counted(code > 0),
+            successes=_counted((code == 3) | (code == 7)),
+            searches=_counted(code >= 5),
+            hits=_counted(code == 7),
+        )
         .select(
             "trace_id",
-            "step_index",
-            "source_step_id",
-            is_search_step=pl.col("tool_name").str.contains(search_tool_pattern).fill_null(False),
-            ok=(pl.col("next_type") != "error_recovery").fill_null(True).cast(pl.Int64),
+            "confidence",
+            "calls",
+            "successes",
+            "searches",
+            "hits",
+            step_index=pl.int_ranges(0, pl.col("code").list.len() + 1, dtype=pl.Int64),
+            code=pl.concat_list("code", pl.lit(_ANSWER, pl.UInt8)),
+            source_step_id=pl.concat_list("source_step_id", pl.lit(None, pl.Int64)),
         )
+        .explode(["step_index", "code", "source_step_id"])
+        .filter(pl.col("code") > 0)
     )
-    tool_steps = calls.select(
+    answer = pl.col("code") == _ANSWER
+    ok = pl.col("code").is_in([3, 7]).cast(pl.Int64)
+    search = pl.col("code").is_in([5, 7])
+    return coded.select(
         "trace_id",
         "step_index",
-        "is_search_step",
-        search_result_count=pl.when(pl.col("is_search_step")).then(pl.col("ok")),
-        tool_calls=pl.lit(1, pl.Int64),
-        tool_successes=pl.col("ok"),
-        step_kind=pl.lit("tool_call"),
+        is_search_step=search,
+        search_result_count=pl.when(answer)
+        .then(pl.when(pl.col("searches") > 0).then(pl.col("hits")))
+        .when(search)
+        .then(ok),
+        search_score_mean=pl.lit(None, pl.Float64),
+        tool_calls=pl.when(answer).then(pl.col("calls")).otherwise(1),
+        tool_successes=pl.when(answer).then(pl.col("successes")).otherwise(ok),
+        source_count=pl.when(answer).then(pl.col("successes")),
+        source_agreement=pl.lit(None, pl.Float64),
+        llm_self_eval=pl.when(answer).then(pl.col("confidence")),
+        query_coverage=pl.lit(None, pl.Float64),
+        step_kind=pl.when(answer).then(pl.lit("answer")).otherwise(pl.lit("tool_call")),
         source_step_id="source_step_id",
-    )
-    per_trace = calls.group_by("trace_id").agg(
-        tool_calls=pl.len().cast(pl.Int64),
-        tool_successes=pl.col("ok").sum(),
-        searches=pl.col("is_search_step").sum().cast(pl.Int64),
-        search_hits=pl.col("ok").filter(pl.col("is_search_step")).sum(),
-    )
-    answers = (
-        traces.select("trace_id", "confidence", n=pl.col("steps").list.len().cast(pl.Int64))
-        .join(per_trace, on="trace_id", how="left", maintain_order="left")
-        .select(
-            "trace_id",
-            step_index="n",
-            is_search_step=pl.lit(False),
-            search_result_count=pl.when(pl.col("searches") > 0).then(pl.col("search_hits")),
-            tool_calls=pl.col("tool_calls").fill_null(0),
-            tool_successes=pl.col("tool_successes").fill_null(0),
-            source_count=pl.col("tool_successes").fill_null(0),
-            llm_self_eval="confidence",
-            step_kind=pl.lit("answer"),
-            source_step_id=pl.lit(None, pl.Int64),
-        )
-    )
-    steps_and_answers = pl.concat([tool_steps, answers], how="diagonal_relaxed")
-    present = steps_and_answers.collect_schema().names()
-    return steps_and_answers.select(
-        pl.col(name).cast(dtype) if name in present else pl.lit(None, dtype).alias(name)
-        for name, dtype in DERIVED_COLUMNS.items()
-    )
+    ).select(pl.col(name).cast(dtype) for name, dtype in DERIVED_COLUMNS.items())
