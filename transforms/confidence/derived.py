@@ -25,25 +25,17 @@ DERIVED_COLUMNS = {**FACTOR_SCHEMA, "step_kind": pl.String(), "source_step_id": 
 """FACTOR_SCHEMA plus where the step came from (the trace step's step_id for tool calls)."""
 
 _ELEMENT = pl.element().struct
-_ANSWER = 8
-"""Step code of the appended answer step (tool calls are 1, 3, 5, 7; other steps 0)."""
 
 
-def _step_codes(search_tool_pattern: str) -> pl.Expr:
-    """Per step: 0 not a tool call, 1 failed call, 3 call, 5 failed search, 7 search."""
-    step_type = _ELEMENT.field("type")
-    failed = (step_type.shift(-1) == "error_recovery").fill_null(False)
-    searched = _ELEMENT.field("tool_name").str.contains(search_tool_pattern).fill_null(False)
-    return (
-        pl.when(step_type == "tool_call")
-        .then(1 + (~failed).cast(pl.UInt8) * 2 + searched.cast(pl.UInt8) * 4)
-        .otherwise(0)
-        .cast(pl.UInt8)
-    )
+def _per_trace(flag: pl.Expr, answer: pl.Expr) -> pl.Expr:
+    """At a trace's answer row: how many of the trace's rows have `flag`.
 
-
-def _counted(condition: pl.Expr) -> pl.Expr:
-    return pl.col("code").list.eval(condition.sum()).list.first().fill_null(0).cast(pl.Int64)
+    Rows are contiguous per trace with the answer row last, so the count is the running total
+    at this answer row minus the running total at the previous one (integers: exact).
+    """
+    total = flag.cast(pl.Int64).cum_sum()
+    before = pl.when(answer).then(total).shift(1).forward_fill().fill_null(0)
+    return total - before
 
 
 def derived_factors(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFrame:
@@ -51,54 +43,52 @@ def derived_factors(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFr
     step_id); one `answer` step per trace, so a trace with no steps still gets one.
 
     Rows come trace by trace in input order, each trace's plan steps in step order with its
-    answer step last (`trace_levels(..., contiguous=True)` relies on this).
+    answer step last (`trace_levels(..., ordered=True)` relies on this).
     """
-    code = pl.element()
-    coded = (
-        traces.select(
-            "trace_id",
-            "confidence",
-            code=pl.col("steps").list.eval(_step_codes(search_tool_pattern)),
-            source_step_id=pl.col("steps").list.eval(_ELEMENT.field("step_id")),
-        )
-        .with_columns(
-            calls=_counted(code > 0),
-            successes=_counted((code == 3) | (code == 7)),
-            searches=_counted(code >= 5),
-            hits=_counted(code == 7),
-        )
+    steps = pl.col("steps")
+    rows = traces.select(
+        "trace_id",
+        "confidence",
+        n=steps.list.len().cast(pl.Int64),
+        step_index=pl.int_ranges(0, steps.list.len() + 1, dtype=pl.Int64),
+        type=pl.concat_list(steps.list.eval(_ELEMENT.field("type")), pl.lit(None, pl.String)),
+        tool=pl.concat_list(steps.list.eval(_ELEMENT.field("tool_name")), pl.lit(None, pl.String)),
+        source_step_id=pl.concat_list(
+            steps.list.eval(_ELEMENT.field("step_id")), pl.lit(None, pl.Int64)
+        ),
+    ).explode(["step_index", "type", "tool", "source_step_id"])
+    answer = pl.col("step_index") == pl.col("n")
+    # The row after a trace's last step is its own answer row, so shifting never crosses traces.
+    ok = (pl.col("type").shift(-1) != "error_recovery").fill_null(True)
+    call = (pl.col("type") == "tool_call").fill_null(False) & ~answer
+    search = call & pl.col("tool").str.contains(search_tool_pattern).fill_null(False)
+    flagged = rows.with_columns(answer=answer, call=call, ok=call & ok, search=search).with_columns(
+        calls=_per_trace(pl.col("call"), pl.col("answer")),
+        successes=_per_trace(pl.col("ok"), pl.col("answer")),
+        searches=_per_trace(pl.col("search"), pl.col("answer")),
+        hits=_per_trace(pl.col("search") & pl.col("ok"), pl.col("answer")),
+    )
+    is_answer = pl.col("answer")
+    ok_count = pl.col("ok").cast(pl.Int64)
+    return (
+        flagged.filter(pl.col("call") | is_answer)
         .select(
             "trace_id",
-            "confidence",
-            "calls",
-            "successes",
-            "searches",
-            "hits",
-            step_index=pl.int_ranges(0, pl.col("code").list.len() + 1, dtype=pl.Int64),
-            code=pl.concat_list("code", pl.lit(_ANSWER, pl.UInt8)),
-            source_step_id=pl.concat_list("source_step_id", pl.lit(None, pl.Int64)),
+            "step_index",
+            is_search_step="search",
+            search_result_count=pl.when(is_answer)
+            .then(pl.when(pl.col("searches") > 0).then(pl.col("hits")))
+            .when(pl.col("search"))
+            .then(ok_count),
+            search_score_mean=pl.lit(None, pl.Float64),
+            tool_calls=pl.when(is_answer).then(pl.col("calls")).otherwise(1),
+            tool_successes=pl.when(is_answer).then(pl.col("successes")).otherwise(ok_count),
+            source_count=pl.when(is_answer).then(pl.col("successes")),
+            source_agreement=pl.lit(None, pl.Float64),
+            llm_self_eval=pl.when(is_answer).then(pl.col("confidence")),
+            query_coverage=pl.lit(None, pl.Float64),
+            step_kind=pl.when(is_answer).then(pl.lit("answer")).otherwise(pl.lit("tool_call")),
+            source_step_id="source_step_id",
         )
-        .explode(["step_index", "code", "source_step_id"])
-        .filter(pl.col("code") > 0)
+        .select(pl.col(name).cast(dtype) for name, dtype in DERIVED_COLUMNS.items())
     )
-    answer = pl.col("code") == _ANSWER
-    ok = pl.col("code").is_in([3, 7]).cast(pl.Int64)
-    search = pl.col("code").is_in([5, 7])
-    return coded.select(
-        "trace_id",
-        "step_index",
-        is_search_step=search,
-        search_result_count=pl.when(answer)
-        .then(pl.when(pl.col("searches") > 0).then(pl.col("hits")))
-        .when(search)
-        .then(ok),
-        search_score_mean=pl.lit(None, pl.Float64),
-        tool_calls=pl.when(answer).then(pl.col("calls")).otherwise(1),
-        tool_successes=pl.when(answer).then(pl.col("successes")).otherwise(ok),
-        source_count=pl.when(answer).then(pl.col("successes")),
-        source_agreement=pl.lit(None, pl.Float64),
-        llm_self_eval=pl.when(answer).then(pl.col("confidence")),
-        query_coverage=pl.lit(None, pl.Float64),
-        step_kind=pl.when(answer).then(pl.lit("answer")).otherwise(pl.lit("tool_call")),
-        source_step_id="source_step_id",
-    ).select(pl.col(name).cast(dtype) for name, dtype in DERIVED_COLUMNS.items())
