@@ -25,6 +25,8 @@ DERIVED_COLUMNS = {**FACTOR_SCHEMA, "step_kind": pl.String(), "source_step_id": 
 """FACTOR_SCHEMA plus where the step came from (the trace step's step_id for tool calls)."""
 
 _ELEMENT = pl.element().struct
+_ANSWER = 8
+"""Step code of the answer row appended to every trace."""
 
 
 def _per_trace(flag: pl.Expr, answer: pl.Expr) -> pl.Expr:
@@ -46,22 +48,31 @@ def derived_factors(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFr
     answer step last (`trace_levels(..., ordered=True)` relies on this).
     """
     steps = pl.col("steps")
+    step_type = _ELEMENT.field("type")
+    searched = _ELEMENT.field("tool_name").str.contains(search_tool_pattern).fill_null(False)
+    # Per step: 1 tool call, 3 search call, 4 error_recovery, 0 anything else; 8 the answer.
+    code = (
+        pl.when(step_type == "tool_call")
+        .then(1 + searched.cast(pl.UInt8) * 2)
+        .when(step_type == "error_recovery")
+        .then(4)
+        .otherwise(0)
+        .cast(pl.UInt8)
+    )
     rows = traces.select(
         "trace_id",
         "confidence",
-        n=steps.list.len().cast(pl.Int64),
         step_index=pl.int_ranges(0, steps.list.len() + 1, dtype=pl.Int64),
-        type=pl.concat_list(steps.list.eval(_ELEMENT.field("type")), pl.lit(None, pl.String)),
-        tool=pl.concat_list(steps.list.eval(_ELEMENT.field("tool_name")), pl.lit(None, pl.String)),
+        code=pl.concat_list(steps.list.eval(code), pl.lit(_ANSWER, pl.UInt8)),
         source_step_id=pl.concat_list(
             steps.list.eval(_ELEMENT.field("step_id")), pl.lit(None, pl.Int64)
         ),
-    ).explode(["step_index", "type", "tool", "source_step_id"])
-    answer = pl.col("step_index") == pl.col("n")
+    ).explode(["step_index", "code", "source_step_id"])
+    answer = pl.col("code") == _ANSWER
     # The row after a trace's last step is its own answer row, so shifting never crosses traces.
-    ok = (pl.col("type").shift(-1) != "error_recovery").fill_null(True)
-    call = (pl.col("type") == "tool_call").fill_null(False) & ~answer
-    search = call & pl.col("tool").str.contains(search_tool_pattern).fill_null(False)
+    ok = (pl.col("code").shift(-1) != 4).fill_null(True)
+    call = pl.col("code").is_in([1, 3])
+    search = pl.col("code") == 3
     flagged = rows.with_columns(answer=answer, call=call, ok=call & ok, search=search).with_columns(
         calls=_per_trace(pl.col("call"), pl.col("answer")),
         successes=_per_trace(pl.col("ok"), pl.col("answer")),
