@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 from pydantic_ai.models import Model
 
@@ -22,7 +23,8 @@ from storage.confidence_store import (
 )
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import sha256_hex
-from tracegrade.confidence_config import ConfidenceConfig
+from tracegrade.confidence_config import ConfidenceConfig, LLMConfig
+from tracegrade.confidence_llm import llm_factors
 from tracegrade.embedding import Embedder
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
@@ -152,62 +154,30 @@ def stage_factors(
 def fill_model_factors(
     rows: pl.DataFrame, embedder: Embedder | None, llm: Model | str | None, timeout_s: float = 30.0
 ) -> pl.DataFrame:
-    """Compute missing source agreement (from source_answers, with `embedder`) and, with `llm`,
-    missing self-evaluation and query coverage (rows with query and answer).
+    """Compute missing source agreement (from source_answers, with `embedder`, in one batch)
+    and, with `llm`, missing self-evaluation and query coverage (rows with query and answer).
 
-    Adds llm_self_eval_fallback and query_coverage_fallback: True where the LLM fell back to
-    0.5, False where it answered, None where it was not asked.
+    source_count defaults to the number of source_answers. Adds llm_self_eval_fallback and
+    query_coverage_fallback (see tracegrade.confidence_llm.llm_factors).
     """
-    answers = pl.col("source_answers").list.len().fill_null(0)
     rows = rows.with_columns(
         source_count=pl.coalesce("source_count", pl.col("source_answers").list.len())
     )
-    need = rows.select((pl.col("source_agreement").is_null() & (answers >= 2)).alias("n"))["n"]
+    need = rows.select(
+        pl.col("source_agreement").is_null() & (pl.col("source_answers").list.len() >= 2)
+    ).to_series()
     if embedder is not None and need.any():
+        computed = np.full(rows.height, np.nan)
         sets = rows.filter(need)["source_answers"].to_list()
-        values = SourceAgreementCalculator(embedder).calculate_many(sets)
-        filled = pl.Series("agreement", values, dtype=pl.Float64)
-        index = need.arg_true()
+        computed[need.arg_true().to_numpy()] = SourceAgreementCalculator(embedder).calculate_many(
+            sets
+        )
         rows = rows.with_columns(
-            source_agreement=pl.Series(rows["source_agreement"].to_list()).scatter(index, filled)
+            source_agreement=pl.coalesce(
+                "source_agreement", pl.Series(computed, dtype=pl.Float64).fill_nan(None)
+            )
         )
-    rows = rows.with_columns(
-        llm_self_eval_fallback=pl.lit(None, pl.Boolean),
-        query_coverage_fallback=pl.lit(None, pl.Boolean),
-    )
-    if llm is None:
-        return rows
-    from tracegrade.confidence_config import LLMConfig
-    from tracegrade.confidence_llm import LLMSelfEvaluator, QueryCoverageCalculator
-
-    settings = LLMConfig(timeout_s=timeout_s)
-    evaluator, coverage = LLMSelfEvaluator(llm, settings), QueryCoverageCalculator(llm, settings)
-    records = rows.select(
-        "query", "answer", "source_answers", "llm_self_eval", "query_coverage"
-    ).to_dicts()
-    evals, eval_fb, covs, cov_fb = [], [], [], []
-    for r in records:
-        asked = r["query"] is not None and r["answer"] is not None
-        e = (
-            evaluator.assess(r["query"], r["answer"], r["source_answers"])
-            if asked and r["llm_self_eval"] is None
-            else None
-        )
-        q = (
-            coverage.assess(r["query"], r["answer"])
-            if asked and r["query_coverage"] is None
-            else None
-        )
-        evals.append(r["llm_self_eval"] if e is None else e.score)
-        eval_fb.append(None if e is None else e.fell_back)
-        covs.append(r["query_coverage"] if q is None else q.score)
-        cov_fb.append(None if q is None else q.fell_back)
-    return rows.with_columns(
-        llm_self_eval=pl.Series(evals, dtype=pl.Float64),
-        llm_self_eval_fallback=pl.Series(eval_fb, dtype=pl.Boolean),
-        query_coverage=pl.Series(covs, dtype=pl.Float64),
-        query_coverage_fallback=pl.Series(cov_fb, dtype=pl.Boolean),
-    )
+    return llm_factors(rows, llm, LLMConfig(timeout_s=timeout_s))
 
 
 def score_factor_rows(

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import polars as pl
 from pydantic_ai import ModelRequest
 from pydantic_ai.direct import model_request_sync
 from pydantic_ai.models import Model
@@ -24,6 +25,7 @@ __all__ = [
     "LLMFactor",
     "LLMSelfEvaluator",
     "QueryCoverageCalculator",
+    "llm_factors",
     "parse_score",
 ]
 
@@ -139,3 +141,40 @@ class QueryCoverageCalculator(_NumericRater):
     def calculate(self, query: str, answer: str) -> float:
         """The coverage in [0, 1]; 0.5 when the call or the parsing fails."""
         return self.assess(query, answer).score
+
+
+def llm_factors(rows: pl.DataFrame, model: Model | str | None, config: LLMConfig) -> pl.DataFrame:
+    """Fill missing llm_self_eval and query_coverage of rows that have a query and an answer.
+
+    One request per missing value (an LLM call per row is inherent here). Adds
+    llm_self_eval_fallback and query_coverage_fallback: True where the LLM fell back to 0.5,
+    False where it answered, None where it was not asked (no model, a given value, or no
+    query and answer).
+    """
+    unasked = {
+        "llm_self_eval_fallback": pl.lit(None, pl.Boolean),
+        "query_coverage_fallback": pl.lit(None, pl.Boolean),
+    }
+    if model is None:
+        return rows.with_columns(**unasked)
+    evaluator, coverage = LLMSelfEvaluator(model, config), QueryCoverageCalculator(model, config)
+    columns = ("query", "answer", "source_answers", "llm_self_eval", "query_coverage")
+    evals, eval_fb, covs, cov_fb = [], [], [], []
+    for r in rows.select(columns).iter_rows(named=True):
+        asked = r["query"] is not None and r["answer"] is not None
+        rated = None
+        if asked and r["llm_self_eval"] is None:
+            rated = evaluator.assess(r["query"], r["answer"], r["source_answers"])
+        covered = None
+        if asked and r["query_coverage"] is None:
+            covered = coverage.assess(r["query"], r["answer"])
+        evals.append(r["llm_self_eval"] if rated is None else rated.score)
+        eval_fb.append(None if rated is None else rated.fell_back)
+        covs.append(r["query_coverage"] if covered is None else covered.score)
+        cov_fb.append(None if covered is None else covered.fell_back)
+    return rows.with_columns(
+        llm_self_eval=pl.Series(evals, dtype=pl.Float64),
+        llm_self_eval_fallback=pl.Series(eval_fb, dtype=pl.Boolean),
+        query_coverage=pl.Series(covs, dtype=pl.Float64),
+        query_coverage_fallback=pl.Series(cov_fb, dtype=pl.Boolean),
+    )
