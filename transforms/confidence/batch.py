@@ -148,17 +148,29 @@ def trace_levels(
     """One row per trace: steps, aggregate, method, penalties (distinct, sorted by name),
     level, reason and recommended action.
 
-    With `ordered`, the caller guarantees that each trace's rows are in step order (as
-    derived_factors writes them), and the weighted aggregate skips sorting within traces;
-    traces then come out in input order.
+    With `ordered`, the caller guarantees that each trace's rows are contiguous and in step
+    order (as derived_factors writes them): traces are then grouped by runs of equal ids,
+    without hashing the ids or sorting within traces, and come out in input order.
     """
     method = config.aggregation
     t = config.thresholds
-    per_trace = scored.group_by("trace_id", maintain_order=ordered).agg(
-        steps=pl.len().cast(pl.Int32),
-        aggregate=_aggregate(method, ordered),
-        penalty_code=pl.col("penalty_code").bitwise_or(),
-    )
+    aggregates = {
+        "steps": pl.len().cast(pl.Int32),
+        "aggregate": _aggregate(method, ordered),
+        "penalty_code": pl.col("penalty_code").bitwise_or(),
+    }
+    if ordered:
+        keyed = scored.with_columns(_run=pl.col("trace_id").rle_id())
+        last_rows = keyed.filter(pl.col("_run") != pl.col("_run").shift(-1).fill_null(-1))
+        per_trace = pl.concat(
+            [
+                last_rows.select("trace_id"),
+                keyed.group_by("_run", maintain_order=True).agg(**aggregates).drop("_run"),
+            ],
+            how="horizontal",
+        )
+    else:
+        per_trace = scored.group_by("trace_id").agg(**aggregates)
     score = pl.col("aggregate")
     levels = list(InterventionLevel)
     level_index = (
