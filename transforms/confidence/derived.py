@@ -59,21 +59,33 @@ def derived_factors(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFr
         .otherwise(0)
         .cast(pl.UInt8)
     )
-    rows = traces.select(
-        "trace_id",
-        "confidence",
-        step_index=pl.int_ranges(0, steps.list.len() + 1, dtype=pl.Int64),
-        code=pl.concat_list(steps.list.eval(code), pl.lit(_ANSWER, pl.UInt8)),
-        source_step_id=pl.concat_list(
-            steps.list.eval(_ELEMENT.field("step_id")), pl.lit(None, pl.Int64)
-        ),
-    ).explode(["step_index", "code", "source_step_id"])
+    numbered = traces.with_row_index("_trace")
+    rows = (
+        numbered.select(
+            "_trace",
+            step_index=pl.int_ranges(0, steps.list.len() + 1, dtype=pl.Int64),
+            code=pl.concat_list(steps.list.eval(code), pl.lit(_ANSWER, pl.UInt8)),
+            source_step_id=pl.concat_list(
+                steps.list.eval(_ELEMENT.field("step_id")), pl.lit(None, pl.Int64)
+            ),
+        )
+        .explode(["step_index", "code", "source_step_id"])
+        # The row after a trace's last step is its answer row: a shift never crosses traces.
+        .with_columns(ok=(pl.col("code").shift(-1) != 4).fill_null(True))
+        .filter(pl.col("code").is_in([1, 3, _ANSWER]))
+        .join(
+            numbered.select("_trace", "trace_id", "confidence"),
+            on="_trace",
+            how="left",
+            maintain_order="left",
+        )
+    )
     answer = pl.col("code") == _ANSWER
-    # The row after a trace's last step is its own answer row, so shifting never crosses traces.
-    ok = (pl.col("code").shift(-1) != 4).fill_null(True)
     call = pl.col("code").is_in([1, 3])
     search = pl.col("code") == 3
-    flagged = rows.with_columns(answer=answer, call=call, ok=call & ok, search=search).with_columns(
+    flagged = rows.with_columns(
+        answer=answer, call=call, ok=call & pl.col("ok"), search=search
+    ).with_columns(
         calls=_per_trace(pl.col("call"), pl.col("answer")),
         successes=_per_trace(pl.col("ok"), pl.col("answer")),
         searches=_per_trace(pl.col("search"), pl.col("answer")),
