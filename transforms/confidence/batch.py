@@ -132,14 +132,15 @@ def step_scores(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
 
 
 def _aggregate(method: str, ordered: bool) -> pl.Expr:
+    """The trace aggregate; ordered groups carry each row's 1-based rank in `_rank`."""
     score = pl.col("score") if ordered else pl.col("score").sort_by("step_index")
     if method == "mean":
         return score.mean()
     if method == "min":
         return score.min()
-    rank = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    rank = pl.col("_rank") if ordered else pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
     n = pl.len().cast(pl.Float64)
-    return (rank * score).sum() / (n * (n + 1) / 2)
+    return (rank.cast(pl.Float64) * score).sum() / (n * (n + 1) / 2)
 
 
 def trace_levels(
@@ -160,7 +161,10 @@ def trace_levels(
         "penalty_code": pl.col("penalty_code").bitwise_or(),
     }
     if ordered:
-        keyed = scored.with_columns(_run=pl.col("trace_id").rle_id())
+        row = pl.int_range(pl.len(), dtype=pl.Int64)
+        run = pl.col("trace_id").rle_id()
+        first_row = pl.when(run != run.shift(1).fill_null(-1)).then(row).forward_fill()
+        keyed = scored.with_columns(_run=run, _rank=row - first_row + 1)
         last_rows = keyed.filter(pl.col("_run") != pl.col("_run").shift(-1).fill_null(-1))
         per_trace = pl.concat(
             [
