@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
+from tracegrade.cli import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
 from tracegrade.demo_archive import write_demo_archive
 
 
@@ -55,6 +55,11 @@ def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
     assert "| traces given a level in this run | 1 |" in out
     assert "| SILENT | 1 | 100.0% |" in out
     assert "| successes_exceed_calls | 1 | tool_successes 2 exceeds tool_calls 1 |" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"trace_id": "z", "step_index": 0, "llm_self_eval": 2.0}) + "\n")
+    status = main(["confidence", "--db", str(db), "--factors", str(bad), "--no-embedder"])
+    assert status == EXIT_NOTHING_SCORED
+    assert "every factor row was quarantined" in capsys.readouterr().err
     assert query(
         db,
         "SELECT flow, status, rows_scored, rows_quarantined FROM runs "
@@ -62,6 +67,7 @@ def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
     ) == [
         ("confidence_traces", "completed", 0, None),
         ("confidence_traces", "completed", 1, 1),
+        ("confidence_traces", "completed", 0, 1),
     ]
 
 
