@@ -14,12 +14,14 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from pipelines import novelty_stages, stages
+from pipelines import confidence_stages, novelty_stages, stages
 from pipelines.fanout import dask_runner, embed_and_replay
 from pipelines.stages import StagedRun
+from storage.confidence_store import confidence_levels, ensure_confidence_schema
 from storage.duckdb_store import RunRecord
 from storage.parquet_export import export_scores
 from storage.registry import held_store, store_for
+from tracegrade.confidence_config import load_confidence_config
 from tracegrade.config import load_settings
 from tracegrade.summary import RunSummary, build_summary
 
@@ -70,6 +72,17 @@ def export_parquet(run: StagedRun, folder: str) -> dict[str, int]:
     return {"parquet_partitions": len(export_scores(store_for(run.db), folder))}
 
 
+@_task
+def confidence(run: StagedRun, confidence_config: str | None) -> dict[str, int]:
+    """Give every stored trace without a current derived confidence its level (SPEC 5)."""
+    return confidence_stages.derived_stage(
+        store_for(run.db),
+        run.run_id,
+        run.path("confidence"),
+        load_confidence_config(confidence_config),
+    )
+
+
 def _summarise(
     run: StagedRun,
     status: str,
@@ -88,7 +101,9 @@ def _summarise(
         if quarantine_path.exists()
         else pl.DataFrame(schema={"rule": pl.String})
     )
-    return build_summary(run.run_id, status, counts, timings, scores, quarantine)
+    ensure_confidence_schema(store)
+    levels = confidence_levels(store, "derived", scored_by)
+    return build_summary(run.run_id, status, counts, timings, scores, quarantine, levels)
 
 
 class RunTally:
@@ -134,8 +149,15 @@ _LOGGED = {
 }
 
 
-def score_run(run: StagedRun, config: str | None, embed: bool, tally: RunTally) -> None:
-    """Plan, embed, score and commit the traces staged in `run` (its valid.parquet)."""
+def score_run(
+    run: StagedRun,
+    config: str | None,
+    embed: bool,
+    tally: RunTally,
+    confidence_config: str | None = None,
+) -> None:
+    """Plan, embed, score and commit the traces staged in `run` (its valid.parquet), then give
+    them their derived confidence levels."""
     started = time.perf_counter()
     tally.record("plan", started, plan_novelty(run, config, embed))
     if embed:
@@ -158,6 +180,9 @@ def score_run(run: StagedRun, config: str | None, embed: bool, tally: RunTally) 
     if folder is not None:
         started = time.perf_counter()
         tally.record("parquet export", started, export_parquet(run, folder))
+    started = time.perf_counter()
+    run.path("confidence").mkdir(exist_ok=True)
+    tally.record("confidence", started, confidence(run, confidence_config))
 
 
 def finish(
@@ -194,6 +219,7 @@ def score_traces(
     config: str | None = None,
     no_embedder: bool = False,
     force: bool = False,
+    confidence_config: str | None = None,
 ) -> RunSummary:
     """Score trace exports (files, folders or globs) into the DuckDB file `db`.
 
@@ -203,8 +229,10 @@ def score_traces(
         config: a TOML configuration file; None uses the defaults.
         no_embedder: score without embeddings (N = 0.5 for every trace).
         force: read files again even when the ledger has them with the same content.
+        confidence_config: a confidence TOML file (docs/confidence.md); None: the defaults.
     """
     settings = load_settings(config)
+    load_confidence_config(confidence_config)
     embed = settings.embedding.enabled and not no_embedder
     tally = RunTally()
     with held_store(db) as store:
@@ -212,7 +240,7 @@ def score_traces(
         try:
             started = time.perf_counter()
             tally.record("read and validate", started, stage_inputs(run, paths, force))
-            score_run(run, config, embed, tally)
+            score_run(run, config, embed, tally, confidence_config)
         except BaseException as exc:
             finish(run, tally, "failed", exc)
             raise

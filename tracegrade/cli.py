@@ -187,6 +187,26 @@ def _cmd_operations(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_confidence(args: argparse.Namespace) -> int:
+    from pipelines.confidence import confidence_traces
+    from tracegrade.confidence_config import load_confidence_config
+
+    load_confidence_config(args.config)
+    _check_writable(args.db)
+    report = confidence_traces(
+        db=args.db,
+        factors=list(args.factors) or None,
+        config=args.config,
+        no_embedder=args.no_embedder,
+        force=args.force,
+    )
+    print(report.markdown)
+    if report.nothing_scored:
+        print("tracegrade: every factor row was quarantined", file=sys.stderr)
+        return EXIT_NOTHING_SCORED
+    return EXIT_OK
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tracegrade", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -257,6 +277,28 @@ def _parser() -> argparse.ArgumentParser:
     operations.set_defaults(handler=_cmd_operations)
 
     add_import_command(commands)
+
+    confidence = commands.add_parser(
+        "confidence",
+        help="give traces a confidence and intervention level (derived from the stored traces, "
+        "or from a factors table)",
+    )
+    confidence.add_argument("--db", required=True, metavar="FILE", help="the DuckDB file")
+    confidence.add_argument(
+        "--factors",
+        nargs="*",
+        default=[],
+        metavar="PATH",
+        help="factors files or folders (Parquet, JSONL); without: derived mode",
+    )
+    confidence.add_argument("--config", metavar="FILE", help="a confidence TOML file")
+    confidence.add_argument(
+        "--no-embedder", action="store_true", help="do not compute source agreement"
+    )
+    confidence.add_argument(
+        "--force", action="store_true", help="score again traces whose input is unchanged"
+    )
+    confidence.set_defaults(handler=_cmd_confidence)
     return parser
 
 

@@ -25,6 +25,7 @@ _COUNT_LABELS = {
     "chunks_already_done": "backfill chunks already done (skipped)",
     "texts_embedded": "texts embedded",
     "texts_cached": "texts found in the embedding cache",
+    "confidence_traces": "traces given a confidence level (derived)",
 }
 
 
@@ -39,6 +40,7 @@ class RunSummary:
     domains: pl.DataFrame
     rules: pl.DataFrame
     markdown: str = field(default="")
+    levels: pl.DataFrame | None = None
 
     @property
     def nothing_scored(self) -> bool:
@@ -67,8 +69,10 @@ def build_summary(
     timings: dict[str, float],
     scores: pl.DataFrame,
     quarantine: pl.DataFrame,
+    levels: pl.DataFrame | None = None,
 ) -> RunSummary:
-    """Summarise a run from the scores and quarantine rows it wrote."""
+    """Summarise a run from the scores and quarantine rows it wrote, and the intervention
+    levels (level, traces) of its traces when given."""
     domains = (
         scores.group_by(pl.col("task_domain").fill_null("(none)").alias("domain"))
         .agg(
@@ -90,6 +94,11 @@ def build_summary(
     lines += ["", f"Shareable rate of the traces scored in this run: {rate}", ""]
     lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
     lines += ["## Quarantine by rule", "", *_table(rules), ""]
+    if levels is not None:
+        from tracegrade.confidence_report import level_table
+
+        lines += ["## Intervention levels (derived confidence)", "", *level_table(levels), ""]
     lines += ["## Timings (seconds)", "", "| stage | seconds |", "|---|---|"]
     lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in timings.items()]
-    return RunSummary(run_id, status, counts, timings, domains, rules, "\n".join(lines) + "\n")
+    markdown = "\n".join(lines) + "\n"
+    return RunSummary(run_id, status, counts, timings, domains, rules, markdown, levels)

@@ -1,0 +1,223 @@
+"""Derived-mode confidence throughput: vectorized Polars against a per-row Python implementation.
+
+Both sides read the same Parquet file (only the leaf columns derived mode needs: id,
+steps.step_id, steps.type, steps.tool.name, outcome.confidence) and give every trace its
+derived confidence, aggregate (weighted), level and reason with the default configuration; no
+LLM factor, no embedder.
+
+    tracegrade: pyarrow read -> Polars projection of steps -> derived_factors -> step_scores
+                -> trace_levels -> collect
+    baseline:   pyarrow read -> to_pylist -> reference_trace_confidence per row
+                (ConfidenceCalculator.calculate per plan step, ConfidenceAggregator, decide_action)
+
+Run: .venv/bin/python bench/bench_confidence.py [--n 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from _common import (
+    Check,
+    add_common_args,
+    begin,
+    end,
+    fmt_rate,
+    print_table,
+    save_result,
+    synthetic_parquet,
+    timed,
+)
+
+from tracegrade.confidence_config import ConfidenceConfig
+from transforms.confidence.batch import step_scores, trace_levels
+from transforms.confidence.derived import derived_factors
+from transforms.confidence.reference import reference_trace_confidence
+
+TARGET_RATIO = 20.0
+CONFIG = ConfidenceConfig()
+
+LEAF_COLUMNS = [
+    "id",
+    "steps.list.element.step_id",
+    "steps.list.element.type",
+    "steps.list.element.tool.name",
+    "outcome.confidence",
+]
+"""Parquet leaf paths derived mode needs; nothing else is decoded."""
+
+
+def read_needed(path: Path) -> pa.Table:
+    """The needed leaf columns of the file, nesting kept."""
+    return pq.ParquetFile(path).read(columns=LEAF_COLUMNS)
+
+
+def trace_inputs(table: pa.Table) -> pl.LazyFrame:
+    """trace_id, confidence and steps as list<struct{step_id, type, tool_name}>."""
+    step = pl.element().struct
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy().select(
+        trace_id="id",
+        confidence=pl.col("outcome").struct.field("confidence"),
+        steps=pl.col("steps").list.eval(
+            pl.struct(
+                step_id=step.field("step_id"),
+                type=step.field("type"),
+                tool_name=step.field("tool").struct.field("name"),
+            )
+        ),
+    )
+
+
+def vectorized(path: Path) -> pl.DataFrame:
+    """Read, project, derive, score, aggregate, decide; the collected per-trace frame."""
+    factors = derived_factors(trace_inputs(read_needed(path)), CONFIG.search_tool_pattern)
+    return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True).collect()
+
+
+def baseline(path: Path, splits: list[dict[str, float]]) -> list[tuple[str, float, str, str]]:
+    """Rows into Python objects, then the object API one trace at a time."""
+    split: dict[str, float] = {}
+    splits.append(split)
+    started = time.perf_counter()
+    rows = read_needed(path).to_pylist()
+    split["read_to_python"] = time.perf_counter() - started
+    started = time.perf_counter()
+    out = []
+    for row in rows:
+        steps: list[dict[str, Any]] = [
+            {
+                "step_id": step["step_id"],
+                "type": step["type"],
+                "tool_name": step["tool"]["name"] if step["tool"] else None,
+            }
+            for step in row["steps"]
+        ]
+        result = reference_trace_confidence(steps, row["outcome"]["confidence"], CONFIG)
+        out.append((row["id"], result.aggregate, result.level.value, result.reason))
+    split["reference_loop"] = time.perf_counter() - started
+    return out
+
+
+def breakdown(path: Path) -> dict[str, float]:
+    """Where the vectorized time goes: each part materialized on its own, best of 3."""
+    parts: dict[str, float] = {}
+    parts["read parquet (pyarrow, needed leaves)"] = timed(lambda: read_needed(path)).seconds
+    table = read_needed(path)
+    parts["to polars + project steps"] = timed(lambda: trace_inputs(table).collect()).seconds
+    inputs = trace_inputs(table).collect()
+    parts["derived_factors"] = timed(
+        lambda: derived_factors(inputs.lazy(), CONFIG.search_tool_pattern).collect()
+    ).seconds
+    factors = derived_factors(inputs.lazy(), CONFIG.search_tool_pattern).collect()
+    parts["step_scores"] = timed(lambda: step_scores(factors.lazy(), CONFIG).collect()).seconds
+    scored = step_scores(factors.lazy(), CONFIG).collect()
+    parts["trace_levels"] = timed(
+        lambda: trace_levels(scored.lazy(), CONFIG, ordered=True).collect()
+    ).seconds
+    return parts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000, help="traces (default 1,000,000)")
+    parser.add_argument("--seed", type=int, default=0)
+    add_common_args(parser)
+    args = parser.parse_args()
+
+    info, load = begin("bench_confidence: derived confidence, vectorized vs per-row", args)
+    print(f"polars threads: {pl.thread_pool_size()}")
+    path = synthetic_parquet(args.n, args.seed)
+    n = pq.ParquetFile(path).metadata.num_rows
+
+    ours = timed(lambda: vectorized(path))
+    splits: list[dict[str, float]] = []
+    base = timed(lambda: baseline(path, splits))
+    split = splits[base.all_seconds.index(base.seconds)]
+
+    ours_rate, base_rate = n / ours.seconds, n / base.seconds
+    ratio = ours_rate / base_rate
+    reference = pl.DataFrame(
+        base.result,
+        schema={
+            "trace_id": pl.String,
+            "ref_aggregate": pl.Float64,
+            "ref_level": pl.String,
+            "ref_reason": pl.String,
+        },
+        orient="row",
+    )
+    joined = ours.result.join(reference, on="trace_id", how="full", coalesce=True)
+    missing = int(joined["aggregate"].is_null().sum() + joined["ref_aggregate"].is_null().sum())
+    diff = (joined["aggregate"] - joined["ref_aggregate"]).abs().fill_null(np.inf)
+    max_diff = float(diff.max()) if n else 0.0  # type: ignore[arg-type]
+    level_diff = int((joined["level"] != joined["ref_level"]).fill_null(True).sum())
+    reason_diff = int((joined["reason"] != joined["ref_reason"]).fill_null(True).sum())
+    levels = ours.result["level"].value_counts().sort("level")
+
+    print(
+        f"\n{n:,} traces; tracegrade {ours.how} ({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), "
+        f"baseline {base.how} ({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)"
+    )
+    print(
+        f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
+        f"per-row confidence loop {split['reference_loop']:.2f} s\n"
+    )
+    print_table(
+        [
+            Check(
+                "throughput (traces/s)",
+                fmt_rate(ours_rate),
+                fmt_rate(base_rate),
+                f"{ratio:.1f}x",
+                f"ratio >= {TARGET_RATIO:.0f}",
+                ratio >= TARGET_RATIO,
+            ),
+            Check("wall time (s)", f"{ours.seconds:.3f}", f"{base.seconds:.3f}", "", "", None),
+            Check("traces missing on one side", f"{missing:,}", "", "", "0", missing == 0),
+            Check("max |aggregate diff|", f"{max_diff:.3g}", "", "", "<= 1e-12", max_diff <= 1e-12),
+            Check("traces with another level", f"{level_diff:,}", "", "", "0", level_diff == 0),
+            Check("traces with another reason", f"{reason_diff:,}", "", "", "0", reason_diff == 0),
+        ]
+    )
+    print("level distribution: " + ", ".join(f"{lvl} {cnt:,}" for lvl, cnt in levels.iter_rows()))
+    parts = breakdown(path)
+    print("where the vectorized time goes (each part materialized alone, best of 3):")
+    for name, seconds in parts.items():
+        print(f"  {name:40s} {seconds:7.3f} s")
+    print()
+
+    end(info, load)
+    save_result(
+        "bench_confidence",
+        {
+            "machine": info,
+            "n": n,
+            "vectorized_s": ours.seconds,
+            "vectorized_how": ours.how,
+            "baseline_s": base.seconds,
+            "baseline_how": base.how,
+            "baseline_split": split,
+            "vectorized_rate": ours_rate,
+            "baseline_rate": base_rate,
+            "ratio": ratio,
+            "max_abs_diff": max_diff,
+            "level_differences": level_diff,
+            "reason_differences": reason_diff,
+            "missing": missing,
+            "levels": dict(levels.iter_rows()),
+            "breakdown": parts,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The stages of a confidence run as plain functions of the store, paths and keys.
+
+Derived mode scores stored traces whose level is missing or stale; factors mode scores the
+traces of an explicit factors table. Both write one Parquet file of steps and one of traces,
+then commit them in one transaction (storage.confidence_store).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from pydantic_ai.models import Model
+
+from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
+from storage.confidence_store import (
+    commit_confidence,
+    ensure_confidence_schema,
+    stale_derived_traces,
+    stored_input_hashes,
+)
+from storage.duckdb_store import DuckDBStore
+from storage.hashing import sha256_hex
+from tracegrade.confidence_config import ConfidenceConfig, LLMConfig
+from tracegrade.confidence_llm import llm_factors
+from tracegrade.embedding import Embedder
+from transforms.confidence.agreement import SourceAgreementCalculator
+from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
+from transforms.confidence.derived import derived_factors
+
+__all__ = [
+    "FACTORS_ROWS",
+    "QUARANTINE",
+    "STEPS",
+    "TRACES",
+    "commit_stage",
+    "derived_stage",
+    "fill_model_factors",
+    "score_factor_rows",
+    "stage_factors",
+]
+
+FACTORS_ROWS, QUARANTINE, STEPS, TRACES = (
+    "confidence_factors.parquet",
+    "confidence_quarantine.parquet",
+    "confidence_steps.parquet",
+    "confidence_traces.parquet",
+)
+
+
+def _results(
+    factors: pl.LazyFrame,
+    hashes: pl.DataFrame,
+    config: ConfidenceConfig,
+    source: str,
+    run_id: str,
+    folder: Path,
+    *,
+    ordered: bool = False,
+) -> int:
+    """Score `factors`, add identity columns, write STEPS and TRACES; returns traces scored."""
+    now = datetime.now(UTC)
+    identity = {
+        "source": pl.lit(source),
+        "run_id": pl.lit(run_id),
+        "computed_at": pl.lit(now, pl.Datetime("us", "UTC")),
+    }
+    scored = step_scores(factors, config).collect()
+    traces = (
+        trace_levels(scored.lazy(), config, ordered=ordered)
+        .join(hashes.lazy(), on="trace_id", how="left")
+        .with_columns(**identity, config_hash=pl.lit(config.config_hash()))
+        .collect()
+    )
+    fallbacks = ("llm_self_eval_fallback", "query_coverage_fallback")
+    scored.with_columns(
+        **identity,
+        **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
+    ).drop("search_score_mean", "penalty_code").write_parquet(folder / STEPS)
+    traces.write_parquet(folder / TRACES)
+    return traces.height
+
+
+def derived_stage(
+    store: DuckDBStore,
+    run_id: str,
+    work_dir: Path,
+    config: ConfidenceConfig,
+    *,
+    force: bool = False,
+) -> dict[str, int]:
+    """Derive factors for every stored trace without a current derived level, score, commit.
+
+    Returns confidence_traces (levels written) and confidence_unchanged (kept as stored).
+    """
+    ensure_confidence_schema(store)
+    total = store.sql("SELECT count(*) AS n FROM traces")["n"][0]
+    stale = stale_derived_traces(store, config.config_hash(), force=force)
+    if stale.is_empty():
+        return {"confidence_traces": 0, "confidence_unchanged": int(total)}
+    factors = derived_factors(stale.lazy(), config.search_tool_pattern)
+    hashes = stale.select("trace_id", input_hash="content_hash")
+    scored = _results(factors, hashes, config, "derived", run_id, work_dir, ordered=True)
+    commit_stage(store, work_dir, run_id)
+    return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
+
+
+def _trace_hashes(rows: pl.DataFrame) -> pl.DataFrame:
+    """trace_id and input_hash: SHA-256 of the trace's rows (every input column) in step order."""
+    encoded = (
+        rows.sort("trace_id", "step_index")
+        .select("trace_id", row=pl.struct(list(FACTORS_INPUT_SCHEMA)).struct.json_encode())
+        .group_by("trace_id", maintain_order=True)
+        .agg(pl.col("row").str.join("\n"))
+    )
+    return encoded.select("trace_id", input_hash=sha256_hex(encoded["row"]))
+
+
+def stage_factors(
+    store: DuckDBStore,
+    paths: list[str],
+    work_dir: Path,
+    config: ConfidenceConfig,
+    *,
+    force: bool = False,
+) -> dict[str, int]:
+    """Read and check factors files; keep the traces whose rows or configuration changed.
+
+    Writes FACTORS_ROWS (rows to score, with input_hash) and QUARANTINE (rejected rows).
+    """
+    ensure_confidence_schema(store)
+    read = read_factors_table(paths)
+    rows = read.rows.join(_trace_hashes(read.rows), on="trace_id", how="left")
+    unchanged = 0
+    if not force:
+        stored = stored_input_hashes(store, "factors").filter(
+            pl.col("config_hash") == config.config_hash()
+        )
+        keep = rows.join(stored, on=["trace_id", "input_hash"], how="anti")
+        unchanged = rows["trace_id"].n_unique() - keep["trace_id"].n_unique()
+        rows = keep
+    rows.write_parquet(work_dir / FACTORS_ROWS)
+    read.quarantine.write_parquet(work_dir / QUARANTINE)
+    return {
+        "files_read": read.files.height,
+        "rows_read": read.rows.height + read.quarantine.height,
+        "rows_quarantined": read.quarantine.height,
+        "rows_unchanged": unchanged,
+    }
+
+
+def fill_model_factors(
+    rows: pl.DataFrame, embedder: Embedder | None, llm: Model | str | None, timeout_s: float = 30.0
+) -> pl.DataFrame:
+    """Compute missing source agreement (from source_answers, with `embedder`, in one batch)
+    and, with `llm`, missing self-evaluation and query coverage (rows with query and answer).
+
+    source_count defaults to the number of source_answers. Adds llm_self_eval_fallback and
+    query_coverage_fallback (see tracegrade.confidence_llm.llm_factors).
+    """
+    rows = rows.with_columns(
+        source_count=pl.coalesce("source_count", pl.col("source_answers").list.len())
+    )
+    need = rows.select(
+        pl.col("source_agreement").is_null() & (pl.col("source_answers").list.len() >= 2)
+    ).to_series()
+    if embedder is not None and need.any():
+        computed = np.full(rows.height, np.nan)
+        sets = rows.filter(need)["source_answers"].to_list()
+        computed[need.arg_true().to_numpy()] = SourceAgreementCalculator(embedder).calculate_many(
+            sets
+        )
+        rows = rows.with_columns(
+            source_agreement=pl.coalesce(
+                "source_agreement", pl.Series(computed, dtype=pl.Float64).fill_nan(None)
+            )
+        )
+    return llm_factors(rows, llm, LLMConfig(timeout_s=timeout_s))
+
+
+def score_factor_rows(
+    rows: pl.DataFrame, config: ConfidenceConfig, run_id: str, work_dir: Path
+) -> int:
+    """Score staged factor rows (after fill_model_factors); writes STEPS and TRACES."""
+    factors = (
+        rows.lazy()
+        .with_columns(
+            is_search_step=pl.col("is_search_step").fill_null(False),
+            tool_calls=pl.col("tool_calls").fill_null(0),
+            tool_successes=pl.col("tool_successes").fill_null(0),
+            search_score_mean=pl.col("search_scores").list.mean(),
+            step_kind=pl.lit("factors"),
+            source_step_id=pl.lit(None, pl.Int64),
+        )
+        .select(
+            *FACTOR_SCHEMA,
+            "step_kind",
+            "source_step_id",
+            "llm_self_eval_fallback",
+            "query_coverage_fallback",
+        )
+    )
+    hashes = rows.select("trace_id", "input_hash").unique("trace_id")
+    return _results(factors, hashes, config, "factors", run_id, work_dir)
+
+
+def commit_stage(store: DuckDBStore, work_dir: Path, run_id: str) -> None:
+    """Commit STEPS, TRACES and (when staged) QUARANTINE in one transaction."""
+    quarantine = work_dir / QUARANTINE
+    commit_confidence(
+        store,
+        work_dir / STEPS,
+        work_dir / TRACES,
+        quarantine if quarantine.exists() else None,
+        run_id,
+    )

@@ -1,0 +1,157 @@
+"""The DuckDB tables of confidence and intervention levels (documented in docs/confidence.md).
+
+They live beside the trace tables in the same file; `ensure_confidence_schema` creates them
+through the store's connection. A run's rows commit in one transaction and replace the rows of
+the same (trace_id, source), so re-running the same input changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from storage.duckdb_store import DuckDBStore
+
+__all__ = [
+    "CONFIDENCE_SCHEMA_SQL",
+    "commit_confidence",
+    "confidence_levels",
+    "ensure_confidence_schema",
+    "stale_derived_traces",
+    "stored_input_hashes",
+]
+
+_FACTOR_COLUMNS = """
+    search_quality DOUBLE,
+    tool_success DOUBLE,
+    source_agreement DOUBLE,
+    llm_self_eval DOUBLE,
+    query_coverage DOUBLE,
+    w_search_quality DOUBLE NOT NULL,
+    w_tool_success DOUBLE NOT NULL,
+    w_source_agreement DOUBLE NOT NULL,
+    w_llm_self_eval DOUBLE NOT NULL,
+    w_query_coverage DOUBLE NOT NULL,"""
+
+CONFIDENCE_SCHEMA_SQL = f"""
+CREATE TABLE IF NOT EXISTS confidence_steps (
+    trace_id VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    step_index BIGINT NOT NULL,
+    step_kind VARCHAR NOT NULL,
+    source_step_id BIGINT,
+    is_search_step BOOLEAN NOT NULL,
+    search_result_count BIGINT,
+    tool_calls BIGINT NOT NULL,
+    tool_successes BIGINT NOT NULL,
+    source_count BIGINT,{_FACTOR_COLUMNS}
+    base DOUBLE NOT NULL,
+    penalty DOUBLE NOT NULL,
+    penalties VARCHAR[] NOT NULL,
+    score DOUBLE NOT NULL,
+    llm_self_eval_fallback BOOLEAN,
+    query_coverage_fallback BOOLEAN,
+    run_id VARCHAR NOT NULL,
+    computed_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS confidence_traces (
+    trace_id VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    input_hash VARCHAR NOT NULL,
+    config_hash VARCHAR NOT NULL,
+    steps INTEGER NOT NULL,
+    aggregate DOUBLE NOT NULL,
+    method VARCHAR NOT NULL,
+    level VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    recommended_action VARCHAR NOT NULL,
+    penalties VARCHAR[] NOT NULL,
+    run_id VARCHAR NOT NULL,
+    computed_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS confidence_quarantine (
+    run_id VARCHAR NOT NULL,
+    file VARCHAR NOT NULL,
+    file_hash VARCHAR NOT NULL,
+    row_number BIGINT,
+    trace_id VARCHAR,
+    step_index BIGINT,
+    rule VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL
+);
+"""
+
+
+def ensure_confidence_schema(store: DuckDBStore) -> None:
+    """Create the confidence tables when missing."""
+    with store.transaction() as con:
+        con.execute(CONFIDENCE_SCHEMA_SQL)
+
+
+def stale_derived_traces(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
+    """Stored traces whose derived level is missing, or was computed from other content or
+    configuration (all of them with `force`): trace_id, content_hash, confidence and steps
+    (step_id, type, tool_name)."""
+    return store.sql(
+        "SELECT t.trace_id, t.content_hash, t.confidence, "
+        "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
+        "'tool_name': s.tool_name}) AS steps "
+        "FROM traces t LEFT JOIN confidence_traces c "
+        "ON c.trace_id = t.trace_id AND c.source = 'derived' "
+        "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
+        "OR c.config_hash <> ? ORDER BY t.trace_id",
+        [force, config_hash],
+    )
+
+
+def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
+    """trace_id, input_hash and config_hash of the stored levels of one source."""
+    return store.sql(
+        "SELECT trace_id, input_hash, config_hash FROM confidence_traces WHERE source = ?",
+        [source],
+    )
+
+
+def commit_confidence(
+    store: DuckDBStore, steps: Path, traces: Path, quarantine: Path | None, run_id: str
+) -> None:
+    """Replace the rows of the run's (trace_id, source) pairs and add its quarantine rows, in
+    one transaction; a quarantine row already recorded for the same file content is kept."""
+    with store.transaction() as con:
+        quoted = str(traces).replace("'", "''")
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW __conf_traces AS SELECT * FROM read_parquet('{quoted}')"
+        )
+        con.execute(
+            "DELETE FROM confidence_steps s USING __conf_traces n "
+            "WHERE s.trace_id = n.trace_id AND s.source = n.source"
+        )
+        con.execute(
+            "DELETE FROM confidence_traces s USING __conf_traces n "
+            "WHERE s.trace_id = n.trace_id AND s.source = n.source"
+        )
+        con.execute("INSERT INTO confidence_traces BY NAME SELECT * FROM __conf_traces")
+        con.execute(
+            "INSERT INTO confidence_steps BY NAME SELECT * FROM read_parquet(?)", [str(steps)]
+        )
+        if quarantine is not None:
+            con.execute(
+                "INSERT INTO confidence_quarantine BY NAME "
+                "SELECT ? AS run_id, q.* FROM read_parquet(?) q WHERE NOT EXISTS ("
+                "SELECT 1 FROM confidence_quarantine o WHERE o.file = q.file "
+                "AND o.file_hash = q.file_hash AND o.row_number IS NOT DISTINCT FROM q.row_number "
+                "AND o.rule = q.rule)",
+                [run_id, str(quarantine)],
+            )
+        con.execute("DROP VIEW __conf_traces")
+
+
+def confidence_levels(store: DuckDBStore, source: str, run_ids: list[str]) -> pl.DataFrame:
+    """Level counts of the traces that the given runs scored (scores.run_id), for summaries."""
+    return store.sql(
+        "SELECT c.level, count(*) AS traces FROM confidence_traces c "
+        "SEMI JOIN (SELECT trace_id FROM scores WHERE list_contains(?, run_id)) s "
+        "USING (trace_id) WHERE c.source = ? GROUP BY c.level",
+        [run_ids, source],
+    )

@@ -1,0 +1,82 @@
+"""The real flows: the nightly score_traces with its confidence step, confidence_traces, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tracegrade.cli import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
+from tracegrade.demo_archive import write_demo_archive
+
+
+def query(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.sql(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
+    prefect_server: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pipelines.confidence import confidence_traces
+    from pipelines.score import score_traces
+
+    archive = tmp_path / "archive"
+    write_demo_archive(archive, n_traces=400, days=4, seed=11)
+    db = tmp_path / "demo.duckdb"
+    summary = score_traces([str(archive)], db=str(db), no_embedder=True)
+    assert summary.status == "completed"
+    levels = dict(query(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
+    ((traces,),) = query(db, "SELECT count(*) FROM traces")
+    assert sum(levels.values()) == traces == summary.counts["rows_scored"]
+    assert summary.counts["confidence_traces"] == traces
+    assert "## Intervention levels (derived confidence)" in summary.markdown
+    for level, count in levels.items():
+        assert f"| {level} | {count:,} | {count / traces:.1%} |" in summary.markdown
+    assert summary.levels is not None and summary.levels["traces"].sum() == traces
+
+    report = confidence_traces(db=str(db))
+    assert report.counts == {"rows_scored": 0, "rows_unchanged": traces}
+
+    factors = tmp_path / "factors.jsonl"
+    rows = [
+        {"trace_id": "x", "step_index": 0, "tool_calls": 1, "tool_successes": 1},
+        {"trace_id": "y", "step_index": 0, "tool_calls": 1, "tool_successes": 2},
+    ]
+    factors.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    status = main(["confidence", "--db", str(db), "--factors", str(factors), "--no-embedder"])
+    out = capsys.readouterr().out
+    assert status == EXIT_OK
+    assert "| traces given a level in this run | 1 |" in out
+    assert "| SILENT | 1 | 100.0% |" in out
+    assert "| successes_exceed_calls | 1 | tool_successes 2 exceeds tool_calls 1 |" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"trace_id": "z", "step_index": 0, "llm_self_eval": 2.0}) + "\n")
+    status = main(["confidence", "--db", str(db), "--factors", str(bad), "--no-embedder"])
+    assert status == EXIT_NOTHING_SCORED
+    assert "every factor row was quarantined" in capsys.readouterr().err
+    assert query(
+        db,
+        "SELECT flow, status, rows_scored, rows_quarantined FROM runs "
+        "WHERE flow = 'confidence_traces' ORDER BY run_seq",
+    ) == [
+        ("confidence_traces", "completed", 0, None),
+        ("confidence_traces", "completed", 1, 1),
+        ("confidence_traces", "completed", 0, 1),
+    ]
+
+
+def test_cli_refuses_bad_thresholds_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "confidence.toml"
+    config.write_text("[confidence.thresholds]\nsilent = 0.5\nnotify = 0.6\n")
+    status = main(["confidence", "--db", str(tmp_path / "x.duckdb"), "--config", str(config)])
+    assert status == EXIT_USAGE
+    assert "thresholds must be strictly descending" in capsys.readouterr().err
+    assert not (tmp_path / "x.duckdb").exists()

@@ -1,0 +1,111 @@
+"""Derived mode over the demo archive in the store: every trace gets a level, re-runs are no-ops."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import run_pipeline, table_snapshot
+
+from pipelines import confidence_stages
+from storage.registry import held_store
+from tracegrade.confidence_config import ConfidenceConfig, Thresholds
+from tracegrade.demo_archive import write_demo_archive
+from transforms.confidence.reference import reference_trace_confidence
+
+
+@pytest.fixture(scope="module")
+def scored_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo archive scored (no embedder) into a database, kept as a template."""
+    folder = tmp_path_factory.mktemp("demo")
+    write_demo_archive(folder / "archive", n_traces=600, days=6, seed=5)
+    db = folder / "template.duckdb"
+    run_pipeline([folder / "archive"], db, embed=False)
+    return db
+
+
+@pytest.fixture
+def db(scored_archive: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "scores.duckdb"
+    shutil.copy(scored_archive, copy)
+    return copy
+
+
+def derive(db: Path, config: ConfidenceConfig, *, force: bool = False) -> dict[str, int]:
+    work = db.parent / "work"
+    work.mkdir(exist_ok=True)
+    with held_store(db) as store:
+        return confidence_stages.derived_stage(store, "run-1", work, config, force=force)
+
+
+def query(db: Path, sql: str) -> list[tuple]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.sql(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:
+    config = ConfidenceConfig()
+    counts = derive(db, config)
+    ((stored,),) = query(db, "SELECT count(*) FROM traces")
+    assert counts == {"confidence_traces": stored, "confidence_unchanged": 0}
+    rows = query(
+        db,
+        "SELECT t.steps, t.confidence, c.aggregate, c.level, c.reason, c.steps, c.config_hash, "
+        "c.input_hash = t.content_hash FROM traces t JOIN confidence_traces c USING (trace_id)",
+    )
+    assert len(rows) == stored
+    for steps, confidence, aggregate, level, reason, n_steps, config_hash, same_hash in rows:
+        expected = reference_trace_confidence(steps, confidence, config)
+        assert aggregate == pytest.approx(expected.aggregate, abs=1e-12)
+        assert (level, reason, n_steps) == (
+            expected.level.value,
+            expected.reason,
+            len(expected.steps),
+        )
+        assert config_hash == config.config_hash() and same_hash
+    levels = dict(query(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
+    assert set(levels) == {"SILENT", "NOTIFY", "CONFIRM", "ESCALATE"}
+    ((step_rows, answers, tools),) = query(
+        db,
+        "SELECT count(*), count(*) FILTER (step_kind = 'answer'), "
+        "count(*) FILTER (step_kind = 'tool_call') FROM confidence_steps",
+    )
+    ((tool_calls,),) = query(
+        db,
+        "SELECT count(*) FROM (SELECT unnest(steps) AS s FROM traces) WHERE s.type = 'tool_call'",
+    )
+    assert (answers, tools, step_rows) == (stored, tool_calls, stored + tool_calls)
+    ((tz,),) = query(db, "SELECT DISTINCT typeof(computed_at) FROM confidence_traces")
+    assert tz == "TIMESTAMP WITH TIME ZONE"
+
+
+def test_rerun_changes_nothing_and_new_config_rescores(db: Path) -> None:
+    derive(db, ConfidenceConfig())
+    before = table_snapshot(db)
+    assert derive(db, ConfidenceConfig())["confidence_traces"] == 0
+    assert table_snapshot(db) == before
+    stricter = ConfidenceConfig(thresholds=Thresholds(silent=0.99, notify=0.95, confirm=0.9))
+    counts = derive(db, stricter)
+    assert counts["confidence_unchanged"] == 0
+    ((escalated,),) = query(
+        db, "SELECT count(*) FILTER (level = 'ESCALATE') FROM confidence_traces"
+    )
+    assert escalated > 0
+    ((rows,),) = query(db, "SELECT count(*) FROM confidence_steps")
+    ((expected,),) = query(
+        db,
+        "SELECT count(*) + (SELECT count(*) FROM traces) FROM "
+        "(SELECT unnest(steps) AS s FROM traces) WHERE s.type = 'tool_call'",
+    )
+    assert rows == expected
+
+
+def test_force_rescores_everything(db: Path) -> None:
+    derive(db, ConfidenceConfig())
+    ((stored,),) = query(db, "SELECT count(*) FROM traces")
+    assert derive(db, ConfidenceConfig(), force=True)["confidence_traces"] == stored
