@@ -179,6 +179,27 @@ def test_import_and_score_all_200_with_the_real_embedder(
     finally:
         con.close()
     assert totals == (200, 84, 63, 3708, 1, 199)
+    # the nightly flow's derived confidence (issue 5): every trajectory gets a level, and the
+    # run summary shows the same distribution as the store
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        levels = dict(
+            con.execute(
+                "SELECT level, count(*) FROM confidence_traces WHERE source = 'derived' "
+                "GROUP BY level"
+            ).fetchall()
+        )
+        failed_levels = con.execute(
+            "SELECT count(DISTINCT c.level), count(*) "
+            "FROM confidence_traces c JOIN traces t USING (trace_id) WHERE NOT t.success"
+        ).fetchone()
+    finally:
+        con.close()
+    assert sum(levels.values()) == 200 and len(levels) >= 2
+    assert scored.levels is not None
+    assert dict(scored.levels.select("level", "traces").iter_rows()) == levels
+    assert "## Intervention levels (derived confidence)" in scored.markdown
+    assert failed_levels is not None and failed_levels[1] == 116  # the 116 reward-0 runs
     # task 0 trial 0: 4 step types, an error_recovery, 23 steps; 6 tools; failed
     c, n, d, o, overrides, score = rows[first]
     assert (c, o, overrides) == (1.0, pytest.approx(0.3), [])
