@@ -1,0 +1,348 @@
+"""A live judge run: submissions concurrently, the metrics of each in order, every result
+written as it finishes.
+
+Concurrency is bounded by `max_concurrency` and by a per-provider rate limit (requests and
+tokens per minute) shared by all calls. The run stops starting calls after an authentication or
+quota error, after `circuit_breaker` failed judgements in a row, or when `budget_usd` is spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.judge.calls import (
+    FAILED_STATUSES,
+    ModelFactory,
+    Outcome,
+    default_model_factory,
+    judge_call,
+)
+from tracegrade.judge.config import JudgeConfig, RateLimit
+from tracegrade.judge.plan import (
+    JudgeSink,
+    PlannedItem,
+    PlannedJudgement,
+    cost_usd,
+    estimated_tokens,
+)
+
+__all__ = ["JudgeRunResult", "RunControl", "overall_row", "run_live"]
+
+
+class _Pacer:
+    """Spaces out uses of a per-minute allowance (a GCRA without burst)."""
+
+    def __init__(self, per_minute: float) -> None:
+        self._seconds_per_unit = 60.0 / per_minute
+        self._next = 0.0
+
+    def reserve(self, units: float) -> float:
+        now = time.monotonic()
+        start = max(now, self._next)
+        self._next = start + units * self._seconds_per_unit
+        return start - now
+
+
+class RunControl:
+    """Rate limits, spending and the reason a run stopped: what every call consults first."""
+
+    def __init__(self, config: JudgeConfig, budget_usd: float | None, *, batch: bool) -> None:
+        self._config = config
+        self._batch = batch
+        self._budget = budget_usd
+        self._limits: dict[str, tuple[_Pacer | None, _Pacer | None]] = {}
+        for provider, limit in config.settings.rate_limits.items():
+            self._limits[provider] = self._pacers(limit)
+        self.cost = 0.0
+        self.calls = 0
+        self.stop_reason: str | None = None
+        self.stop_fails_run = False
+        self._failures_in_row = 0
+
+    @staticmethod
+    def _pacers(limit: RateLimit) -> tuple[_Pacer | None, _Pacer | None]:
+        requests = _Pacer(limit.requests_per_minute) if limit.requests_per_minute else None
+        tokens = _Pacer(limit.tokens_per_minute) if limit.tokens_per_minute else None
+        return requests, tokens
+
+    def stop(self, reason: str, *, fails_run: bool) -> None:
+        """Start no new call from now on."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.stop_fails_run = fails_run
+
+    async def acquire(self, model: str, tokens: int) -> bool:
+        """Wait for the provider's rate limit; False once the run has stopped."""
+        if self.stop_reason is None and self._budget is not None and self.cost >= self._budget:
+            self.stop(
+                f"budget of ${self._budget:.4f} reached (spent ${self.cost:.4f}); "
+                "the rest is left for the next run",
+                fails_run=False,
+            )
+        if self.stop_reason is not None:
+            return False
+        requests, token_pacer = self._limits.get(model.partition(":")[0], (None, None))
+        wait = max(
+            requests.reserve(1) if requests else 0.0,
+            token_pacer.reserve(tokens) if token_pacer else 0.0,
+        )
+        if wait > 0:
+            await asyncio.sleep(wait)
+        if self.stop_reason is not None:
+            return False
+        self.calls += 1
+        return True
+
+    def spent(self, model: str, input_tokens: int, output_tokens: int) -> None:
+        """Add one response's cost."""
+        self.cost += (
+            cost_usd(self._config, model, input_tokens, output_tokens, batch=self._batch) or 0.0
+        )
+
+    def settled(self, outcome: Outcome) -> None:
+        """Count a finished judgement towards the circuit breaker; stop on auth errors."""
+        if outcome.stop_run:
+            self.stop(f"authentication or quota error: {outcome.error}", fails_run=True)
+        if outcome.status in FAILED_STATUSES and outcome.status != "invalid_input":
+            self._failures_in_row += 1
+            limit = self._config.settings.retry.circuit_breaker
+            if self._failures_in_row >= limit:
+                self.stop(
+                    f"circuit breaker: {self._failures_in_row} judgements failed in a row "
+                    f"(last: {outcome.status}: {outcome.error})",
+                    fails_run=True,
+                )
+        elif outcome.status == "ok":
+            self._failures_in_row = 0
+
+
+@dataclass
+class JudgeRunResult:
+    """What a run did."""
+
+    submissions: int = 0
+    submissions_ok: int = 0
+    submissions_failed: int = 0
+    submissions_left: int = 0
+    cached: int = 0
+    calls: int = 0
+    attempts: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)
+    cost_usd: float = 0.0
+    stop_reason: str | None = None
+    failed: bool = False
+
+    def counts(self) -> dict[str, Any]:
+        """Flat counts for summaries."""
+        return {
+            "submissions": self.submissions,
+            "submissions_ok": self.submissions_ok,
+            "submissions_failed": self.submissions_failed,
+            "submissions_left": self.submissions_left,
+            "judgements_cached": self.cached,
+            "calls": self.calls,
+            "attempts": self.attempts,
+            **{f"status_{k}": v for k, v in sorted(self.statuses.items())},
+        }
+
+
+class _Writer:
+    """Buffers rows for at most one turn of the event loop, then inserts them together."""
+
+    def __init__(self, sink: JudgeSink) -> None:
+        self._sink = sink
+        self._results: list[dict[str, Any]] = []
+        self._scores: list[dict[str, Any]] = []
+        self._scheduled = False
+
+    def add(
+        self, result: dict[str, Any] | None = None, score: dict[str, Any] | None = None
+    ) -> None:
+        if result is not None:
+            self._results.append(result)
+        if score is not None:
+            self._scores.append(score)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        results, self._results = self._results, []
+        scores, self._scores = self._scores, []
+        self._sink.write_results(results)
+        self._sink.write_scores(scores)
+
+
+def overall_row(
+    item: PlannedItem, rows: list[dict[str, Any]], identity: dict[str, Any]
+) -> dict[str, Any]:
+    """The overall score row of a submission whose every metric has a result."""
+    from storage.judge_store import score_key
+
+    weights = [j.metric.weight for j in item.judgements]
+    failed = [row["metric"] for row in rows if row["status"] != "ok"]
+    key = score_key([f"{r['cache_key']}:{r['status']}" for r in rows], weights)
+    overall = None
+    if not failed:
+        total = sum(weights)
+        overall = sum(w * float(r["score"]) for w, r in zip(weights, rows, strict=True)) / total
+    errors = [f"{r['metric']}: {r['status']}: {r['error']}" for r in rows if r["status"] != "ok"]
+    return {
+        **identity,
+        "item_id": item.item_id,
+        "score_key": key,
+        "status": "failed" if failed else "ok",
+        "overall_score": overall,
+        "failed_metrics": failed,
+        "error": "; ".join(errors)[:2000] if errors else None,
+    }
+
+
+def _result_row(
+    judgement: PlannedJudgement, outcome: Outcome, identity: dict[str, Any], cost: float | None
+) -> dict[str, Any]:
+    metric = judgement.metric
+    return {
+        **identity,
+        "metric": metric.name,
+        "cache_key": judgement.cache_key,
+        "status": outcome.status,
+        "score": outcome.score,
+        "comment": outcome.comment,
+        "error": outcome.error,
+        "model": metric.model,
+        "prompt_version": type(metric.metric).prompt_version,
+        "parameters": metric.parameters,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "latency_ms": outcome.latency_ms,
+        "attempts": outcome.attempts,
+        "cost_usd": cost,
+    }
+
+
+def _local_outcome(item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
+    """Outcomes needing no call: a blank submission, or a non-LLM metric."""
+    if item.blank:
+        return Outcome(
+            "invalid_input", error="the submission is empty or whitespace only; nothing to judge"
+        )
+    if judgement.metric.metric.uses_llm:
+        return None
+    started = time.perf_counter()
+    try:
+        scored = judgement.metric.metric.score(item.user_query, item.submission)
+    except Exception as exc:
+        return Outcome("provider_error", error=f"{type(exc).__name__}: {exc}"[:500])
+    latency = (time.perf_counter() - started) * 1000.0
+    if not 0.0 <= scored.score <= 100.0:
+        return Outcome(
+            "parse_error", error=f"score {scored.score} is outside 0..100", latency_ms=latency
+        )
+    return Outcome("ok", scored.score, scored.comment, latency_ms=latency)
+
+
+async def _judge_item(
+    item: PlannedItem,
+    config: JudgeConfig,
+    control: RunControl,
+    writer: _Writer,
+    identity: dict[str, Any],
+    factory: ModelFactory,
+    stored_keys: dict[str, str],
+    result: JudgeRunResult,
+) -> None:
+    rows: list[dict[str, Any]] = []
+    ident = {**identity, "item_id": item.item_id}
+    for judgement in item.judgements:
+        if judgement.cached is not None:
+            rows.append(judgement.cached)
+            result.cached += 1
+            continue
+        outcome = _local_outcome(item, judgement)
+        if outcome is None:
+            if control.stop_reason is not None:
+                return
+            tokens_in, tokens_out = estimated_tokens(
+                judgement.metric, item, config.settings.estimated_output_tokens
+            )
+            outcome = await judge_call(
+                judgement.metric,
+                item.user_query,
+                item.submission,
+                factory=factory,
+                policy=config.settings.retry,
+                gate=control,
+                estimated_tokens=tokens_in + tokens_out,
+            )
+            if outcome is None:
+                return
+            result.calls += 1
+            result.attempts += outcome.attempts
+            control.settled(outcome)
+        result.statuses[outcome.status] += 1
+        model = judgement.metric.model
+        cost = None
+        if model is not None:
+            cost = cost_usd(config, model, outcome.input_tokens, outcome.output_tokens, batch=False)
+        row = _result_row(judgement, outcome, ident, cost)
+        writer.add(result=row)
+        rows.append(row)
+        # Let the flush run before this submission's next call: at most one unwritten result
+        # per submission, the one in flight.
+        await asyncio.sleep(0)
+    score = overall_row(item, rows, identity)
+    if stored_keys.get(item.item_id) != score["score_key"]:
+        writer.add(score=score)
+    if score["status"] == "ok":
+        result.submissions_ok += 1
+    else:
+        result.submissions_failed += 1
+
+
+async def run_live(
+    items: list[PlannedItem],
+    config: JudgeConfig,
+    sink: JudgeSink,
+    identity: dict[str, Any],
+    *,
+    factory: ModelFactory | None = None,
+    budget_usd: float | None = None,
+) -> JudgeRunResult:
+    """Judge the planned items; `identity` (run_id, run_seq, source, mode, config_hash) is
+    written on every row."""
+    control = RunControl(config, budget_usd, batch=False)
+    writer = _Writer(sink)
+    result = JudgeRunResult(submissions=len(items))
+    stored_keys = sink.stored_score_keys([item.item_id for item in items])
+    semaphore = asyncio.Semaphore(config.settings.max_concurrency)
+
+    async def one(item: PlannedItem) -> None:
+        async with semaphore:
+            await _judge_item(
+                item,
+                config,
+                control,
+                writer,
+                identity,
+                factory or default_model_factory,
+                stored_keys,
+                result,
+            )
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for item in items:
+                group.create_task(one(item))
+    finally:
+        writer.flush()
+    result.submissions_left = result.submissions - result.submissions_ok - result.submissions_failed
+    result.cost_usd = control.cost
+    result.stop_reason = control.stop_reason
+    result.failed = result.submissions_failed > 0 or control.stop_fails_run
+    return result
