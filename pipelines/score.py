@@ -14,6 +14,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from pipelines import stages
+from pipelines.judge import judge_after_scoring
 from pipelines.stages import StagedRun
 from storage.duckdb_store import RunRecord
 from storage.registry import held_store, store_for
@@ -166,6 +167,7 @@ def score_traces(
     config: str | None = None,
     no_embedder: bool = False,
     force: bool = False,
+    judge_config: str | None = None,
 ) -> RunSummary:
     """Score trace exports (files, folders or globs) into the DuckDB file `db`.
 
@@ -175,6 +177,8 @@ def score_traces(
         config: a TOML configuration file; None uses the defaults.
         no_embedder: score without embeddings (N = 0.5 for every trace).
         force: read files again even when the ledger has them with the same content.
+        judge_config: an evaluator.toml; when given (and its API keys are set) the stored
+            traces are judged after scoring, else the summary says why the judge was skipped.
     """
     settings = load_settings(config)
     embed = settings.embedding.enabled and not no_embedder
@@ -194,4 +198,5 @@ def score_traces(
     create_markdown_artifact(
         summary.markdown, key="score-traces-summary", description="tracegrade run summary"
     )
+    summary.markdown += "\n" + judge_after_scoring(db, judge_config).markdown
     return summary

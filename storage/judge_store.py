@@ -357,18 +357,25 @@ def judge_items_from_table(path: str | Path) -> pl.DataFrame:
 class DuckDBJudgeSink:
     """The judge's view of a DuckDB store (satisfies tracegrade.judge.plan.JudgeSink)."""
 
-    def __init__(self, store: DuckDBStore) -> None:
+    def __init__(self, store: DuckDBStore, *, create: bool = True) -> None:
         self.store = store
-        ensure_judge_schema(store)
+        if create:
+            ensure_judge_schema(store)
+        self._exists = "judge_results" in {
+            name
+            for (name,) in store._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
 
     def reusable(self, keys: list[str]) -> dict[str, dict[str, Any]]:
         """Stored ok / invalid_input results by cache key."""
+        if not self._exists:
+            return {}
         frame = reusable_results(self.store, keys)
         return {row["cache_key"]: row for row in frame.iter_rows(named=True)}
 
     def stored_score_keys(self, item_ids: list[str]) -> dict[str, str]:
         """Score key of each item's latest overall row."""
-        return stored_score_keys(self.store, item_ids)
+        return stored_score_keys(self.store, item_ids) if self._exists else {}
 
     def write_results(self, rows: list[dict[str, Any]]) -> None:
         """Insert finished judgements."""
@@ -377,3 +384,30 @@ class DuckDBJudgeSink:
     def write_scores(self, rows: list[dict[str, Any]]) -> None:
         """Insert overall scores."""
         write_judge_scores(self.store, rows)
+
+    def open_batches(self) -> list[dict[str, Any]]:
+        """Batches submitted and not collected, oldest first."""
+        return open_batches(self.store) if self._exists else []
+
+    def put_batch(
+        self,
+        *,
+        batch_id: str,
+        run_id: str,
+        model: str,
+        handle: dict[str, Any],
+        requests: dict[str, Any],
+    ) -> None:
+        """Record a submitted batch."""
+        put_batch(
+            self.store,
+            batch_id=batch_id,
+            run_id=run_id,
+            model=model,
+            handle=handle,
+            requests=requests,
+        )
+
+    def mark_batch(self, batch_id: str, status: str) -> None:
+        """Close a batch."""
+        mark_batch(self.store, batch_id, status)

@@ -254,6 +254,10 @@ def _parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help=f"exit {EXIT_CASES_FAILED} when any case fails"
     )
     operations.set_defaults(handler=_cmd_operations)
+
+    from tracegrade.judge.command import add_judge_command
+
+    add_judge_command(commands)
     return parser
 
 

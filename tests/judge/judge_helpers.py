@@ -224,3 +224,120 @@ def judge_once(
         return asyncio.run(
             run_live(planned, config, sink, identity, factory=factory, budget_usd=budget_usd)
         )
+
+
+class FakeBatchProvider:
+    """A provider's batch service that outlives model instances and event loops: batches stay
+    `in_progress` until `finish()` answers their requests."""
+
+    def __init__(self, answer: Callable[[str], dict[str, Any]] | None = None) -> None:
+        self.answer = answer or (lambda prompt: {"score": 70.0, "comment": "batch"})
+        self.encoded: dict[str, Any] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.submitted: list[str] = []
+        """custom_ids of every request ever submitted, in order."""
+
+    def respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = str(messages[-1].parts[-1].content)  # type: ignore[union-attr]
+        return ModelResponse(
+            parts=[ToolCallPart(info.output_tools[0].name, self.answer(prompt))],
+            usage=RequestUsage(input_tokens=100, output_tokens=20),
+        )
+
+    def finish(self) -> None:
+        """Run every open batch's requests."""
+        from pydantic import TypeAdapter
+        from pydantic_ai.models.batch import BatchResult
+
+        responses = TypeAdapter(ModelResponse)
+        for stored in self.batches.values():
+            if stored["results"] is not None:
+                continue
+            results = []
+            for custom_id, request in stored["requests"]:
+                info = AgentInfo(
+                    function_tools=[],
+                    allow_text_output=False,
+                    output_tools=request.model_request_parameters.output_tools,
+                    model_settings=None,
+                    model_request_parameters=request.model_request_parameters,
+                    instructions=None,
+                )
+                body = responses.dump_json(self.respond(request.messages, info)).decode()
+                results.append(BatchResult(custom_id=custom_id, status="succeeded", body=body))
+            stored["results"] = results
+
+
+def fake_batch_model(provider: FakeBatchProvider) -> Model:
+    """A new FunctionModel instance whose batch API is `provider`."""
+    import uuid
+    from datetime import UTC, datetime
+
+    from pydantic import TypeAdapter
+    from pydantic_ai.models.batch import Batch, BatchResult, EncodedBatchRequest
+
+    responses = TypeAdapter(ModelResponse)
+
+    class BatchFunctionModel(FunctionModel):
+        @property
+        def batch_max_requests(self) -> int | None:
+            return 3
+
+        async def batch_encode(self, request: Any) -> EncodedBatchRequest:
+            token = uuid.uuid4().hex
+            provider.encoded[token] = request
+            return EncodedBatchRequest(custom_id=request.custom_id, group="fake", body=token)
+
+        async def batch_create(self, requests: Any) -> Batch:
+            batch_id = f"batch_{uuid.uuid4().hex[:8]}"
+            provider.submitted.extend(r.custom_id for r in requests)
+            provider.batches[batch_id] = {
+                "requests": [(r.custom_id, provider.encoded.pop(r.body)) for r in requests],
+                "results": None,
+            }
+            return Batch(
+                id=batch_id,
+                model_name=self.model_name,
+                provider_name="fake",
+                group="fake",
+                status="in_progress",
+                created_at=datetime.now(UTC),
+                request_count=len(requests),
+            )
+
+        async def batch_status(self, batch: Batch) -> Batch:
+            ended = provider.batches[batch.id]["results"] is not None
+            batch.status = "ended" if ended else "in_progress"
+            return batch
+
+        async def batch_results(self, batch: Batch) -> list[BatchResult]:
+            return list(provider.batches[batch.id]["results"])
+
+        def batch_decode(self, result: Any, request: Any) -> ModelResponse:
+            return responses.validate_json(result.body)
+
+    return BatchFunctionModel(provider.respond)
+
+
+def judge_batch_once(
+    db: Path, config: JudgeConfig | Path, frame: pl.DataFrame, model: Model, *, submit: bool = True
+) -> Any:
+    """One batch-mode run (collect, then submit) into `db` on a fresh event loop."""
+    from tracegrade.judge.batch import batch_items, run_batch
+
+    if not isinstance(config, JudgeConfig):
+        config = load_judge_config(config, check_keys=False)
+    seq = next(_runs)
+    with DuckDBStore(db) as store:
+        sink = DuckDBJudgeSink(store)
+        identity = {
+            "run_id": f"run-{seq}",
+            "run_seq": seq,
+            "source": "test",
+            "mode": "batch",
+            "config_hash": config.config_hash,
+        }
+        source = frame if submit else batch_items(sink)
+        return asyncio.run(
+            run_batch(source, config, sink, identity, factory=lambda name: model, submit=submit)
+        )

@@ -8,7 +8,9 @@ request and `attempts` counts what the provider saw.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import os
 import random
 import time
 from collections.abc import Callable
@@ -140,9 +142,17 @@ def default_model_factory(model: str) -> Model:
     Keys and base URLs come from the provider's environment variables (e.g. OPENAI_API_KEY,
     OPENAI_BASE_URL); "openai-chat:" reaches any OpenAI-compatible chat completions server.
     """
-    if model not in _models:
-        _models[model] = infer_model(model)
-    return _models[model]
+    # A model holds the client built from the environment when it was made: a changed base URL
+    # or key (another server, a rotated key) gets a new one. Only a digest of the key is kept.
+    environment = sorted(
+        (name, hashlib.sha256(value.encode()).hexdigest())
+        for name, value in os.environ.items()
+        if name.endswith(("_BASE_URL", "_API_KEY"))
+    )
+    key = f"{model}|{environment}"
+    if key not in _models:
+        _models[key] = infer_model(model)
+    return _models[key]
 
 
 def judgement_request(

@@ -30,7 +30,7 @@ from tracegrade.judge.plan import (
     estimated_tokens,
 )
 
-__all__ = ["JudgeRunResult", "RunControl", "overall_row", "run_live"]
+__all__ = ["JudgeRunResult", "RunControl", "local_outcome", "overall_row", "result_row", "run_live"]
 
 
 class _Pacer:
@@ -203,7 +203,7 @@ def overall_row(
     }
 
 
-def _result_row(
+def result_row(
     judgement: PlannedJudgement, outcome: Outcome, identity: dict[str, Any], cost: float | None
 ) -> dict[str, Any]:
     metric = judgement.metric
@@ -226,7 +226,7 @@ def _result_row(
     }
 
 
-def _local_outcome(item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
+def local_outcome(item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
     """Outcomes needing no call: a blank submission, or a non-LLM metric."""
     if item.blank:
         return Outcome(
@@ -264,7 +264,7 @@ async def _judge_item(
             rows.append(judgement.cached)
             result.cached += 1
             continue
-        outcome = _local_outcome(item, judgement)
+        outcome = local_outcome(item, judgement)
         if outcome is None:
             if control.stop_reason is not None:
                 return
@@ -290,7 +290,7 @@ async def _judge_item(
         cost = None
         if model is not None:
             cost = cost_usd(config, model, outcome.input_tokens, outcome.output_tokens, batch=False)
-        row = _result_row(judgement, outcome, ident, cost)
+        row = result_row(judgement, outcome, ident, cost)
         writer.add(result=row)
         rows.append(row)
         # Let the flush run before this submission's next call: at most one unwritten result
