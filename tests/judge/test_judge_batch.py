@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pytest
 from judge_helpers import (
     FakeBatchProvider,
     fake_batch_model,
@@ -13,6 +14,9 @@ from judge_helpers import (
     judge_batch_once,
     write_config,
 )
+from pydantic_ai.models import infer_model
+
+from tracegrade.judge.errors import JudgeConfigError
 
 CONFIG = """
 mode = "batch"
@@ -104,3 +108,18 @@ def test_a_batch_run_collects_then_submits_only_new_items(tmp_path: Path) -> Non
     assert result.batches_collected == 1 and result.batches_submitted == 1
     assert len(provider.submitted) == 4
     assert result.submissions_ok == 1 and result.submissions_pending == 1
+
+
+def test_a_model_without_a_batch_api_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OpenAI's chat completions model has no batch API in pydantic-ai (its Responses one has).
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    model = infer_model("openai-chat:judge")
+    with pytest.raises(
+        JudgeConfigError, match='has no batch API in pydantic-ai; use mode = "live"'
+    ):
+        judge_batch_once(
+            tmp_path / "j.duckdb", write_config(tmp_path, CONFIG), items([("a", "q", "x")]), model
+        )
+    assert query(tmp_path / "j.duckdb", "SELECT count(*) FROM judge_batches") == [(0,)]

@@ -28,6 +28,7 @@ from tracegrade.judge.calls import (
     judgement_request,
 )
 from tracegrade.judge.config import JudgeConfig, ResolvedMetric
+from tracegrade.judge.errors import JudgeConfigError
 from tracegrade.judge.metrics import Judgement
 from tracegrade.judge.plan import (
     JudgeSink,
@@ -223,7 +224,12 @@ async def _submit(
     made = 0
     for model_name, requests in by_model.items():
         model = factory(model_name)
-        size = model.batch_max_requests or len(requests)
+        if model.batch_max_requests is None:
+            raise JudgeConfigError(
+                f"model {model_name!r} ({type(model).__name__}) has no batch API in pydantic-ai; "
+                'use mode = "live", or a provider with one (e.g. openai, anthropic, google)'
+            )
+        size = model.batch_max_requests
         for start in range(0, len(requests), size):
             chunk = requests[start : start + size]
             encoded = [await model.batch_encode(_request(config, cid, meta)) for cid, meta in chunk]
