@@ -181,7 +181,9 @@ def test_cli_run_failure_exit_code_and_check(
         assert "valid (live mode" in capsys.readouterr().out
         assert main(args) == 4
         assert server.count == 1
-        assert "authentication or quota error" in capsys.readouterr().err
+        captured = capsys.readouterr()
+        assert "Stopped early: authentication or quota error" in captured.out
+        assert "the judge run failed" in captured.err
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_BASE_URL")
     assert main([*args, "--check"]) == 2

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 __all__ = ["add_judge_command"]
 
 _DEFAULT_CONFIG = "configs/evaluator.toml"
+_EXIT_FAILED = 4
+"""The exit status of a failed run, as tracegrade.cli's EXIT_FAILED."""
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -44,15 +47,25 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.judge import check_budget, judge_collect, judge_traces
     from storage.duckdb_store import DuckDBStore
     from tracegrade.judge.config import load_judge_config
+    from tracegrade.judge.errors import JudgeRunFailed
 
     check_budget(load_judge_config(args.config), args.budget)
     DuckDBStore(args.db).close()
-    if args.collect:
-        report = judge_collect(db=args.db, config=args.config)
-    else:
-        report = judge_traces(
-            db=args.db, config=args.config, table=args.table, budget_usd=args.budget
+    try:
+        if args.collect:
+            report = judge_collect(db=args.db, config=args.config)
+        else:
+            report = judge_traces(
+                db=args.db, config=args.config, table=args.table, budget_usd=args.budget
+            )
+    except JudgeRunFailed as exc:
+        print(exc)
+        print(
+            "tracegrade: the judge run failed (see the report above); what was judged is "
+            "stored, and the next run retries only the failed or missing judgements",
+            file=sys.stderr,
         )
+        return _EXIT_FAILED
     print(report.markdown)
     return 0
 

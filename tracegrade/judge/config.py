@@ -227,7 +227,7 @@ class JudgeSettings(_Strict):
     prices: dict[str, Price] = Field(default_factory=dict)
     """Prices by model ("provider:model-name"), for --dry-run and --budget."""
     estimated_output_tokens: Annotated[int, Field(gt=0)] = 200
-    """Output tokens assumed per call when max_tokens is unset (cost estimates)."""
+    """Output tokens assumed per call for cost estimates (capped by max_tokens)."""
     inputs: JudgeInputs = JudgeInputs()
     """Trace columns judged."""
 

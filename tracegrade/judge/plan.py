@@ -114,10 +114,11 @@ def plan_items(items: pl.DataFrame, config: JudgeConfig, sink: JudgeSink) -> lis
 def estimated_tokens(
     metric: ResolvedMetric, item: PlannedItem, default_output: int
 ) -> tuple[int, int]:
-    """Estimated (input, output) tokens of one call."""
+    """Estimated (input, output) tokens of one call: the prompt at ~4 characters a token, and
+    `estimated_output_tokens` (capped by max_tokens) for the answer."""
     assert isinstance(metric.metric, LLMJudgeMetric)
     prompt = metric.instruction + metric.metric.user_prompt(item.user_query, item.submission)
-    output = metric.max_tokens if metric.max_tokens is not None else default_output
+    output = default_output if metric.max_tokens is None else min(metric.max_tokens, default_output)
     return int(len(prompt) / _CHARS_PER_TOKEN) + 1, output
 
 
