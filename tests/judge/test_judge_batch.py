@@ -56,7 +56,7 @@ def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> No
     # process holding the batches is gone; only their handles in DuckDB remain.
     first = judge_batch_once(db, config, frame, fake_batch_model(provider))
     assert len(provider.submitted) == 8 and first.batches_submitted == 3
-    assert first.submissions_pending == 4 and first.submissions_failed == 1  # the blank one
+    assert first.submissions_pending == 4 and first.submissions_rejected == 1  # the blank one
     assert query(db, "SELECT count(*) FROM judge_batches WHERE status = 'submitted'") == [(3,)]
     handle = query(db, "SELECT handle->>'$.id', handle->>'$.status' FROM judge_batches LIMIT 1")[0]
     assert str(handle[0]).startswith("batch_") and handle[1] == "in_progress"
@@ -82,7 +82,7 @@ def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> No
     assert query(
         db, "SELECT item_id, status, overall_score FROM latest_judge_scores ORDER BY 1"
     ) == [
-        ("blank", "failed", None),
+        ("blank", "invalid_input", None),
         ("i0", "ok", 70.0),
         ("i1", "ok", 70.0),
         ("i2", "ok", 70.0),

@@ -187,18 +187,20 @@ def test_blank_submissions_cost_no_call(tmp_path: Path, monkeypatch: pytest.Monk
     db = tmp_path / "judge.duckdb"
     frame = items([("empty", "q?", ""), ("spaces", "q?", " \t\n "), ("real", "q?", "answer")])
     with fake_server(lambda n: GOOD, monkeypatch) as server:
-        judge_once(db, write_config(tmp_path, ONE_METRIC), frame)
+        result = judge_once(db, write_config(tmp_path, ONE_METRIC), frame)
     assert server.count == 1
     assert [(r[0], r[1], r[3]) for r in stored(db)] == [
         ("empty", "invalid_input", 0),
         ("real", "ok", 1),
         ("spaces", "invalid_input", 0),
     ]
+    # Rejected inputs get no overall score, and do not fail the run: no retry can fix them.
     assert overall(db) == [
-        ("empty", "failed", None),
+        ("empty", "invalid_input", None),
         ("real", "ok", 72.0),
-        ("spaces", "failed", None),
+        ("spaces", "invalid_input", None),
     ]
+    assert result.submissions_rejected == 2 and not result.failed
 
 
 def test_no_key_reaches_the_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -76,6 +76,7 @@ class BatchRunResult:
     submissions: int = 0
     submissions_ok: int = 0
     submissions_failed: int = 0
+    submissions_rejected: int = 0
     submissions_pending: int = 0
     batches_submitted: int = 0
     batches_collected: int = 0
@@ -97,6 +98,7 @@ class BatchRunResult:
             "submissions": self.submissions,
             "submissions_ok": self.submissions_ok,
             "submissions_failed": self.submissions_failed,
+            "submissions_rejected": self.submissions_rejected,
             "submissions_pending": self.submissions_pending,
             "judgements_cached": self.cached,
             "calls": self.calls,
@@ -310,6 +312,8 @@ async def run_batch(
             scores.append(score)
         if score["status"] == "ok":
             result.submissions_ok += 1
+        elif score["status"] == "invalid_input":
+            result.submissions_rejected += 1
         else:
             result.submissions_failed += 1
     sink.write_results(local_rows)

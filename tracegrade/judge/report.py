@@ -10,7 +10,8 @@ __all__ = ["JudgeReport", "build_judge_report", "skipped_report"]
 _LABELS = {
     "submissions": "submissions",
     "submissions_ok": "submissions with an overall score",
-    "submissions_failed": "submissions failed (no overall score)",
+    "submissions_failed": "submissions failed (no overall score; retried next run)",
+    "submissions_rejected": "submissions rejected: empty or whitespace-only (no call, no score)",
     "submissions_left": "submissions left for the next run",
     "submissions_pending": "submissions waiting for a batch",
     "judgements_cached": "judgements reused from the store (no call)",

@@ -127,6 +127,7 @@ class JudgeRunResult:
     submissions: int = 0
     submissions_ok: int = 0
     submissions_failed: int = 0
+    submissions_rejected: int = 0
     submissions_left: int = 0
     cached: int = 0
     calls: int = 0
@@ -136,12 +137,22 @@ class JudgeRunResult:
     stop_reason: str | None = None
     failed: bool = False
 
+    def tally(self, status: str) -> None:
+        """Count a submission by its overall status."""
+        if status == "ok":
+            self.submissions_ok += 1
+        elif status == "invalid_input":
+            self.submissions_rejected += 1
+        else:
+            self.submissions_failed += 1
+
     def counts(self) -> dict[str, Any]:
         """Flat counts for summaries."""
         return {
             "submissions": self.submissions,
             "submissions_ok": self.submissions_ok,
             "submissions_failed": self.submissions_failed,
+            "submissions_rejected": self.submissions_rejected,
             "submissions_left": self.submissions_left,
             "judgements_cached": self.cached,
             "calls": self.calls,
@@ -178,6 +189,15 @@ class _Writer:
         self._sink.write_scores(scores)
 
 
+def _overall_status(rows: list[dict[str, Any]]) -> str:
+    """ok; invalid_input when the input was rejected without a call (nothing to retry);
+    failed when any judgement failed after its attempts."""
+    statuses = {row["status"] for row in rows}
+    if statuses <= {"ok"}:
+        return "ok"
+    return "invalid_input" if statuses <= {"ok", "invalid_input"} else "failed"
+
+
 def overall_row(
     item: PlannedItem, rows: list[dict[str, Any]], identity: dict[str, Any]
 ) -> dict[str, Any]:
@@ -196,7 +216,7 @@ def overall_row(
         **identity,
         "item_id": item.item_id,
         "score_key": key,
-        "status": "failed" if failed else "ok",
+        "status": _overall_status(rows),
         "overall_score": overall,
         "failed_metrics": failed,
         "error": "; ".join(errors)[:2000] if errors else None,
@@ -299,10 +319,7 @@ async def _judge_item(
     score = overall_row(item, rows, identity)
     if stored_keys.get(item.item_id) != score["score_key"]:
         writer.add(score=score)
-    if score["status"] == "ok":
-        result.submissions_ok += 1
-    else:
-        result.submissions_failed += 1
+    result.tally(score["status"])
 
 
 async def run_live(
@@ -341,7 +358,8 @@ async def run_live(
                 group.create_task(one(item))
     finally:
         writer.flush()
-    result.submissions_left = result.submissions - result.submissions_ok - result.submissions_failed
+    done = result.submissions_ok + result.submissions_failed + result.submissions_rejected
+    result.submissions_left = result.submissions - done
     result.cost_usd = control.cost
     result.stop_reason = control.stop_reason
     result.failed = result.submissions_failed > 0 or control.stop_fails_run
