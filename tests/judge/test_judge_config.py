@@ -221,7 +221,7 @@ def test_missing_api_key_names_the_variable(tmp_path: Path) -> None:
 
 
 def test_custom_metric_by_module_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "my_metrics.py").write_text(
+    (tmp_path / "brevity_metrics.py").write_text(
         "from tracegrade.judge import BaseMetric, MetricScore\n"
         "class Brevity(BaseMetric):\n"
         "    def score(self, user_query, submission):\n"
@@ -231,7 +231,7 @@ def test_custom_metric_by_module_path(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.syspath_prepend(str(tmp_path))
     config = load(
         tmp_path,
-        '[[metrics]]\nname = "my_metrics:Brevity"\nweight = 0.5\nmodel = "openai:gpt-5"\n'
+        '[[metrics]]\nname = "brevity_metrics:Brevity"\nweight = 0.5\nmodel = "openai:gpt-5"\n'
         "temperature = 0.7\n"
         '[[metrics]]\nname = "Coverage"\nweight = 0.5\n',
     )
@@ -249,3 +249,13 @@ def test_custom_metric_that_is_not_a_metric(tmp_path: Path) -> None:
     assert "'pathlib:Path' is not a metric; subclass tracegrade.judge.BaseMetric" in message
     message = error(tmp_path, '[[metrics]]\nname = "no_such_module_xyz:Thing"\n')
     assert "cannot be imported" in message
+
+
+def test_the_readme_custom_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = readme.split("# my_metrics.py\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) < 15
+    (tmp_path / "my_metrics.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = load(tmp_path, '[[metrics]]\nname = "my_metrics:Brevity"\n')
+    assert config.metrics[0].metric.score("q", "x" * 100).score == 90.0
