@@ -18,11 +18,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
-from storage.judge_store import (
-    DuckDBJudgeSink,
-    judge_items_from_table,
-    judge_items_from_traces,
-)
+from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
+from storage.judge_store import DuckDBJudgeSink
 from storage.registry import held_store, store_for
 from tracegrade.judge.batch import BatchRunResult, batch_items, run_batch
 from tracegrade.judge.config import JudgeConfig, load_judge_config
