@@ -46,6 +46,8 @@ class Reply:
     body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    drop: bool = False
+    """Close the connection without answering."""
 
 
 def tool_reply(arguments: str | dict[str, Any]) -> Reply:
@@ -78,9 +80,11 @@ def tool_reply(arguments: str | dict[str, Any]) -> Reply:
     return Reply(body=json.dumps(body))
 
 
-def error_reply(status: int, headers: dict[str, str] | None = None) -> Reply:
+def error_reply(
+    status: int, headers: dict[str, str] | None = None, code: str | None = None
+) -> Reply:
     """An OpenAI-style error response."""
-    body = {"error": {"message": f"fake error {status}", "type": "fake", "code": None}}
+    body = {"error": {"message": f"fake error {status}", "type": "fake", "code": code}}
     return Reply(status=status, body=json.dumps(body), headers=headers or {})
 
 
@@ -102,6 +106,10 @@ class FakeServer:
                     number = len(server.requests)
                 reply = server.script(number)
                 time.sleep(reply.delay_s)
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
                 data = (reply.body or "").encode()
                 try:
                     self.send_response(reply.status)

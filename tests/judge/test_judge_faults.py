@@ -137,6 +137,28 @@ def test_401_stops_the_run_after_one_call(tmp_path: Path, monkeypatch: pytest.Mo
     assert result.submissions_left == 4
 
 
+def test_quota_exhausted_stops_the_run_like_an_auth_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "judge.duckdb"
+    config = write_config(tmp_path, "max_concurrency = 1\n" + ONE_METRIC)
+    frame = items([(f"t{i}", "q?", f"answer {i}") for i in range(3)])
+    script = lambda n: error_reply(429, code="insufficient_quota")  # noqa: E731
+    with fake_server(script, monkeypatch) as server:
+        result = judge_once(db, config, frame)
+    assert server.count == 1
+    assert [(r[1], r[3]) for r in stored(db)] == [("auth_error", 1)]
+    assert result.failed and result.submissions_left == 2
+
+
+def test_dropped_connection_is_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server, _, rows, _ = run_fault(
+        tmp_path, monkeypatch, lambda n: Reply(drop=True) if n == 1 else GOOD
+    )
+    assert server.count == 2
+    assert rows == [("t1", "ok", 72.0, 2, None)]
+
+
 def test_timeout_is_retried_then_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = ONE_METRIC + "\n[retry]\nbase_delay_s = 0.01\nmax_delay_s = 0.02\ntimeout_s = 0.3\n"
     server, _, rows, _ = run_fault(

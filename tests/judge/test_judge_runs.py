@@ -347,3 +347,31 @@ def test_a_killed_run_loses_only_calls_in_flight_and_the_rerun_makes_only_those(
     judge_once(db, config, frame, model=model)
     assert len(seen) == 80 - stored
     assert query(db, "SELECT count(*), count(overall_score) FROM latest_judge_scores") == [(40, 40)]
+
+
+def test_custom_llm_judge_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tone_metrics.py").write_text(
+        "from tracegrade.judge import LLMJudgeMetric\n"
+        "class Politeness(LLMJudgeMetric):\n"
+        "    prompt_version = 'polite-1'\n"
+        "    instruction = 'Grade how polite the answer is.'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    instructions: list[str | None] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        instructions.append(messages[-1].instructions)  # type: ignore[union-attr]
+        return ModelResponse(
+            parts=[ToolCallPart(info.output_tools[0].name, {"score": 33, "comment": "curt"})]
+        )
+
+    db = tmp_path / "j.duckdb"
+    config = write_config(
+        tmp_path, '[[metrics]]\nname = "tone_metrics:Politeness"\nmodel = "openai:gpt-5"\n'
+    )
+    judge_once(db, config, items([("a", "q", "no.")]), model=FunctionModel(respond))
+    assert instructions == ["Grade how polite the answer is."]
+    assert query(db, "SELECT metric, prompt_version, score FROM judge_results") == [
+        ("Politeness", "polite-1", 33.0)
+    ]
