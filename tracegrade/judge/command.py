@@ -51,13 +51,17 @@ def _run(args: argparse.Namespace) -> int:
 
     check_budget(load_judge_config(args.config), args.budget)
     DuckDBStore(args.db).close()
+    from tracegrade.cli import _RichProgress
+    from tracegrade.progress import progress_sink
+
     try:
-        if args.collect:
-            report = judge_collect(db=args.db, config=args.config)
-        else:
-            report = judge_traces(
-                db=args.db, config=args.config, table=args.table, budget_usd=args.budget
-            )
+        with _RichProgress() as bars, progress_sink(bars):
+            if args.collect:
+                report = judge_collect(db=args.db, config=args.config)
+            else:
+                report = judge_traces(
+                    db=args.db, config=args.config, table=args.table, budget_usd=args.budget
+                )
     except JudgeRunFailed as exc:
         print(exc)
         print(

@@ -29,6 +29,7 @@ from tracegrade.judge.plan import (
     cost_usd,
     estimated_tokens,
 )
+from tracegrade.progress import stage_progress
 
 __all__ = ["JudgeRunResult", "RunControl", "local_outcome", "overall_row", "result_row", "run_live"]
 
@@ -338,6 +339,7 @@ async def run_live(
     result = JudgeRunResult(submissions=len(items))
     stored_keys = sink.stored_score_keys([item.item_id for item in items])
     semaphore = asyncio.Semaphore(config.settings.max_concurrency)
+    advance = stage_progress("judge", len(items))
 
     async def one(item: PlannedItem) -> None:
         async with semaphore:
@@ -351,6 +353,7 @@ async def run_live(
                 stored_keys,
                 result,
             )
+            advance(1)
 
     try:
         async with asyncio.TaskGroup() as group:
