@@ -78,7 +78,8 @@ def _judge(args: argparse.Namespace) -> int:
     if args.check:
         return _check(args)
     if args.db is None:
-        raise SystemExit("tracegrade judge: --db FILE is required (except with --check)")
+        print("tracegrade: judge needs --db FILE (except with --check)", file=sys.stderr)
+        return 2
     if args.dry_run:
         return _dry_run(args)
     return _run(args)
