@@ -182,14 +182,14 @@ def score_key(metric_keys: Sequence[str], weights: Sequence[float]) -> str:
 
 
 def reusable_results(store: DuckDBStore, keys: Sequence[str]) -> pl.DataFrame:
-    """The latest stored ok or invalid_input result for each of `keys` that has one."""
+    """The latest stored ok or invalid_input result of each (cache key, item) among `keys`."""
     wanted = pl.DataFrame({"cache_key": list(dict.fromkeys(keys))}, schema={"cache_key": pl.String})
     with store.transaction() as con:
         con.register("__judge_keys", wanted)
         try:
             return con.sql(
                 "SELECT * EXCLUDE (row_rank) FROM (SELECT r.*, row_number() OVER ("
-                "PARTITION BY r.cache_key ORDER BY r.run_seq DESC, r.judged_at DESC) AS row_rank "
+                "PARTITION BY r.cache_key, r.item_id ORDER BY r.run_seq DESC, r.judged_at DESC) AS row_rank "
                 "FROM judge_results r SEMI JOIN __judge_keys USING (cache_key) "
                 "WHERE r.status IN ('ok', 'invalid_input')) WHERE row_rank = 1"
             ).pl()
@@ -293,12 +293,14 @@ class DuckDBJudgeSink:
             for (name,) in store._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
         }
 
-    def reusable(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """Stored ok / invalid_input results by cache key."""
+    def reusable(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """Stored ok / invalid_input results by cache key (the latest of each item)."""
+        found: dict[str, list[dict[str, Any]]] = {}
         if not self._exists:
-            return {}
-        frame = reusable_results(self.store, keys)
-        return {row["cache_key"]: row for row in frame.iter_rows(named=True)}
+            return found
+        for row in reusable_results(self.store, keys).iter_rows(named=True):
+            found.setdefault(row["cache_key"], []).append(row)
+        return found
 
     def stored_score_keys(self, item_ids: list[str]) -> dict[str, str]:
         """Score key of each item's latest overall row."""

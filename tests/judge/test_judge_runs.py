@@ -375,3 +375,29 @@ def test_custom_llm_judge_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert query(db, "SELECT metric, prompt_version, score FROM judge_results") == [
         ("Politeness", "polite-1", 33.0)
     ]
+
+
+def test_an_identical_answer_of_another_trace_is_reused_and_stored_for_it(tmp_path: Path) -> None:
+    model, seen = counting_model()
+    db = tmp_path / "j.duckdb"
+    config = write_config(tmp_path, TWO_METRICS)
+    judge_once(db, config, items([("a", "q", "same answer")]), model=model)
+    assert len(seen) == 2
+    result = judge_once(
+        db, config, items([("a", "q", "same answer"), ("b", "q", "same answer")]), model=model
+    )
+    assert len(seen) == 2 and result.cached == 4
+    assert query(
+        db,
+        "SELECT item_id, metric, score, attempts, cost_usd FROM latest_judge_results "
+        "WHERE item_id = 'b' ORDER BY metric",
+    ) == [("b", "ClarityCoherence", 80.0, 0, 0.0), ("b", "Relevance", 80.0, 0, 0.0)]
+    assert query(db, "SELECT item_id, overall_score FROM latest_judge_scores ORDER BY 1") == [
+        ("a", 80.0),
+        ("b", 80.0),
+    ]
+    before = query(db, "SELECT count(*) FROM judge_results")
+    judge_once(
+        db, config, items([("a", "q", "same answer"), ("b", "q", "same answer")]), model=model
+    )
+    assert len(seen) == 2 and query(db, "SELECT count(*) FROM judge_results") == before

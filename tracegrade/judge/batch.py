@@ -38,7 +38,7 @@ from tracegrade.judge.plan import (
     estimated_tokens,
     plan_items,
 )
-from tracegrade.judge.runner import local_outcome, overall_row, result_row
+from tracegrade.judge.runner import copied_row, local_outcome, overall_row, result_row
 
 __all__ = ["BatchRunResult", "BatchSink", "batch_items", "collect_batches", "run_batch"]
 
@@ -275,7 +275,12 @@ async def run_batch(
         for judgement in item.judgements:
             if judgement.cached is not None:
                 result.cached += 1
-                rows.append(judgement.cached)
+                if judgement.copied:
+                    row = copied_row(judgement, {**identity, "item_id": item.item_id})
+                    local_rows.append(row)
+                    rows.append(row)
+                else:
+                    rows.append(judgement.cached)
                 continue
             if judgement.cache_key in fresh:
                 rows.append(fresh[judgement.cache_key])

@@ -31,8 +31,8 @@ _CHARS_PER_TOKEN = 4.0
 class JudgeSink(Protocol):
     """Where judgements go and come from (the DuckDB store in production)."""
 
-    def reusable(self, keys: list[str]) -> dict[str, dict[str, Any]]:
-        """Stored ok / invalid_input results by cache key."""
+    def reusable(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """Stored ok / invalid_input results by cache key (the latest of each item)."""
         ...
 
     def stored_score_keys(self, item_ids: list[str]) -> dict[str, str]:
@@ -60,6 +60,9 @@ class PlannedJudgement:
     metric: ResolvedMetric
     cache_key: str
     cached: dict[str, Any] | None
+    copied: bool = False
+    """`cached` is another submission's identical judgement (same texts): it is reused without
+    a call and stored again under this submission."""
 
     @property
     def needs_call(self) -> bool:
@@ -107,7 +110,11 @@ def plan_items(items: pl.DataFrame, config: JudgeConfig, sink: JudgeSink) -> lis
     found = sink.reusable(keys) if keys else {}
     for item in planned:
         for judgement in item.judgements:
-            judgement.cached = found.get(judgement.cache_key)
+            rows = found.get(judgement.cache_key, [])
+            own = [row for row in rows if row["item_id"] == item.item_id]
+            candidates = own or rows
+            judgement.cached = candidates[0] if candidates else None
+            judgement.copied = bool(rows) and not own
     return planned
 
 

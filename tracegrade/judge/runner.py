@@ -31,7 +31,15 @@ from tracegrade.judge.plan import (
 )
 from tracegrade.progress import stage_progress
 
-__all__ = ["JudgeRunResult", "RunControl", "local_outcome", "overall_row", "result_row", "run_live"]
+__all__ = [
+    "JudgeRunResult",
+    "RunControl",
+    "copied_row",
+    "local_outcome",
+    "overall_row",
+    "result_row",
+    "run_live",
+]
 
 
 class _Pacer:
@@ -247,6 +255,13 @@ def result_row(
     }
 
 
+def copied_row(judgement: PlannedJudgement, identity: dict[str, Any]) -> dict[str, Any]:
+    """This submission's row for a judgement reused from an identical one (no call, no cost)."""
+    cached = judgement.cached or {}
+    outcome = Outcome(cached["status"], cached["score"], cached["comment"], cached["error"])
+    return result_row(judgement, outcome, identity, 0.0)
+
+
 def local_outcome(item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
     """Outcomes needing no call: a blank submission, or a non-LLM metric."""
     if item.blank:
@@ -282,8 +297,13 @@ async def _judge_item(
     ident = {**identity, "item_id": item.item_id}
     for judgement in item.judgements:
         if judgement.cached is not None:
-            rows.append(judgement.cached)
             result.cached += 1
+            if judgement.copied:
+                row = copied_row(judgement, ident)
+                writer.add(result=row)
+                rows.append(row)
+            else:
+                rows.append(judgement.cached)
             continue
         outcome = local_outcome(item, judgement)
         if outcome is None:
