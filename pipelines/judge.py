@@ -66,9 +66,10 @@ class JudgeRun:
 def _load_items(store: DuckDBStore, config: JudgeConfig, table: str | None) -> pl.DataFrame:
     if table is not None:
         return judge_items_from_table(table)
-    if "traces" not in {
-        name for (name,) in store._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
-    }:
+    if (
+        store.sql("SELECT count(*) AS n FROM duckdb_tables() WHERE table_name = 'traces'")["n"][0]
+        == 0
+    ):
         return pl.DataFrame(
             schema={"item_id": pl.String, "user_query": pl.String, "submission": pl.String}
         )

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import duckdb
 import polars as pl
 
 from storage.duckdb_store import DuckDBStore
@@ -23,7 +24,7 @@ __all__ = [
     "REUSABLE_STATUSES",
     "cache_key",
     "ensure_judge_schema",
-    "mark_batch",
+    "close_batch",
     "open_batches",
     "put_batch",
     "reusable_results",
@@ -197,30 +198,40 @@ def reusable_results(store: DuckDBStore, keys: Sequence[str]) -> pl.DataFrame:
             con.unregister("__judge_keys")
 
 
-def _insert(store: DuckDBStore, table: str, columns: list[str], rows: list[dict[str, Any]]) -> None:
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[dict[str, Any]]
+) -> None:
     if not rows:
         return
     placeholders = ", ".join("?" for _ in columns)
     names = ", ".join(columns)
     values = [[row.get(name) for name in columns] for row in rows]
-    with store.transaction() as con:
-        con.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", values)
+    con.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", values)
+
+
+def _result_values(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    now = datetime.now(UTC)
+    return [
+        {**row, "parameters": json.dumps(row["parameters"], sort_keys=True), "judged_at": now}
+        for row in rows
+    ]
 
 
 def write_judge_results(store: DuckDBStore, rows: list[dict[str, Any]]) -> None:
     """Insert finished judgements in one transaction (`parameters` given as a dict)."""
-    now = datetime.now(UTC)
-    prepared = [
-        {**row, "parameters": json.dumps(row["parameters"], sort_keys=True), "judged_at": now}
-        for row in rows
-    ]
-    _insert(store, "judge_results", _RESULT_COLUMNS, prepared)
+    if rows:
+        with store.transaction() as con:
+            _insert(con, "judge_results", _RESULT_COLUMNS, _result_values(rows))
 
 
 def write_judge_scores(store: DuckDBStore, rows: list[dict[str, Any]]) -> None:
     """Insert overall scores of finished submissions in one transaction."""
     now = datetime.now(UTC)
-    _insert(store, "judge_scores", _SCORE_COLUMNS, [{**row, "judged_at": now} for row in rows])
+    if rows:
+        with store.transaction() as con:
+            _insert(
+                con, "judge_scores", _SCORE_COLUMNS, [{**row, "judged_at": now} for row in rows]
+            )
 
 
 def stored_score_keys(store: DuckDBStore, item_ids: Sequence[str]) -> dict[str, str]:
@@ -273,12 +284,21 @@ def open_batches(store: DuckDBStore) -> list[dict[str, Any]]:
     ]
 
 
-def mark_batch(store: DuckDBStore, batch_id: str, status: str) -> None:
-    """Close a batch as `collected` (or `failed`)."""
-    store._con.execute(
-        "UPDATE judge_batches SET status = ?, collected_at = ? WHERE batch_id = ?",
-        [status, datetime.now(UTC), batch_id],
-    )
+def close_batch(
+    store: DuckDBStore, batch_id: str, rows: list[dict[str, Any]], status: str = "collected"
+) -> None:
+    """Store a batch's results and mark it `collected` in one transaction: a crash leaves it
+    either open with none of its rows, or closed with all of them."""
+    with store.transaction() as con:
+        _insert(con, "judge_results", _RESULT_COLUMNS, _result_values(rows))
+        con.execute(
+            "UPDATE judge_batches SET status = ?, collected_at = ? WHERE batch_id = ?",
+            [status, datetime.now(UTC), batch_id],
+        )
+
+
+def _tables(store: DuckDBStore) -> set[str]:
+    return set(store.sql("SELECT table_name FROM duckdb_tables()")["table_name"].to_list())
 
 
 class DuckDBJudgeSink:
@@ -288,10 +308,7 @@ class DuckDBJudgeSink:
         self.store = store
         if create:
             ensure_judge_schema(store)
-        self._exists = "judge_results" in {
-            name
-            for (name,) in store._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
-        }
+        self._exists = "judge_results" in _tables(store)
 
     def reusable(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
         """Stored ok / invalid_input results by cache key (the latest of each item)."""
@@ -337,6 +354,6 @@ class DuckDBJudgeSink:
             requests=requests,
         )
 
-    def mark_batch(self, batch_id: str, status: str) -> None:
-        """Close a batch."""
-        mark_batch(self.store, batch_id, status)
+    def close_batch(self, batch_id: str, rows: list[dict[str, Any]]) -> None:
+        """Store a batch's results and close it, together."""
+        close_batch(self.store, batch_id, rows)

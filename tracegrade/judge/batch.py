@@ -64,8 +64,8 @@ class BatchSink(JudgeSink, Protocol):
         """Record a submitted batch."""
         ...
 
-    def mark_batch(self, batch_id: str, status: str) -> None:
-        """Close a batch."""
+    def close_batch(self, batch_id: str, rows: list[dict[str, Any]]) -> None:
+        """Store a batch's results and mark it collected, in one transaction."""
         ...
 
 
@@ -176,8 +176,7 @@ async def collect_batches(
             )
             rows[meta["cache_key"]] = row
             written.append(row)
-        sink.write_results(written)
-        sink.mark_batch(stored["batch_id"], "collected")
+        sink.close_batch(stored["batch_id"], written)
         result.batches_collected += 1
     return rows
 
