@@ -219,7 +219,10 @@ def _judge_run(
 def judge_after_scoring(db: str, judge_config: str | None) -> JudgeReport:
     """The nightly step: judge the stored traces, or say why the judge was skipped."""
     if judge_config is None:
-        report = skipped_report("no judge configuration was given (parameter judge_config)")
+        report = skipped_report(
+            "no judge configuration was given (flow parameter judge_config, or "
+            "--judge-config FILE of tracegrade score and demo)"
+        )
     elif not Path(judge_config).exists():
         report = skipped_report(f"the judge configuration {judge_config} does not exist")
     else:

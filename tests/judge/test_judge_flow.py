@@ -114,6 +114,24 @@ def test_nightly_judges_after_scoring_and_a_rerun_makes_no_call(
     ]
 
 
+def test_cli_score_with_a_judge_config(
+    prefect_server: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    db = tmp_path / "s.duckdb"
+    args = ["score", str(exports(tmp_path)), "--db", str(db), "--no-embedder"]
+    assert main(args) == 0
+    assert "The LLM judge was skipped: no judge configuration was given" in capsys.readouterr().out
+    config = write_config(tmp_path, CONFIG)
+    with fake_server(lambda n: GOOD, monkeypatch) as server:
+        assert main([*args, "--force", "--judge-config", str(config)]) == 0
+        assert server.count == 2
+    out = capsys.readouterr().out
+    assert "# tracegrade run" in out and "# tracegrade judge run" in out
+
+
 def test_cli_judges_a_table_and_the_second_run_calls_nothing(
     prefect_server: None,
     tmp_path: Path,
