@@ -123,3 +123,19 @@ def test_a_model_without_a_batch_api_is_a_clear_error(
             tmp_path / "j.duckdb", write_config(tmp_path, CONFIG), items([("a", "q", "x")]), model
         )
     assert query(tmp_path / "j.duckdb", "SELECT count(*) FROM judge_batches") == [(0,)]
+
+
+def test_identical_submissions_are_submitted_once(tmp_path: Path) -> None:
+    provider = FakeBatchProvider()
+    db = tmp_path / "j.duckdb"
+    config = write_config(tmp_path, CONFIG)
+    frame = items([("a", "q", "Done."), ("b", "q", "Done.")])
+    judge_batch_once(db, config, frame, fake_batch_model(provider))
+    assert len(provider.submitted) == 2  # two metrics, once
+    provider.finish()
+    result = judge_batch_once(db, config, frame, fake_batch_model(provider))
+    assert len(provider.submitted) == 2 and result.submissions_ok == 2
+    assert query(db, "SELECT item_id, count(*) FROM judge_results GROUP BY 1 ORDER BY 1") == [
+        ("a", 2),
+        ("b", 2),
+    ]

@@ -214,7 +214,9 @@ def test_circuit_breaker_stops_the_run(tmp_path: Path) -> None:
         'max_concurrency = 1\n[[metrics]]\nname = "Coverage"\nmodel = "openai:gpt-5"\n'
         "max_retries = 0\n[retry]\nbase_delay_s = 0.0\ncircuit_breaker = 3\n",
     )
-    result = judge_once(db, config, items([(f"i{n}", "q", "x") for n in range(10)]), model=model)
+    result = judge_once(
+        db, config, items([(f"i{n}", "q", f"x{n}") for n in range(10)]), model=model
+    )
     assert len(seen) == 3
     assert result.failed and result.stop_reason is not None
     assert "circuit breaker: 3 judgements failed in a row" in result.stop_reason
@@ -296,7 +298,10 @@ def test_rate_limit_is_shared_by_every_call_of_a_provider(tmp_path: Path) -> Non
         + "\n[rate_limits.openai]\nrequests_per_minute = 1200\n",
     )
     judge_once(
-        tmp_path / "j.duckdb", config, items([(f"i{n}", "q", "x") for n in range(5)]), model=model
+        tmp_path / "j.duckdb",
+        config,
+        items([(f"i{n}", "q", f"x{n}") for n in range(5)]),
+        model=model,
     )
     # 1,200 a minute is one call every 50 ms across all 8 concurrent submissions: ten calls
     # start over at least 9 intervals, where unlimited they would start at once.
@@ -401,3 +406,36 @@ def test_an_identical_answer_of_another_trace_is_reused_and_stored_for_it(tmp_pa
         db, config, items([("a", "q", "same answer"), ("b", "q", "same answer")]), model=model
     )
     assert len(seen) == 2 and query(db, "SELECT count(*) FROM judge_results") == before
+
+
+def test_identical_submissions_in_one_run_are_judged_once(tmp_path: Path) -> None:
+    model, seen = counting_model()
+    db = tmp_path / "j.duckdb"
+    config = write_config(tmp_path, "max_concurrency = 4\n" + TWO_METRICS)
+    frame = items([("a", "q", "Done."), ("b", "q", "Done."), ("c", "q", "Done."), ("d", "q", "x")])
+    result = judge_once(db, config, frame, model=model)
+    assert len(seen) == 4 and result.calls == 4 and result.cached == 4
+    # Each submission has its two rows; the three identical ones made two requests in all.
+    assert query(db, "SELECT item_id, count(*) FROM judge_results GROUP BY 1 ORDER BY 1") == [
+        ("a", 2),
+        ("b", 2),
+        ("c", 2),
+        ("d", 2),
+    ]
+    assert query(
+        db, "SELECT sum(attempts) FROM judge_results WHERE item_id IN ('a', 'b', 'c')"
+    ) == [(2,)]
+    assert query(db, "SELECT count(overall_score) FROM latest_judge_scores") == [(4,)]
+
+
+def test_dry_run_estimate_counts_identical_texts_once(tmp_path: Path) -> None:
+    from storage.duckdb_store import DuckDBStore
+    from storage.judge_store import DuckDBJudgeSink
+    from tracegrade.judge.config import load_judge_config
+    from tracegrade.judge.plan import estimate, plan_items
+
+    config = load_judge_config(write_config(tmp_path, TWO_METRICS), check_keys=False)
+    frame = items([("a", "q", "Done."), ("b", "q", "Done."), ("c", "q", " "), ("d", "q", "x")])
+    with DuckDBStore(tmp_path / "j.duckdb") as store:
+        found = estimate(plan_items(frame, config, DuckDBJudgeSink(store)), config)
+    assert (found.calls, found.cached, found.blank, found.judgements) == (4, 2, 2, 8)

@@ -265,6 +265,7 @@ async def run_batch(
     pending = _pending_keys(sink)
     stored_keys = sink.stored_score_keys([item.item_id for item in planned])
     todo: list[tuple[PlannedItem, Any]] = []
+    submitting: set[str] = set()
     local_rows: list[dict[str, Any]] = []
     scores: list[dict[str, Any]] = []
     estimated = 0.0
@@ -287,6 +288,10 @@ async def run_batch(
             if judgement.cache_key in pending or not submit:
                 rows.append(None)
                 continue
+            if judgement.cache_key in submitting:
+                # The same texts are in this submission already: judged once, copied later.
+                rows.append(None)
+                continue
             started = time.perf_counter()
             outcome = local_outcome(item, judgement)
             if outcome is not None:
@@ -306,6 +311,7 @@ async def run_batch(
                 rows.append(None)
                 continue
             estimated += cost
+            submitting.add(judgement.cache_key)
             todo.append((item, judgement))
             rows.append(None)
         if any(row is None for row in rows):

@@ -183,6 +183,7 @@ def estimate(planned: list[PlannedItem], config: JudgeConfig) -> Estimate:
     by_model: dict[str, dict[str, float]] = {}
     unpriced: list[str] = []
     cached = blank = calls = 0
+    keys: set[str] = set()
     for item in planned:
         for judgement in item.judgements:
             if judgement.cached is not None:
@@ -193,6 +194,10 @@ def estimate(planned: list[PlannedItem], config: JudgeConfig) -> Estimate:
             if item.blank:
                 blank += 1
                 continue
+            if judgement.cache_key in keys:
+                cached += 1  # the same texts earlier in this run: judged once
+                continue
+            keys.add(judgement.cache_key)
             metric = judgement.metric
             assert metric.model is not None
             tokens_in, tokens_out = estimated_tokens(metric, item, default_output)

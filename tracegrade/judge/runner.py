@@ -292,6 +292,7 @@ async def _judge_item(
     factory: ModelFactory,
     stored_keys: dict[str, str],
     result: JudgeRunResult,
+    shared: dict[str, asyncio.Future[Outcome | None]],
 ) -> None:
     rows: list[dict[str, Any]] = []
     ident = {**identity, "item_id": item.item_id}
@@ -306,23 +307,37 @@ async def _judge_item(
                 rows.append(judgement.cached)
             continue
         outcome = local_outcome(item, judgement)
-        if outcome is None:
+        if outcome is None and judgement.cache_key in shared:
+            # Another submission of this run with the same texts is judging this already.
+            first = await shared[judgement.cache_key]
+            if first is None:
+                return
+            outcome = Outcome(first.status, first.score, first.comment, first.error)
+            result.cached += 1
+        elif outcome is None:
             if control.stop_reason is not None:
                 return
+            future: asyncio.Future[Outcome | None] = asyncio.get_running_loop().create_future()
+            shared[judgement.cache_key] = future
             tokens_in, tokens_out = estimated_tokens(
                 judgement.metric, item, config.settings.estimated_output_tokens
             )
-            outcome = await judge_call(
-                judgement.metric,
-                item.user_query,
-                item.submission,
-                factory=factory,
-                policy=config.settings.retry,
-                gate=control,
-                estimated_tokens=tokens_in + tokens_out,
-            )
-            if outcome is None:
+            called: Outcome | None = None
+            try:
+                called = await judge_call(
+                    judgement.metric,
+                    item.user_query,
+                    item.submission,
+                    factory=factory,
+                    policy=config.settings.retry,
+                    gate=control,
+                    estimated_tokens=tokens_in + tokens_out,
+                )
+            finally:
+                future.set_result(called)
+            if called is None:
                 return
+            outcome = called
             result.calls += 1
             result.attempts += outcome.attempts
             control.settled(outcome)
@@ -360,6 +375,7 @@ async def run_live(
     stored_keys = sink.stored_score_keys([item.item_id for item in items])
     semaphore = asyncio.Semaphore(config.settings.max_concurrency)
     advance = stage_progress("judge", len(items))
+    shared: dict[str, asyncio.Future[Outcome | None]] = {}
 
     async def one(item: PlannedItem) -> None:
         async with semaphore:
@@ -372,6 +388,7 @@ async def run_live(
                 factory or default_model_factory,
                 stored_keys,
                 result,
+                shared,
             )
             advance(1)
 
