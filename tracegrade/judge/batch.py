@@ -15,7 +15,6 @@ from typing import Any, Protocol
 
 import polars as pl
 from pydantic import TypeAdapter
-from pydantic_ai.exceptions import ModelAPIError
 from pydantic_ai.models import Model
 from pydantic_ai.models.batch import Batch, BatchRequest
 
@@ -130,7 +129,7 @@ def _request(config: JudgeConfig, custom_id: str, meta: dict[str, Any]) -> Batch
 def _decode(model: Model, request: BatchRequest, result: Any) -> Outcome:
     try:
         response = model.batch_decode(result, request)
-    except (ModelAPIError, Exception) as exc:
+    except Exception as exc:  # the request's own error (a ModelAPIError, usually)
         attempt = classify_error(exc)
         return Outcome(attempt.status, error=attempt.error, attempts=1)
     found = judgement_from(response)
