@@ -17,7 +17,7 @@ from judge_helpers import counting_model, items, judge_once, write_config
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tracegrade.judge.runner import _Pacer
+from tracegrade.judge.control import Pacer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -274,11 +274,11 @@ def test_custom_non_llm_metric_beside_an_llm_one(
 
 
 def test_pacer_spaces_requests_by_the_rate_limit() -> None:
-    pacer = _Pacer(per_minute=600)  # one every 0.1 s
+    pacer = Pacer(per_minute=600)  # one every 0.1 s
     waits = [pacer.reserve(1) for _ in range(5)]
     assert waits[0] == pytest.approx(0.0, abs=0.01)
     assert [round(b - a, 2) for a, b in zip(waits, waits[1:], strict=False)] == [0.1, 0.1, 0.1, 0.1]
-    tokens = _Pacer(per_minute=60_000)  # 1,000 tokens per second
+    tokens = Pacer(per_minute=60_000)  # 1,000 tokens per second
     assert tokens.reserve(500) == pytest.approx(0.0, abs=0.01)
     assert tokens.reserve(10) == pytest.approx(0.5, abs=0.01)
 
