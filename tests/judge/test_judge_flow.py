@@ -232,3 +232,37 @@ def test_prefect_yaml_declares_the_judge_step_and_the_collector() -> None:
     flow = load_flow_from_entrypoint(str(ROOT / collect.entrypoint))
     assert flow.name == "judge_collect"
     assert flow.validate_parameters(dict(collect.parameters))["db"].endswith(".duckdb")
+
+
+def test_batch_mode_through_the_flows(
+    prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge_helpers import FakeBatchProvider, fake_batch_model
+
+    from pipelines.judge import judge_collect, judge_traces
+    from tracegrade.judge import batch
+
+    provider = FakeBatchProvider()
+    monkeypatch.setattr(batch, "default_model_factory", lambda name: fake_batch_model(provider))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    table = tmp_path / "answers.csv"
+    table.write_text("id,user_query,submission\n1,q,a\n2,q,b\n", encoding="utf-8")
+    db = tmp_path / "b.duckdb"
+    config = write_config(tmp_path, 'mode = "batch"\n' + CONFIG.replace("openai-chat:", "openai:"))
+    submitted = judge_traces(db=str(db), config=str(config), table=str(table))
+    assert submitted.counts["batches_submitted"] == 2 and len(provider.submitted) == 4
+    pending = judge_collect(db=str(db), config=str(config))
+    assert pending.counts["batches_pending"] == 2 and pending.counts["batches_collected"] == 0
+    provider.finish()
+    collected = judge_collect(db=str(db), config=str(config))
+    assert collected.counts["batches_collected"] == 2 and collected.counts["submissions_ok"] == 2
+    assert len(provider.submitted) == 4
+    assert query(db, "SELECT item_id, overall_score FROM latest_judge_scores ORDER BY 1") == [
+        ("1", 70.0),
+        ("2", 70.0),
+    ]
+    assert query(db, "SELECT flow, status FROM runs ORDER BY run_seq") == [
+        ("judge_traces", "completed"),
+        ("judge_collect", "completed"),
+        ("judge_collect", "completed"),
+    ]
