@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/bench_embedding.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_confidence.py
+	$(BIN)/python bench/bench_judge.py
 
 clean:
 	rm -rf $(VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache

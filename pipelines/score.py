@@ -16,6 +16,7 @@ from prefect.cache_policies import NO_CACHE
 
 from pipelines import confidence_stages, novelty_stages, stages
 from pipelines.fanout import dask_runner, embed_and_replay
+from pipelines.judge import judge_after_scoring
 from pipelines.stages import StagedRun
 from storage.confidence_store import confidence_levels, ensure_confidence_schema
 from storage.duckdb_store import RunRecord
@@ -220,6 +221,7 @@ def score_traces(
     no_embedder: bool = False,
     force: bool = False,
     confidence_config: str | None = None,
+    judge_config: str | None = None,
 ) -> RunSummary:
     """Score trace exports (files, folders or globs) into the DuckDB file `db`.
 
@@ -230,6 +232,8 @@ def score_traces(
         no_embedder: score without embeddings (N = 0.5 for every trace).
         force: read files again even when the ledger has them with the same content.
         confidence_config: a confidence TOML file (docs/confidence.md); None: the defaults.
+        judge_config: an evaluator.toml; when given (and its API keys are set) the stored
+            traces are judged after scoring, else the summary says why the judge was skipped.
     """
     settings = load_settings(config)
     load_confidence_config(confidence_config)
@@ -250,4 +254,5 @@ def score_traces(
     create_markdown_artifact(
         summary.markdown, key="score-traces-summary", description="tracegrade run summary"
     )
+    summary.markdown += "\n" + judge_after_scoring(db, judge_config).markdown
     return summary

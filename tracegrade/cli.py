@@ -84,7 +84,13 @@ def _check_writable(db: str) -> None:
 
 
 def _run_scoring(
-    paths: Sequence[str], db: str, config: str | None, no_embedder: bool, force: bool
+    paths: Sequence[str],
+    db: str,
+    config: str | None,
+    no_embedder: bool,
+    force: bool,
+    judge_config: str | None = None,
+    confidence_config: str | None = None,
 ) -> int:
     from pipelines.score import score_traces
     from tracegrade.config import load_settings
@@ -94,7 +100,13 @@ def _run_scoring(
     _check_writable(db)
     with _RichProgress() as bars, progress_sink(bars):
         summary = score_traces(
-            list(paths), db=db, config=config, no_embedder=no_embedder, force=force
+            list(paths),
+            db=db,
+            config=config,
+            no_embedder=no_embedder,
+            force=force,
+            judge_config=judge_config,
+            confidence_config=confidence_config,
         )
     print(summary.markdown)
     if summary.nothing_scored:
@@ -107,7 +119,15 @@ def _run_scoring(
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    return _run_scoring(args.paths, args.db, args.config, args.no_embedder, args.force)
+    return _run_scoring(
+        args.paths,
+        args.db,
+        args.config,
+        args.no_embedder,
+        args.force,
+        args.judge_config,
+        args.confidence_config,
+    )
 
 
 def _cmd_backfill(args: argparse.Namespace) -> int:
@@ -146,7 +166,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     files = write_demo_archive(archive)
     db = folder / "demo.duckdb"
     print(f"Wrote a synthetic archive of {len(files)} daily exports to {archive}\n")
-    status = _run_scoring([str(archive)], str(db), args.config, args.no_embedder, args.force)
+    status = _run_scoring(
+        [str(archive)],
+        str(db),
+        args.config,
+        args.no_embedder,
+        args.force,
+        args.judge_config,
+        args.confidence_config,
+    )
     print(f'Query the scores with SQL, for example: tracegrade sql --db {db} "<query>"\n')
     for title, query in DEMO_QUERIES:
         print(f"-- {title}\n{query}\n")
@@ -246,6 +274,19 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--config", metavar="FILE")
     demo.add_argument("--no-embedder", action="store_true")
     demo.add_argument("--force", action="store_true")
+    for command in (score, demo):
+        command.add_argument(
+            "--judge-config",
+            metavar="FILE",
+            help="judge the answers after scoring with this evaluator.toml (LLM calls, costs "
+            "money); without it the summary says the judge was skipped",
+        )
+        command.add_argument(
+            "--confidence-config",
+            metavar="FILE",
+            help="a confidence TOML file for the derived intervention levels (default settings "
+            "without it)",
+        )
     demo.set_defaults(handler=_cmd_demo)
 
     sql = commands.add_parser("sql", help="run a read-only SQL query against a tracegrade database")
@@ -299,6 +340,10 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="score again traces whose input is unchanged"
     )
     confidence.set_defaults(handler=_cmd_confidence)
+
+    from tracegrade.judge.command import add_judge_command
+
+    add_judge_command(commands)
     return parser
 
 

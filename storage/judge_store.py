@@ -1,0 +1,359 @@
+"""Judge results in DuckDB: one row per (submission, metric) judgement, overall scores, batches.
+
+Rows are inserted as judgements finish (each flush is one transaction), so a crash loses at
+most the calls in flight. A judgement is found again by its cache key, a hash of everything
+that determines it (docs/judge.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from storage.duckdb_store import DuckDBStore
+
+__all__ = [
+    "JUDGE_SCHEMA_SQL",
+    "DuckDBJudgeSink",
+    "REUSABLE_STATUSES",
+    "cache_key",
+    "ensure_judge_schema",
+    "close_batch",
+    "open_batches",
+    "put_batch",
+    "reusable_results",
+    "score_key",
+    "stored_score_keys",
+    "write_judge_results",
+    "write_judge_scores",
+]
+
+REUSABLE_STATUSES = ("ok", "invalid_input")
+"""Statuses a re-run keeps: a success, and an input that no call can fix. Others are retried."""
+
+JUDGE_SCHEMA_SQL = """
+CREATE TABLE IF NOT EXISTS judge_results (
+    run_id VARCHAR NOT NULL,
+    run_seq BIGINT NOT NULL,
+    item_id VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    metric VARCHAR NOT NULL,
+    cache_key VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    score DOUBLE,
+    comment VARCHAR,
+    error VARCHAR,
+    model VARCHAR,
+    prompt_version VARCHAR NOT NULL,
+    parameters JSON NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    latency_ms DOUBLE NOT NULL,
+    attempts INTEGER NOT NULL,
+    cost_usd DOUBLE,
+    mode VARCHAR NOT NULL,
+    config_hash VARCHAR NOT NULL,
+    judged_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judge_scores (
+    run_id VARCHAR NOT NULL,
+    run_seq BIGINT NOT NULL,
+    item_id VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    score_key VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    overall_score DOUBLE,
+    failed_metrics VARCHAR[] NOT NULL,
+    error VARCHAR,
+    config_hash VARCHAR NOT NULL,
+    judged_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judge_batches (
+    batch_id VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    handle JSON NOT NULL,
+    requests JSON NOT NULL,
+    status VARCHAR NOT NULL,
+    submitted_at TIMESTAMPTZ NOT NULL,
+    collected_at TIMESTAMPTZ
+);
+CREATE OR REPLACE VIEW latest_judge_results AS
+SELECT * EXCLUDE (row_rank) FROM (
+    SELECT *, row_number() OVER (
+        PARTITION BY item_id, metric ORDER BY run_seq DESC, judged_at DESC) AS row_rank
+    FROM judge_results
+) WHERE row_rank = 1;
+CREATE OR REPLACE VIEW latest_judge_scores AS
+SELECT * EXCLUDE (row_rank) FROM (
+    SELECT *, row_number() OVER (
+        PARTITION BY item_id ORDER BY run_seq DESC, judged_at DESC) AS row_rank
+    FROM judge_scores
+) WHERE row_rank = 1;
+"""
+
+_RESULT_COLUMNS = [
+    "run_id",
+    "run_seq",
+    "item_id",
+    "source",
+    "metric",
+    "cache_key",
+    "status",
+    "score",
+    "comment",
+    "error",
+    "model",
+    "prompt_version",
+    "parameters",
+    "input_tokens",
+    "output_tokens",
+    "latency_ms",
+    "attempts",
+    "cost_usd",
+    "mode",
+    "config_hash",
+    "judged_at",
+]
+_SCORE_COLUMNS = [
+    "run_id",
+    "run_seq",
+    "item_id",
+    "source",
+    "score_key",
+    "status",
+    "overall_score",
+    "failed_metrics",
+    "error",
+    "config_hash",
+    "judged_at",
+]
+
+
+def ensure_judge_schema(store: DuckDBStore) -> None:
+    """Create the judge tables and views when missing."""
+    with store.transaction() as con:
+        con.execute(JUDGE_SCHEMA_SQL)
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cache_key(
+    user_query: str,
+    submission: str,
+    metric: str,
+    metric_class: str,
+    prompt_version: str,
+    instruction: str,
+    model: str | None,
+    parameters: Mapping[str, Any],
+) -> str:
+    """Hash of everything that determines a judgement: texts, metric, prompt, model, parameters.
+
+    `parameters` holds temperature and max_tokens (not max_retries: retries do not change a
+    judgement, only whether one is obtained).
+    """
+    return _digest(
+        [
+            "judge-v1",
+            user_query,
+            submission,
+            metric,
+            metric_class,
+            prompt_version,
+            instruction,
+            model,
+            {k: parameters.get(k) for k in ("temperature", "max_tokens")},
+        ]
+    )
+
+
+def score_key(metric_keys: Sequence[str], weights: Sequence[float]) -> str:
+    """Key of an overall score: its metrics' cache keys and weights."""
+    return _digest(["overall-v1", list(metric_keys), [float(w) for w in weights]])
+
+
+def reusable_results(store: DuckDBStore, keys: Sequence[str]) -> pl.DataFrame:
+    """The latest stored ok or invalid_input result of each (cache key, item) among `keys`."""
+    wanted = pl.DataFrame({"cache_key": list(dict.fromkeys(keys))}, schema={"cache_key": pl.String})
+    with store.transaction() as con:
+        con.register("__judge_keys", wanted)
+        try:
+            return con.sql(
+                "SELECT * EXCLUDE (row_rank) FROM (SELECT r.*, row_number() OVER ("
+                "PARTITION BY r.cache_key, r.item_id ORDER BY r.run_seq DESC, r.judged_at DESC) AS row_rank "
+                "FROM judge_results r SEMI JOIN __judge_keys USING (cache_key) "
+                "WHERE r.status IN ('ok', 'invalid_input')) WHERE row_rank = 1"
+            ).pl()
+        finally:
+            con.unregister("__judge_keys")
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, columns: list[str], rows: list[dict[str, Any]]
+) -> None:
+    if not rows:
+        return
+    placeholders = ", ".join("?" for _ in columns)
+    names = ", ".join(columns)
+    values = [[row.get(name) for name in columns] for row in rows]
+    con.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", values)
+
+
+def _result_values(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    now = datetime.now(UTC)
+    return [
+        {**row, "parameters": json.dumps(row["parameters"], sort_keys=True), "judged_at": now}
+        for row in rows
+    ]
+
+
+def write_judge_results(store: DuckDBStore, rows: list[dict[str, Any]]) -> None:
+    """Insert finished judgements in one transaction (`parameters` given as a dict)."""
+    if rows:
+        with store.transaction() as con:
+            _insert(con, "judge_results", _RESULT_COLUMNS, _result_values(rows))
+
+
+def write_judge_scores(store: DuckDBStore, rows: list[dict[str, Any]]) -> None:
+    """Insert overall scores of finished submissions in one transaction."""
+    now = datetime.now(UTC)
+    if rows:
+        with store.transaction() as con:
+            _insert(
+                con, "judge_scores", _SCORE_COLUMNS, [{**row, "judged_at": now} for row in rows]
+            )
+
+
+def stored_score_keys(store: DuckDBStore, item_ids: Sequence[str]) -> dict[str, str]:
+    """The score key of the latest overall row of each item that has one."""
+    wanted = pl.DataFrame({"item_id": list(item_ids)}, schema={"item_id": pl.String})
+    with store.transaction() as con:
+        con.register("__judge_items", wanted)
+        try:
+            rows = con.execute(
+                "SELECT item_id, score_key FROM latest_judge_scores "
+                "SEMI JOIN __judge_items USING (item_id)"
+            ).fetchall()
+        finally:
+            con.unregister("__judge_items")
+    return {item: key for item, key in rows}
+
+
+def put_batch(
+    store: DuckDBStore,
+    *,
+    batch_id: str,
+    run_id: str,
+    model: str,
+    handle: dict[str, Any],
+    requests: dict[str, Any],
+) -> None:
+    """Record a submitted batch and what its requests are, before anything else happens."""
+    with store.transaction() as con:
+        con.execute(
+            "INSERT INTO judge_batches (batch_id, run_id, model, handle, requests, status, "
+            "submitted_at) VALUES (?, ?, ?, ?, ?, 'submitted', ?)",
+            [batch_id, run_id, model, json.dumps(handle), json.dumps(requests), datetime.now(UTC)],
+        )
+
+
+def open_batches(store: DuckDBStore) -> list[dict[str, Any]]:
+    """Batches submitted and not collected yet, oldest first."""
+    rows = store.sql(
+        "SELECT batch_id, model, handle, requests FROM judge_batches "
+        "WHERE status = 'submitted' ORDER BY submitted_at"
+    )
+    return [
+        {
+            "batch_id": row["batch_id"],
+            "model": row["model"],
+            "handle": json.loads(row["handle"]),
+            "requests": json.loads(row["requests"]),
+        }
+        for row in rows.iter_rows(named=True)
+    ]
+
+
+def close_batch(
+    store: DuckDBStore, batch_id: str, rows: list[dict[str, Any]], status: str = "collected"
+) -> None:
+    """Store a batch's results and mark it `collected` in one transaction: a crash leaves it
+    either open with none of its rows, or closed with all of them."""
+    with store.transaction() as con:
+        _insert(con, "judge_results", _RESULT_COLUMNS, _result_values(rows))
+        con.execute(
+            "UPDATE judge_batches SET status = ?, collected_at = ? WHERE batch_id = ?",
+            [status, datetime.now(UTC), batch_id],
+        )
+
+
+def _tables(store: DuckDBStore) -> set[str]:
+    return set(store.sql("SELECT table_name FROM duckdb_tables()")["table_name"].to_list())
+
+
+class DuckDBJudgeSink:
+    """The judge's view of a DuckDB store (satisfies tracegrade.judge.plan.JudgeSink)."""
+
+    def __init__(self, store: DuckDBStore, *, create: bool = True) -> None:
+        self.store = store
+        if create:
+            ensure_judge_schema(store)
+        self._exists = "judge_results" in _tables(store)
+
+    def reusable(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """Stored ok / invalid_input results by cache key (the latest of each item)."""
+        found: dict[str, list[dict[str, Any]]] = {}
+        if not self._exists:
+            return found
+        for row in reusable_results(self.store, keys).iter_rows(named=True):
+            found.setdefault(row["cache_key"], []).append(row)
+        return found
+
+    def stored_score_keys(self, item_ids: list[str]) -> dict[str, str]:
+        """Score key of each item's latest overall row."""
+        return stored_score_keys(self.store, item_ids) if self._exists else {}
+
+    def write_results(self, rows: list[dict[str, Any]]) -> None:
+        """Insert finished judgements."""
+        write_judge_results(self.store, rows)
+
+    def write_scores(self, rows: list[dict[str, Any]]) -> None:
+        """Insert overall scores."""
+        write_judge_scores(self.store, rows)
+
+    def open_batches(self) -> list[dict[str, Any]]:
+        """Batches submitted and not collected, oldest first."""
+        return open_batches(self.store) if self._exists else []
+
+    def put_batch(
+        self,
+        *,
+        batch_id: str,
+        run_id: str,
+        model: str,
+        handle: dict[str, Any],
+        requests: dict[str, Any],
+    ) -> None:
+        """Record a submitted batch."""
+        put_batch(
+            self.store,
+            batch_id=batch_id,
+            run_id=run_id,
+            model=model,
+            handle=handle,
+            requests=requests,
+        )
+
+    def close_batch(self, batch_id: str, rows: list[dict[str, Any]]) -> None:
+        """Store a batch's results and close it, together."""
+        close_batch(self.store, batch_id, rows)
