@@ -7,13 +7,14 @@ as GRACE prescribes; the result records that it fell back and why.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
 from pydantic_ai import ModelRequest
-from pydantic_ai.direct import model_request_sync
+from pydantic_ai.direct import model_request
 from pydantic_ai.models import Model
 
 from tracegrade.confidence_config import LLMConfig
@@ -94,10 +95,13 @@ class _NumericRater:
 
     def _ask(self, prompt: str) -> LLMFactor:
         try:
-            response = model_request_sync(
-                self.model,
-                [ModelRequest.user_text_prompt(prompt)],
-                model_settings={"timeout": self.config.timeout_s},
+            # asyncio.run closes its loop; model_request_sync would leave one open per thread
+            response = asyncio.run(
+                model_request(
+                    self.model,
+                    [ModelRequest.user_text_prompt(prompt)],
+                    model_settings={"timeout": self.config.timeout_s},
+                )
             )
         except Exception as exc:  # any failure of the call counts as GRACE's fallback
             return LLMFactor(FALLBACK_SCORE, True, f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS])
