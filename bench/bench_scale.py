@@ -68,8 +68,7 @@ def part_cluster(n: int, work: Path) -> tuple[list[Check], dict[str, Any]]:
     engines = {
         "local": ("", ("embed", "replay")),
         "dask": (
-            '[execution]\nengine = "dask"\nworkers = 2\nthreads_per_worker = 1\n'
-            f"embed_chunk_texts = {max(n // 16, 64)}\n",
+            '[execution]\nengine = "dask"\nworkers = 2\nthreads_per_worker = 1\n',
             ("embed and replay (dask)",),
         ),
     }

@@ -8,6 +8,7 @@ writer. Embedding chunks are committed as they finish, so a crash keeps the fini
 from __future__ import annotations
 
 import logging
+import math
 import os
 from pathlib import Path
 
@@ -90,6 +91,12 @@ def _save_atomic(path: Path, *arrays: npt.NDArray[np.generic]) -> None:
     partial.replace(path)
 
 
+def _chunk_texts(execution: ExecutionConfig, texts: int) -> int:
+    """Texts per embedding task: at most embed_chunk_texts, fewer so that each worker gets two
+    tasks (a worker's first task also loads the model), and never below 64."""
+    return min(execution.embed_chunk_texts, max(64, math.ceil(texts / (2 * execution.workers))))
+
+
 def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
     settings = load_settings(config)
     store = store_for(run.db)
@@ -97,7 +104,7 @@ def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
     folder = run.path(_FANOUT)
     folder.mkdir(exist_ok=True)
     chunks: dict[str, pl.Series] = {}
-    for number, part in enumerate(todo.iter_slices(settings.execution.embed_chunk_texts)):
+    for number, part in enumerate(todo.iter_slices(_chunk_texts(settings.execution, todo.height))):
         path = folder / f"texts-{number:06d}.parquet"
         part.write_parquet(path)
         chunks[str(path)] = part["embedding_key"]

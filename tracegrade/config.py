@@ -182,11 +182,13 @@ class ExecutionConfig(_Strict):
     """Scheduler of an existing Dask cluster ("tcp://host:8786"); none starts a local cluster
     for the run. Workers must see the same file system as the flow (the run's work folder)."""
     workers: Annotated[int, Field(ge=1)] = 2
-    """Worker processes of the local cluster (ignored with `dask_address`)."""
+    """Worker processes of the local cluster; with `dask_address`, the workers the chunks are
+    sized for."""
     threads_per_worker: Annotated[int, Field(ge=1)] = 1
     """Threads of each local worker process; also the torch threads each one embeds with."""
     embed_chunk_texts: Annotated[int, Field(ge=1)] = 2048
-    """Texts per distributed embedding task."""
+    """Most texts per distributed embedding task; fewer when that gives every worker two tasks
+    (never fewer than 64)."""
     novelty_partition_rows: Annotated[int, Field(ge=1)] = 50_000
     """Target traces per distributed novelty task (each also reads the max_elements earlier
     traces of its first scope as a halo)."""
