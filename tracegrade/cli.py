@@ -184,6 +184,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_sql(args: argparse.Namespace) -> int:
     from storage.duckdb_store import DuckDBStore
 
+    if not Path(args.db).exists():
+        raise InputError(
+            f"database {args.db} does not exist; check the path, or create it with "
+            f"tracegrade score PATH --db {args.db}"
+        )
     with DuckDBStore(args.db, read_only=True) as store:
         frame = store.sql(args.query)
     import polars as pl

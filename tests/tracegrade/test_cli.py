@@ -49,6 +49,15 @@ def test_missing_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "nothing-here.jsonl" in capsys.readouterr().err
 
 
+def test_sql_on_a_missing_database_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "nope.duckdb"
+    assert main(["sql", "SELECT 1", "--db", str(db)]) == EXIT_USAGE
+    assert f"database {db} does not exist" in capsys.readouterr().err
+    assert not db.exists()
+
+
 def test_score_prints_the_summary_and_exits_0(
     prefect_server: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
