@@ -122,7 +122,8 @@ def test_shard_items_round_trip_through_json(tmp_path: Path) -> None:
                 old.copied,
             )
             assert (new.cached is None) == (old.cached is None) and new.needs_call == old.needs_call
-    assert back[1].judgements[0].copied and back[1].judgements[0].cached["score"] == 80.0
+    copied = back[1].judgements[0]
+    assert copied.copied and copied.cached is not None and copied.cached["score"] == 80.0
     (tmp_path / "o").mkdir()
     only = '[[metrics]]\nname = "Coverage"\nmodel = "openai:x"\n'
     other = load_judge_config(write_config(tmp_path / "o", only), check_keys=False)
