@@ -159,7 +159,10 @@ def judge_distributed(
     summaries = [_summary(asyncio.run(run_live(local, config, sink, identity)), fails_run=False)]
     if remote:
         execution = config.settings.execution
-        folder = shard_root(store) / str(identity["run_id"])
+        # absolute paths: a worker's working directory need not be the flow's
+        folder = (shard_root(store) / str(identity["run_id"])).resolve()
+        if config_path is not None:
+            config_path = str(Path(config_path).resolve())
         paths = write_shards(
             folder,
             remote,
