@@ -3,14 +3,23 @@ judgements with the same number of requests, and a re-run makes none."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import pytest
-from judge_helpers import Reply, error_reply, fake_server, tool_reply, write_config
+from judge_helpers import (
+    Reply,
+    counting_model,
+    error_reply,
+    fake_server,
+    tool_reply,
+    write_config,
+)
 
 from tracegrade.judge.errors import JudgeRunFailed
 
@@ -127,3 +136,46 @@ def test_an_auth_error_in_a_shard_fails_the_run_and_keeps_what_was_judged(
     statuses = {s: n for s, n in query(db, "SELECT status, count(*) FROM judge_results GROUP BY 1")}
     assert statuses.get("auth_error") == 1 and statuses.get("ok", 0) >= 4
     assert query(db, "SELECT status FROM runs") == [("failed",)]
+
+
+def test_a_crashed_runs_shard_rows_are_stored_before_the_next_run_plans(
+    prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.judge import judge_traces
+    from storage.duckdb_store import DuckDBStore
+    from storage.judge_shards import JsonlJudgeSink, shard_root
+    from storage.judge_store import DuckDBJudgeSink
+    from tracegrade.judge.config import load_judge_config
+    from tracegrade.judge.plan import plan_items
+    from tracegrade.judge.runner import run_live
+    from tracegrade.judge.shards import decode_item, encode_item
+
+    table = answers(tmp_path)
+    path = write_config(tmp_path, CONFIG)
+    config = load_judge_config(path, check_keys=False)
+    db = tmp_path / "c.duckdb"
+    frame = pl.read_ndjson(table).rename({"id": "item_id"}).head(6)
+    with DuckDBStore(db) as store:  # a dask run that died after its shard judged 6 submissions
+        planned = plan_items(frame, config, DuckDBJudgeSink(store))
+        folder = shard_root(store) / "crashed-run"
+        folder.mkdir(parents=True)
+    shard = [decode_item(encode_item(item), config) for item in planned]
+    identity = {
+        "run_id": "crashed-run",
+        "run_seq": 0,
+        "source": "x",
+        "mode": "live",
+        "config_hash": "h",
+    }
+    model, seen = counting_model()
+    with JsonlJudgeSink(folder / "shard-000.jsonl", {}) as sink:
+        asyncio.run(run_live(shard, config, sink, identity, factory=lambda n: model))
+    assert len(seen) == 24
+    holder: dict[str, object] = {}
+    with fake_server(lambda n: holder["script"](n), monkeypatch) as server:  # type: ignore[operator]
+        holder["script"] = by_prompt(server)
+        report = judge_traces(db=str(db), config=str(path), table=str(table))
+        assert server.count == 4 * 4  # s06..s09 only: s10 reuses s01, s11 is blank
+    assert report.counts["judgements_cached"] == 6 * 4 + 4  # the crashed run's, and s10's copy
+    assert not folder.exists()
+    assert query(db, "SELECT count(*) FROM judge_results WHERE run_id = 'crashed-run'") == [(24,)]
