@@ -17,8 +17,10 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from pipelines.judge_fanout import judge_distributed
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
 from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
+from storage.judge_shards import ingest_leftover_shards
 from storage.judge_store import DuckDBJudgeSink
 from storage.registry import held_store, store_for
 from tracegrade.judge.batch import BatchRunResult, batch_items, run_batch
@@ -34,6 +36,7 @@ __all__ = [
     "estimate_judge",
     "judge_after_scoring",
     "judge_collect",
+    "judge_fanned_out",
     "judge_items",
     "judge_traces",
 ]
@@ -97,13 +100,8 @@ def judge_items(run: JudgeRun, collect_only: bool = False) -> dict[str, object]:
     config = load_judge_config(run.config)
     store = store_for(run.db)
     sink = DuckDBJudgeSink(store)
-    identity = {
-        "run_id": run.run_id,
-        "run_seq": run.run_seq,
-        "source": run.source,
-        "mode": config.settings.mode,
-        "config_hash": config.config_hash,
-    }
+    ingest_leftover_shards(store)
+    identity = _identity(run, config)
     outcome: JudgeRunResult | BatchRunResult
     if collect_only or config.settings.mode == "batch":
         frame = batch_items(sink) if collect_only else _load_items(store, config, run.table)
@@ -121,6 +119,30 @@ def judge_items(run: JudgeRun, collect_only: bool = False) -> dict[str, object]:
         "stop_reason": outcome.stop_reason,
         "failed": outcome.failed,
     }
+
+
+def _identity(run: JudgeRun, config: JudgeConfig) -> dict[str, object]:
+    return {
+        "run_id": run.run_id,
+        "run_seq": run.run_seq,
+        "source": run.source,
+        "mode": config.settings.mode,
+        "config_hash": config.config_hash,
+    }
+
+
+def judge_fanned_out(run: JudgeRun) -> dict[str, object]:
+    """`judge_items` of a live run with `[execution] engine = "dask"`: planned here, the calls
+    made in shards on a Dask cluster (pipelines/judge_fanout.py); runs in the flow's process,
+    since the shards are a subflow."""
+    config = load_judge_config(run.config)
+    store = store_for(run.db)
+    sink = DuckDBJudgeSink(store)
+    ingest_leftover_shards(store)
+    planned = plan_items(_load_items(store, config, run.table), config, sink)
+    return judge_distributed(
+        run.db, planned, config, run.config, _identity(run, config), run.budget_usd
+    )
 
 
 def estimate_judge(db: str, config: str | None, table: str | None = None) -> Estimate:
@@ -191,8 +213,9 @@ def _judge_run(
         )
         run = JudgeRun(str(store.path), handle.run_id, handle.run_seq, config, table, budget_usd)
         started = time.perf_counter()
+        fan_out = not collect_only and judge_config.settings.execution.engine == "dask"
         try:
-            outcome = judge_items(run, collect_only)
+            outcome = judge_fanned_out(run) if fan_out else judge_items(run, collect_only)
         except BaseException as exc:
             store.finish_run(handle, RunRecord("failed", {}, {}, "", repr(exc)))
             raise

@@ -24,6 +24,7 @@ __all__ = [
     "REUSABLE_STATUSES",
     "cache_key",
     "ensure_judge_schema",
+    "insert_judged_rows",
     "close_batch",
     "open_batches",
     "put_batch",
@@ -232,6 +233,48 @@ def write_judge_scores(store: DuckDBStore, rows: list[dict[str, Any]]) -> None:
             _insert(
                 con, "judge_scores", _SCORE_COLUMNS, [{**row, "judged_at": now} for row in rows]
             )
+
+
+def insert_judged_rows(
+    store: DuckDBStore, results: list[dict[str, Any]], scores: list[dict[str, Any]]
+) -> tuple[int, int]:
+    """Insert rows judged elsewhere (a shard's file, `judged_at` given), in one transaction.
+
+    Idempotent: a result already stored for its (run_id, item_id, metric), or a score for its
+    (run_id, item_id), is skipped, so a file read twice (a crash between storing its rows and
+    deleting it) adds nothing. Returns the (results, scores) inserted.
+    """
+    runs = sorted({row["run_id"] for row in results} | {row["run_id"] for row in scores})
+    if not runs:
+        return 0, 0
+    marks = ", ".join("?" for _ in runs)
+    with store.transaction() as con:
+        have = set(
+            con.execute(
+                f"SELECT run_id, item_id, metric FROM judge_results WHERE run_id IN ({marks})", runs
+            ).fetchall()
+        )
+        new_results = {}
+        for row in results:
+            key = (row["run_id"], row["item_id"], row["metric"])
+            if key not in have:
+                new_results[key] = {
+                    **row,
+                    "parameters": json.dumps(row["parameters"], sort_keys=True),
+                }
+        have_scores = set(
+            con.execute(
+                f"SELECT run_id, item_id FROM judge_scores WHERE run_id IN ({marks})", runs
+            ).fetchall()
+        )
+        new_scores = {
+            (row["run_id"], row["item_id"]): row
+            for row in scores
+            if (row["run_id"], row["item_id"]) not in have_scores
+        }
+        _insert(con, "judge_results", _RESULT_COLUMNS, list(new_results.values()))
+        _insert(con, "judge_scores", _SCORE_COLUMNS, list(new_scores.values()))
+    return len(new_results), len(new_scores)
 
 
 def stored_score_keys(store: DuckDBStore, item_ids: Sequence[str]) -> dict[str, str]:

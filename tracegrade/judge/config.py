@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tracegrade.judge.errors import JudgeConfigError
 from tracegrade.judge.keys import api_key_variable, check_api_keys, parse_model
@@ -24,6 +24,7 @@ from tracegrade.judge.metrics import BUILTIN_METRICS, BaseMetric, LLMJudgeMetric
 __all__ = [
     "BUILTIN_DEFAULTS",
     "JudgeConfig",
+    "JudgeExecution",
     "JudgeSettings",
     "LLMDefault",
     "MetricEntry",
@@ -160,6 +161,42 @@ class JudgeInputs(_Strict):
     """Column holding the submission (outcome.result_summary)."""
 
 
+class JudgeExecution(_Strict):
+    """`[execution]`: where a live run's calls are made (docs/judge.md, "Fanning out")."""
+
+    engine: Literal["local", "dask"] = "local"
+    """`local` makes every call in the flow's process; `dask` splits the submissions that need
+    calls into `shards` and judges each shard as a task on a Dask cluster (prefect-dask)."""
+    dask_address: Annotated[str, Field(min_length=1)] | None = None
+    """Scheduler of an existing Dask cluster ("tcp://host:8786"); none starts a local one."""
+    workers: int = 2
+    """Worker processes of the local cluster (ignored with `dask_address`)."""
+    shards: int | None = None
+    """Shards the submissions are split into; unset means one per worker. Each shard gets
+    1/shards of the rate limits, of max_concurrency and of --budget."""
+
+    @field_validator("workers", "shards")
+    @classmethod
+    def _positive(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"{value} is not a whole number >= 1; use 1 or more, e.g. 2")
+        return value
+
+    @model_validator(mode="after")
+    def _address_needs_dask(self) -> JudgeExecution:
+        if self.dask_address is not None and self.engine != "dask":
+            raise ValueError(
+                f"dask_address = {self.dask_address!r} is set but engine = {self.engine!r}; "
+                "set engine = 'dask' or remove dask_address"
+            )
+        return self
+
+    @property
+    def shard_count(self) -> int:
+        """`shards`, else `workers`."""
+        return self.shards if self.shards is not None else self.workers
+
+
 class JudgeSettings(_Strict):
     """The whole file."""
 
@@ -183,6 +220,18 @@ class JudgeSettings(_Strict):
     """Output tokens assumed per call for cost estimates (capped by max_tokens)."""
     inputs: JudgeInputs = JudgeInputs()
     """Trace columns judged."""
+    execution: JudgeExecution = JudgeExecution()
+    """Local calls, or shards on a Dask cluster; never part of the config hash (where calls
+    run changes no judgement)."""
+
+    @model_validator(mode="after")
+    def _dask_is_live(self) -> JudgeSettings:
+        if self.execution.engine == "dask" and self.mode == "batch":
+            raise ValueError(
+                "[execution] engine = 'dask' fans out live calls, but mode = 'batch' hands the "
+                "requests to the provider's batch API; set engine = 'local' for batch mode"
+            )
+        return self
 
     @field_validator("default_model")
     @classmethod
@@ -234,7 +283,9 @@ class JudgeConfig:
     @property
     def config_hash(self) -> str:
         """Hash of the file's validated content."""
-        payload = json.dumps(self.settings.model_dump(mode="json"), sort_keys=True)
+        payload = json.dumps(
+            self.settings.model_dump(mode="json", exclude={"execution"}), sort_keys=True
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     @property

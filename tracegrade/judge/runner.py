@@ -278,10 +278,13 @@ async def run_live(
     *,
     factory: ModelFactory | None = None,
     budget_usd: float | None = None,
+    control: RunControl | None = None,
 ) -> JudgeRunResult:
     """Judge the planned items; `identity` (run_id, run_seq, source, mode, config_hash) is
-    written on every row."""
-    control = RunControl(config, budget_usd, batch=False)
+    written on every row. `control` replaces the run's own RunControl (a shard's, which also
+    stops when another shard has stopped)."""
+    if control is None:
+        control = RunControl(config, budget_usd, batch=False)
     writer = _Writer(sink)
     result = JudgeRunResult(submissions=len(items))
     stored_keys = sink.stored_score_keys([item.item_id for item in items])
