@@ -50,6 +50,9 @@ def dask_runner(execution: ExecutionConfig) -> DaskTaskRunner:
             "threads_per_worker": execution.threads_per_worker,
             "processes": True,
             "dashboard_address": None,
+            # The scheduler's HTTP server starts even without a dashboard, on port 8787 by
+            # default: a free port keeps two clusters on one machine from colliding.
+            "scheduler_kwargs": {"dashboard": False, "dashboard_address": "127.0.0.1:0"},
         }
     )
 
