@@ -33,6 +33,7 @@ __all__ = [
     "fmt_rate",
     "machine_info",
     "print_machine",
+    "per_row_baseline",
     "print_table",
     "save_result",
     "synthetic_parquet",
@@ -266,6 +267,33 @@ class Check:
     ratio: str
     target: str
     passed: bool | None
+
+
+def per_row_baseline(
+    path: Path, columns: list[str], loop: Callable[[list[dict[str, Any]]], T]
+) -> tuple[Timing, dict[str, float]]:
+    """Time a per-row baseline: the leaf `columns` read into Python rows, then `loop` over them.
+
+    Returns the timing (best of 3, as `timed`) and the split of its best repetition:
+    read_to_python (pyarrow read + to_pylist) and reference_loop (`loop`), in seconds.
+    """
+    import pyarrow.parquet as pq
+
+    splits: list[dict[str, float]] = []
+
+    def run() -> T:
+        split: dict[str, float] = {}
+        splits.append(split)
+        started = time.perf_counter()
+        rows = pq.ParquetFile(path).read(columns=columns).to_pylist()
+        split["read_to_python"] = time.perf_counter() - started
+        started = time.perf_counter()
+        result = loop(rows)
+        split["reference_loop"] = time.perf_counter() - started
+        return result
+
+    timing = timed(run)
+    return timing, splits[timing.all_seconds.index(timing.seconds)]
 
 
 @dataclass(frozen=True)

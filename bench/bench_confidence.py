@@ -15,7 +15,6 @@ Run: .venv/bin/python bench/bench_confidence.py [--n 1000000]
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from _common import (
     begin,
     bench_args,
     end,
+    per_row_baseline,
     print_table,
     save_result,
     synthetic_parquet,
@@ -82,14 +82,8 @@ def vectorized(path: Path) -> pl.DataFrame:
     return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True).collect()
 
 
-def baseline(path: Path, splits: list[dict[str, float]]) -> list[tuple[str, float, str, str]]:
-    """Rows into Python objects, then the object API one trace at a time."""
-    split: dict[str, float] = {}
-    splits.append(split)
-    started = time.perf_counter()
-    rows = read_needed(path).to_pylist()
-    split["read_to_python"] = time.perf_counter() - started
-    started = time.perf_counter()
+def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
+    """The object API one Python row (trace) at a time."""
     out = []
     for row in rows:
         steps: list[dict[str, Any]] = [
@@ -102,7 +96,6 @@ def baseline(path: Path, splits: list[dict[str, float]]) -> list[tuple[str, floa
         ]
         result = reference_trace_confidence(steps, row["outcome"]["confidence"], CONFIG)
         out.append((row["id"], result.aggregate, result.level.value, result.reason))
-    split["reference_loop"] = time.perf_counter() - started
     return out
 
 
@@ -134,9 +127,7 @@ def main() -> None:
     n = pq.ParquetFile(path).metadata.num_rows
 
     ours = timed(lambda: vectorized(path))
-    splits: list[dict[str, float]] = []
-    base = timed(lambda: baseline(path, splits))
-    split = splits[base.all_seconds.index(base.seconds)]
+    base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
     compared = Comparison(n, ours, base)
 
     reference = pl.DataFrame(

@@ -13,8 +13,8 @@ Run: .venv/bin/python bench/bench_value.py [--n 1000000]
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -27,6 +27,7 @@ from _common import (
     bench_args,
     end,
     fmt_rate,
+    per_row_baseline,
     print_table,
     save_result,
     synthetic_parquet,
@@ -78,14 +79,8 @@ def vectorized(path: Path) -> pl.DataFrame:
     return value_score(features.with_columns(novelty=pl.lit(NOVELTY)), SHARE_THRESHOLD).collect()
 
 
-def baseline(path: Path, splits: list[dict[str, float]]) -> list[float]:
-    """Read rows into Python objects, then the reference port one row at a time."""
-    split: dict[str, float] = {}
-    splits.append(split)
-    started = time.perf_counter()
-    rows = read_needed(path).to_pylist()
-    split["read_to_python"] = time.perf_counter() - started
-    started = time.perf_counter()
+def baseline(rows: list[dict[str, Any]]) -> list[float]:
+    """The reference port one Python row at a time."""
     scores = []
     for row in rows:
         steps = [
@@ -97,7 +92,6 @@ def baseline(path: Path, splits: list[dict[str, float]]) -> list[float]:
             reference_value(steps, meta["task_domain"], meta["success"],
                             row["outcome"]["confidence"], NOVELTY)
         )
-    split["reference_loop"] = time.perf_counter() - started
     return scores
 
 
@@ -132,9 +126,7 @@ def main() -> None:
     n = pq.ParquetFile(path).metadata.num_rows
 
     ours = timed(lambda: vectorized(path))
-    splits: list[dict[str, float]] = []
-    base = timed(lambda: baseline(path, splits))
-    split = splits[base.all_seconds.index(base.seconds)]
+    base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
     compared = Comparison(n, ours, base)
 
     vector_scores = ours.result["score"].to_numpy()
