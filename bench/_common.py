@@ -23,14 +23,17 @@ from typing import Any, TypeVar
 __all__ = [
     "add_common_args",
     "begin",
+    "bench_args",
     "end",
     "OUT_DIR",
     "Check",
+    "Comparison",
     "MachineLoad",
     "Timing",
     "fmt_rate",
     "machine_info",
     "print_machine",
+    "per_row_baseline",
     "print_table",
     "save_result",
     "synthetic_parquet",
@@ -122,6 +125,15 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         "--no-wait", action="store_true",
         help="start at once instead of waiting until other processes leave the CPU idle",
     )
+
+
+def bench_args(description: str, *, n_default: int, unit: str) -> argparse.Namespace:
+    """The parsed flags of a benchmark sized by --n (how many `unit`) and --seed."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--n", type=int, default=n_default, help=f"{unit} (default {n_default:,})")
+    parser.add_argument("--seed", type=int, default=0)
+    add_common_args(parser)
+    return parser.parse_args()
 
 
 def begin(title: str, args: argparse.Namespace) -> tuple[dict[str, Any], MachineLoad]:
@@ -255,6 +267,98 @@ class Check:
     ratio: str
     target: str
     passed: bool | None
+
+
+def per_row_baseline(
+    path: Path, columns: list[str], loop: Callable[[list[dict[str, Any]]], T]
+) -> tuple[Timing, dict[str, float]]:
+    """Time a per-row baseline: the leaf `columns` read into Python rows, then `loop` over them.
+
+    Returns the timing (best of 3, as `timed`) and the split of its best repetition:
+    read_to_python (pyarrow read + to_pylist) and reference_loop (`loop`), in seconds.
+    """
+    import pyarrow.parquet as pq
+
+    splits: list[dict[str, float]] = []
+
+    def run() -> T:
+        split: dict[str, float] = {}
+        splits.append(split)
+        started = time.perf_counter()
+        rows = pq.ParquetFile(path).read(columns=columns).to_pylist()
+        split["read_to_python"] = time.perf_counter() - started
+        started = time.perf_counter()
+        result = loop(rows)
+        split["reference_loop"] = time.perf_counter() - started
+        return result
+
+    timing = timed(run)
+    return timing, splits[timing.all_seconds.index(timing.seconds)]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Our timing and the baseline's over the same `n` items, measured in one run."""
+
+    n: int
+    ours: Timing
+    base: Timing
+
+    @property
+    def ours_rate(self) -> float:
+        """Our items per second."""
+        return self.n / self.ours.seconds
+
+    @property
+    def base_rate(self) -> float:
+        """The baseline's items per second."""
+        return self.n / self.base.seconds
+
+    @property
+    def ratio(self) -> float:
+        """How many times faster we are than the baseline."""
+        return self.ours_rate / self.base_rate
+
+    def timings(self, unit: str) -> str:
+        """'N units; tracegrade best of 3 (a, b, c s), baseline ...': every repetition shown."""
+        return (
+            f"{self.n:,} {unit}; tracegrade {self.ours.how} ({_seconds(self.ours)} s), "
+            f"baseline {self.base.how} ({_seconds(self.base)} s)"
+        )
+
+    def throughput_check(self, unit: str, target_ratio: float, prefix: str = "") -> Check:
+        """The throughput row of the report, with the ratio target it must reach."""
+        return Check(
+            f"{prefix}throughput ({unit}/s)",
+            fmt_rate(self.ours_rate),
+            fmt_rate(self.base_rate),
+            f"{self.ratio:.1f}x",
+            f"ratio >= {target_ratio:.0f}",
+            self.ratio >= target_ratio,
+        )
+
+    def wall_time_check(self) -> Check:
+        """The wall-time row of the report (no target)."""
+        return Check(
+            "wall time (s)", f"{self.ours.seconds:.3f}", f"{self.base.seconds:.3f}", "", "", None
+        )
+
+    def figures(self) -> dict[str, Any]:
+        """The timing figures every comparison saves, under the keys docs/performance.md uses."""
+        return {
+            "n": self.n,
+            "vectorized_s": self.ours.seconds,
+            "vectorized_how": self.ours.how,
+            "baseline_s": self.base.seconds,
+            "baseline_how": self.base.how,
+            "vectorized_rate": self.ours_rate,
+            "baseline_rate": self.base_rate,
+            "ratio": self.ratio,
+        }
+
+
+def _seconds(timing: Timing) -> str:
+    return ", ".join(f"{s:.2f}" for s in timing.all_seconds)
 
 
 def print_table(rows: list[Check]) -> None:

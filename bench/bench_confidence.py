@@ -15,8 +15,6 @@ Run: .venv/bin/python bench/bench_confidence.py [--n 1000000]
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +24,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from _common import (
     Check,
-    add_common_args,
+    Comparison,
     begin,
+    bench_args,
     end,
-    fmt_rate,
+    per_row_baseline,
     print_table,
     save_result,
     synthetic_parquet,
@@ -83,14 +82,8 @@ def vectorized(path: Path) -> pl.DataFrame:
     return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True).collect()
 
 
-def baseline(path: Path, splits: list[dict[str, float]]) -> list[tuple[str, float, str, str]]:
-    """Rows into Python objects, then the object API one trace at a time."""
-    split: dict[str, float] = {}
-    splits.append(split)
-    started = time.perf_counter()
-    rows = read_needed(path).to_pylist()
-    split["read_to_python"] = time.perf_counter() - started
-    started = time.perf_counter()
+def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
+    """The object API one Python row (trace) at a time."""
     out = []
     for row in rows:
         steps: list[dict[str, Any]] = [
@@ -103,7 +96,6 @@ def baseline(path: Path, splits: list[dict[str, float]]) -> list[tuple[str, floa
         ]
         result = reference_trace_confidence(steps, row["outcome"]["confidence"], CONFIG)
         out.append((row["id"], result.aggregate, result.level.value, result.reason))
-    split["reference_loop"] = time.perf_counter() - started
     return out
 
 
@@ -127,11 +119,7 @@ def breakdown(path: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1_000_000, help="traces (default 1,000,000)")
-    parser.add_argument("--seed", type=int, default=0)
-    add_common_args(parser)
-    args = parser.parse_args()
+    args = bench_args(__doc__.splitlines()[0], n_default=1_000_000, unit="traces")
 
     info, load = begin("bench_confidence: derived confidence, vectorized vs per-row", args)
     print(f"polars threads: {pl.thread_pool_size()}")
@@ -139,12 +127,9 @@ def main() -> None:
     n = pq.ParquetFile(path).metadata.num_rows
 
     ours = timed(lambda: vectorized(path))
-    splits: list[dict[str, float]] = []
-    base = timed(lambda: baseline(path, splits))
-    split = splits[base.all_seconds.index(base.seconds)]
+    base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
+    compared = Comparison(n, ours, base)
 
-    ours_rate, base_rate = n / ours.seconds, n / base.seconds
-    ratio = ours_rate / base_rate
     reference = pl.DataFrame(
         base.result,
         schema={
@@ -163,25 +148,15 @@ def main() -> None:
     reason_diff = int((joined["reason"] != joined["ref_reason"]).fill_null(True).sum())
     levels = ours.result["level"].value_counts().sort("level")
 
-    print(
-        f"\n{n:,} traces; tracegrade {ours.how} ({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), "
-        f"baseline {base.how} ({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)"
-    )
+    print(f"\n{compared.timings('traces')}")
     print(
         f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
         f"per-row confidence loop {split['reference_loop']:.2f} s\n"
     )
     print_table(
         [
-            Check(
-                "throughput (traces/s)",
-                fmt_rate(ours_rate),
-                fmt_rate(base_rate),
-                f"{ratio:.1f}x",
-                f"ratio >= {TARGET_RATIO:.0f}",
-                ratio >= TARGET_RATIO,
-            ),
-            Check("wall time (s)", f"{ours.seconds:.3f}", f"{base.seconds:.3f}", "", "", None),
+            compared.throughput_check("traces", TARGET_RATIO),
+            compared.wall_time_check(),
             Check("traces missing on one side", f"{missing:,}", "", "", "0", missing == 0),
             Check("max |aggregate diff|", f"{max_diff:.3g}", "", "", "<= 1e-12", max_diff <= 1e-12),
             Check("traces with another level", f"{level_diff:,}", "", "", "0", level_diff == 0),
@@ -200,15 +175,8 @@ def main() -> None:
         "bench_confidence",
         {
             "machine": info,
-            "n": n,
-            "vectorized_s": ours.seconds,
-            "vectorized_how": ours.how,
-            "baseline_s": base.seconds,
-            "baseline_how": base.how,
+            **compared.figures(),
             "baseline_split": split,
-            "vectorized_rate": ours_rate,
-            "baseline_rate": base_rate,
-            "ratio": ratio,
             "max_abs_diff": max_diff,
             "level_differences": level_diff,
             "reason_differences": reason_diff,

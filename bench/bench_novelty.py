@@ -19,17 +19,16 @@ Run: .venv/bin/python bench/bench_novelty.py [--n 100000]
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from _common import (
     Check,
-    add_common_args,
+    Comparison,
     begin,
+    bench_args,
     end,
-    fmt_rate,
     print_table,
     save_result,
     timed,
@@ -138,17 +137,15 @@ def run_case(name: str, vectors: npt.NDArray[np.float32], codes: npt.NDArray[np.
     diff = float(np.abs(novelty - base.result).max())
 
     flops = 2.0 * DIM * float(window.sum())
-    ours_rate, base_rate = n / ours.seconds, n / base.seconds
+    compared = Comparison(n, ours, base)
     ours_gflops, base_gflops = flops / ours.seconds / 1e9, flops / base.seconds / 1e9
-    ratio = ours_rate / base_rate
     share = ours_gflops / peak
     print(f"[{name}] {n:,} traces, mean window {window.mean():.0f}, useful work "
           f"{flops / 1e9:.1f} GFLOP; tracegrade {ours.how} "
           f"({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), baseline {base.how} "
           f"({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)")
     checks = [
-        Check(f"[{name}] throughput (traces/s)", fmt_rate(ours_rate), fmt_rate(base_rate),
-              f"{ratio:.1f}x", f"ratio >= {TARGET_RATIO:.0f}", ratio >= TARGET_RATIO),
+        compared.throughput_check("traces", TARGET_RATIO, prefix=f"[{name}] "),
         Check(f"[{name}] useful GFLOP/s", f"{ours_gflops:.1f}", f"{base_gflops:.1f}",
               f"{ours_gflops / base_gflops:.1f}x", "", None),
         Check(f"[{name}] useful / sgemm peak", f"{share:.2f}", f"{base_gflops / peak:.2f}", "",
@@ -157,21 +154,15 @@ def run_case(name: str, vectors: npt.NDArray[np.float32], codes: npt.NDArray[np.
               diff <= TARGET_DIFF),
     ]
     figures = {
-        "n": n, "mean_window": float(window.mean()), "useful_gflop": flops / 1e9,
-        "vectorized_s": ours.seconds, "vectorized_how": ours.how, "baseline_s": base.seconds,
-        "baseline_how": base.how, "vectorized_rate": ours_rate, "baseline_rate": base_rate,
-        "ratio": ratio, "vectorized_gflops": ours_gflops, "baseline_gflops": base_gflops,
+        **compared.figures(), "mean_window": float(window.mean()), "useful_gflop": flops / 1e9,
+        "vectorized_gflops": ours_gflops, "baseline_gflops": base_gflops,
         "useful_over_peak": share, "max_abs_diff": diff,
     }
     return checks, figures
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000, help="traces (default 100,000)")
-    parser.add_argument("--seed", type=int, default=0)
-    add_common_args(parser)
-    args = parser.parse_args()
+    args = bench_args(__doc__.splitlines()[0], n_default=100_000, unit="traces")
 
     info, load = begin("bench_novelty: novelty replay, vectorized vs one-at-a-time oracle", args)
     try:

@@ -15,7 +15,6 @@ Run: .venv/bin/python bench/bench_operations.py [--n 100000]
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import time
@@ -23,10 +22,10 @@ import time
 import polars as pl
 from _common import (
     Check,
-    add_common_args,
+    Comparison,
     begin,
+    bench_args,
     end,
-    fmt_rate,
     print_table,
     save_result,
     timed,
@@ -109,11 +108,7 @@ def breakdown(frame: pl.DataFrame) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000, help="eval cases (default 100,000)")
-    parser.add_argument("--seed", type=int, default=0)
-    add_common_args(parser)
-    args = parser.parse_args()
+    args = bench_args(__doc__.splitlines()[0], n_default=100_000, unit="eval cases")
 
     info, load = begin("bench_operations: operation scorers, vectorized vs per-case Python", args)
     print(f"polars threads: {pl.thread_pool_size()}")
@@ -142,26 +137,14 @@ def main() -> None:
 
     ours = timed(lambda: score_cases(frame, config.scorer_set))
     base = timed(lambda: reference_score_cases(rows, specs))
-    n = args.n
-    ours_rate, base_rate = n / ours.seconds, n / base.seconds
-    ratio = ours_rate / base_rate
+    compared = Comparison(args.n, ours, base)
     differing = differences(ours.result.cases, ours.result.scores, base.result)
 
-    print(
-        f"{n:,} cases; tracegrade {ours.how} ({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), "
-        f"baseline {base.how} ({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)\n"
-    )
+    print(f"{compared.timings('cases')}\n")
     print_table(
         [
-            Check(
-                "throughput (cases/s)",
-                fmt_rate(ours_rate),
-                fmt_rate(base_rate),
-                f"{ratio:.1f}x",
-                f"ratio >= {TARGET_RATIO:.0f}",
-                ratio >= TARGET_RATIO,
-            ),
-            Check("wall time (s)", f"{ours.seconds:.3f}", f"{base.seconds:.3f}", "", "", None),
+            compared.throughput_check("cases", TARGET_RATIO),
+            compared.wall_time_check(),
             Check(
                 "case rows that differ",
                 f"{differing['case rows']:,}",
@@ -199,16 +182,9 @@ def main() -> None:
         "bench_operations",
         {
             "machine": info,
-            "n": n,
+            **compared.figures(),
             "sizes": sizes,
             "scorer_set": SCORER_SET,
-            "vectorized_s": ours.seconds,
-            "vectorized_how": ours.how,
-            "baseline_s": base.seconds,
-            "baseline_how": base.how,
-            "vectorized_rate": ours_rate,
-            "baseline_rate": base_rate,
-            "ratio": ratio,
             "differences": differing,
             "breakdown": parts,
         },

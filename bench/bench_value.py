@@ -13,9 +13,8 @@ Run: .venv/bin/python bench/bench_value.py [--n 1000000]
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -23,10 +22,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from _common import (
     Check,
-    add_common_args,
+    Comparison,
     begin,
+    bench_args,
     end,
     fmt_rate,
+    per_row_baseline,
     print_table,
     save_result,
     synthetic_parquet,
@@ -78,14 +79,8 @@ def vectorized(path: Path) -> pl.DataFrame:
     return value_score(features.with_columns(novelty=pl.lit(NOVELTY)), SHARE_THRESHOLD).collect()
 
 
-def baseline(path: Path, splits: list[dict[str, float]]) -> list[float]:
-    """Read rows into Python objects, then the reference port one row at a time."""
-    split: dict[str, float] = {}
-    splits.append(split)
-    started = time.perf_counter()
-    rows = read_needed(path).to_pylist()
-    split["read_to_python"] = time.perf_counter() - started
-    started = time.perf_counter()
+def baseline(rows: list[dict[str, Any]]) -> list[float]:
+    """The reference port one Python row at a time."""
     scores = []
     for row in rows:
         steps = [
@@ -97,7 +92,6 @@ def baseline(path: Path, splits: list[dict[str, float]]) -> list[float]:
             reference_value(steps, meta["task_domain"], meta["success"],
                             row["outcome"]["confidence"], NOVELTY)
         )
-    split["reference_loop"] = time.perf_counter() - started
     return scores
 
 
@@ -124,11 +118,7 @@ def breakdown(path: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1_000_000, help="traces (default 1,000,000)")
-    parser.add_argument("--seed", type=int, default=0)
-    add_common_args(parser)
-    args = parser.parse_args()
+    args = bench_args(__doc__.splitlines()[0], n_default=1_000_000, unit="traces")
 
     info, load = begin("bench_value: value score, vectorized vs per-row reference", args)
     print(f"polars threads: {pl.thread_pool_size()}")
@@ -136,28 +126,23 @@ def main() -> None:
     n = pq.ParquetFile(path).metadata.num_rows
 
     ours = timed(lambda: vectorized(path))
-    splits: list[dict[str, float]] = []
-    base = timed(lambda: baseline(path, splits))
-    split = splits[base.all_seconds.index(base.seconds)]
+    base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
+    compared = Comparison(n, ours, base)
 
-    ours_rate, base_rate = n / ours.seconds, n / base.seconds
-    ratio = ours_rate / base_rate
     vector_scores = ours.result["score"].to_numpy()
     reference_scores = np.asarray(base.result, dtype=np.float64)
     diff = np.abs(vector_scores - reference_scores)
     max_diff = float(diff.max()) if n else 0.0
     differing = int((diff != 0).sum())
 
-    print(f"\n{n:,} traces; tracegrade {ours.how} ({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), "
-          f"baseline {base.how} ({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)")
+    print(f"\n{compared.timings('traces')}")
     print(f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
           f"reference_value loop {split['reference_loop']:.2f} s\n")
     print_table([
-        Check("throughput (traces/s)", fmt_rate(ours_rate), fmt_rate(base_rate), f"{ratio:.1f}x",
-              f"ratio >= {TARGET_RATIO:.0f}", ratio >= TARGET_RATIO),
-        Check("vectorized throughput (traces/s)", fmt_rate(ours_rate), "", "",
-              f">= {fmt_rate(TARGET_RATE)}", ours_rate >= TARGET_RATE),
-        Check("wall time (s)", f"{ours.seconds:.3f}", f"{base.seconds:.3f}", "", "", None),
+        compared.throughput_check("traces", TARGET_RATIO),
+        Check("vectorized throughput (traces/s)", fmt_rate(compared.ours_rate), "", "",
+              f">= {fmt_rate(TARGET_RATE)}", compared.ours_rate >= TARGET_RATE),
+        compared.wall_time_check(),
         Check("max |score diff|", f"{max_diff:.3g}", "", "", "0.0 (identical)", max_diff == 0.0),
         Check("rows with any difference", f"{differing:,}", "", "", "0", differing == 0),
     ])
@@ -171,9 +156,7 @@ def main() -> None:
 
     end(info, load)
     save_result("bench_value", {
-        "machine": info, "n": n, "vectorized_s": ours.seconds, "vectorized_how": ours.how,
-        "baseline_s": base.seconds, "baseline_how": base.how, "baseline_split": split,
-        "vectorized_rate": ours_rate, "baseline_rate": base_rate, "ratio": ratio,
+        "machine": info, **compared.figures(), "baseline_split": split,
         "max_abs_diff": max_diff, "rows_differing": differing, "breakdown": parts,
     })
 

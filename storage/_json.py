@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import json
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,11 +24,11 @@ from storage._canonical import (
     content_hashes,
     parse_created_at,
 )
+from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
 
 __all__ = ["read_json_rows"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _FLOAT_MAX = 1.7976931348623157e308
 
 
@@ -277,22 +276,6 @@ def _decode(data: bytes) -> str:
         ) from exc
 
 
-def _lone_surrogate(value: object) -> bool:
-    """True when a parsed value holds text that UTF-8 cannot store (a lone surrogate)."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _surrogate_reason(where: str) -> str:
-    return (
-        f"{where} holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff), which is not "
-        "valid Unicode text; fix the exporter to write whole characters"
-    )
-
-
 def _jsonl_objects(text: str) -> Iterator[tuple[int, object, str | None]]:
     """(line number, parsed value, parse error) per non-blank line."""
     for number, line in enumerate(text.split("\n"), start=1):
@@ -303,8 +286,8 @@ def _jsonl_objects(text: str) -> Iterator[tuple[int, object, str | None]]:
         except (ValueError, RecursionError) as exc:
             yield number, None, f"line {number} is not valid JSON: {exc}"
             continue
-        if _SURROGATE_ESCAPE.search(line) and _lone_surrogate(value):
-            yield number, None, _surrogate_reason(f"line {number}")
+        if SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
+            yield number, None, surrogate_reason(f"line {number}")
         else:
             yield number, value, None
 
@@ -327,10 +310,10 @@ def _json_objects(text: str) -> Iterator[tuple[int, object, str | None]]:
             f"the JSON document is a {type(document).__name__}, expected an array of trace "
             "objects or one trace object",
         )
-    check = _SURROGATE_ESCAPE.search(text) is not None
+    check = SURROGATE_ESCAPE.search(text) is not None
     for number, value in enumerate(document, start=1):
-        if check and _lone_surrogate(value):
-            yield number, None, _surrogate_reason(f"element {number}")
+        if check and holds_lone_surrogate(value):
+            yield number, None, surrogate_reason(f"element {number}")
         else:
             yield number, value, None
 

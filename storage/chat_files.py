@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
 from tracegrade.errors import InputError
 from transforms.chat import ChatRecord, ChatRejection
 
@@ -83,25 +83,6 @@ REPORT_SCHEMA: dict[str, pl.DataType] = {
 """Columns of the import report: one row per rejected trajectory."""
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _unstorable(value: Any) -> bool:
-    """True when parsed text holds a lone UTF-16 surrogate, which UTF-8 (and Parquet) cannot store."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _surrogate_reason(where: str) -> str:
-    return (
-        f"{where} holds a lone UTF-16 surrogate escape (\\ud800 to \\udfff), which is not "
-        "valid Unicode text; fix the exporter to write whole characters"
-    )
-
-
 def report_path_for(out: str | Path) -> Path:
     """The default report beside `out`: `traces.parquet` -> `traces.import-report.csv`.
 
@@ -133,10 +114,8 @@ def _line_records(path: Path) -> Iterator[ChatRecord]:
                     reason = f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
                     yield ChatRecord(number, position, None, reason)
                 else:
-                    if _SURROGATE_ESCAPE.search(line) and _unstorable(value):
-                        yield ChatRecord(
-                            number, position, None, _surrogate_reason(f"line {number}")
-                        )
+                    if SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
+                        yield ChatRecord(number, position, None, surrogate_reason(f"line {number}"))
                     else:
                         yield ChatRecord(number, position, value)
                 position += 1
@@ -167,11 +146,11 @@ def _array_records(path: Path) -> Iterator[ChatRecord]:
         raise InputError(
             f"{path} holds a JSON {type(document).__name__}; expected an array of trajectories"
         )
-    check = _SURROGATE_ESCAPE.search(text) is not None
+    check = SURROGATE_ESCAPE.search(text) is not None
     del text
     for index, value in enumerate(document):
-        if check and _unstorable(value):
-            yield ChatRecord(index + 1, index, None, _surrogate_reason(f"element {index + 1}"))
+        if check and holds_lone_surrogate(value):
+            yield ChatRecord(index + 1, index, None, surrogate_reason(f"element {index + 1}"))
         else:
             yield ChatRecord(index + 1, index, value)
 

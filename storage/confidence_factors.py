@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from storage._flat_parquet import conform_to_schema, read_parquet_input
 from storage.hashing import file_sha256
 from tracegrade.errors import InputError
 
@@ -167,23 +168,15 @@ def _read_jsonl(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
 
 
 def _read_parquet(path: Path) -> pl.DataFrame:
-    try:
-        raw = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(
-            f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})"
-        ) from None
+    raw = read_parquet_input(path)
     _check_columns(path, raw.columns)
-    try:
-        frame = raw.select(
-            pl.col(n).cast(t) if n in raw.columns else pl.lit(None, t).alias(n)
-            for n, t in FACTORS_INPUT_SCHEMA.items()
-        )
-    except pl.exceptions.PolarsError as exc:
-        raise InputError(
-            f"{path}: a column has the wrong type ({str(exc).splitlines()[0]}); "
-            "docs/confidence.md lists the column types"
-        ) from None
+    frame = conform_to_schema(
+        raw,
+        FACTORS_INPUT_SCHEMA,
+        path=path,
+        problem="a column has the wrong type",
+        fix="docs/confidence.md lists the column types",
+    )
     return frame.with_columns(row_number=pl.int_range(1, raw.height + 1, dtype=pl.Int64))
 
 

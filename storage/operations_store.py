@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from storage._flat_parquet import conform_to_schema, read_parquet_input
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import file_sha256, sha256_hex
 from tracegrade.errors import InputError
@@ -211,23 +212,15 @@ def _read_file(path: Path) -> pl.DataFrame:
             return frame
         _check_fields(path, inferred)
         return frame
-    try:
-        raw = pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(
-            f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})"
-        ) from None
+    raw = read_parquet_input(path)
     _check_fields(path, raw.schema)
-    try:
-        return raw.select(
-            pl.col(name).cast(dtype) if name in raw.columns else pl.lit(None, dtype).alias(name)
-            for name, dtype in CASE_SCHEMA.items()
-        )
-    except (pl.exceptions.PolarsError, OSError) as exc:
-        raise InputError(
-            f"{path}: not a Parquet file of eval cases ({str(exc).splitlines()[0]}); "
-            "docs/operations.md describes the columns"
-        ) from None
+    return conform_to_schema(
+        raw,
+        CASE_SCHEMA,
+        path=path,
+        problem="not a Parquet file of eval cases",
+        fix="docs/operations.md describes the columns",
+    )
 
 
 def read_eval_cases(paths: Sequence[str | Path]) -> EvalCaseFiles:

@@ -125,6 +125,17 @@ def run_pipeline(
     return counts
 
 
+def query_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    """The rows `sql` returns from the database file `db`, opened read-only for the query."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.sql(sql).fetchall()
+    finally:
+        con.close()
+
+
 def table_snapshot(db: Path, exclude: tuple[str, ...] = ("runs",)) -> dict[str, Any]:
     """Every table's rows, sorted, for comparing two states of a database."""
     import duckdb

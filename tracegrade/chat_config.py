@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tracegrade._validation import describe_validation_error
 from tracegrade.errors import ConfigError
 
 __all__ = [
@@ -192,19 +193,6 @@ class ChatImportConfig(BaseModel):
         return re.compile(self.error_pattern)
 
 
-def _describe(error: ValidationError, source: str) -> str:
-    lines = [f"invalid chat import configuration in {source}:"]
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            known = ", ".join(ChatImportConfig.model_fields)
-            lines.append(f"  {where}: unknown key; the keys are {known}")
-            continue
-        message = item["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where} = {item.get('input')!r}: {message}")
-    return "\n".join(lines)
-
-
 def load_chat_config(
     path: str | Path | None = None, overrides: dict[str, Any] | None = None
 ) -> ChatImportConfig:
@@ -228,4 +216,12 @@ def load_chat_config(
     try:
         return ChatImportConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, source)) from None
+        known = ", ".join(ChatImportConfig.model_fields)
+        raise ConfigError(
+            describe_validation_error(
+                exc,
+                source,
+                subject="chat import configuration",
+                unknown_key_fix=f"the keys are {known}",
+            )
+        ) from None

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tracegrade._validation import describe_validation_error
 from tracegrade.errors import ConfigError
 
 __all__ = [
@@ -137,18 +138,6 @@ class ConfidenceFile(_Strict):
     confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
 
 
-def _describe(error: ValidationError, source: str) -> str:
-    lines = [f"invalid confidence configuration in {source}:"]
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            lines.append(f"  {where}: unknown key; remove it or check its spelling")
-            continue
-        message = item["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where} = {item.get('input')!r}: {message}")
-    return "\n".join(lines)
-
-
 def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
     """Load and validate a confidence TOML file; None gives the defaults.
 
@@ -170,4 +159,6 @@ def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
     try:
         return ConfidenceFile.model_validate(data).confidence
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, str(source))) from None
+        raise ConfigError(
+            describe_validation_error(exc, str(source), subject="confidence configuration")
+        ) from None

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from tracegrade._validation import describe_validation_error
 from tracegrade.errors import ConfigError
 
 __all__ = [
@@ -231,19 +232,6 @@ class Settings(_Strict):
         return hashlib.sha256(encoded).hexdigest()[:16]
 
 
-def _describe(error: ValidationError, source: str) -> str:
-    lines = [f"invalid configuration in {source}:"]
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            lines.append(f"  {where}: unknown key; remove it or check its spelling")
-            continue
-        received = item.get("input")
-        message = item["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where} = {received!r}: {message}")
-    return "\n".join(lines)
-
-
 def load_settings(path: str | Path | None = None) -> Settings:
     """Load and validate a TOML configuration; None gives the defaults.
 
@@ -263,4 +251,4 @@ def load_settings(path: str | Path | None = None) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, str(source))) from None
+        raise ConfigError(describe_validation_error(exc, str(source))) from None

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tracegrade._validation import describe_validation_error
 from tracegrade.errors import ConfigError
 from transforms.operations.custom import CaseScorer
 from transforms.operations.scorers import BUILTIN_SCORERS, builtin_scorer
@@ -195,22 +196,6 @@ class OperationsConfig:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _describe(error: ValidationError, source: str) -> str:
-    lines = [f"invalid scorer configuration in {source}:"]
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            lines.append(f"  {where}: unknown key; remove it or check its spelling")
-            continue
-        message = item["msg"].removeprefix("Value error, ")
-        received = item.get("input")
-        if isinstance(received, dict):
-            lines.append(f"  {where}: {message}")
-        else:
-            lines.append(f"  {where} = {received!r}: {message}")
-    return "\n".join(lines)
-
-
 def load_operations_settings(path: str | Path | None = None) -> OperationsSettings:
     """Load and validate a scorer-set file; None gives the presets alone.
 
@@ -229,7 +214,11 @@ def load_operations_settings(path: str | Path | None = None) -> OperationsSettin
     try:
         return OperationsSettings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, str(source))) from None
+        raise ConfigError(
+            describe_validation_error(
+                exc, str(source), subject="scorer configuration", skip_mapping_input=True
+            )
+        ) from None
 
 
 def _custom(entry: ScorerEntry, where: str, search: list[Path]) -> CaseScorer:

@@ -5,19 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import query_rows
 
 from tracegrade.cli import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
 from tracegrade.demo_archive import write_demo_archive
-
-
-def query(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.sql(sql).fetchall()
-    finally:
-        con.close()
 
 
 def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
@@ -31,8 +23,8 @@ def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
     db = tmp_path / "demo.duckdb"
     summary = score_traces([str(archive)], db=str(db), no_embedder=True)
     assert summary.status == "completed"
-    levels = dict(query(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
-    ((traces,),) = query(db, "SELECT count(*) FROM traces")
+    levels = dict(query_rows(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
+    ((traces,),) = query_rows(db, "SELECT count(*) FROM traces")
     assert sum(levels.values()) == traces == summary.counts["rows_scored"]
     assert summary.counts["confidence_traces"] == traces
     assert "## Intervention levels (derived confidence)" in summary.markdown
@@ -60,7 +52,7 @@ def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
     status = main(["confidence", "--db", str(db), "--factors", str(bad), "--no-embedder"])
     assert status == EXIT_NOTHING_SCORED
     assert "every factor row was quarantined" in capsys.readouterr().err
-    assert query(
+    assert query_rows(
         db,
         "SELECT flow, status, rows_scored, rows_quarantined FROM runs "
         "WHERE flow = 'confidence_traces' ORDER BY run_seq",

@@ -5,9 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
-from conftest import run_pipeline, table_snapshot
+from conftest import query_rows, run_pipeline, table_snapshot
 
 from pipelines import confidence_stages
 from storage.registry import held_store
@@ -40,20 +39,12 @@ def derive(db: Path, config: ConfidenceConfig, *, force: bool = False) -> dict[s
         return confidence_stages.derived_stage(store, "run-1", work, config, force=force)
 
 
-def query(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.sql(sql).fetchall()
-    finally:
-        con.close()
-
-
 def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:
     config = ConfidenceConfig()
     counts = derive(db, config)
-    ((stored,),) = query(db, "SELECT count(*) FROM traces")
+    ((stored,),) = query_rows(db, "SELECT count(*) FROM traces")
     assert counts == {"confidence_traces": stored, "confidence_unchanged": 0}
-    rows = query(
+    rows = query_rows(
         db,
         "SELECT t.steps, t.confidence, c.aggregate, c.level, c.reason, c.steps, c.config_hash, "
         "c.input_hash = t.content_hash FROM traces t JOIN confidence_traces c USING (trace_id)",
@@ -68,19 +59,19 @@ def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:
             len(expected.steps),
         )
         assert config_hash == config.config_hash() and same_hash
-    levels = dict(query(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
+    levels = dict(query_rows(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
     assert set(levels) == {"SILENT", "NOTIFY", "CONFIRM", "ESCALATE"}
-    ((step_rows, answers, tools),) = query(
+    ((step_rows, answers, tools),) = query_rows(
         db,
         "SELECT count(*), count(*) FILTER (step_kind = 'answer'), "
         "count(*) FILTER (step_kind = 'tool_call') FROM confidence_steps",
     )
-    ((tool_calls,),) = query(
+    ((tool_calls,),) = query_rows(
         db,
         "SELECT count(*) FROM (SELECT unnest(steps) AS s FROM traces) WHERE s.type = 'tool_call'",
     )
     assert (answers, tools, step_rows) == (stored, tool_calls, stored + tool_calls)
-    ((tz,),) = query(db, "SELECT DISTINCT typeof(computed_at) FROM confidence_traces")
+    ((tz,),) = query_rows(db, "SELECT DISTINCT typeof(computed_at) FROM confidence_traces")
     assert tz == "TIMESTAMP WITH TIME ZONE"
 
 
@@ -92,12 +83,12 @@ def test_rerun_changes_nothing_and_new_config_rescores(db: Path) -> None:
     stricter = ConfidenceConfig(thresholds=Thresholds(silent=0.99, notify=0.95, confirm=0.9))
     counts = derive(db, stricter)
     assert counts["confidence_unchanged"] == 0
-    ((escalated,),) = query(
+    ((escalated,),) = query_rows(
         db, "SELECT count(*) FILTER (level = 'ESCALATE') FROM confidence_traces"
     )
     assert escalated > 0
-    ((rows,),) = query(db, "SELECT count(*) FROM confidence_steps")
-    ((expected,),) = query(
+    ((rows,),) = query_rows(db, "SELECT count(*) FROM confidence_steps")
+    ((expected,),) = query_rows(
         db,
         "SELECT count(*) + (SELECT count(*) FROM traces) FROM "
         "(SELECT unnest(steps) AS s FROM traces) WHERE s.type = 'tool_call'",
@@ -107,5 +98,5 @@ def test_rerun_changes_nothing_and_new_config_rescores(db: Path) -> None:
 
 def test_force_rescores_everything(db: Path) -> None:
     derive(db, ConfidenceConfig())
-    ((stored,),) = query(db, "SELECT count(*) FROM traces")
+    ((stored,),) = query_rows(db, "SELECT count(*) FROM traces")
     assert derive(db, ConfidenceConfig(), force=True)["confidence_traces"] == stored

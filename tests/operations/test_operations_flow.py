@@ -6,9 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
-from conftest import table_snapshot
+from conftest import query_rows, table_snapshot
 from operations_helpers import CASES_FILE
 
 from pipelines import operations as flow_module
@@ -34,26 +33,18 @@ def run_tasks(
     return counts, report
 
 
-def query(db: Path, sql: str) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.sql(sql).fetchall()
-    finally:
-        con.close()
-
-
 def test_tasks_score_every_case_and_record_the_run(tmp_path: Path, db_path: Path) -> None:
     counts, report = run_tasks([CASES_FILE], db_path)
     assert counts == {"files_read": 1, "rows_read": 10, "rows_unchanged": 0, "rows_scored": 10}
     assert (report.cases, report.passed, report.failed, report.input_errors) == (10, 5, 5, 1)
-    assert query(db_path, "SELECT count(*), count(DISTINCT scorer) FROM operation_scores") == [
+    assert query_rows(db_path, "SELECT count(*), count(DISTINCT scorer) FROM operation_scores") == [
         (30, 3)
     ]
-    (error,) = query(
+    (error,) = query_rows(
         db_path, "SELECT error FROM latest_operation_cases WHERE case_id = 'invalid-regex'"
     )
     assert "is not a valid regular expression" in error[0]
-    ((flow, status, rows_scored, summary),) = query(
+    ((flow, status, rows_scored, summary),) = query_rows(
         db_path, "SELECT flow, status, rows_scored, summary FROM runs"
     )
     assert (flow, status, rows_scored) == ("score_operations", "completed", 10)
@@ -81,17 +72,17 @@ def test_changed_cases_another_set_and_force_are_scored_again(
     counts, report = run_tasks([edited], db_path)
     assert (counts["rows_scored"], counts["rows_unchanged"]) == (1, 9)
     assert report.passed == 6
-    assert query(
+    assert query_rows(
         db_path, "SELECT passed FROM latest_operation_cases WHERE case_id = 'wrong-target'"
     ) == [(True,)]
-    assert query(
+    assert query_rows(
         db_path, "SELECT count(*) FROM operation_cases WHERE case_id = 'wrong-target'"
     ) == [(2,)]
     counts, _ = run_tasks([edited], db_path, "strict")
     assert counts["rows_scored"] == 10
     counts, _ = run_tasks([edited], db_path, force=True)
     assert counts["rows_scored"] == 10
-    assert query(
+    assert query_rows(
         db_path,
         "SELECT scorer_set, count(*), sum(passed::INT) FROM latest_operation_cases GROUP BY 1 ORDER BY 1",
     ) == [("standard", 10, 6), ("strict", 10, 4)]
@@ -105,7 +96,7 @@ def test_the_real_flow_leaves_a_report_artifact(prefect_server: None, db_path: P
     assert (report.scorer_set, report.passed, report.failed) == ("strict", 3, 7)
     artifact = Artifact.get("score-operations-report")
     assert artifact is not None and report.run_id in str(artifact.data)
-    assert query(db_path, "SELECT status FROM runs") == [("completed",)]
+    assert query_rows(db_path, "SELECT status FROM runs") == [("completed",)]
     assert not any(
         p.name.endswith(".work") and any(p.iterdir())
         for p in db_path.parent.iterdir()
