@@ -16,6 +16,7 @@ def describe_validation_error(
     subject: str = "configuration",
     unknown_key_fix: str = _UNKNOWN_KEY_FIX,
     skip_mapping_input: bool = False,
+    show_input: bool = True,
 ) -> str:
     """One line per problem of `error`: the key, the value received and the rule it broke.
 
@@ -26,6 +27,8 @@ def describe_validation_error(
         unknown_key_fix: what to tell the user about a key the model forbids.
         skip_mapping_input: leave out a received value that is a whole table (a dict), which
             would repeat the section instead of naming the value at fault.
+        show_input: False leaves every received value out, for models whose own messages
+            already name it.
 
     Returns:
         The message: a heading line, then one indented line per problem.
@@ -38,7 +41,7 @@ def describe_validation_error(
             continue
         received = item.get("input")
         message = item["msg"].removeprefix("Value error, ")
-        if skip_mapping_input and isinstance(received, dict):
+        if not show_input or (skip_mapping_input and isinstance(received, dict)):
             lines.append(f"  {where}: {message}")
         else:
             lines.append(f"  {where} = {received!r}: {message}")

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tracegrade._validation import describe_validation_error
 from tracegrade.judge.errors import JudgeConfigError
 from tracegrade.judge.keys import api_key_variable, check_api_keys, parse_model
 from tracegrade.judge.metrics import BUILTIN_METRICS, BaseMetric, LLMJudgeMetric, metric_class
@@ -294,18 +295,6 @@ class JudgeConfig:
         return list(dict.fromkeys(m.model for m in self.metrics if m.model is not None))
 
 
-def _describe(error: ValidationError, source: str) -> str:
-    lines = [f"invalid judge configuration in {source}:"]
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            lines.append(f"  {where}: unknown key; remove it or check its spelling")
-            continue
-        message = item["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
-
-
 def _weights(entries: list[MetricEntry], names: list[str], source: str) -> list[float]:
     given = [entry.weight for entry in entries]
     if all(weight is None for weight in given):
@@ -409,7 +398,9 @@ def load_judge_config(
     try:
         settings = JudgeSettings.model_validate(data)
     except ValidationError as exc:
-        raise JudgeConfigError(_describe(exc, source)) from None
+        raise JudgeConfigError(
+            describe_validation_error(exc, source, subject="judge configuration", show_input=False)
+        ) from None
     config = JudgeConfig(settings, _resolve(settings, source), source)
     if check_keys:
         check_api_keys(config, environ)
