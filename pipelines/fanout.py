@@ -23,7 +23,7 @@ from prefect_dask import DaskTaskRunner
 from pipelines import novelty_stages
 from pipelines.stages import StagedRun
 from storage.registry import store_for
-from tracegrade.config import ExecutionConfig, load_settings
+from tracegrade.config import ExecutionConfig, Settings, load_settings
 from tracegrade.embedding import SentenceEmbedder
 from tracegrade.progress import stage_progress
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
@@ -59,7 +59,7 @@ def dask_runner(execution: ExecutionConfig) -> DaskTaskRunner:
 
 @_task
 def embed_chunk(texts: str, config: str | None) -> str:
-    """Embed the texts of one chunk file; returns the .npy file of their vectors, in order."""
+    """Embed the texts of one chunk file; returns the .npz file of their vectors, in order."""
     settings = load_settings(config)
     threads = settings.execution.threads_per_worker
     import torch
@@ -69,8 +69,8 @@ def embed_chunk(texts: str, config: str | None) -> str:
     vectors = SentenceEmbedder(settings.embedding).encode(
         pl.read_parquet(texts, columns=["text"])["text"].to_list()
     )
-    out = Path(texts).with_suffix(".npy")
-    _save_atomic(out, vectors)
+    out = Path(texts).with_suffix(".npz")
+    _save_atomic(out, vectors=vectors)
     return str(out)
 
 
@@ -80,17 +80,15 @@ def replay_partition(inputs: str) -> str:
     with np.load(inputs) as data:
         result = replay_novelty(data["vectors"], data["window_start"], targets=data["targets"])
     out = Path(inputs).with_name(Path(inputs).stem + "-out.npz")
-    _save_atomic(out, result.novelty, result.window)
+    _save_atomic(out, novelty=result.novelty, window=result.window)
     return str(out)
 
 
-def _save_atomic(path: Path, *arrays: npt.NDArray[np.generic]) -> None:
+def _save_atomic(path: Path, **arrays: npt.NDArray[np.generic]) -> None:
+    """Write `arrays` as one .npz beside `path`, then rename it into place."""
     partial = path.with_name(path.name + ".partial")
     with partial.open("wb") as handle:
-        if len(arrays) == 1:
-            np.save(handle, arrays[0])
-        else:
-            np.savez(handle, novelty=arrays[0], window=arrays[1])
+        np.savez(handle, **arrays)  # type: ignore[arg-type]  # numpy stubs: keys may be allow_pickle
     partial.replace(path)
 
 
@@ -100,12 +98,9 @@ def _chunk_texts(execution: ExecutionConfig, texts: int) -> int:
     return min(execution.embed_chunk_texts, max(64, math.ceil(texts / (2 * execution.workers))))
 
 
-def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
-    settings = load_settings(config)
+def _embed(run: StagedRun, config: str | None, settings: Settings, folder: Path) -> dict[str, int]:
     store = store_for(run.db)
     todo, counts = novelty_stages.pending_texts(store, run, settings)
-    folder = run.path(_FANOUT)
-    folder.mkdir(exist_ok=True)
     chunks: dict[str, pl.Series] = {}
     for number, part in enumerate(todo.iter_slices(_chunk_texts(settings.execution, todo.height))):
         path = folder / f"texts-{number:06d}.parquet"
@@ -115,11 +110,10 @@ def _embed(run: StagedRun, config: str | None) -> dict[str, int]:
     futures = {embed_chunk.submit(path, config): path for path in chunks}
     for future in as_completed(list(futures)):
         keys = chunks[futures[future]]
+        with np.load(future.result()) as data:
+            vectors = data["vectors"]
         store.put_embeddings(
-            keys.to_list(),
-            np.load(future.result()),
-            model=settings.embedding.model_key(),
-            run_id=run.run_id,
+            keys.to_list(), vectors, model=settings.embedding.model_key(), run_id=run.run_id
         )
         advance(len(keys))
     return counts
@@ -170,9 +164,9 @@ def embed_and_replay(run: StagedRun, config: str | None) -> dict[str, int]:
     local replay's, since each partition carries the whole window of its first target.
     """
     settings = load_settings(config)
-    counts = _embed(run, config)
     folder = run.path(_FANOUT)
     folder.mkdir(exist_ok=True)
+    counts = _embed(run, config, settings, folder)
     replay = _distributed_replay(folder, settings.execution.novelty_partition_rows)
     counts |= novelty_stages.replay_staged(store_for(run.db), run, settings, replay)
     return counts

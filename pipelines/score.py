@@ -159,10 +159,11 @@ def score_run(
 ) -> None:
     """Plan, embed, score and commit the traces staged in `run` (its valid.parquet), then give
     them their derived confidence levels."""
+    settings = load_settings(config)
     started = time.perf_counter()
     tally.record("plan", started, plan_novelty(run, config, embed))
     if embed:
-        execution = load_settings(config).execution
+        execution = settings.execution
         started = time.perf_counter()
         if execution.engine == "dask":
             # prefect-dask's runner yields Dask futures, which Flow's signature does not name
@@ -177,7 +178,7 @@ def score_run(
     tally.record("score", started, score(run, config, embed))
     started = time.perf_counter()
     tally.record("commit", started, commit(run))
-    folder = load_settings(config).output.scores_parquet
+    folder = settings.output.scores_parquet
     if folder is not None:
         started = time.perf_counter()
         tally.record("parquet export", started, export_parquet(run, folder))

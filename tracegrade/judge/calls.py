@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import ValidationError
 from pydantic_ai import ModelRequest
@@ -68,16 +68,7 @@ Status = Literal[
     "provider_error",
     "auth_error",
 ]
-STATUSES: tuple[Status, ...] = (
-    "ok",
-    "invalid_input",
-    "parse_error",
-    "refusal",
-    "rate_limited",
-    "timeout",
-    "provider_error",
-    "auth_error",
-)
+STATUSES: tuple[Status, ...] = get_args(Status)
 FAILED_STATUSES = frozenset(STATUSES) - {"ok"}
 """Every status but ok: the submission gets no overall score."""
 
