@@ -75,10 +75,14 @@ def embed_chunk(texts: str, config: str | None) -> str:
 
 
 @_task
-def replay_partition(inputs: str) -> str:
-    """Replay one partition (its targets and their halo); returns the .npz of N and windows."""
+def replay_partition(inputs: str, threads: int) -> str:
+    """Replay one partition (its targets and their halo) on `threads` threads, the worker's
+    own (not every CPU of the machine, which its neighbours share); returns the .npz of N and
+    windows."""
     with np.load(inputs) as data:
-        result = replay_novelty(data["vectors"], data["window_start"], targets=data["targets"])
+        result = replay_novelty(
+            data["vectors"], data["window_start"], targets=data["targets"], threads=threads
+        )
     out = Path(inputs).with_name(Path(inputs).stem + "-out.npz")
     _save_atomic(out, novelty=result.novelty, window=result.window)
     return str(out)
@@ -119,7 +123,7 @@ def _embed(run: StagedRun, config: str | None, settings: Settings, folder: Path)
     return counts
 
 
-def _distributed_replay(folder: Path, partition_rows: int) -> novelty_stages.Replay:
+def _distributed_replay(folder: Path, partition_rows: int, threads: int) -> novelty_stages.Replay:
     """`replay_novelty`'s contract, computed as one task per partition (targets and halo)."""
 
     def replay(
@@ -145,7 +149,7 @@ def _distributed_replay(folder: Path, partition_rows: int) -> novelty_stages.Rep
                 targets=wanted,
             )
             spans[str(path)] = (halo, first, end)
-        futures = {replay_partition.submit(path): path for path in spans}
+        futures = {replay_partition.submit(path, threads): path for path in spans}
         for future in as_completed(list(futures)):
             halo, first, end = spans[futures[future]]
             with np.load(future.result()) as data:
@@ -167,6 +171,9 @@ def embed_and_replay(run: StagedRun, config: str | None) -> dict[str, int]:
     folder = run.path(_FANOUT)
     folder.mkdir(exist_ok=True)
     counts = _embed(run, config, settings, folder)
-    replay = _distributed_replay(folder, settings.execution.novelty_partition_rows)
+    execution = settings.execution
+    replay = _distributed_replay(
+        folder, execution.novelty_partition_rows, execution.threads_per_worker
+    )
     counts |= novelty_stages.replay_staged(store_for(run.db), run, settings, replay)
     return counts

@@ -186,7 +186,8 @@ class ExecutionConfig(_Strict):
     """Worker processes of the local cluster; with `dask_address`, the workers the chunks are
     sized for."""
     threads_per_worker: Annotated[int, Field(ge=1)] = 1
-    """Threads of each local worker process; also the torch threads each one embeds with."""
+    """Threads of each local worker process; also the threads each one embeds and replays
+    novelty with."""
     embed_chunk_texts: Annotated[int, Field(ge=1)] = 2048
     """Most texts per distributed embedding task; fewer when that gives every worker two tasks
     (never fewer than 64)."""
