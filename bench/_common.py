@@ -393,7 +393,7 @@ def synthetic_parquet(n: int, seed: int = 0, directory: Path = OUT_DIR) -> Path:
     if path.exists():
         print(f"data: reusing {path} ({path.stat().st_size / 1e6:.0f} MB)")
         return path
-    from tracegrade.synth import synthetic_traces
+    from transforms.synth.traces import synthetic_traces
 
     started = time.perf_counter()
     frame = synthetic_traces(n, seed=seed)

@@ -35,10 +35,10 @@ from _common import (
     timed,
 )
 
-from tracegrade.confidence_config import ConfidenceConfig
 from transforms.confidence.batch import step_scores, trace_levels
 from transforms.confidence.derived import derived_factors
 from transforms.confidence.reference import reference_trace_confidence
+from transforms.config.confidence import ConfidenceConfig
 
 TARGET_RATIO = 20.0
 CONFIG = ConfidenceConfig()

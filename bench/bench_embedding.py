@@ -51,15 +51,17 @@ from _common import (  # noqa: E402
     timed,
 )
 
+from pipelines.embedder import SentenceEmbedder
 from pipelines.novelty_stages import embed_texts  # noqa: E402
-from pipelines.stages import VALID, StagedRun, plan_novelty, stage_inputs  # noqa: E402
+from pipelines.runs import Run  # noqa: E402
+from pipelines.stages import plan_novelty  # noqa: E402
+from pipelines.staging import VALID, stage_inputs  # noqa: E402
 from storage.duckdb_store import DuckDBStore  # noqa: E402
 from storage.hashing import embedding_keys  # noqa: E402
 from storage.registry import held_store  # noqa: E402
-from tracegrade.config import Settings  # noqa: E402
-from tracegrade.embedding import SentenceEmbedder  # noqa: E402
-from tracegrade.synth import synthetic_traces  # noqa: E402
+from transforms.config.scoring import Settings
 from transforms.replay import trace_text  # noqa: E402
+from transforms.synth.traces import synthetic_traces
 
 TARGET_RATIO = 0.95
 TARGET_RERUN_SPEEDUP = 50.0
@@ -87,7 +89,7 @@ class StageRun:
     inputs: Path
     settings: Settings
     stack: ExitStack = field(default_factory=ExitStack)
-    run: StagedRun | None = None
+    run: Run | None = None
     store: DuckDBStore | None = None
     counts: dict[str, int] = field(default_factory=dict)
 
@@ -101,7 +103,7 @@ class StageRun:
         )
         work = Path(f"{self.store.path}.work") / handle.run_id
         work.mkdir(parents=True, exist_ok=True)
-        self.run = StagedRun(str(self.store.path), handle.run_id, handle.run_seq, str(work))
+        self.run = Run(str(self.store.path), handle.run_id, handle.run_seq, str(work))
         stage_inputs(self.store, self.run, [str(self.inputs)])
         plan_novelty(self.store, self.run, self.settings, embed=True)
 

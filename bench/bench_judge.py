@@ -4,7 +4,7 @@ Both sides judge the same submissions with the four built-in metrics against a m
 answers after a fixed latency (a pydantic-ai FunctionModel sleeping 200 ms, as a remote judge
 would keep the caller waiting), through pydantic-ai's direct `model_request`.
 
-    tracegrade: tracegrade.judge.runner.run_live, max_concurrency 32, results written to a
+    tracegrade: pipelines.judge.runner.run_live, max_concurrency 32, results written to a
                 DuckDB file as they finish, then the same run again (cache: zero calls)
     baseline:   the seed's evaluator: for each submission, each metric in turn, one
                 `model_request` at a time, results kept in memory (no store)
@@ -27,13 +27,14 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from pipelines.judge.calls import judgement_from, judgement_request
+from pipelines.judge.runner import run_live
+from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
 from storage.judge_store import DuckDBJudgeSink
-from tracegrade.judge.calls import judgement_from, judgement_request
-from tracegrade.judge.config import JudgeConfig, load_judge_config
-from tracegrade.judge.metrics import Judgement
-from tracegrade.judge.plan import plan_items
-from tracegrade.judge.runner import run_live
+from transforms.judge.metrics import Judgement
+from transforms.judge.plan import plan_items
+from transforms.judge.resolve import JudgeConfig
 
 TARGET_RATIO = 25.0
 

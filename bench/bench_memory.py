@@ -1,7 +1,7 @@
 """Peak memory of scoring 1,000,000 traces without the embedder, through the real stages.
 
 A child process opens a fresh DuckDB store (storage.registry.held_store), begins a run and
-runs pipelines.stages.stage_inputs, plan_novelty(embed=False), score_staged(embed=False) and
+runs pipelines.staging.stage_inputs, plan_novelty(embed=False), score_staged(embed=False) and
 commit_results on one Parquet file, as pipelines/score.py does without Prefect. The child also
 reports its own peak after each stage, so the stage that sets the peak is visible.
 
@@ -51,15 +51,11 @@ def child(inputs: str, db: str) -> None:
     """Run the stages and print one JSON line with timings, counts and peaks per stage."""
     from importlib.metadata import version
 
-    from pipelines.stages import (
-        StagedRun,
-        commit_results,
-        plan_novelty,
-        score_staged,
-        stage_inputs,
-    )
+    from pipelines.runs import Run
+    from pipelines.stages import commit_results, plan_novelty, score_staged
+    from pipelines.staging import stage_inputs
     from storage.registry import held_store
-    from tracegrade.config import EmbeddingConfig, Settings
+    from transforms.config.scoring import EmbeddingConfig, Settings
 
     settings = Settings(embedding=EmbeddingConfig(enabled=False))
     report: dict[str, Any] = {"stages": {}, "peak_after_imports": _peak_self_bytes()}
@@ -70,7 +66,7 @@ def child(inputs: str, db: str) -> None:
         )
         work = Path(f"{store.path}.work") / handle.run_id
         work.mkdir(parents=True, exist_ok=True)
-        run = StagedRun(str(store.path), handle.run_id, handle.run_seq, str(work))
+        run = Run(str(store.path), handle.run_id, handle.run_seq, str(work))
         calls = {
             "stage_inputs": lambda: stage_inputs(store, run, [inputs]),
             "plan_novelty": lambda: plan_novelty(store, run, settings, embed=False),

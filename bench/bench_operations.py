@@ -31,7 +31,7 @@ from _common import (
     timed,
 )
 
-from tracegrade.operations_config import load_scorer_set
+from storage.config_files import load_scorer_set
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
 from transforms.operations.reference import reference_score_cases

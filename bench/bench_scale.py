@@ -119,7 +119,7 @@ def part_cluster(n: int, work: Path) -> tuple[list[Check], dict[str, Any]]:
 
 
 def part_precision(work: Path) -> tuple[list[Check], dict[str, Any]]:
-    from tracegrade.demo_archive import write_demo_archive
+    from tracegrade.demo import write_demo_archive
 
     archive = work / "archive"
     write_demo_archive(archive)
@@ -162,8 +162,8 @@ def part_precision(work: Path) -> tuple[list[Check], dict[str, Any]]:
 def part_devices(texts: list[str], model: str | None) -> tuple[list[Check], dict[str, Any]]:
     import torch
 
-    from tracegrade.config import EmbeddingConfig
-    from tracegrade.embedding import SentenceEmbedder
+    from pipelines.embedder import SentenceEmbedder
+    from transforms.config.scoring import EmbeddingConfig
 
     base = {} if model is None else {"model": model}
 

@@ -6,7 +6,7 @@ and score every trace with novelty 0.5, the built-in profiles and share threshol
 
     tracegrade: pyarrow read -> Polars projection of steps to struct{type, tool_name}
                 -> transforms.value.value_features -> value_score -> collect
-    baseline:   pyarrow read -> to_pylist -> tracegrade.reference.reference_value per row
+    baseline:   pyarrow read -> to_pylist -> transforms.reference.reference_value per row
 
 Run: .venv/bin/python bench/bench_value.py [--n 1000000]
 """
@@ -34,8 +34,8 @@ from _common import (
     timed,
 )
 
-from tracegrade.config import BUILTIN_PROFILES
-from tracegrade.reference import reference_value
+from transforms.config.scoring import BUILTIN_PROFILES
+from transforms.reference import reference_value
 from transforms.value import value_features, value_score
 
 NOVELTY = 0.5

@@ -11,20 +11,18 @@ the missing ones are scored.
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock
 
-from prefect import flow
-from prefect.artifacts import create_markdown_artifact
-
-from pipelines import stages
-from pipelines.score import RunTally, finish, score_run, stage_inputs
-from pipelines.stages import StagedRun
-from storage.registry import held_store, store_for
-from tracegrade.config import load_settings
-from tracegrade.errors import ConfigError
-from tracegrade.summary import RunSummary
+from pipelines import staging
+from pipelines.runs import RunSteps, RunTally, publish_markdown
+from pipelines.score import score_run, scoring_run, summarise
+from storage.config_files import load_settings
+from storage.registry import held_store
+from transforms.config.confidence import ConfidenceConfig
+from transforms.config.scoring import Settings
+from transforms.errors import ConfigError
+from transforms.summary import RunSummary
 
 __all__ = ["backfill", "chunk_bounds"]
 
@@ -46,7 +44,6 @@ def chunk_bounds(start: date, end: date, chunk_days: int) -> list[tuple[datetime
     return edges
 
 
-@flow(name="backfill", persist_result=False, log_prints=False)
 def backfill(
     paths: list[str],
     start: date,
@@ -71,57 +68,47 @@ def backfill(
     bounds = chunk_bounds(start, end, chunk_days)
     settings = load_settings(config)
     embed = settings.embedding.enabled and not no_embedder
-    tally = RunTally()
-    with held_store(db) as store:
-        archive = stages.start_run(store, "backfill", settings, embed=embed)
-        try:
-            started = time.perf_counter()
-            tally.record("read and validate", started, stage_inputs(archive, paths, True))
-            started = time.perf_counter()
-            tally.record(
-                "split", started, stages.limit_to_range(archive, bounds[0][0], bounds[-1][1])
-            )
-            chunk_runs: list[str] = []
-            for low, high in bounds:
-                tally.merge(_score_chunk(archive, low, high, config, embed, chunk_runs))
-            started = time.perf_counter()
-            stages.commit_ledger(store, archive)
-            tally.record("ledger", started, None)
-        except BaseException as exc:
-            finish(archive, tally, "failed", exc)
-            raise
-        tally.counts["rows_scored"] = tally.counts.pop("rows_valid", 0)
-        summary = finish(archive, tally, "completed", scored_by=chunk_runs)
-    create_markdown_artifact(
-        summary.markdown, key="backfill-summary", description="tracegrade backfill summary"
-    )
+    with (
+        held_store(db) as store,
+        scoring_run(store, "backfill", settings, embed=embed, recover=True) as archive,
+    ):
+        archive.step(
+            "read and validate", staging.stage_inputs, store, archive.run, paths, force=True
+        )
+        low, high = bounds[0][0], bounds[-1][1]
+        archive.step("split", staging.limit_to_range, archive.run, low, high)
+        chunk_runs: list[str] = []
+        for low, high in bounds:
+            chunk_run, tally = _score_chunk(archive, low, high, config, settings, embed)
+            archive.tally.merge(tally)
+            chunk_runs.append(chunk_run)
+        archive.step("ledger", staging.commit_ledger, store, archive.run)
+        archive.tally.counts["rows_scored"] = archive.tally.counts.pop("rows_valid", 0)
+        summary = summarise(archive, "completed", chunk_runs)
+        archive.finish("completed", summary.markdown)
+    publish_markdown(summary.markdown, "backfill-summary", "tracegrade backfill summary")
     return summary
 
 
 def _score_chunk(
-    archive: StagedRun,
+    archive: RunSteps,
     low: datetime,
     high: datetime,
     config: str | None,
+    settings: Settings,
     embed: bool,
-    chunk_runs: list[str],
-) -> RunTally:
-    """Score one chunk of the staged archive as its own run, committed in one transaction."""
-    store = store_for(archive.db)
-    chunk = stages.start_run(
-        store, "backfill_chunk", load_settings(config), embed=embed, recover=False
-    )
-    chunk_runs.append(chunk.run_id)
-    tally = RunTally()
-    try:
-        stages.stage_chunk(archive, chunk, low, high)
-        score_run(chunk, config, embed, tally)
-    except BaseException as exc:
-        finish(chunk, tally, "failed", exc)
-        raise
-    tally.counts["rows_scored"] = tally.counts.pop("rows_scored_now", 0)
-    finish(chunk, tally, "completed")
+) -> tuple[str, RunTally]:
+    """Score one chunk of the staged archive as its own run, committed in one transaction;
+    returns the chunk's run id and its tally."""
+    with scoring_run(
+        archive.store, "backfill_chunk", settings, embed=embed, recover=False
+    ) as chunk:
+        staging.stage_chunk(archive.run, chunk.run, low, high)
+        score_run(chunk, settings, embed, config, ConfidenceConfig())
+        tally = chunk.tally
+        tally.counts["rows_scored"] = tally.counts.pop("rows_scored_now", 0)
+        chunk.finish("completed", summarise(chunk, "completed", [chunk.run.run_id]).markdown)
     fresh = tally.counts.get("rows_new", 0) + tally.counts.get("rows_changed", 0)
     tally.counts["chunks_scored" if fresh else "chunks_already_done"] = 1
     tally.counts.pop("rows_scored")
-    return tally
+    return chunk.run.run_id, tally

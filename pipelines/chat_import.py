@@ -12,21 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, task
-from prefect.artifacts import create_markdown_artifact
-from prefect.cache_policies import NO_CACHE
-
+from pipelines.runs import Steps, publish_markdown
 from storage.chat_files import (
     iter_chat_records,
     report_path_for,
     trace_parquet_writer,
     write_import_report,
 )
-from tracegrade.chat_config import load_chat_config
-from tracegrade.summary import RunSummary
+from storage.config_files import load_chat_config
 from transforms.chat import IMPORT_RULES, ChatRejection, DuplicateTracker, map_trajectory
+from transforms.summary import RunSummary
 
-__all__ = ["ImportSummary", "import_and_score_chat", "import_chat", "import_chat_file"]
+__all__ = ["ImportSummary", "import_and_score_chat", "import_chat"]
 
 
 @dataclass(frozen=True)
@@ -108,8 +105,7 @@ def _import(
     )
 
 
-@task(cache_policy=NO_CACHE, persist_result=False)
-def import_chat_file(
+def import_chat(
     path: str,
     out: str,
     report: str | None = None,
@@ -125,26 +121,11 @@ def import_chat_file(
         config: a TOML file of `ChatImportConfig` keys.
         options: keys of `ChatImportConfig` that override the file's.
     """
-    return _import(path, out, report, config, options)
-
-
-@flow(name="import_chat", persist_result=False, log_prints=False)
-def import_chat(
-    path: str,
-    out: str,
-    report: str | None = None,
-    config: str | None = None,
-    options: dict[str, Any] | None = None,
-) -> ImportSummary:
-    """Import a chat trajectory file; the arguments are `import_chat_file`'s."""
-    summary = import_chat_file(path, out, report, config, options)
-    create_markdown_artifact(
-        summary.markdown, key="import-chat-summary", description="tracegrade chat import"
-    )
+    summary = Steps().step("import", _import, path, out, report, config, options)
+    publish_markdown(summary.markdown, "import-chat-summary", "tracegrade chat import")
     return summary
 
 
-@flow(name="import_and_score_chat", persist_result=False, log_prints=False)
 def import_and_score_chat(
     path: str,
     out: str,

@@ -14,21 +14,20 @@ import numpy as np
 import polars as pl
 from pydantic_ai.models import Model
 
+from pipelines.confidence_llm import llm_factors
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.confidence_store import (
     commit_confidence,
-    ensure_confidence_schema,
     stale_derived_traces,
     stored_input_hashes,
 )
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import sha256_hex
-from tracegrade.confidence_config import ConfidenceConfig, LLMConfig
-from tracegrade.confidence_llm import llm_factors
-from tracegrade.embedding import Embedder
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
 from transforms.confidence.derived import derived_factors
+from transforms.config.confidence import ConfidenceConfig, LLMConfig
+from transforms.embedding import Embedder
 
 __all__ = [
     "FACTORS_ROWS",
@@ -95,7 +94,6 @@ def derived_stage(
 
     Returns confidence_traces (levels written) and confidence_unchanged (kept as stored).
     """
-    ensure_confidence_schema(store)
     total = store.sql("SELECT count(*) AS n FROM traces")["n"][0]
     stale = stale_derived_traces(store, config.config_hash(), force=force)
     if stale.is_empty():
@@ -130,7 +128,6 @@ def stage_factors(
 
     Writes FACTORS_ROWS (rows to score, with input_hash) and QUARANTINE (rejected rows).
     """
-    ensure_confidence_schema(store)
     read = read_factors_table(paths)
     rows = read.rows.join(_trace_hashes(read.rows), on="trace_id", how="left")
     unchanged = 0
@@ -158,7 +155,7 @@ def fill_model_factors(
     and, with `llm`, missing self-evaluation and query coverage (rows with query and answer).
 
     source_count defaults to the number of source_answers. Adds llm_self_eval_fallback and
-    query_coverage_fallback (see tracegrade.confidence_llm.llm_factors).
+    query_coverage_fallback (see pipelines.confidence_llm.llm_factors).
     """
     rows = rows.with_columns(
         source_count=pl.coalesce("source_count", pl.col("source_answers").list.len())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +22,11 @@ from prefect.futures import as_completed
 from prefect_dask import DaskTaskRunner
 
 from pipelines import novelty_stages
-from pipelines.stages import StagedRun
+from pipelines.embedder import SentenceEmbedder
+from pipelines.runs import Run
+from storage.config_files import load_settings
 from storage.registry import store_for
-from tracegrade.config import ExecutionConfig, Settings, load_settings
-from tracegrade.embedding import SentenceEmbedder
-from tracegrade.progress import stage_progress
+from transforms.config.scoring import ExecutionConfig, Settings
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
 
 __all__ = ["dask_runner", "embed_and_replay", "embed_chunk", "replay_partition"]
@@ -102,24 +103,22 @@ def _chunk_texts(execution: ExecutionConfig, texts: int) -> int:
     return min(execution.embed_chunk_texts, max(64, math.ceil(texts / (2 * execution.workers))))
 
 
-def _embed(run: StagedRun, config: str | None, settings: Settings, folder: Path) -> dict[str, int]:
+def _embed(run: Run, config: str | None, settings: Settings, folder: Path) -> dict[str, int]:
     store = store_for(run.db)
     todo, counts = novelty_stages.pending_texts(store, run, settings)
-    chunks: dict[str, pl.Series] = {}
+    chunks: dict[str, list[str]] = {}
     for number, part in enumerate(todo.iter_slices(_chunk_texts(settings.execution, todo.height))):
         path = folder / f"texts-{number:06d}.parquet"
         part.write_parquet(path)
-        chunks[str(path)] = part["embedding_key"]
-    advance = stage_progress("embedding", todo.height)
+        chunks[str(path)] = part["embedding_key"].to_list()
     futures = {embed_chunk.submit(path, config): path for path in chunks}
-    for future in as_completed(list(futures)):
-        keys = chunks[futures[future]]
-        with np.load(future.result()) as data:
-            vectors = data["vectors"]
-        store.put_embeddings(
-            keys.to_list(), vectors, model=settings.embedding.model_key(), run_id=run.run_id
-        )
-        advance(len(keys))
+
+    def finished() -> Iterator[tuple[list[str], npt.NDArray[np.float32]]]:
+        for future in as_completed(list(futures)):
+            with np.load(future.result()) as data:
+                yield chunks[futures[future]], data["vectors"]
+
+    novelty_stages.put_vectors(store, run, settings, finished(), todo.height)
     return counts
 
 
@@ -161,7 +160,7 @@ def _distributed_replay(folder: Path, partition_rows: int, threads: int) -> nove
 
 
 @flow(name="embed_and_replay", persist_result=False, log_prints=False)
-def embed_and_replay(run: StagedRun, config: str | None) -> dict[str, int]:
+def embed_and_replay(run: Run, config: str | None) -> dict[str, int]:
     """Embed the run's missing texts and replay its novelty on the flow's (Dask) task runner.
 
     Run it with `embed_and_replay.with_options(task_runner=dask_runner(...))`; N equals the

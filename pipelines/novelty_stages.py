@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
-from pipelines.stages import NOVELTY, PLAN, VALID, StagedRun
+from pipelines.embedder import SentenceEmbedder
+from pipelines.progress import stage_progress
+from pipelines.runs import Run
+from pipelines.staging import NOVELTY, PLAN, VALID
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import embedding_keys
-from tracegrade.config import Settings
-from tracegrade.embedding import SentenceEmbedder
-from tracegrade.progress import stage_progress
+from transforms.config.scoring import Settings
 from transforms.novelty import NoveltyResult, replay_novelty
 from transforms.replay import trace_text
 
-__all__ = ["Replay", "embed_texts", "pending_texts", "replay_staged"]
+__all__ = ["Replay", "embed_texts", "pending_texts", "put_vectors", "replay_staged"]
 
 
-def _texts_for(store: DuckDBStore, run: StagedRun, plan: pl.DataFrame) -> pl.DataFrame:
+def _texts_for(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> pl.DataFrame:
     """trace_id and novelty text of every plan row (fresh rows from staging, others stored)."""
     fresh = pl.read_parquet(run.path(VALID), columns=["trace_id", "text"])
     fresh = fresh.join(plan.filter("fresh").select("trace_id"), on="trace_id")
@@ -30,7 +33,7 @@ def _texts_for(store: DuckDBStore, run: StagedRun, plan: pl.DataFrame) -> pl.Dat
 
 
 def pending_texts(
-    store: DuckDBStore, run: StagedRun, settings: Settings
+    store: DuckDBStore, run: Run, settings: Settings
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The plan's texts with no stored vector (embedding_key, text; longest first), and counts."""
     model_key = settings.embedding.model_key()
@@ -52,23 +55,34 @@ def pending_texts(
     return todo, {"texts_embedded": todo.height, "texts_cached": distinct - todo.height}
 
 
-def embed_texts(store: DuckDBStore, run: StagedRun, settings: Settings) -> dict[str, int]:
+def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
     """Embed every plan text whose vector is not stored yet, longest first, committing per chunk."""
     todo, counts = pending_texts(store, run, settings)
     if todo.is_empty():
         return counts
     embedder = SentenceEmbedder(settings.embedding)
-    advance = stage_progress("embedding", todo.height)
-    for part in todo.iter_slices(max(embedder.batch_size * 32, 1024)):
-        vectors = embedder.encode(part["text"].to_list())
-        store.put_embeddings(
-            part["embedding_key"].to_list(),
-            vectors,
-            model=settings.embedding.model_key(),
-            run_id=run.run_id,
-        )
-        advance(part.height)
+    chunks = todo.iter_slices(max(embedder.batch_size * 32, 1024))
+    encoded = (
+        (part["embedding_key"].to_list(), embedder.encode(part["text"].to_list()))
+        for part in chunks
+    )
+    put_vectors(store, run, settings, encoded, todo.height)
     return counts
+
+
+def put_vectors(
+    store: DuckDBStore,
+    run: Run,
+    settings: Settings,
+    chunks: Iterable[tuple[list[str], npt.NDArray[np.float32]]],
+    total: int,
+) -> None:
+    """Store each chunk's vectors under its keys as it arrives (a crash keeps the chunks
+    stored), advancing the embedding progress over `total` texts."""
+    advance = stage_progress("embedding", total)
+    for keys, vectors in chunks:
+        store.put_embeddings(keys, vectors, model=settings.embedding.model_key(), run_id=run.run_id)
+        advance(len(keys))
 
 
 Replay = Callable[..., NoveltyResult]
@@ -76,7 +90,7 @@ Replay = Callable[..., NoveltyResult]
 
 
 def replay_staged(
-    store: DuckDBStore, run: StagedRun, settings: Settings, replay: Replay = replay_novelty
+    store: DuckDBStore, run: Run, settings: Settings, replay: Replay = replay_novelty
 ) -> dict[str, int]:
     """Replay the novelty caches over the plan's rows; writes novelty.parquet for the targets."""
     plan = pl.read_parquet(

@@ -29,29 +29,24 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN_IDENTITY = ("run_id", "run_seq")
 
 _CHILD = """
-import shutil, sys
+import sys
 sys.path.insert(0, {root!r})
-from pipelines import novelty_stages, stages
-from storage.duckdb_store import RunRecord
+from pipelines import staging
+from pipelines.score import score_run, scoring_run
+from storage.config_files import load_settings
 from storage.registry import held_store
-from tracegrade.config import load_settings
 
 archive, db = sys.argv[1], sys.argv[2]
 config = sys.argv[3] if len(sys.argv) > 3 else None
 settings = load_settings(config)
 embed = settings.embedding.enabled and "--embed" in sys.argv
 print("ready", flush=True)
-with held_store(db) as store:
-    run = stages.start_run(store, "score_traces", settings, embed=embed)
-    stages.stage_inputs(store, run, [archive])
-    stages.plan_novelty(store, run, settings, embed=embed)
-    if embed:
-        novelty_stages.embed_texts(store, run, settings)
-        novelty_stages.replay_staged(store, run, settings)
-    stages.score_staged(store, run, settings, embed=embed)
-    stages.commit_results(store, run)
-    store.finish_run(run.handle, RunRecord("completed", {{}}, {{}}, ""))
-    shutil.rmtree(run.work_dir)
+with held_store(db) as store, scoring_run(
+    store, "score_traces", settings, embed=embed, recover=True
+) as steps:
+    steps.step("read", staging.stage_inputs, store, steps.run, [archive])
+    score_run(steps, settings, embed, config, None)
+    steps.finish("completed", "")
 """
 
 
@@ -152,7 +147,7 @@ class Trial:
 
 def write_archive(folder: Path, n_traces: int, days: int = 3) -> Path:
     """A small demo archive (daily files with the usual faults) in `folder`."""
-    from tracegrade.demo_archive import write_demo_archive
+    from tracegrade.demo import write_demo_archive
 
     folder.mkdir(parents=True, exist_ok=True)
     write_demo_archive(folder, n_traces=n_traces, days=days)

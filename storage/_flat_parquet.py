@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tracegrade.errors import InputError
+from storage.errors import InputError
 
 __all__ = ["conform_to_schema", "read_parquet_input"]
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
-from tracegrade.errors import InputError
+from storage.errors import InputError
 from transforms.chat import ChatRecord, ChatRejection
 
 __all__ = [

@@ -16,8 +16,8 @@ from typing import Any
 import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
+from storage.errors import InputError
 from storage.hashing import file_sha256
-from tracegrade.errors import InputError
 
 __all__ = [
     "FACTORS_INPUT_SCHEMA",

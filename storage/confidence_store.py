@@ -1,7 +1,6 @@
 """The DuckDB tables of confidence and intervention levels (documented in docs/confidence.md).
 
-They live beside the trace tables in the same file; `ensure_confidence_schema` creates them
-through the store's connection. A run's rows commit in one transaction and replace the rows of
+They live beside the trace tables in the same file (storage.schema). A run's rows commit in one transaction and replace the rows of
 the same (trace_id, source), so re-running the same input changes nothing.
 """
 
@@ -14,79 +13,14 @@ import polars as pl
 from storage.duckdb_store import DuckDBStore
 
 __all__ = [
-    "CONFIDENCE_SCHEMA_SQL",
     "commit_confidence",
     "confidence_levels",
-    "ensure_confidence_schema",
+    "run_levels",
+    "run_quarantine_rules",
     "stale_derived_traces",
     "stored_input_hashes",
 ]
 
-_FACTOR_COLUMNS = """
-    search_quality DOUBLE,
-    tool_success DOUBLE,
-    source_agreement DOUBLE,
-    llm_self_eval DOUBLE,
-    query_coverage DOUBLE,
-    w_search_quality DOUBLE NOT NULL,
-    w_tool_success DOUBLE NOT NULL,
-    w_source_agreement DOUBLE NOT NULL,
-    w_llm_self_eval DOUBLE NOT NULL,
-    w_query_coverage DOUBLE NOT NULL,"""
-
-CONFIDENCE_SCHEMA_SQL = f"""
-CREATE TABLE IF NOT EXISTS confidence_steps (
-    trace_id VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    step_index BIGINT NOT NULL,
-    step_kind VARCHAR NOT NULL,
-    source_step_id BIGINT,
-    is_search_step BOOLEAN NOT NULL,
-    search_result_count BIGINT,
-    tool_calls BIGINT NOT NULL,
-    tool_successes BIGINT NOT NULL,
-    source_count BIGINT,{_FACTOR_COLUMNS}
-    base DOUBLE NOT NULL,
-    penalty DOUBLE NOT NULL,
-    penalties VARCHAR[] NOT NULL,
-    score DOUBLE NOT NULL,
-    llm_self_eval_fallback BOOLEAN,
-    query_coverage_fallback BOOLEAN,
-    run_id VARCHAR NOT NULL,
-    computed_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS confidence_traces (
-    trace_id VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    input_hash VARCHAR NOT NULL,
-    config_hash VARCHAR NOT NULL,
-    steps INTEGER NOT NULL,
-    aggregate DOUBLE NOT NULL,
-    method VARCHAR NOT NULL,
-    level VARCHAR NOT NULL,
-    reason VARCHAR NOT NULL,
-    recommended_action VARCHAR NOT NULL,
-    penalties VARCHAR[] NOT NULL,
-    run_id VARCHAR NOT NULL,
-    computed_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS confidence_quarantine (
-    run_id VARCHAR NOT NULL,
-    file VARCHAR NOT NULL,
-    file_hash VARCHAR NOT NULL,
-    row_number BIGINT,
-    trace_id VARCHAR,
-    step_index BIGINT,
-    rule VARCHAR NOT NULL,
-    reason VARCHAR NOT NULL
-);
-"""
-
-
-def ensure_confidence_schema(store: DuckDBStore) -> None:
-    """Create the confidence tables when missing."""
-    with store.transaction() as con:
-        con.execute(CONFIDENCE_SCHEMA_SQL)
 
 
 def stale_derived_traces(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
@@ -154,4 +88,21 @@ def confidence_levels(store: DuckDBStore, source: str, run_ids: list[str]) -> pl
         "SEMI JOIN (SELECT trace_id FROM scores WHERE list_contains(?, run_id)) s "
         "USING (trace_id) WHERE c.source = ? GROUP BY c.level",
         [run_ids, source],
+    )
+
+
+def run_quarantine_rules(store: DuckDBStore, run_id: str) -> pl.DataFrame:
+    """The factor rows the run `run_id` quarantined, by rule: rule, rows, example."""
+    return store.sql(
+        "SELECT rule, count(*) AS rows, any_value(reason) AS example FROM confidence_quarantine "
+        "WHERE run_id = ? GROUP BY rule ORDER BY rows DESC, rule",
+        [run_id],
+    )
+
+
+def run_levels(store: DuckDBStore, run_id: str) -> pl.DataFrame:
+    """Level counts of the traces the run `run_id` wrote: level, traces."""
+    return store.sql(
+        "SELECT level, count(*) AS traces FROM confidence_traces WHERE run_id = ? GROUP BY level",
+        [run_id],
     )

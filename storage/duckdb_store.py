@@ -17,8 +17,8 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from storage.errors import StoreLockedError, StoreOpenError
 from storage.schema import SCHEMA_SQL, SCHEMA_VERSION
-from tracegrade.errors import StoreLockedError
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
 
@@ -36,6 +36,24 @@ def holder_of(message: str) -> str:
     except OSError:
         command = ""
     return f"PID {pid} ({command})" if command else f"PID {pid}"
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A connection to `path`; a held lock or a file that is not DuckDB's is a clear error."""
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise StoreLockedError(
+                f"database {path} is in use by {holder_of(text)}; wait for that process "
+                "to finish or stop it, then run again (DuckDB allows one writer per file)"
+            ) from None
+        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        raise StoreOpenError(
+            f"database {path} cannot be opened as a DuckDB database ({first}); give the path "
+            "of a tracegrade database, or of a new file to create"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -62,25 +80,26 @@ class DuckDBStore:
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreOpenError(
+                f"database {self.path} is a folder; give the path of a DuckDB file, "
+                f"for example {self.path / 'scores.duckdb'}"
+            )
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # A run killed while DuckDB created the file can leave it empty: nothing was ever
             # committed to it, and DuckDB refuses to open it, so it is started afresh.
             if self.path.exists() and self.path.stat().st_size == 0:
                 self.path.unlink()
+        self._con = _connect(self.path, read_only)
         try:
-            self._con = duckdb.connect(str(self.path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower():
-                raise
-            raise StoreLockedError(
-                f"database {self.path} is in use by {holder_of(str(exc))}; wait for that process "
-                "to finish or stop it, then run again (DuckDB allows one writer per file)"
-            ) from None
-        self._con.execute("SET TimeZone = 'UTC'")
-        if not read_only:
-            self._con.execute(SCHEMA_SQL)
-            self._stamp_schema()
+            self._con.execute("SET TimeZone = 'UTC'")
+            if not read_only:
+                self._con.execute(SCHEMA_SQL)
+                self._stamp_schema()
+        except BaseException:
+            self._con.close()
+            raise
 
     def close(self) -> None:
         """Release the file (and its lock)."""
@@ -181,6 +200,13 @@ class DuckDBStore:
             "SELECT trace_id, content_hash, created_at, agent_id, task_domain, success, "
             "source_file, text_sha FROM traces"
         )
+
+    def has_table(self, name: str) -> bool:
+        """True when the database has a table `name` (a read-only store may lack one)."""
+        rows = self._con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]
+        ).fetchall()
+        return bool(rows[0][0])
 
     def columns(self, table: str) -> list[str]:
         """Column names of a table, in order."""

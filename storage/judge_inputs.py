@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from storage.duckdb_store import DuckDBStore
-from tracegrade.errors import InputError
+from storage.errors import InputError
 
 __all__ = ["judge_items_from_table", "judge_items_from_traces"]
 

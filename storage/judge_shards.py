@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from storage.duckdb_store import DuckDBStore
-from storage.judge_store import ensure_judge_schema, insert_judged_rows
+from storage.judge_store import insert_judged_rows
 
 __all__ = [
     "JsonlJudgeSink",
@@ -132,7 +132,6 @@ def ingest_leftover_shards(store: DuckDBStore) -> tuple[int, int]:
     root = shard_root(store)
     if not root.is_dir():
         return 0, 0
-    ensure_judge_schema(store)
     inserted = [0, 0]
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         for path in sorted(folder.glob("shard-*.jsonl")):

@@ -19,11 +19,9 @@ import polars as pl
 from storage.duckdb_store import DuckDBStore
 
 __all__ = [
-    "JUDGE_SCHEMA_SQL",
     "DuckDBJudgeSink",
     "REUSABLE_STATUSES",
     "cache_key",
-    "ensure_judge_schema",
     "insert_judged_rows",
     "close_batch",
     "open_batches",
@@ -38,66 +36,6 @@ __all__ = [
 REUSABLE_STATUSES = ("ok", "invalid_input")
 """Statuses a re-run keeps: a success, and an input that no call can fix. Others are retried."""
 
-JUDGE_SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS judge_results (
-    run_id VARCHAR NOT NULL,
-    run_seq BIGINT NOT NULL,
-    item_id VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    metric VARCHAR NOT NULL,
-    cache_key VARCHAR NOT NULL,
-    status VARCHAR NOT NULL,
-    score DOUBLE,
-    comment VARCHAR,
-    error VARCHAR,
-    model VARCHAR,
-    prompt_version VARCHAR NOT NULL,
-    parameters JSON NOT NULL,
-    input_tokens BIGINT NOT NULL,
-    output_tokens BIGINT NOT NULL,
-    latency_ms DOUBLE NOT NULL,
-    attempts INTEGER NOT NULL,
-    cost_usd DOUBLE,
-    mode VARCHAR NOT NULL,
-    config_hash VARCHAR NOT NULL,
-    judged_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS judge_scores (
-    run_id VARCHAR NOT NULL,
-    run_seq BIGINT NOT NULL,
-    item_id VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    score_key VARCHAR NOT NULL,
-    status VARCHAR NOT NULL,
-    overall_score DOUBLE,
-    failed_metrics VARCHAR[] NOT NULL,
-    error VARCHAR,
-    config_hash VARCHAR NOT NULL,
-    judged_at TIMESTAMPTZ NOT NULL
-);
-CREATE TABLE IF NOT EXISTS judge_batches (
-    batch_id VARCHAR NOT NULL,
-    run_id VARCHAR NOT NULL,
-    model VARCHAR NOT NULL,
-    handle JSON NOT NULL,
-    requests JSON NOT NULL,
-    status VARCHAR NOT NULL,
-    submitted_at TIMESTAMPTZ NOT NULL,
-    collected_at TIMESTAMPTZ
-);
-CREATE OR REPLACE VIEW latest_judge_results AS
-SELECT * EXCLUDE (row_rank) FROM (
-    SELECT *, row_number() OVER (
-        PARTITION BY item_id, metric ORDER BY run_seq DESC, judged_at DESC) AS row_rank
-    FROM judge_results
-) WHERE row_rank = 1;
-CREATE OR REPLACE VIEW latest_judge_scores AS
-SELECT * EXCLUDE (row_rank) FROM (
-    SELECT *, row_number() OVER (
-        PARTITION BY item_id ORDER BY run_seq DESC, judged_at DESC) AS row_rank
-    FROM judge_scores
-) WHERE row_rank = 1;
-"""
 
 _RESULT_COLUMNS = [
     "run_id",
@@ -135,12 +73,6 @@ _SCORE_COLUMNS = [
     "config_hash",
     "judged_at",
 ]
-
-
-def ensure_judge_schema(store: DuckDBStore) -> None:
-    """Create the judge tables and views when missing."""
-    with store.transaction() as con:
-        con.execute(JUDGE_SCHEMA_SQL)
 
 
 def _digest(payload: Any) -> str:
@@ -340,18 +272,12 @@ def close_batch(
         )
 
 
-def _tables(store: DuckDBStore) -> set[str]:
-    return set(store.sql("SELECT table_name FROM duckdb_tables()")["table_name"].to_list())
-
-
 class DuckDBJudgeSink:
-    """The judge's view of a DuckDB store (satisfies tracegrade.judge.plan.JudgeSink)."""
+    """The judge's view of a DuckDB store (satisfies transforms.judge.plan.JudgeSink)."""
 
-    def __init__(self, store: DuckDBStore, *, create: bool = True) -> None:
+    def __init__(self, store: DuckDBStore) -> None:
         self.store = store
-        if create:
-            ensure_judge_schema(store)
-        self._exists = "judge_results" in _tables(store)
+        self._exists = store.has_table("judge_results")
 
     def reusable(self, keys: list[str]) -> dict[str, list[dict[str, Any]]]:
         """Stored ok / invalid_input results by cache key (the latest of each item)."""

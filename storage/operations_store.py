@@ -1,7 +1,6 @@
 """Eval cases in, operation scores out: reading case files and the DuckDB tables of the scorers.
 
-The tables live beside the trace tables in the same database file; `ensure_operations_schema`
-creates them through the store's own connection. Results commit in one transaction per run,
+The tables live beside the trace tables in the same database file (storage.schema). Results commit in one transaction per run,
 by column name. docs/operations.md documents the tables and views.
 """
 
@@ -18,17 +17,15 @@ import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
 from storage.duckdb_store import DuckDBStore
+from storage.errors import InputError
 from storage.hashing import file_sha256, sha256_hex
-from tracegrade.errors import InputError
 from transforms.operations.model import CASE_SCHEMA
 
 __all__ = [
     "CASE_EXTENSIONS",
-    "OPERATIONS_SCHEMA_SQL",
     "EvalCaseFiles",
     "case_hashes",
     "commit_operation_results",
-    "ensure_operations_schema",
     "expand_case_paths",
     "latest_operation_results",
     "read_eval_cases",
@@ -38,51 +35,6 @@ __all__ = [
 CASE_EXTENSIONS = (".jsonl", ".ndjson", ".parquet", ".pq")
 """Extensions of eval case files (case-insensitive); folders are searched for these."""
 
-OPERATIONS_SCHEMA_SQL = """
-CREATE TABLE IF NOT EXISTS operation_cases (
-    run_id VARCHAR NOT NULL,
-    run_seq BIGINT NOT NULL,
-    case_id VARCHAR NOT NULL,
-    scorer_set VARCHAR NOT NULL,
-    set_hash VARCHAR NOT NULL,
-    case_hash VARCHAR NOT NULL,
-    source_file VARCHAR NOT NULL,
-    row_number BIGINT NOT NULL,
-    weighted_average DOUBLE NOT NULL,
-    passed BOOLEAN NOT NULL,
-    failed_scorers VARCHAR[] NOT NULL,
-    error VARCHAR
-);
-CREATE TABLE IF NOT EXISTS operation_scores (
-    run_id VARCHAR NOT NULL,
-    run_seq BIGINT NOT NULL,
-    case_id VARCHAR NOT NULL,
-    scorer_set VARCHAR NOT NULL,
-    scorer VARCHAR NOT NULL,
-    score DOUBLE NOT NULL,
-    threshold DOUBLE NOT NULL,
-    passed BOOLEAN NOT NULL,
-    weight DOUBLE NOT NULL,
-    details JSON NOT NULL
-);
-CREATE TABLE IF NOT EXISTS operation_files (
-    path VARCHAR NOT NULL,
-    content_hash VARCHAR NOT NULL,
-    size BIGINT NOT NULL,
-    cases BIGINT NOT NULL,
-    run_id VARCHAR NOT NULL
-);
-CREATE OR REPLACE VIEW latest_operation_cases AS
-SELECT * EXCLUDE (row_rank) FROM (
-    SELECT *, row_number() OVER (
-        PARTITION BY case_id, scorer_set ORDER BY run_seq DESC
-    ) AS row_rank
-    FROM operation_cases
-) WHERE row_rank = 1;
-CREATE OR REPLACE VIEW latest_operation_scores AS
-SELECT s.* FROM operation_scores s
-SEMI JOIN latest_operation_cases c USING (run_id, case_id, scorer_set);
-"""
 
 _LINES = (".jsonl", ".ndjson")
 _IGNORED = "metadata"
@@ -128,12 +80,6 @@ class EvalCaseFiles:
 
     cases: pl.DataFrame
     files: pl.DataFrame
-
-
-def ensure_operations_schema(store: DuckDBStore) -> None:
-    """Create the operation tables and views in the store's database when missing."""
-    with store.transaction() as con:
-        con.execute(OPERATIONS_SCHEMA_SQL)
 
 
 def _expand_one(given: str | Path) -> list[Path]:

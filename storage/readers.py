@@ -22,8 +22,8 @@ import pyarrow as pa
 from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, FileRejected
 from storage._json import read_json_rows
 from storage._parquet import iter_parquet_rows
+from storage.errors import InputError
 from storage.hashing import file_sha256
-from tracegrade.errors import InputError
 
 __all__ = [
     "CANONICAL_SCHEMA",

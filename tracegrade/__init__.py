@@ -1,7 +1,8 @@
 """tracegrade: batch scoring of AI-agent reasoning traces.
 
-The single-trace API is imported lazily so that the layers below (transforms, storage) can
-import `tracegrade.config` without pulling in the whole package.
+The public API: the SDK's single-trace scorer (`evaluate_value`, `VectorCache`) and the
+scoring configuration. The names are imported on first use, so that `tracegrade` (the command
+line) starts without loading what it does not run.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from storage.config_files import load_settings
     from tracegrade.api import ValueScorer, VectorCache, evaluate_value
-    from tracegrade.config import Settings, load_settings
+    from transforms.config.scoring import Settings
 
 __all__ = ["Settings", "ValueScorer", "VectorCache", "evaluate_value", "load_settings"]
 
@@ -18,8 +20,8 @@ _HOMES = {
     "ValueScorer": "tracegrade.api",
     "VectorCache": "tracegrade.api",
     "evaluate_value": "tracegrade.api",
-    "Settings": "tracegrade.config",
-    "load_settings": "tracegrade.config",
+    "Settings": "transforms.config.scoring",
+    "load_settings": "storage.config_files",
 }
 
 

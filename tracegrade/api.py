@@ -12,8 +12,9 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from tracegrade.config import Settings
-from tracegrade.embedding import Embedder, SentenceEmbedder
+from pipelines.embedder import SentenceEmbedder
+from transforms.config.scoring import Settings
+from transforms.embedding import Embedder
 from transforms.novelty import EMPTY_CACHE_NOVELTY
 from transforms.replay import trace_text
 from transforms.value import value_features, value_score

@@ -12,7 +12,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from tracegrade.chat_config import ChatImportConfig, SuccessRule
+from transforms.config.chat import ChatImportConfig, SuccessRule
 
 __all__ = [
     "MISSING",

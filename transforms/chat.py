@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracegrade.chat_config import ChatImportConfig
 from transforms._chat_fields import (
     MISSING,
     Rejected,
@@ -29,6 +28,7 @@ from transforms._chat_fields import (
     text_field,
     trace_id_of,
 )
+from transforms.config.chat import ChatImportConfig
 
 __all__ = [
     "IMPORT_RULES",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from tracegrade.config import ProfileWeights
+from transforms.config.scoring import ProfileWeights
 
 __all__ = [
     "OVERRIDE_RULES",

@@ -10,8 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from tracegrade.confidence_config import ConfidenceConfig
-from tracegrade.synth import synthetic_traces
 from transforms.confidence import (
     ConfidenceCalculator,
     ConfidenceFactors,
@@ -21,6 +19,8 @@ from transforms.confidence import (
 )
 from transforms.confidence.batch import FACTOR_SCHEMA
 from transforms.confidence.reference import reference_trace_confidence
+from transforms.config.confidence import ConfidenceConfig
+from transforms.synth.traces import synthetic_traces
 
 unit = st.none() | st.floats(0.0, 1.0)
 count = st.none() | st.integers(0, 5)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tracegrade.confidence_config import ConfidenceConfig, Penalties, Thresholds
 from transforms.confidence import (
     ConfidenceAggregator,
     ConfidenceCalculator,
@@ -13,6 +12,7 @@ from transforms.confidence import (
     InterventionLevel,
 )
 from transforms.confidence.calculator import search_quality, tool_success
+from transforms.config.confidence import ConfidenceConfig, Penalties, Thresholds
 
 NO_PENALTIES = ConfidenceConfig(
     penalties=Penalties(zero_search_results=0, no_sources=0, tool_failure=0)

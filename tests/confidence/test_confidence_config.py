@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.confidence_config import load_confidence_config
-from tracegrade.errors import ConfigError
+from storage.config_files import load_confidence_config
+from transforms.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 

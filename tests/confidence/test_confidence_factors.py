@@ -16,10 +16,10 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pipelines import confidence_stages as stages
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
+from storage.errors import InputError
 from storage.registry import held_store
-from tracegrade.confidence_config import ConfidenceConfig
-from tracegrade.errors import InputError
 from transforms.confidence import ConfidenceAggregator, ConfidenceCalculator, ConfidenceFactors
+from transforms.config.confidence import ConfidenceConfig
 
 GOOD = [
     {

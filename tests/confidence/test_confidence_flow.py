@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from conftest import query_rows
 
-from tracegrade.cli import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
-from tracegrade.demo_archive import write_demo_archive
+from tracegrade.cli import main
+from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
+from tracegrade.demo import write_demo_archive
 
 
 def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
     prefect_server: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pipelines.confidence import confidence_traces
-    from pipelines.score import score_traces
+    from pipelines.flows import confidence_traces, score_traces
 
     archive = tmp_path / "archive"
     write_demo_archive(archive, n_traces=400, days=4, seed=11)

@@ -8,7 +8,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from tracegrade.confidence_llm import (
+from pipelines.confidence_llm import (
     FALLBACK_SCORE,
     LLMSelfEvaluator,
     QueryCoverageCalculator,

@@ -10,9 +10,9 @@ from conftest import query_rows, run_pipeline, table_snapshot
 
 from pipelines import confidence_stages
 from storage.registry import held_store
-from tracegrade.confidence_config import ConfidenceConfig, Thresholds
-from tracegrade.demo_archive import write_demo_archive
+from tracegrade.demo import write_demo_archive
 from transforms.confidence.reference import reference_trace_confidence
+from transforms.config.confidence import ConfidenceConfig, Thresholds
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,13 @@ from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from pipelines.judge.results import JudgeRunResult
+from pipelines.judge.runner import run_live
+from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
 from storage.judge_store import DuckDBJudgeSink
-from tracegrade.judge.config import JudgeConfig, load_judge_config
-from tracegrade.judge.plan import plan_items
-from tracegrade.judge.runner import JudgeRunResult, run_live
+from transforms.judge.plan import plan_items
+from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
     "FakeServer",
@@ -331,7 +333,7 @@ def judge_batch_once(
     db: Path, config: JudgeConfig | Path, frame: pl.DataFrame, model: Model, *, submit: bool = True
 ) -> Any:
     """One batch-mode run (collect, then submit) into `db` on a fresh event loop."""
-    from tracegrade.judge.batch import batch_items, run_batch
+    from pipelines.judge.batch import batch_items, run_batch
 
     if not isinstance(config, JudgeConfig):
         config = load_judge_config(config, check_keys=False)

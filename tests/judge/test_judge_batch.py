@@ -16,7 +16,7 @@ from judge_helpers import (
 )
 from pydantic_ai.models import infer_model
 
-from tracegrade.judge.errors import JudgeConfigError
+from transforms.errors import JudgeConfigError
 
 CONFIG = """
 mode = "batch"

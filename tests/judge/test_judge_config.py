@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.judge.config import BUILTIN_DEFAULTS, check_api_keys, load_judge_config
-from tracegrade.judge.errors import JudgeConfigError, MissingApiKeyError
-from tracegrade.judge.metrics import ClarityCoherence, metric_class, snake_case
+from storage.config_files import load_judge_config
+from transforms.config.judge import BUILTIN_DEFAULTS
+from transforms.errors import JudgeConfigError, MissingApiKeyError
+from transforms.judge.metrics import ClarityCoherence, metric_class, snake_case
+from transforms.judge.resolve import check_api_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from judge_helpers import (
     write_config,
 )
 
-from tracegrade.judge.errors import JudgeRunFailed
+from pipelines.errors import JudgeRunFailed
 
 CONFIG = """
 max_concurrency = 4
@@ -79,7 +79,7 @@ def by_prompt(server: object) -> object:
 def test_dask_judge_run_equals_the_local_run(
     prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.judge import judge_traces
+    from pipelines.flows import judge_traces
 
     table = answers(tmp_path)
     local_config = write_config(tmp_path, CONFIG)
@@ -117,7 +117,7 @@ def test_dask_judge_run_equals_the_local_run(
 def test_an_auth_error_in_a_shard_fails_the_run_and_keeps_what_was_judged(
     prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.judge import judge_traces
+    from pipelines.flows import judge_traces
 
     rows = [(f"s{i}", "q", f"fine {i}") for i in range(5)] + [("s5", "q", "FAIL")]
     table = tmp_path / "answers.jsonl"
@@ -141,14 +141,14 @@ def test_an_auth_error_in_a_shard_fails_the_run_and_keeps_what_was_judged(
 def test_a_crashed_runs_shard_rows_are_stored_before_the_next_run_plans(
     prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.judge import judge_traces
+    from pipelines.flows import judge_traces
+    from pipelines.judge.runner import run_live
+    from pipelines.judge.shards import decode_item, encode_item
+    from storage.config_files import load_judge_config
     from storage.duckdb_store import DuckDBStore
     from storage.judge_shards import JsonlJudgeSink, shard_root
     from storage.judge_store import DuckDBJudgeSink
-    from tracegrade.judge.config import load_judge_config
-    from tracegrade.judge.plan import plan_items
-    from tracegrade.judge.runner import run_live
-    from tracegrade.judge.shards import decode_item, encode_item
+    from transforms.judge.plan import plan_items
 
     table = answers(tmp_path)
     path = write_config(tmp_path, CONFIG)

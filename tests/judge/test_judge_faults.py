@@ -71,7 +71,7 @@ def test_429_with_retry_after_is_honoured(tmp_path: Path, monkeypatch: pytest.Mo
     script = lambda n: error_reply(429, {"Retry-After": "1"}) if n == 1 else GOOD  # noqa: E731
     db = tmp_path / "judge.duckdb"
     with fake_server(script, monkeypatch) as server:
-        from tracegrade.judge import calls
+        from pipelines.judge import calls
 
         waits: list[float] = []
         real = calls.backoff_delay

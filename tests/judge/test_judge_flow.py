@@ -58,7 +58,7 @@ def exports(tmp_path: Path) -> Path:
 def test_nightly_skips_the_judge_without_config_or_key_and_still_succeeds(
     prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.score import score_traces
+    from pipelines.flows import score_traces
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
@@ -77,7 +77,7 @@ def test_nightly_skips_the_judge_without_config_or_key_and_still_succeeds(
 def test_nightly_judges_after_scoring_and_a_rerun_makes_no_call(
     prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines.score import score_traces
+    from pipelines.flows import score_traces
 
     db = tmp_path / "n.duckdb"
     config = write_config(tmp_path, CONFIG)
@@ -239,8 +239,8 @@ def test_batch_mode_through_the_flows(
 ) -> None:
     from judge_helpers import FakeBatchProvider, fake_batch_model
 
-    from pipelines.judge import judge_collect, judge_traces
-    from tracegrade.judge import batch
+    from pipelines.flows import judge_collect, judge_traces
+    from pipelines.judge import batch
 
     provider = FakeBatchProvider()
     monkeypatch.setattr(batch, "default_model_factory", lambda name: fake_batch_model(provider))

@@ -17,7 +17,7 @@ from judge_helpers import counting_model, items, judge_once, write_config
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from tracegrade.judge.control import Pacer
+from pipelines.judge.control import Pacer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -429,10 +429,10 @@ def test_identical_submissions_in_one_run_are_judged_once(tmp_path: Path) -> Non
 
 
 def test_dry_run_estimate_counts_identical_texts_once(tmp_path: Path) -> None:
+    from storage.config_files import load_judge_config
     from storage.duckdb_store import DuckDBStore
     from storage.judge_store import DuckDBJudgeSink
-    from tracegrade.judge.config import load_judge_config
-    from tracegrade.judge.plan import estimate, plan_items
+    from transforms.judge.plan import estimate, plan_items
 
     config = load_judge_config(write_config(tmp_path, TWO_METRICS), check_keys=False)
     frame = items([("a", "q", "Done."), ("b", "q", "Done."), ("c", "q", " "), ("d", "q", "x")])

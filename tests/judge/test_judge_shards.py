@@ -11,6 +11,17 @@ import duckdb
 import pytest
 from judge_helpers import counting_model, items, judge_once, write_config
 
+from pipelines.judge.runner import run_live
+from pipelines.judge.shards import (
+    SharedStopControl,
+    decode_item,
+    encode_item,
+    needs_calls,
+    shard_budget,
+    shard_config,
+    split_shards,
+)
+from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
 from storage.judge_shards import (
     JsonlJudgeSink,
@@ -20,19 +31,8 @@ from storage.judge_shards import (
     shard_root,
 )
 from storage.judge_store import DuckDBJudgeSink
-from tracegrade.judge.config import load_judge_config
-from tracegrade.judge.errors import JudgeConfigError
-from tracegrade.judge.plan import plan_items
-from tracegrade.judge.runner import run_live
-from tracegrade.judge.shards import (
-    SharedStopControl,
-    decode_item,
-    encode_item,
-    needs_calls,
-    shard_budget,
-    shard_config,
-    split_shards,
-)
+from transforms.errors import JudgeConfigError
+from transforms.judge.plan import plan_items
 
 CONFIG = """
 max_concurrency = 5

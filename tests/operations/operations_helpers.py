@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from tracegrade.operations_config import load_scorer_set
+from storage.config_files import load_scorer_set
 from transforms.operations import ScoredCases, score_cases
 from transforms.operations.model import CASE_SCHEMA
 

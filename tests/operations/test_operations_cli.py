@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from operations_helpers import CASES_FILE
 
-from tracegrade.cli import EXIT_CASES_FAILED, EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
+from tracegrade.cli import main
+from tracegrade.cli.exits import EXIT_CASES_FAILED, EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[2]
 

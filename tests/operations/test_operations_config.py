@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.errors import ConfigError
-from tracegrade.operations_config import PRESETS, load_operations_settings, load_scorer_set
+from storage.config_files import load_operations_settings, load_scorer_set
+from transforms.config.operations import PRESETS
+from transforms.errors import ConfigError
 from transforms.operations import ResponseTimeScorer
 
 ROOT = Path(__file__).resolve().parents[2]

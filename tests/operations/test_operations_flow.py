@@ -1,9 +1,8 @@
-"""The score_operations flow: its tasks through .fn(), re-runs, and one real flow run."""
+"""The score_operations flow: its steps in this process, re-runs, and one real flow run."""
 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,26 +10,17 @@ from conftest import query_rows, table_snapshot
 from operations_helpers import CASES_FILE
 
 from pipelines import operations as flow_module
-from storage.duckdb_store import RunRecord
-from storage.registry import held_store
-from tracegrade.operations_config import load_scorer_set
-from tracegrade.operations_report import OperationsReport
+from transforms.operations.report import OperationsReport
 
 
 def run_tasks(
     paths: list[Path], db: Path, scorer_set: str = "standard", *, force: bool = False
 ) -> tuple[dict[str, int], OperationsReport]:
-    """The flow's tasks in the flow's order, without Prefect."""
-    config = load_scorer_set(None, scorer_set)
-    with held_store(db) as store:
-        run = flow_module._start(str(db), config, None)
-        counts = flow_module.stage_cases.fn(run, [str(p) for p in paths], force)
-        counts |= flow_module.score_staged.fn(run)
-        flow_module.commit.fn(run)
-        report = flow_module._report(run, config, counts, {})
-        store.finish_run(run.handle, RunRecord("completed", counts, {}, report.markdown))
-        shutil.rmtree(run.work_dir)
-    return counts, report
+    """The flow's steps in this process, without Prefect."""
+    report = flow_module.score_operations(
+        [str(p) for p in paths], db=str(db), scorer_set=scorer_set, force=force
+    )
+    return report.counts, report
 
 
 def test_tasks_score_every_case_and_record_the_run(tmp_path: Path, db_path: Path) -> None:
@@ -92,7 +82,9 @@ def test_changed_cases_another_set_and_force_are_scored_again(
 def test_the_real_flow_leaves_a_report_artifact(prefect_server: None, db_path: Path) -> None:
     from prefect.artifacts import Artifact
 
-    report = flow_module.score_operations([str(CASES_FILE)], db=str(db_path), scorer_set="strict")
+    from pipelines.flows import score_operations
+
+    report = score_operations([str(CASES_FILE)], db=str(db_path), scorer_set="strict")
     assert (report.scorer_set, report.passed, report.failed) == ("strict", 3, 7)
     artifact = Artifact.get("score-operations-report")
     assert artifact is not None and report.run_id in str(artifact.data)

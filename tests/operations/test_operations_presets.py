@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from operations_helpers import CASES_FILE
 
+from storage.config_files import load_scorer_set
 from storage.operations_store import read_eval_cases
-from tracegrade.operations_config import load_scorer_set
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import polars as pl
 from operations_helpers import CASES_FILE, case, op
 
+from storage.config_files import load_scorer_set
 from storage.operations_store import read_eval_cases
-from tracegrade.operations_config import load_scorer_set
-from tracegrade.operations_report import build_operations_report
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
+from transforms.operations.report import build_operations_report
 
 
 def report_for(cases: pl.DataFrame, preset: str) -> str:

@@ -10,15 +10,14 @@ import pytest
 from operations_helpers import CASES_FILE, case, op
 
 from storage.duckdb_store import DuckDBStore
+from storage.errors import InputError
 from storage.operations_store import (
     case_hashes,
     commit_operation_results,
-    ensure_operations_schema,
     latest_operation_results,
     read_eval_cases,
     stored_case_hashes,
 )
-from tracegrade.errors import InputError
 from transforms.operations.model import CASE_SCHEMA
 
 
@@ -138,9 +137,8 @@ def _rows(run: str, seq: int, passed: bool) -> tuple[pl.DataFrame, pl.DataFrame]
 
 
 def test_commit_is_one_transaction_and_latest_views_pick_the_newest(tmp_path: Path) -> None:
+    DuckDBStore(tmp_path / "x.duckdb").close()  # a second open creates the schema again, harmlessly
     with DuckDBStore(tmp_path / "x.duckdb") as store:
-        ensure_operations_schema(store)
-        ensure_operations_schema(store)
         files = pl.DataFrame(
             {"run_id": ["r1"], "path": ["f"], "size": [1], "content_hash": ["h"], "cases": [1]}
         )

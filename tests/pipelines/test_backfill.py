@@ -13,7 +13,7 @@ import yaml
 from conftest import run_pipeline, table_snapshot
 from polars.testing import assert_frame_equal
 
-from tracegrade.demo_archive import DEMO_START, write_demo_archive
+from tracegrade.demo import DEMO_START, write_demo_archive
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = 4
@@ -47,7 +47,7 @@ def traces(db: Path) -> pl.DataFrame:
 
 
 def run_backfill(archive: Path, db: Path, start: Any = START, end: Any = END) -> Any:
-    from pipelines.backfill import backfill
+    from pipelines.flows import backfill
 
     return backfill([str(archive)], start=start, end=end, db=str(db), no_embedder=True)
 
@@ -120,7 +120,7 @@ def test_prefect_yaml_declares_a_valid_backfill_deployment() -> None:
     deployments = {d.name: d for d in PrefectYamlModel.model_validate(raw).deployments}
     assert "backfill" in deployments, "prefect.yaml has no backfill deployment"
     backfill = deployments["backfill"]
-    assert backfill.entrypoint == "pipelines/backfill.py:backfill"
+    assert backfill.entrypoint == "pipelines/flows.py:backfill"
     flow = load_flow_from_entrypoint(str(ROOT / backfill.entrypoint))
     assert flow.name == "backfill"
     parameters = dict(backfill.parameters)

@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.chat_import import import_chat_file
+from pipelines.chat_import import import_chat
 from tracegrade.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ OPTIONS = {"agent_id": "gpt-4o-airline", "task_domain": "customer_service"}
 
 def imported(tmp_path: Path, source: Path = TAU_BENCH, **options: Any) -> tuple[Any, pl.DataFrame]:
     out = tmp_path / "traces.parquet"
-    summary = import_chat_file.fn(str(source), str(out), None, None, OPTIONS | options)
+    summary = import_chat(str(source), str(out), None, None, OPTIONS | options)
     return summary, pl.read_parquet(out)
 
 
@@ -147,7 +147,7 @@ def test_reimporting_is_idempotent_and_jsonl_gives_the_same_traces(tmp_path: Pat
 def test_import_and_score_all_200_with_the_real_embedder(
     prefect_server: None, tmp_path: Path
 ) -> None:
-    from pipelines.chat_import import import_and_score_chat
+    from pipelines.flows import import_and_score_chat
 
     out, db = tmp_path / "traces.parquet", tmp_path / "scores.duckdb"
     imported_summary, scored = import_and_score_chat(
@@ -216,7 +216,7 @@ def test_import_and_score_all_200_with_the_real_embedder(
 def test_the_flow_imports_and_leaves_its_summary(prefect_server: None, tmp_path: Path) -> None:
     from prefect.artifacts import Artifact
 
-    from pipelines.chat_import import import_chat
+    from pipelines.flows import import_chat
 
     source = tmp_path / "runs.jsonl"
     good = {
@@ -314,7 +314,7 @@ def test_a_later_duplicate_replaces_the_earlier_row_in_the_written_file(tmp_path
     source = tmp_path / "runs.jsonl"
     source.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     out = tmp_path / "traces.parquet"
-    summary = import_chat_file.fn(str(source), str(out))
+    summary = import_chat(str(source), str(out))
     assert (summary.records, summary.imported, summary.succeeded) == (3, 2, 1)
     assert summary.rejected == {"duplicate_id": 1}
     written = pl.read_parquet(out)

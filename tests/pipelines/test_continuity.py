@@ -11,11 +11,11 @@ import duckdb
 import polars as pl
 import pytest
 from conftest import run_pipeline, table_snapshot
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from tracegrade.synth import synthetic_traces
+from transforms.synth.traces import synthetic_traces
 
 N_TRACES = 300
 RUN_IDENTITY = ("run_id", "run_seq")
@@ -67,6 +67,7 @@ def write_config(folder: Path, **novelty: object) -> Path:
     return path
 
 
+@example(seed=802, k=4, scope="agent", max_elements=7, ttl=7200)
 @settings(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -132,7 +133,11 @@ def test_nightly_slices_equal_one_backfill(
         if any(earlier > index for earlier, _ in runs[:position]):
             late_runs.append(counts)
     assert late_runs and any(c["rows_late"] > 0 for c in late_runs)
-    assert any(c["rows_rescored"] > 0 for c in late_runs)
+    if ttl is None:
+        # with a TTL a late trace may find no stored trace of its scope inside its window
+        # (seed=802, k=4, agent, 7, 7200 rescored nothing, correctly), so only without one
+        # must some stored trace have been re-scored
+        assert any(c["rows_rescored"] > 0 for c in late_runs)
 
 
 def test_same_name_new_content_is_read_again_and_identical_file_is_skipped(

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracegrade.synth import synthetic_traces
 from transforms.novelty import novelty_partitions, replay_novelty, window_bounds
+from transforms.synth.traces import synthetic_traces
 
 N_TRACES = 400
 
@@ -40,7 +40,7 @@ def scores_and_vectors(db: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
 @pytest.mark.slow
 @pytest.mark.usefixtures("prefect_server")
 def test_dask_run_equals_the_local_run(tmp_path: Path) -> None:
-    from pipelines.score import score_traces
+    from pipelines.flows import score_traces
 
     export = tmp_path / "traces.parquet"
     synthetic_traces(N_TRACES, seed=7).with_columns(pl.col("steps").list.head(2)).write_parquet(

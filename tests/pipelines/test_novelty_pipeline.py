@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from conftest import oracle, run_pipeline
 
-from tracegrade.synth import synthetic_traces
+from transforms.synth.traces import synthetic_traces
 
 N_TRACES = 2000
 

@@ -18,7 +18,7 @@ def test_flow_scores_with_the_real_embedder_and_leaves_a_summary(
 ) -> None:
     from prefect.artifacts import Artifact
 
-    from pipelines.score import score_traces
+    from pipelines.flows import score_traces
 
     second = json.loads(json.dumps(SEED_TRACE))
     second["id"] = "kp:trace:second"
@@ -60,7 +60,7 @@ def test_prefect_yaml_declares_a_valid_nightly_deployment() -> None:
     model = PrefectYamlModel.model_validate(raw)
     deployments = {d.name: d for d in model.deployments}
     nightly = deployments["nightly"]
-    assert nightly.entrypoint == "pipelines/score.py:score_traces"
+    assert nightly.entrypoint == "pipelines/flows.py:score_traces"
     flow = load_flow_from_entrypoint(str(ROOT / nightly.entrypoint))
     assert flow.name == "score_traces"
     validated = flow.validate_parameters(dict(nightly.parameters))

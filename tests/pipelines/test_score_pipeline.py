@@ -162,7 +162,7 @@ def test_zero_steps_and_huge_traces_are_scored(tmp_path: Path, db_path: Path) ->
 
 
 def test_config_errors_stop_before_any_work(tmp_path: Path, db_path: Path) -> None:
-    from tracegrade.errors import ConfigError
+    from transforms.errors import ConfigError
 
     config = tmp_path / "bad.toml"
     config.write_text(
@@ -177,8 +177,8 @@ def test_config_errors_stop_before_any_work(tmp_path: Path, db_path: Path) -> No
 def test_duplicates_are_found_across_read_batches(
     tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipelines import stages
-    from tracegrade.synth import synthetic_traces
+    from pipelines import staging as stages
+    from transforms.synth.traces import synthetic_traces
 
     traces = synthetic_traces(40, seed=8)
     traces = pl.concat([traces, traces.slice(0, 5)])

@@ -18,8 +18,8 @@ from storage.chat_files import (
     write_import_report,
     write_trace_parquet,
 )
+from storage.errors import InputError
 from storage.readers import read_traces
-from tracegrade.errors import InputError
 from transforms.chat import ChatRecord, ChatRejection
 
 TRACE = {

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from storage.duckdb_store import DuckDBStore
-from tracegrade.errors import StoreLockedError
+from storage.errors import StoreLockedError
 
 HOLD = """
 import sys, time, duckdb

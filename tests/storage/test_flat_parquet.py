@@ -10,8 +10,8 @@ from polars.testing import assert_frame_equal
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
 from storage.confidence_factors import read_factors_table
+from storage.errors import InputError
 from storage.operations_store import read_eval_cases
-from tracegrade.errors import InputError
 
 SCHEMA: dict[str, pl.DataType] = {"trace_id": pl.String(), "step_index": pl.Int64()}
 

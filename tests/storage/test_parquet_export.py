@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 
 from storage.duckdb_store import DuckDBStore
 from storage.parquet_export import export_scores
-from tracegrade.synth import synthetic_traces
+from transforms.synth.traces import synthetic_traces
 
 
 def view(db: Path) -> pl.DataFrame:

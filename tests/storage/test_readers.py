@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal, assert_series_equal
 
 from storage._canonical import parse_created_at, parse_timestamp
+from storage.errors import InputError
 from storage.readers import (
     CANONICAL_SCHEMA,
     FILE_QUARANTINE_SCHEMA,
@@ -27,7 +28,6 @@ from storage.readers import (
     read_traces,
     rows_from_objects,
 )
-from tracegrade.errors import InputError
 
 
 def _trace(trace_id: str = "kp:trace:1", **changes: Any) -> dict[str, Any]:
@@ -676,7 +676,7 @@ def test_parquet_accepts_every_documented_type_that_can_hold_a_field(
 
 def test_parquet_read_in_batches_equals_one_read(tmp_path: Path) -> None:
     from storage.readers import read_file_batches
-    from tracegrade.synth import synthetic_traces
+    from transforms.synth.traces import synthetic_traces
 
     path = tmp_path / "many.parquet"
     synthetic_traces(250, seed=4).write_parquet(path, row_group_size=100)

@@ -9,7 +9,7 @@ import pytest
 from conftest import SEED_TRACE
 
 from tracegrade.api import ValueScorer, VectorCache
-from tracegrade.config import EmbeddingConfig, Settings
+from transforms.config.scoring import EmbeddingConfig, Settings
 
 
 def test_vector_cache_basics() -> None:

@@ -7,13 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.chat_config import (
-    ChatImportConfig,
-    SuccessRule,
-    load_chat_config,
-    parse_success_rule,
-)
-from tracegrade.errors import ConfigError
+from storage.config_files import load_chat_config
+from transforms.config.chat import ChatImportConfig, SuccessRule, parse_success_rule
+from transforms.errors import ConfigError
 
 
 @pytest.mark.parametrize(

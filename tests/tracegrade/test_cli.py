@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import SEED_TRACE
 
-from tracegrade.cli import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE, main
+from tracegrade.cli import main
+from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
 
 
 def test_console_script_is_installed() -> None:
@@ -85,8 +86,8 @@ def test_demo_scores_the_archive_and_its_queries_run(
 ) -> None:
     import duckdb
 
-    from tracegrade.cli import DEMO_QUERIES
-    from tracegrade.demo_archive import expected_counts
+    from tracegrade.cli.scoring import DEMO_QUERIES
+    from tracegrade.demo import expected_counts
 
     folder = tmp_path / "demo"
     assert main(["demo", "--dir", str(folder), "--no-embedder"]) == EXIT_OK

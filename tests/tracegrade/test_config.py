@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.config import BUILTIN_PROFILES, Settings, load_settings
-from tracegrade.errors import ConfigError
+from storage.config_files import load_settings
+from transforms.config.scoring import BUILTIN_PROFILES, Settings
+from transforms.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 

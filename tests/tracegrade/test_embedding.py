@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from tracegrade.config import EmbeddingConfig
-from tracegrade.embedding import SentenceEmbedder
-from tracegrade.errors import EmbedderError
+from pipelines.embedder import SentenceEmbedder
+from pipelines.errors import EmbedderError
+from transforms.config.scoring import EmbeddingConfig
 
 TEXTS = [
     "Review PR #42 for security issues Analyzing diff for injection vectors",

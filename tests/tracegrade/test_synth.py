@@ -13,13 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from polars.testing import assert_frame_equal
 
-from tracegrade.demo_archive import (
-    BAD_RULES,
-    EMPTY_FILE_NAME,
-    expected_counts,
-    write_demo_archive,
-)
-from tracegrade.synth import STEP_TYPES, TRACE_CONTEXT, synthetic_traces, to_json_records
+from tracegrade.demo import BAD_RULES, EMPTY_FILE_NAME, expected_counts, write_demo_archive
+from transforms.synth.traces import STEP_TYPES, TRACE_CONTEXT, synthetic_traces, to_json_records
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 NESTED_SCHEMA = pl.Schema(

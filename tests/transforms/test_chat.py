@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracegrade.chat_config import ChatImportConfig
 from transforms.chat import ChatImport, ChatRecord, map_trajectories
+from transforms.config.chat import ChatImportConfig
 
 SYSTEM = {"role": "system", "content": "You are an airline agent."}
 USER = {"role": "user", "content": "Cancel reservation ABC123."}

@@ -7,8 +7,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tracegrade.config import BUILTIN_PROFILES, ProfileWeights, ScoringConfig
-from tracegrade.reference import reference_value
+from transforms.config.scoring import BUILTIN_PROFILES, ProfileWeights, ScoringConfig
+from transforms.reference import reference_value
 from transforms.value import value_features, value_score
 
 STEP = pl.Struct({"type": pl.String, "tool_name": pl.String})

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from tracegrade.embedding import Embedder
+from transforms.embedding import Embedder
 
 __all__ = ["SourceAgreementCalculator", "mean_pairwise_cosine"]
 
@@ -44,7 +44,7 @@ class SourceAgreementCalculator:
     """Agreement of several answers to one question: their mean pairwise embedding cosine.
 
     Args:
-        embedder: the project's embedder (tracegrade.embedding), or any Embedder.
+        embedder: the project's embedder (pipelines.embedder), or any Embedder.
     """
 
     def __init__(self, embedder: Embedder) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from tracegrade.confidence_config import ConfidenceConfig
 from transforms.confidence.calculator import FACTORS, RECOMMENDED_ACTIONS, level_reason
 from transforms.confidence.model import InterventionLevel
+from transforms.config.confidence import ConfidenceConfig
 
 __all__ = [
     "FACTOR_SCHEMA",

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tracegrade.confidence_config import ConfidenceConfig, Thresholds
 from transforms.confidence.model import (
     ActionDecision,
     ConfidenceFactors,
     ConfidenceScore,
     InterventionLevel,
 )
+from transforms.config.confidence import ConfidenceConfig, Thresholds
 
 __all__ = [
     "FACTORS",

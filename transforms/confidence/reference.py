@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracegrade.confidence_config import ConfidenceConfig
 from transforms.confidence.calculator import (
     ConfidenceAggregator,
     ConfidenceCalculator,
     level_reason,
 )
 from transforms.confidence.model import ConfidenceFactors, ConfidenceScore, InterventionLevel
+from transforms.config.confidence import ConfidenceConfig
 
 __all__ = ["TraceConfidence", "derived_step_factors", "reference_trace_confidence"]
 

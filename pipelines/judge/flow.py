@@ -1,0 +1,205 @@
+"""The `judge_traces` flow: stored traces (or a table of id, user_query, submission) in, one
+judged row per (submission, metric) and an overall score per submission in DuckDB out.
+
+load config (keys checked) -> plan (cache keys, reuse) -> judge live or submit batches -> report
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipelines.errors import JudgeRunFailed
+from pipelines.judge.batch import batch_items, run_batch
+from pipelines.judge.runner import run_live
+from pipelines.runs import RunSteps, publish_markdown, run_logger
+from storage.config_files import load_judge_config
+from storage.duckdb_store import DuckDBStore
+from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
+from storage.judge_shards import ingest_leftover_shards
+from storage.judge_store import DuckDBJudgeSink
+from storage.registry import held_store
+from transforms.errors import BudgetConfigError, MissingApiKeyError
+from transforms.judge.plan import Estimate, estimate, plan_items
+from transforms.judge.report import JudgeReport, build_judge_report, skipped_report
+from transforms.judge.resolve import JudgeConfig
+
+__all__ = [
+    "JudgeRequest",
+    "check_budget",
+    "estimate_judge",
+    "judge_after_scoring",
+    "judge_collect",
+    "judge_items",
+    "judge_traces",
+]
+
+
+class JudgeRequest:
+    """What one judge run is asked to do: its configuration file, table and budget."""
+
+    def __init__(
+        self, config: str | None, table: str | None = None, budget_usd: float | None = None
+    ) -> None:
+        self.config = config
+        self.table = table
+        self.budget_usd = budget_usd
+
+    @property
+    def source(self) -> str:
+        """What the rows are judged from: `traces`, or the table file."""
+        return "traces" if self.table is None else str(Path(self.table).resolve())
+
+
+def _load_items(store: DuckDBStore, config: JudgeConfig, table: str | None) -> pl.DataFrame:
+    if table is not None:
+        return judge_items_from_table(table)
+    if not store.has_table("traces"):
+        return pl.DataFrame(
+            schema={"item_id": pl.String, "user_query": pl.String, "submission": pl.String}
+        )
+    inputs = config.settings.inputs
+    return judge_items_from_traces(store, inputs.user_query, inputs.submission)
+
+
+def check_budget(config: JudgeConfig, budget_usd: float | None) -> None:
+    if budget_usd is None:
+        return
+    unpriced = [m for m in config.models if m not in config.settings.prices]
+    if unpriced:
+        raise BudgetConfigError(
+            f"{config.source}: --budget needs a price for every judge model; add "
+            + ", ".join(f'[prices."{m}"] with input_per_mtok and output_per_mtok' for m in unpriced)
+        )
+
+
+def judge_items(
+    steps: RunSteps, request: JudgeRequest, config: JudgeConfig, collect_only: bool
+) -> dict[str, Any]:
+    """Plan and judge every submission (live; fanned out to Dask with engine = "dask"), or
+    collect and submit batches (batch mode). Results are written as they finish."""
+    store = steps.store
+    sink = DuckDBJudgeSink(store)
+    ingest_leftover_shards(store)
+    identity = {
+        "run_id": steps.run.run_id,
+        "run_seq": steps.run.run_seq,
+        "source": request.source,
+        "mode": config.settings.mode,
+        "config_hash": config.config_hash,
+    }
+    budget = request.budget_usd
+    if collect_only or config.settings.mode == "batch":
+        frame = batch_items(sink) if collect_only else _load_items(store, config, request.table)
+        outcome = asyncio.run(
+            run_batch(frame, config, sink, identity, budget_usd=budget, submit=not collect_only)
+        )
+        return outcome.summary()
+    planned = plan_items(_load_items(store, config, request.table), config, sink)
+    if config.settings.execution.engine == "dask":
+        from pipelines.judge.fanout import judge_distributed
+
+        return judge_distributed(str(store.path), planned, config, request.config, identity, budget)
+    return asyncio.run(run_live(planned, config, sink, identity, budget_usd=budget)).summary()
+
+
+def estimate_judge(db: str, config: str | None, table: str | None = None) -> Estimate:
+    """What a run would call, spend and cost; reads the store, calls nothing, writes nothing."""
+    judge_config = load_judge_config(config)
+    path = Path(db)
+    opened = DuckDBStore(path, read_only=True) if path.exists() else DuckDBStore(":memory:")
+    with opened as store:
+        sink = DuckDBJudgeSink(store)
+        return estimate(
+            plan_items(_load_items(store, judge_config, table), judge_config, sink), judge_config
+        )
+
+
+def judge_traces(
+    db: str = "tracegrade.duckdb",
+    config: str | None = "configs/evaluator.toml",
+    table: str | None = None,
+    budget_usd: float | None = None,
+) -> JudgeReport:
+    """Judge the stored traces' answers (or a table's) with the configured LLM metrics.
+
+    Args:
+        db: the DuckDB file; created when missing.
+        config: the judge configuration (configs/evaluator.toml); None uses the defaults.
+        table: a CSV, JSONL or Parquet file of (id, user_query, submission) to judge instead of
+            the stored traces.
+        budget_usd: stop starting calls once this much is spent (needs prices in the config).
+
+    Raises:
+        JudgeRunFailed: a submission failed, or an auth error or the circuit breaker stopped the
+            run; everything judged is stored and the next run retries only what failed.
+    """
+    request = JudgeRequest(config, table, budget_usd)
+    return _judge_run("judge_traces", db, request, collect_only=False)
+
+
+def judge_collect(
+    db: str = "tracegrade.duckdb", config: str | None = "configs/evaluator.toml"
+) -> JudgeReport:
+    """Collect the batches earlier batch-mode runs submitted; submit nothing new.
+
+    Raises:
+        JudgeRunFailed: a collected submission failed; the next run submits it again.
+    """
+    return _judge_run("judge_collect", db, JudgeRequest(config), collect_only=True)
+
+
+def _judge_run(name: str, db: str, request: JudgeRequest, *, collect_only: bool) -> JudgeReport:
+    config = load_judge_config(request.config)
+    check_budget(config, request.budget_usd)
+    with (
+        held_store(db) as store,
+        RunSteps(
+            store,
+            name,
+            config=config.settings.model_dump(mode="json"),
+            config_hash=config.config_hash,
+            model=", ".join(config.models) or None,
+        ) as steps,
+    ):
+        # a Dask fan-out starts a subflow of its own, which must not run inside a task run
+        fans_out = not collect_only and config.settings.execution.engine == "dask"
+        run_step = steps.inline if fans_out else steps.step
+        outcome = run_step("judge", judge_items, steps, request, config, collect_only)
+        status = "failed" if outcome["failed"] else "completed"
+        report = build_judge_report(
+            steps.run.run_id,
+            status,
+            dict(outcome["counts"]),
+            float(outcome["cost_usd"]),
+            outcome["stop_reason"],
+        )
+        steps.finish(status, report.markdown)
+    publish_markdown(report.markdown, name.replace("_", "-") + "-report", name)
+    if report.failed:
+        raise JudgeRunFailed(report.markdown)
+    return report
+
+
+def judge_after_scoring(db: str, judge_config: str | None) -> JudgeReport:
+    """The nightly step: judge the stored traces, or say why the judge was skipped."""
+    if judge_config is None:
+        report = skipped_report(
+            "no judge configuration was given (flow parameter judge_config, or "
+            "--judge-config FILE of tracegrade score and demo)"
+        )
+    elif not Path(judge_config).exists():
+        report = skipped_report(f"the judge configuration {judge_config} does not exist")
+    else:
+        try:
+            load_judge_config(judge_config)
+        except MissingApiKeyError as exc:
+            report = skipped_report(f"the API key is missing: {exc.variable} is not set")
+        else:
+            return judge_traces(db=db, config=judge_config)
+    run_logger().warning(report.markdown.strip())
+    publish_markdown(report.markdown, "judge-traces-report", "judge skipped")
+    return report

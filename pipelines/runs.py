@@ -1,0 +1,242 @@
+"""The run machinery every flow shares: a run's identity and work folder, its steps timed and
+recorded in the `runs` table, and where the steps execute.
+
+A flow body opens `RunSteps` and calls `steps.step(name, fn, ...)` for each stage. Called
+plainly (the command line with no Prefect API), every step runs in this process and no Prefect
+server starts. Called through `pipelines.flows` (deployments, or any run with a Prefect API),
+the body runs inside a Prefect flow run and each step becomes a task run; the tables written
+are the same either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
+
+__all__ = [
+    "LOGGED_COUNTS",
+    "Run",
+    "RunSteps",
+    "Steps",
+    "RunTally",
+    "in_prefect",
+    "prefect_mode",
+    "publish_markdown",
+    "run_logger",
+    "work_root",
+]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+LOGGED_COUNTS = frozenset(
+    {
+        "files_read",
+        "files_skipped",
+        "files_quarantined",
+        "rows_read",
+        "rows_scored",
+        "rows_quarantined",
+        "rows_new",
+        "rows_changed",
+        "rows_unchanged",
+        "rows_rescored",
+        "texts_embedded",
+        "texts_cached",
+        "rows_out_of_range",
+        "rows_late",
+    }
+)
+"""The counts the `runs` table has columns for; other counts stay in the summary."""
+
+_PREFECT: ContextVar[bool] = ContextVar("tracegrade_prefect", default=False)
+
+
+def in_prefect() -> bool:
+    """True inside a flow started through `pipelines.flows` (a Prefect flow run)."""
+    return _PREFECT.get()
+
+
+@contextmanager
+def prefect_mode() -> Iterator[None]:
+    """Run the steps of the flow bodies called in this block as Prefect task runs."""
+    token = _PREFECT.set(True)
+    try:
+        yield
+    finally:
+        _PREFECT.reset(token)
+
+
+def run_logger() -> logging.Logger | logging.LoggerAdapter[logging.Logger]:
+    """The flow run's logger inside Prefect, else the `tracegrade` logger."""
+    if in_prefect():
+        from prefect import get_run_logger
+
+        return get_run_logger()
+    return logging.getLogger("tracegrade")
+
+
+def publish_markdown(markdown: str, key: str, description: str) -> None:
+    """A Markdown artifact of the flow run (inside Prefect); nothing elsewhere."""
+    if in_prefect():
+        from prefect.artifacts import create_markdown_artifact
+
+        create_markdown_artifact(markdown, key=key, description=description)
+
+
+def work_root(store: DuckDBStore) -> Path:
+    """The hidden folder beside the database where runs stage their files.
+
+    Folder inputs skip hidden entries, so staging files are never read back as exports even
+    when the database sits in the export folder.
+    """
+    return store.path.parent / f".{store.path.name}.work"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run's identity and its work folder (steps receive this, not data frames)."""
+
+    db: str
+    run_id: str
+    run_seq: int
+    work_dir: str
+
+    @property
+    def handle(self) -> RunHandle:
+        """The run as the store knows it."""
+        return RunHandle(self.run_id, self.run_seq)
+
+    def path(self, name: str) -> Path:
+        """A file in the run's work folder."""
+        return Path(self.work_dir) / name
+
+
+class RunTally:
+    """Counts and per-step timings of a run, filled in as its steps finish."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.timings: dict[str, float] = {}
+
+    def record(self, step: str, seconds: float, counts: Any) -> None:
+        """Add a finished step's seconds and, when it returned a dict of counts, its counts."""
+        self.timings[step] = self.timings.get(step, 0.0) + seconds
+        if isinstance(counts, dict):
+            for key, value in counts.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    self.counts[key] = self.counts.get(key, 0) + value
+
+    def merge(self, other: RunTally) -> None:
+        """Add another tally's counts and timings to this one."""
+        for key, value in other.counts.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+        for step, seconds in other.timings.items():
+            self.timings[step] = self.timings.get(step, 0.0) + seconds
+
+    def logged(self) -> dict[str, int]:
+        """The counts the runs table has columns for."""
+        return {key: value for key, value in self.counts.items() if key in LOGGED_COUNTS}
+
+
+class Steps:
+    """The steps of a flow body: each one timed into a tally, and run as a Prefect task run
+    inside Prefect or as a plain call elsewhere. `RunSteps` adds the run's record in `runs`."""
+
+    def __init__(self) -> None:
+        self.tally = RunTally()
+
+    def step(self, name: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `fn(*args, **kwargs)` as the step `name` (a Prefect task run inside Prefect),
+        add its seconds and the counts it returns to the tally, and return its result."""
+        started = time.perf_counter()
+        if in_prefect():
+            from prefect import task
+            from prefect.cache_policies import NO_CACHE
+
+            as_task = task(name=name, cache_policy=NO_CACHE, persist_result=False)(fn)
+            result: T = as_task(*args, **kwargs)
+        else:
+            result = fn(*args, **kwargs)
+        self.tally.record(name, time.perf_counter() - started, result)
+        return result
+
+    def inline(self, name: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Like `step`, but `fn` always runs in the flow itself, never as a task: for a step
+        that starts a subflow of its own (a Dask fan-out)."""
+        started = time.perf_counter()
+        result = fn(*args, **kwargs)
+        self.tally.record(name, time.perf_counter() - started, result)
+        return result
+
+
+class RunSteps(Steps):
+    """One run of a flow that writes the database: logged in `runs` when it starts, each step
+    timed, the run recorded as completed (with its summary) or failed (with the error), the
+    work folder removed.
+
+    Args:
+        store: the database the run writes (held by this process).
+        flow: the flow's name, recorded in `runs`.
+        config: the configuration as JSON-able data, recorded with the run.
+        config_hash: the hash of what changes results.
+        model: the model the run uses (embedding or judge), if any.
+        recover: first close runs a crash left `running` and remove their work folders.
+    """
+
+    def __init__(
+        self,
+        store: DuckDBStore,
+        flow: str,
+        *,
+        config: dict[str, Any],
+        config_hash: str,
+        model: str | None = None,
+        recover: bool = False,
+    ) -> None:
+        super().__init__()
+        if recover:
+            for run_id in store.close_interrupted_runs():
+                shutil.rmtree(work_root(store) / run_id, ignore_errors=True)
+        handle = store.begin_run(
+            flow,
+            version=version("tracegrade"),
+            model=model,
+            config=config,
+            config_hash=config_hash,
+        )
+        work_dir = work_root(store) / handle.run_id
+        work_dir.mkdir(parents=True, exist_ok=True)
+        self.store = store
+        self.run = Run(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
+        self.finished = False
+
+    def finish(self, status: str, summary: str, error: BaseException | None = None) -> None:
+        """Record the run's status, counts, timings and summary, and remove its work folder."""
+        record = RunRecord(
+            status,
+            self.tally.logged(),
+            self.tally.timings,
+            summary,
+            error=None if error is None else repr(error),
+        )
+        self.store.finish_run(self.run.handle, record)
+        self.finished = True
+        shutil.rmtree(self.run.work_dir, ignore_errors=True)
+
+    def __enter__(self) -> RunSteps:
+        return self
+
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        if not self.finished:
+            self.finish("failed", "", error)

@@ -1,0 +1,138 @@
+"""The one loader of every configuration file: read the TOML, then validate it as its kind.
+
+Each kind's model lives in `transforms.config` (one module per kind); this module only reads
+bytes and hands them over, so every kind fails the same way, with one message that names the
+file, the line or key, and the fix.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from transforms.config._base import validate_config
+from transforms.config.chat import ChatImportConfig
+from transforms.config.confidence import ConfidenceConfig, ConfidenceFile
+from transforms.config.operations import OperationsConfig, OperationsSettings, scorer_set
+from transforms.config.scoring import Settings
+from transforms.errors import ConfigError, JudgeConfigError
+from transforms.judge.resolve import JudgeConfig, check_api_keys, judge_config
+
+__all__ = [
+    "load_chat_config",
+    "load_confidence_config",
+    "load_judge_config",
+    "load_operations_settings",
+    "load_scorer_set",
+    "load_settings",
+    "read_toml",
+]
+
+
+def read_toml(
+    path: str | Path, kind: str = "configuration file", error: type[ConfigError] = ConfigError
+) -> dict[str, Any]:
+    """The parsed TOML of `path`.
+
+    Raises:
+        `error`: the file is missing, a folder, unreadable, not UTF-8 text, or not TOML; the
+            message names the file (and the line, for TOML syntax) and the fix.
+    """
+    source = Path(path)
+    try:
+        raw = source.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{kind} {source} does not exist; check the path") from None
+    except IsADirectoryError:
+        raise error(f"{kind} {source} is a folder; give the path of a TOML file") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise error(
+            f"{kind} {source} cannot be read ({reason}); check its permissions"
+        ) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{kind} {source} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset "
+            f"{exc.start}); save it as a UTF-8 TOML file"
+        ) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{kind} {source} is not valid TOML: {exc}; fix that line") from None
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """The scoring configuration (docs/configuration.md); None gives the defaults."""
+    if path is None:
+        return Settings()
+    return validate_config(read_toml(path), Settings, str(path))
+
+
+def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
+    """The confidence configuration's `[confidence]` table; None gives the defaults."""
+    if path is None:
+        return ConfidenceConfig()
+    data = read_toml(path, "confidence configuration file")
+    return validate_config(
+        data, ConfidenceFile, str(path), kind="confidence configuration"
+    ).confidence
+
+
+def load_chat_config(
+    path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+) -> ChatImportConfig:
+    """The chat import mapping: the file's keys (top level), then every key of `overrides`."""
+    data = {} if path is None else read_toml(path, "chat import configuration")
+    known = ", ".join(ChatImportConfig.model_fields)
+    return validate_config(
+        data | dict(overrides or {}),
+        ChatImportConfig,
+        "command-line options" if path is None else str(path),
+        kind="chat import configuration",
+        unknown_key_fix=f"the keys are {known}",
+    )
+
+
+def load_operations_settings(path: str | Path | None = None) -> OperationsSettings:
+    """A scorer-set file; None gives the presets alone."""
+    if path is None:
+        return OperationsSettings()
+    return validate_config(
+        read_toml(path, "scorer configuration file"),
+        OperationsSettings,
+        str(path),
+        kind="scorer configuration",
+        skip_mapping_input=True,
+    )
+
+
+def load_scorer_set(path: str | Path | None = None, name: str | None = None) -> OperationsConfig:
+    """The scorer set `name` (else the file's default_set), custom classes constructed."""
+    settings = load_operations_settings(path)
+    return scorer_set(settings, name, None if path is None else Path(path))
+
+
+def load_judge_config(
+    path: str | Path | None,
+    *,
+    check_keys: bool = True,
+    environ: Mapping[str, str] | None = None,
+) -> JudgeConfig:
+    """The judge configuration (evaluator.toml), resolved; None gives the built-in defaults.
+
+    Raises:
+        JudgeConfigError: the file is unreadable or breaks a rule of SPEC section 4.
+        MissingApiKeyError: `check_keys` and a model's API key is not in the environment.
+    """
+    if path is None:
+        config = judge_config({}, "(built-in defaults)")
+    else:
+        data = read_toml(path, "judge configuration file", JudgeConfigError)
+        config = judge_config(data, str(path))
+    if check_keys:
+        check_api_keys(config, environ)
+    return config

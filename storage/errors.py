@@ -1,0 +1,21 @@
+"""Errors of input files and of the database, under tracegrade's root error."""
+
+from __future__ import annotations
+
+from transforms.errors import TracegradeError
+
+__all__ = ["InputError", "StoreLockedError", "StoreOpenError"]
+
+
+class InputError(TracegradeError):
+    """Input that cannot be processed at all (no files found, unsupported extension)."""
+
+
+class StoreLockedError(TracegradeError):
+    """Another process holds the DuckDB file; the message names the file and the holder."""
+
+    transient = True
+
+
+class StoreOpenError(TracegradeError):
+    """The database path is not a DuckDB file (or is a folder); the message names it."""

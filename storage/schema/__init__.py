@@ -1,0 +1,17 @@
+"""Every table and view of a tracegrade database, created together when a writer opens the
+file (never on a read path). One module per capability; docs/storage.md documents them.
+"""
+
+from __future__ import annotations
+
+from storage.schema.confidence import CONFIDENCE_SCHEMA_SQL
+from storage.schema.judge import JUDGE_SCHEMA_SQL
+from storage.schema.operations import OPERATIONS_SCHEMA_SQL
+from storage.schema.scoring import SCORING_SCHEMA_SQL, STEP_TYPE_SQL
+
+__all__ = ["SCHEMA_SQL", "SCHEMA_VERSION", "STEP_TYPE_SQL"]
+
+SCHEMA_VERSION = 1
+
+SCHEMA_SQL = SCORING_SCHEMA_SQL + CONFIDENCE_SCHEMA_SQL + JUDGE_SCHEMA_SQL + OPERATIONS_SCHEMA_SQL
+"""The whole database; every statement is CREATE ... IF NOT EXISTS or CREATE OR REPLACE VIEW."""

@@ -1,0 +1,125 @@
+"""The trace scoring tables and views (documented in docs/storage.md)."""
+
+from __future__ import annotations
+
+__all__ = ["SCORING_SCHEMA_SQL", "STEP_TYPE_SQL"]
+
+STEP_TYPE_SQL = (
+    "STRUCT(step_id BIGINT, type VARCHAR, content VARCHAR, tool_present BOOLEAN, "
+    "tool_name VARCHAR, input VARCHAR, output_summary VARCHAR, latency_ms DOUBLE)"
+)
+
+SCORING_SCHEMA_SQL = f"""
+CREATE TABLE IF NOT EXISTS meta (
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR NOT NULL,
+    run_seq BIGINT NOT NULL,
+    flow VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    started_at TIMESTAMPTZ NOT NULL,
+    finished_at TIMESTAMPTZ,
+    tracegrade_version VARCHAR,
+    embedding_model VARCHAR,
+    config_hash VARCHAR,
+    config_json VARCHAR,
+    files_read INTEGER,
+    files_skipped INTEGER,
+    files_quarantined INTEGER,
+    rows_read BIGINT,
+    rows_scored BIGINT,
+    rows_quarantined BIGINT,
+    rows_new BIGINT,
+    rows_changed BIGINT,
+    rows_unchanged BIGINT,
+    rows_rescored BIGINT,
+    texts_embedded BIGINT,
+    texts_cached BIGINT,
+    rows_out_of_range BIGINT,
+    rows_late BIGINT,
+    timings JSON,
+    error VARCHAR,
+    summary VARCHAR
+);
+CREATE TABLE IF NOT EXISTS files (
+    path VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    size BIGINT NOT NULL,
+    status VARCHAR NOT NULL,
+    rule VARCHAR,
+    reason VARCHAR,
+    rows_read BIGINT NOT NULL,
+    rows_scored BIGINT NOT NULL,
+    rows_quarantined BIGINT NOT NULL,
+    rows_out_of_range BIGINT NOT NULL DEFAULT 0,
+    run_id VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS traces (
+    trace_id VARCHAR NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    agent_id VARCHAR,
+    task_domain VARCHAR,
+    success BOOLEAN NOT NULL,
+    objective VARCHAR NOT NULL,
+    result_summary VARCHAR,
+    confidence DOUBLE NOT NULL,
+    steps {STEP_TYPE_SQL}[] NOT NULL,
+    text_sha VARCHAR NOT NULL,
+    source_file VARCHAR NOT NULL,
+    row_number BIGINT NOT NULL,
+    run_id VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS embeddings (
+    embedding_key VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    dimensions INTEGER NOT NULL,
+    vector FLOAT[] NOT NULL,
+    run_id VARCHAR
+);
+CREATE TABLE IF NOT EXISTS scores (
+    trace_id VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    run_seq BIGINT NOT NULL,
+    content_hash VARCHAR NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    agent_id VARCHAR,
+    task_domain VARCHAR,
+    scope_key VARCHAR NOT NULL,
+    profile VARCHAR NOT NULL,
+    n_steps INTEGER NOT NULL,
+    unique_types INTEGER NOT NULL,
+    error_recovery INTEGER NOT NULL,
+    unique_tools INTEGER NOT NULL,
+    complexity DOUBLE NOT NULL,
+    novelty DOUBLE NOT NULL,
+    tool_diversity DOUBLE NOT NULL,
+    outcome_confidence DOUBLE NOT NULL,
+    w_complexity DOUBLE NOT NULL,
+    w_novelty DOUBLE NOT NULL,
+    w_tool_diversity DOUBLE NOT NULL,
+    w_outcome_confidence DOUBLE NOT NULL,
+    score DOUBLE NOT NULL,
+    overrides VARCHAR[] NOT NULL,
+    novelty_source VARCHAR NOT NULL,
+    novelty_window INTEGER NOT NULL,
+    shareable BOOLEAN NOT NULL,
+    config_hash VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS quarantine (
+    run_id VARCHAR NOT NULL,
+    file VARCHAR NOT NULL,
+    file_hash VARCHAR NOT NULL,
+    row_number BIGINT,
+    trace_id VARCHAR,
+    rule VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL
+);
+CREATE OR REPLACE VIEW latest_scores AS
+SELECT * EXCLUDE (row_rank) FROM (
+    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank
+    FROM scores
+) WHERE row_rank = 1;
+"""

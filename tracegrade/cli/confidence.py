@@ -1,0 +1,59 @@
+"""`tracegrade confidence`: intervention levels from the stored traces or a factors table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK
+from tracegrade.cli.shared import add_prefect_flag, check_database
+
+__all__ = ["add_confidence_command"]
+
+
+def _cmd_confidence(args: argparse.Namespace) -> int:
+    from storage.config_files import load_confidence_config
+    from tracegrade.cli.execution import flow, flow_mode
+
+    load_confidence_config(args.config)
+    check_database(args.db)
+    with flow_mode(args.prefect) as prefect:
+        report = flow("confidence_traces", prefect)(
+            db=args.db,
+            factors=list(args.factors) or None,
+            config=args.config,
+            no_embedder=args.no_embedder,
+            force=args.force,
+        )
+    print(report.markdown)
+    if report.nothing_scored:
+        print("tracegrade: every factor row was quarantined", file=sys.stderr)
+        return EXIT_NOTHING_SCORED
+    return EXIT_OK
+
+
+def add_confidence_command(commands: Any) -> None:
+    """Register `tracegrade confidence` on the CLI's subcommands."""
+    confidence = commands.add_parser(
+        "confidence",
+        help="give traces a confidence and intervention level (derived from the stored traces, "
+        "or from a factors table)",
+    )
+    confidence.add_argument("--db", required=True, metavar="FILE", help="the DuckDB file")
+    confidence.add_argument(
+        "--factors",
+        nargs="*",
+        default=[],
+        metavar="PATH",
+        help="factors files or folders (Parquet, JSONL); without: derived mode",
+    )
+    confidence.add_argument("--config", metavar="FILE", help="a confidence TOML file")
+    confidence.add_argument(
+        "--no-embedder", action="store_true", help="do not compute source agreement"
+    )
+    confidence.add_argument(
+        "--force", action="store_true", help="score again traces whose input is unchanged"
+    )
+    add_prefect_flag(confidence)
+    confidence.set_defaults(handler=_cmd_confidence)

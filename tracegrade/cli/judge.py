@@ -1,0 +1,118 @@
+"""`tracegrade judge`: check a configuration, estimate a run, judge, or collect batches."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from tracegrade.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
+
+__all__ = ["add_judge_command"]
+
+_DEFAULT_CONFIG = "configs/evaluator.toml"
+
+
+def _check(args: argparse.Namespace) -> int:
+    from storage.config_files import load_judge_config
+
+    config = load_judge_config(args.config)
+    print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
+    for metric in config.metrics:
+        llm = (
+            f"model {metric.model}, temperature {metric.temperature}, max_tokens "
+            f"{metric.max_tokens}, max_retries {metric.max_retries}"
+            if metric.model
+            else "no LLM"
+        )
+        print(f"  {metric.name}: weight {metric.weight:g}; {llm}")
+    print("API keys: present for every model (nothing was called)")
+    return 0
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    from pipelines.judge.flow import estimate_judge
+
+    estimate = estimate_judge(args.db, args.config, args.table)
+    print("Dry run: nothing was called.")
+    for line in estimate.lines():
+        print(line)
+    if args.budget is not None:
+        fits = "within" if estimate.cost_usd <= args.budget else "over"
+        print(f"budget: ${args.budget:.4f} ({fits} budget at the estimate)")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pipelines.errors import JudgeRunFailed
+    from pipelines.judge.flow import check_budget
+    from storage.config_files import load_judge_config
+    from tracegrade.cli.execution import flow, flow_mode
+
+    config = load_judge_config(args.config)
+    check_budget(config, args.budget)
+    check_database(args.db)
+    dask = config.settings.execution.engine == "dask"
+    try:
+        with flow_mode(args.prefect or dask) as prefect, progress_bars():
+            if args.collect:
+                report = flow("judge_collect", prefect)(db=args.db, config=args.config)
+            else:
+                report = flow("judge_traces", prefect)(
+                    db=args.db, config=args.config, table=args.table, budget_usd=args.budget
+                )
+    except JudgeRunFailed as exc:
+        print(exc)
+        print(
+            "tracegrade: the judge run failed (see the report above); what was judged is "
+            "stored, and the next run retries only the failed or missing judgements",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    print(report.markdown)
+    return EXIT_OK
+
+
+def _judge(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check(args)
+    if args.db is None:
+        print("tracegrade: judge needs --db FILE (except with --check)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.dry_run:
+        return _dry_run(args)
+    return _run(args)
+
+
+def add_judge_command(commands: Any) -> None:
+    """Register `tracegrade judge` on the CLI's subcommands."""
+    judge = commands.add_parser(
+        "judge",
+        help="judge answers with LLM metrics (configs/evaluator.toml) into DuckDB",
+        description="Judge the stored traces' answers (task.objective, outcome.result_summary) "
+        "or a table of id, user_query, submission. Re-runs reuse stored judgements.",
+    )
+    judge.add_argument("--db", metavar="FILE", help="the DuckDB file (created when missing)")
+    judge.add_argument(
+        "--config", default=_DEFAULT_CONFIG, metavar="FILE", help=f"default {_DEFAULT_CONFIG}"
+    )
+    judge.add_argument(
+        "--table",
+        metavar="FILE",
+        help="judge a CSV/JSONL/Parquet table of id, user_query, submission",
+    )
+    judge.add_argument(
+        "--check", action="store_true", help="validate the configuration and API keys, call nothing"
+    )
+    judge.add_argument(
+        "--dry-run", action="store_true", help="print calls, tokens and cost; call nothing"
+    )
+    judge.add_argument(
+        "--budget", type=float, metavar="USD", help="stop starting calls once this much is spent"
+    )
+    judge.add_argument(
+        "--collect", action="store_true", help="collect open batches (batch mode); submit nothing"
+    )
+    add_prefect_flag(judge)
+    judge.set_defaults(handler=_judge)

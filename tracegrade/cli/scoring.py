@@ -1,0 +1,202 @@
+"""`tracegrade score`, `backfill`, `demo` and `sql`: trace exports in, scores in DuckDB out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK
+from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
+
+__all__ = ["add_scoring_commands"]
+
+DEMO_QUERIES = (
+    (
+        "Score quantiles and shareable rate per domain",
+        "SELECT task_domain, count(*) AS traces, round(median(score), 3) AS median_score,\n"
+        "       round(quantile_cont(score, 0.9), 3) AS p90, round(avg(shareable::INT), 3) AS shareable_rate\n"
+        "FROM latest_scores GROUP BY task_domain ORDER BY traces DESC;",
+    ),
+    (
+        "The ten most novel shareable traces",
+        "SELECT trace_id, agent_id, task_domain, round(novelty, 3) AS novelty, round(score, 3) AS score\n"
+        "FROM latest_scores WHERE shareable ORDER BY novelty DESC, trace_id LIMIT 10;",
+    ),
+    (
+        "Why rows were quarantined",
+        "SELECT rule, count(*) AS rows, any_value(reason) AS example\n"
+        "FROM quarantine GROUP BY rule ORDER BY rows DESC;",
+    ),
+)
+
+
+def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int:
+    from storage.config_files import load_confidence_config, load_settings
+    from tracegrade.cli.execution import flow, flow_mode
+
+    settings = load_settings(args.config)
+    load_confidence_config(args.confidence_config)
+    check_database(db)
+    with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
+        score_traces = flow("score_traces", prefect)
+        with progress_bars():
+            summary = score_traces(
+                list(paths),
+                db=db,
+                config=args.config,
+                no_embedder=args.no_embedder,
+                force=args.force,
+                judge_config=args.judge_config,
+                confidence_config=args.confidence_config,
+            )
+    print(summary.markdown)
+    if summary.nothing_scored:
+        print(
+            "tracegrade: nothing could be scored: every row or file was quarantined",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING_SCORED
+    return EXIT_OK
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    return _run_scoring(args, args.paths, args.db)
+
+
+def _cmd_backfill(args: argparse.Namespace) -> int:
+    from pipelines.backfill import chunk_bounds
+    from storage.config_files import load_settings
+    from tracegrade.cli.execution import flow, flow_mode
+
+    chunk_bounds(args.start, args.end, args.chunk_days)
+    settings = load_settings(args.config)
+    check_database(args.db)
+    with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
+        backfill = flow("backfill", prefect)
+        with progress_bars():
+            summary = backfill(
+                list(args.paths),
+                start=args.start,
+                end=args.end,
+                db=args.db,
+                config=args.config,
+                no_embedder=args.no_embedder,
+                chunk_days=args.chunk_days,
+            )
+    print(summary.markdown)
+    return EXIT_NOTHING_SCORED if summary.nothing_scored else EXIT_OK
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tracegrade.demo import write_demo_archive
+
+    folder = Path(args.dir)
+    archive = folder / "archive"
+    files = write_demo_archive(archive)
+    db = folder / "demo.duckdb"
+    print(f"Wrote a synthetic archive of {len(files)} daily exports to {archive}\n")
+    status = _run_scoring(args, [str(archive)], str(db))
+    print(f'Query the scores with SQL, for example: tracegrade sql --db {db} "<query>"\n')
+    for title, query in DEMO_QUERIES:
+        print(f"-- {title}\n{query}\n")
+    return status
+
+
+def _cmd_sql(args: argparse.Namespace) -> int:
+    import polars as pl
+
+    from storage.duckdb_store import DuckDBStore
+
+    check_database(args.db, must_exist=True)
+    with DuckDBStore(args.db, read_only=True) as store:
+        frame = store.sql(args.query)
+    with pl.Config(tbl_rows=args.rows, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
+        print(frame)
+    return EXIT_OK
+
+
+def _add_score(commands: Any) -> argparse.ArgumentParser:
+    score = commands.add_parser(
+        "score", help="score trace exports (files, folders, globs) into DuckDB"
+    )
+    score.add_argument("paths", nargs="+", metavar="PATH")
+    score.add_argument(
+        "--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)"
+    )
+    score.add_argument("--config", metavar="FILE", help="a TOML configuration file")
+    score.add_argument(
+        "--no-embedder", action="store_true", help="score with N = 0.5 (no embedding model)"
+    )
+    score.add_argument(
+        "--force", action="store_true", help="read files already in the ledger again"
+    )
+    score.set_defaults(handler=_cmd_score)
+    return score
+
+
+def _add_backfill(commands: Any) -> None:
+    backfill = commands.add_parser(
+        "backfill", help="score an archive in chronological chunks of event time (resumable)"
+    )
+    backfill.add_argument("paths", nargs="+", metavar="PATH")
+    backfill.add_argument("--start", required=True, type=_day, help="first UTC day (YYYY-MM-DD)")
+    backfill.add_argument("--end", required=True, type=_day, help="last UTC day, inclusive")
+    backfill.add_argument("--db", required=True, metavar="FILE")
+    backfill.add_argument("--config", metavar="FILE")
+    backfill.add_argument("--no-embedder", action="store_true")
+    backfill.add_argument("--chunk-days", type=int, default=1, help="days of event time per chunk")
+    add_prefect_flag(backfill)
+    backfill.set_defaults(handler=_cmd_backfill)
+
+
+def _add_demo(commands: Any) -> argparse.ArgumentParser:
+    demo = commands.add_parser(
+        "demo", help="generate a synthetic archive, score it, show example SQL"
+    )
+    demo.add_argument("--dir", default="tracegrade-demo", help="where the archive and database go")
+    demo.add_argument("--config", metavar="FILE")
+    demo.add_argument("--no-embedder", action="store_true")
+    demo.add_argument("--force", action="store_true")
+    demo.set_defaults(handler=_cmd_demo)
+    return demo
+
+
+def _add_sql(commands: Any) -> None:
+    sql = commands.add_parser("sql", help="run a read-only SQL query against a tracegrade database")
+    sql.add_argument("query")
+    sql.add_argument("--db", required=True, metavar="FILE")
+    sql.add_argument("--rows", type=int, default=40, help="rows to print")
+    sql.set_defaults(handler=_cmd_sql)
+
+
+def add_scoring_commands(commands: Any) -> None:
+    """Register score, backfill, demo and sql on the CLI's subcommands."""
+    score = _add_score(commands)
+    _add_backfill(commands)
+    demo = _add_demo(commands)
+    for command in (score, demo):
+        command.add_argument(
+            "--judge-config",
+            metavar="FILE",
+            help="judge the answers after scoring with this evaluator.toml (LLM calls, costs "
+            "money); without it the summary says the judge was skipped",
+        )
+        command.add_argument(
+            "--confidence-config",
+            metavar="FILE",
+            help="a confidence TOML file for the derived intervention levels (default settings "
+            "without it)",
+        )
+        add_prefect_flag(command)
+    _add_sql(commands)

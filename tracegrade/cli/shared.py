@@ -1,0 +1,52 @@
+"""What several commands share: the `--prefect` flag, the database check that runs before any
+work, and the progress bars."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["add_prefect_flag", "check_database", "progress_bars"]
+
+
+def add_prefect_flag(command: argparse.ArgumentParser) -> None:
+    """`--prefect`: run as Prefect flow runs even with no Prefect API configured."""
+    command.add_argument(
+        "--prefect",
+        action="store_true",
+        help="run as Prefect flow runs (task runs, artifacts); without PREFECT_API_URL a "
+        "temporary Prefect server is started for the run and stopped with it",
+    )
+
+
+def check_database(db: str, *, must_exist: bool = False) -> None:
+    """Fail before any work when `db` cannot be the run's database: a missing file where one
+    must exist, a folder, a file that is not a DuckDB database, or one another process holds.
+
+    Raises:
+        InputError: `must_exist` and the file does not exist.
+        StoreOpenError: the path is a folder or not a DuckDB database.
+        StoreLockedError: another process holds the file.
+    """
+    from storage.duckdb_store import DuckDBStore
+    from storage.errors import InputError
+
+    if must_exist and not Path(db).exists():
+        raise InputError(
+            f"database {db} does not exist; check the path, or create it with "
+            f"tracegrade score PATH --db {db}"
+        )
+    if Path(db).exists():
+        DuckDBStore(db, read_only=must_exist).close()
+
+
+@contextmanager
+def progress_bars() -> Iterator[None]:
+    """Progress of the block's long stages as bars on stderr."""
+    from pipelines.progress import progress_sink
+    from tracegrade.cli.progress import RichProgress
+
+    with RichProgress() as bars, progress_sink(bars):
+        yield

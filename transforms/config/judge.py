@@ -1,0 +1,221 @@
+"""`configs/evaluator.toml`: the tables of the judge's configuration, validated before any call
+(SPEC 4). `transforms.judge.resolve` turns them into metrics with every parameter decided;
+docs/judge.md shows a whole file.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from transforms.config._base import StrictModel as _Strict
+from transforms.judge.providers import parse_model
+
+__all__ = [
+    "BUILTIN_DEFAULTS",
+    "JudgeExecution",
+    "JudgeSettings",
+    "LLMDefault",
+    "MetricEntry",
+    "Price",
+    "RateLimit",
+    "RetryPolicy",
+]
+
+BUILTIN_DEFAULTS: dict[str, Any] = {
+    "model": "anthropic:claude-sonnet-4-5-20250929",
+    "temperature": 0.0,
+    "max_tokens": None,
+    "max_retries": 3,
+}
+"""The built-in defaults of seed FR-019."""
+
+
+class _LLMParams(_Strict):
+    model: str | None = None
+    """The judge model as "provider:model-name"."""
+    temperature: float | None = None
+    """Sampling temperature, >= 0."""
+    max_tokens: int | None = None
+    """Most output tokens per call, > 0; unset leaves the provider's default."""
+    max_retries: int | None = None
+    """Retries of a transient failure after the first attempt, >= 0."""
+
+    @field_validator("model")
+    @classmethod
+    def _model_form(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_model(value)
+        return value
+
+    @field_validator("temperature")
+    @classmethod
+    def _temperature(cls, value: float | None) -> float | None:
+        if value is not None and (value < 0 or not math.isfinite(value)):
+            raise ValueError(f"temperature {value} is negative; use a value >= 0.0, e.g. 0.0")
+        return value
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_tokens(cls, value: int | None) -> int | None:
+        if value is not None and value <= 0:
+            raise ValueError(
+                f"max_tokens {value} is not positive; use a whole number > 0, e.g. 1024, "
+                "or remove it to use the provider's default"
+            )
+        return value
+
+    @field_validator("max_retries")
+    @classmethod
+    def _max_retries(cls, value: int | None) -> int | None:
+        if value is not None and value < 0:
+            raise ValueError(f"max_retries {value} is negative; use 0 (no retry) or more")
+        return value
+
+
+class LLMDefault(_LLMParams):
+    """`[llm_default]`: LLM parameters every metric falls back to."""
+
+
+class MetricEntry(_LLMParams):
+    """One `[[metrics]]` element."""
+
+    name: str
+    """Class name (ClarityCoherence), snake_case alias (clarity_coherence) or "module:Class"."""
+    weight: float | None = None
+    """Weight in the overall score; all metrics have one, or none (equal weights)."""
+    system_instruction: str | None = None
+    """Replaces the metric's built-in prompt entirely."""
+
+    @field_validator("weight")
+    @classmethod
+    def _weight(cls, value: float | None) -> float | None:
+        if value is not None and (value < 0 or not math.isfinite(value)):
+            raise ValueError(f"weight {value} is negative; use a weight >= 0")
+        return value
+
+
+class RateLimit(_Strict):
+    """A per-provider limit shared by every call of a run."""
+
+    requests_per_minute: Annotated[float, Field(gt=0)] | None = None
+    """Most requests started per minute."""
+    tokens_per_minute: Annotated[float, Field(gt=0)] | None = None
+    """Most tokens (estimated input + output) per minute."""
+
+
+class RetryPolicy(_Strict):
+    """The one retry layer: exponential backoff with jitter, for transient errors only."""
+
+    base_delay_s: Annotated[float, Field(ge=0)] = 1.0
+    """Delay before the first retry; doubles at each further retry."""
+    max_delay_s: Annotated[float, Field(ge=0)] = 60.0
+    """Longest delay between two attempts (a longer Retry-After is still honoured)."""
+    jitter: Annotated[float, Field(ge=0, le=1)] = 0.5
+    """Random fraction added to or removed from each delay."""
+    timeout_s: Annotated[float, Field(gt=0)] = 120.0
+    """Deadline of one attempt; a call that exceeds it is a timeout (transient)."""
+    circuit_breaker: Annotated[int, Field(ge=1)] = 20
+    """Consecutive failed judgements (after retries) that stop the run."""
+
+
+class Price(_Strict):
+    """USD per million tokens of one model."""
+
+    input_per_mtok: Annotated[float, Field(ge=0)]
+    """Price of a million input tokens."""
+    output_per_mtok: Annotated[float, Field(ge=0)]
+    """Price of a million output tokens."""
+    batch_discount: Annotated[float, Field(ge=0, le=1)] = 0.5
+    """Fraction of the price paid in batch mode."""
+
+
+class JudgeInputs(_Strict):
+    """Which stored trace columns feed the judge."""
+
+    user_query: str = "objective"
+    """Column of the traces table holding the user query (task.objective)."""
+    submission: str = "result_summary"
+    """Column holding the submission (outcome.result_summary)."""
+
+
+class JudgeExecution(_Strict):
+    """`[execution]`: where a live run's calls are made (docs/judge.md, "Fanning out")."""
+
+    engine: Literal["local", "dask"] = "local"
+    """`local` makes every call in the flow's process; `dask` splits the submissions that need
+    calls into `shards` and judges each shard as a task on a Dask cluster (prefect-dask)."""
+    dask_address: Annotated[str, Field(min_length=1)] | None = None
+    """Scheduler of an existing Dask cluster ("tcp://host:8786"); none starts a local one."""
+    workers: int = 2
+    """Worker processes of the local cluster (ignored with `dask_address`)."""
+    shards: int | None = None
+    """Shards the submissions are split into; unset means one per worker. Each shard gets
+    1/shards of the rate limits, of max_concurrency and of --budget."""
+
+    @field_validator("workers", "shards")
+    @classmethod
+    def _positive(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"{value} is not a whole number >= 1; use 1 or more, e.g. 2")
+        return value
+
+    @model_validator(mode="after")
+    def _address_needs_dask(self) -> JudgeExecution:
+        if self.dask_address is not None and self.engine != "dask":
+            raise ValueError(
+                f"dask_address = {self.dask_address!r} is set but engine = {self.engine!r}; "
+                "set engine = 'dask' or remove dask_address"
+            )
+        return self
+
+    @property
+    def shard_count(self) -> int:
+        """`shards`, else `workers`."""
+        return self.shards if self.shards is not None else self.workers
+
+
+class JudgeSettings(_Strict):
+    """The whole file."""
+
+    default_model: str | None = None
+    """Default judge model (seed FR-016); the same as `[llm_default] model`."""
+    llm_default: LLMDefault = LLMDefault()
+    """Fallback LLM parameters."""
+    metrics: list[MetricEntry] | None = None
+    """The metrics; absent means the four built-ins with equal weights."""
+    mode: Literal["live", "batch"] = "live"
+    """live: direct requests; batch: the provider batch API (docs/judge.md)."""
+    max_concurrency: Annotated[int, Field(ge=1)] = 8
+    """Submissions judged at once."""
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
+    """Limits by provider name, e.g. [rate_limits.openai]."""
+    retry: RetryPolicy = RetryPolicy()
+    """Backoff, attempt timeout and circuit breaker."""
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Prices by model ("provider:model-name"), for --dry-run and --budget."""
+    estimated_output_tokens: Annotated[int, Field(gt=0)] = 200
+    """Output tokens assumed per call for cost estimates (capped by max_tokens)."""
+    inputs: JudgeInputs = JudgeInputs()
+    """Trace columns judged."""
+    execution: JudgeExecution = JudgeExecution()
+    """Local calls, or shards on a Dask cluster; never part of the config hash (where calls
+    run changes no judgement)."""
+
+    @model_validator(mode="after")
+    def _dask_is_live(self) -> JudgeSettings:
+        if self.execution.engine == "dask" and self.mode == "batch":
+            raise ValueError(
+                "[execution] engine = 'dask' fans out live calls, but mode = 'batch' hands the "
+                "requests to the provider's batch API; set engine = 'local' for batch mode"
+            )
+        return self
+
+    @field_validator("default_model")
+    @classmethod
+    def _default_model(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_model(value)
+        return value

@@ -1,0 +1,104 @@
+"""The run summary a person reads: counts, score quantiles per domain, shareable rate, timings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+__all__ = ["RunSummary", "build_summary"]
+
+_COUNT_LABELS = {
+    "files_read": "files read",
+    "files_skipped": "files skipped (already loaded)",
+    "files_quarantined": "files quarantined",
+    "rows_read": "rows read",
+    "rows_scored": "rows scored (valid)",
+    "rows_quarantined": "rows quarantined",
+    "rows_new": "new traces",
+    "rows_changed": "changed traces",
+    "rows_unchanged": "unchanged traces (kept)",
+    "rows_late": "late traces (older than traces already scored in their scope)",
+    "rows_rescored": "stored traces re-scored (a late or changed trace entered their novelty window)",
+    "rows_out_of_range": "rows outside the backfill's date range (left for another run)",
+    "chunks_scored": "backfill chunks scored",
+    "chunks_already_done": "backfill chunks already done (skipped)",
+    "texts_embedded": "texts embedded",
+    "texts_cached": "texts found in the embedding cache",
+    "confidence_traces": "traces given a confidence level (derived)",
+}
+
+
+@dataclass
+class RunSummary:
+    """What a run did, as numbers and as Markdown."""
+
+    run_id: str
+    status: str
+    counts: dict[str, int]
+    timings: dict[str, float]
+    domains: pl.DataFrame
+    rules: pl.DataFrame
+    markdown: str = field(default="")
+    levels: pl.DataFrame | None = None
+
+    @property
+    def nothing_scored(self) -> bool:
+        """True when the run had input but no valid trace in it."""
+        return self.counts.get("rows_scored", 0) == 0 and (
+            self.counts.get("rows_read", 0) > 0 or self.counts.get("files_quarantined", 0) > 0
+        )
+
+
+def _table(frame: pl.DataFrame) -> list[str]:
+    if frame.is_empty():
+        return ["(none)"]
+    header = "| " + " | ".join(frame.columns) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = [
+        "| " + " | ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row) + " |"
+        for row in frame.iter_rows()
+    ]
+    return [header, rule, *body]
+
+
+def build_summary(
+    run_id: str,
+    status: str,
+    counts: dict[str, int],
+    timings: dict[str, float],
+    scores: pl.DataFrame,
+    quarantine: pl.DataFrame,
+    levels: pl.DataFrame | None = None,
+) -> RunSummary:
+    """Summarise a run from the scores and quarantine rows it wrote, and the intervention
+    levels (level, traces) of its traces when given."""
+    domains = (
+        scores.group_by(pl.col("task_domain").fill_null("(none)").alias("domain"))
+        .agg(
+            traces=pl.len(),
+            p10=pl.col("score").quantile(0.1, "linear"),
+            median=pl.col("score").median(),
+            p90=pl.col("score").quantile(0.9, "linear"),
+            shareable=pl.col("shareable").mean(),
+        )
+        .sort("domain")
+    )
+    rules = quarantine.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
+    lines = [f"# tracegrade run {run_id}: {status}", "", "| count | value |", "|---|---|"]
+    lines += [
+        f"| {label} | {counts[key]:,} |" for key, label in _COUNT_LABELS.items() if key in counts
+    ]
+    shared = int(scores["shareable"].sum()) if scores.height else 0
+    rate = f"{shared / scores.height:.1%}" if scores.height else "n/a"
+    lines += ["", f"Shareable rate of the traces scored in this run: {rate}", ""]
+    lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
+    lines += ["## Quarantine by rule", "", *_table(rules), ""]
+    if levels is not None:
+        from transforms.confidence.report import level_table
+
+        lines += ["## Intervention levels (derived confidence)", "", *level_table(levels), ""]
+    lines += ["## Timings (seconds)", "", "| stage | seconds |", "|---|---|"]
+    lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in timings.items()]
+    markdown = "\n".join(lines) + "\n"
+    return RunSummary(run_id, status, counts, timings, domains, rules, markdown, levels)
