@@ -8,58 +8,28 @@ as GRACE prescribes; the result records that it fell back and why.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
-from pydantic_ai import ModelRequest
-from pydantic_ai.direct import model_request
 from pydantic_ai.models import Model
 
+from pipelines.judge.calls import text_reply
+from transforms.confidence.prompts import (
+    COVERAGE_PROMPT,
+    ERROR_CHARS,
+    EVAL_PROMPT,
+    FALLBACK_SCORE,
+    parse_score,
+)
 from transforms.config.confidence import LLMConfig
 
 __all__ = [
-    "COVERAGE_PROMPT",
-    "EVAL_PROMPT",
-    "FALLBACK_SCORE",
     "LLMFactor",
     "LLMSelfEvaluator",
     "QueryCoverageCalculator",
     "llm_factors",
-    "parse_score",
 ]
-
-FALLBACK_SCORE = 0.5
-"""GRACE's default when the call or the parsing fails."""
-
-EVAL_PROMPT = """Rate the answer below for accuracy, appropriateness and style as one number
-between 0.0 (unusable) and 1.0 (fully correct and well put). Reply with the number only.
-
-Question:
-{query}
-
-Answer:
-{answer}
-
-Sources the answer used:
-{sources}
-"""
-
-COVERAGE_PROMPT = """List to yourself the distinct points the question asks about, then rate how
-many of them the answer covers, as one number between 0.0 (none) and 1.0 (all). Reply with the
-number only.
-
-Question:
-{query}
-
-Answer:
-{answer}
-"""
-
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)")
-_ERROR_CHARS = 300
-
 
 @dataclass(frozen=True)
 class LLMFactor:
@@ -76,16 +46,6 @@ class LLMFactor:
     detail: str | None = None
 
 
-def parse_score(text: str | None) -> float | None:
-    """The first number in `text`, clamped to [0, 1]; None when there is none."""
-    if not text:
-        return None
-    match = _NUMBER.search(text)
-    if match is None:
-        return None
-    return min(max(float(match.group()), 0.0), 1.0)
-
-
 class _NumericRater:
     """Sends one prompt, reads one number back."""
 
@@ -96,19 +56,12 @@ class _NumericRater:
     def _ask(self, prompt: str) -> LLMFactor:
         try:
             # asyncio.run closes its loop; model_request_sync would leave one open per thread
-            response = asyncio.run(
-                model_request(
-                    self.model,
-                    [ModelRequest.user_text_prompt(prompt)],
-                    model_settings={"timeout": self.config.timeout_s},
-                )
-            )
+            text = asyncio.run(text_reply(self.model, prompt, timeout_s=self.config.timeout_s))
         except Exception as exc:  # any failure of the call counts as GRACE's fallback
-            return LLMFactor(FALLBACK_SCORE, True, f"{type(exc).__name__}: {exc}"[:_ERROR_CHARS])
-        text = response.text
+            return LLMFactor(FALLBACK_SCORE, True, f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
         score = parse_score(text)
         if score is None:
-            return LLMFactor(FALLBACK_SCORE, True, f"no number in reply: {text!r}"[:_ERROR_CHARS])
+            return LLMFactor(FALLBACK_SCORE, True, f"no number in reply: {text!r}"[:ERROR_CHARS])
         return LLMFactor(score, False)
 
 

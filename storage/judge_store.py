@@ -7,9 +7,8 @@ that determines it (docs/judge.md).
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,13 +20,11 @@ from storage.duckdb_store import DuckDBStore
 __all__ = [
     "DuckDBJudgeSink",
     "REUSABLE_STATUSES",
-    "cache_key",
     "insert_judged_rows",
     "close_batch",
     "open_batches",
     "put_batch",
     "reusable_results",
-    "score_key",
     "stored_score_keys",
     "write_judge_results",
     "write_judge_scores",
@@ -43,7 +40,6 @@ _RESULT_COLUMNS = [
     "item_id",
     "source",
     "metric",
-    "cache_key",
     "status",
     "score",
     "comment",
@@ -65,7 +61,6 @@ _SCORE_COLUMNS = [
     "run_seq",
     "item_id",
     "source",
-    "score_key",
     "status",
     "overall_score",
     "failed_metrics",
@@ -73,46 +68,6 @@ _SCORE_COLUMNS = [
     "config_hash",
     "judged_at",
 ]
-
-
-def _digest(payload: Any) -> str:
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def cache_key(
-    user_query: str,
-    submission: str,
-    metric: str,
-    metric_class: str,
-    prompt_version: str,
-    instruction: str,
-    model: str | None,
-    parameters: Mapping[str, Any],
-) -> str:
-    """Hash of everything that determines a judgement: texts, metric, prompt, model, parameters.
-
-    `parameters` holds temperature and max_tokens (not max_retries: retries do not change a
-    judgement, only whether one is obtained).
-    """
-    return _digest(
-        [
-            "judge-v1",
-            user_query,
-            submission,
-            metric,
-            metric_class,
-            prompt_version,
-            instruction,
-            model,
-            {k: parameters.get(k) for k in ("temperature", "max_tokens")},
-        ]
-    )
-
-
-def score_key(metric_keys: Sequence[str], weights: Sequence[float]) -> str:
-    """Key of an overall score: its metrics' cache keys and weights."""
-    return _digest(["overall-v1", list(metric_keys), [float(w) for w in weights]])
 
 
 def reusable_results(store: DuckDBStore, keys: Sequence[str]) -> pl.DataFrame:

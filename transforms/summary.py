@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from transforms.confidence.report import level_table
+
 __all__ = ["RunSummary", "build_summary"]
 
 _COUNT_LABELS = {
@@ -95,8 +97,6 @@ def build_summary(
     lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
     lines += ["## Quarantine by rule", "", *_table(rules), ""]
     if levels is not None:
-        from transforms.confidence.report import level_table
-
         lines += ["## Intervention levels (derived confidence)", "", *level_table(levels), ""]
     lines += ["## Timings (seconds)", "", "| stage | seconds |", "|---|---|"]
     lines += [f"| {stage} | {seconds:.2f} |" for stage, seconds in timings.items()]

@@ -57,6 +57,7 @@ __all__ = [
     "judge_call",
     "judgement_from",
     "judgement_request",
+    "text_reply",
 ]
 
 Status = Literal[
@@ -296,3 +297,14 @@ async def judge_call(
             break
     outcome.latency_ms = (time.perf_counter() - started) * 1000.0
     return outcome
+
+
+async def text_reply(model: Model | str, prompt: str, *, timeout_s: float) -> str | None:
+    """The text of one plain request with `prompt` (no retry: the caller decides what a
+    failure means; any error of the call propagates)."""
+    response = await model_request(
+        model,
+        [ModelRequest.user_text_prompt(prompt)],
+        model_settings=ModelSettings(timeout=timeout_s),
+    )
+    return response.text

@@ -16,6 +16,7 @@ from pipelines.judge.calls import ModelFactory, Outcome, default_model_factory, 
 from pipelines.judge.control import RunControl
 from pipelines.judge.results import JudgeRunResult
 from pipelines.progress import stage_progress
+from transforms.judge.keys import score_key
 from transforms.judge.plan import (
     JudgeSink,
     PlannedItem,
@@ -75,8 +76,6 @@ def overall_row(
     item: PlannedItem, rows: list[dict[str, Any]], identity: dict[str, Any]
 ) -> dict[str, Any]:
     """The overall score row of a submission whose every metric has a result."""
-    from storage.judge_store import score_key
-
     weights = [j.metric.weight for j in item.judgements]
     failed = [row["metric"] for row in rows if row["status"] != "ok"]
     key = score_key([f"{r['cache_key']}:{r['status']}" for r in rows], weights)

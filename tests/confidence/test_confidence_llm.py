@@ -8,12 +8,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from pipelines.confidence_llm import (
-    FALLBACK_SCORE,
-    LLMSelfEvaluator,
-    QueryCoverageCalculator,
-    parse_score,
-)
+from pipelines.confidence_llm import LLMSelfEvaluator, QueryCoverageCalculator
+from transforms.confidence.prompts import FALLBACK_SCORE, parse_score
 
 
 def replying(text: str, seen: list[str] | None = None) -> FunctionModel:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from transforms.judge.keys import cache_key
 from transforms.judge.metrics import LLMJudgeMetric
 from transforms.judge.resolve import JudgeConfig, ResolvedMetric
 
@@ -87,8 +88,6 @@ class PlannedItem:
 
 def plan_items(items: pl.DataFrame, config: JudgeConfig, sink: JudgeSink) -> list[PlannedItem]:
     """Every item with its judgements' cache keys and the stored results that can be reused."""
-    from storage.judge_store import cache_key
-
     planned: list[PlannedItem] = []
     for row in items.iter_rows(named=True):
         item = PlannedItem(str(row["item_id"]), row["user_query"] or "", row["submission"] or "")

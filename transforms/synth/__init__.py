@@ -1,0 +1,1 @@
+"""Synthetic KnowledgePulse traces at fleet scale, for the demo, tests and benchmarks."""
