@@ -182,7 +182,12 @@ def _read_parquet(path: Path) -> pl.DataFrame:
 
 def _rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
     """(rule, condition, reason) in the order they are checked; the first that holds wins."""
-    rules: list[tuple[str, pl.Expr, pl.Expr]] = [
+    return [*_key_rules(), *_count_rules(), *_value_rules()]
+
+
+def _key_rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """A row must say which trace and step it is."""
+    return [
         (
             "missing_trace_id",
             pl.col("trace_id").is_null() | (pl.col("trace_id").str.strip_chars() == ""),
@@ -194,6 +199,11 @@ def _rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
             pl.lit("step_index is missing; number the plan steps of a trace 0, 1, 2, ..."),
         ),
     ]
+
+
+def _count_rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """Counts are 0 or more, and no more tools succeed than were called."""
+    rules = []
     for name in _COUNTS:
         rules.append(
             (
@@ -213,6 +223,12 @@ def _rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
             ),
         )
     )
+    return rules
+
+
+def _value_rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """Factors lie in [0, 1], and a trace numbers each step once."""
+    rules = []
     for name in _UNIT:
         rules.append(
             (

@@ -204,6 +204,72 @@ async def _submit(
     return made
 
 
+class _BatchPlan:
+    """What a batch run does with each judgement: reuse, copy, take from a collected batch,
+    wait for an open one, score locally, or submit (within the budget)."""
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        identity: dict[str, Any],
+        result: JudgeRunResult,
+        fresh: dict[str, dict[str, Any]],
+        pending: set[str],
+        *,
+        submit: bool,
+        budget_usd: float | None,
+    ) -> None:
+        self.config, self.identity, self.result = config, identity, result
+        self.fresh, self.pending, self.submit, self.budget_usd = fresh, pending, submit, budget_usd
+        self.todo: list[tuple[PlannedItem, Any]] = []
+        self.submitting: set[str] = set()
+        self.local_rows: list[dict[str, Any]] = []
+        self.estimated = 0.0
+
+    def row(self, item: PlannedItem, judgement: PlannedJudgement) -> dict[str, Any] | None:
+        """The judgement's result row now, or None when it waits for a batch."""
+        identity = {**self.identity, "item_id": item.item_id}
+        if judgement.cached is not None:
+            self.result.cached += 1
+            if not judgement.copied:
+                return judgement.cached
+            copied = copied_row(judgement, identity)
+            self.local_rows.append(copied)
+            return copied
+        if judgement.cache_key in self.fresh:
+            return self.fresh[judgement.cache_key]
+        if judgement.cache_key in self.pending or not self.submit:
+            return None
+        if judgement.cache_key in self.submitting:
+            # The same texts are in this submission already: judged once, copied later.
+            return None
+        started = time.perf_counter()
+        outcome = local_outcome(item, judgement)
+        if outcome is not None:
+            outcome.latency_ms = outcome.latency_ms or (time.perf_counter() - started) * 1000.0
+            local = result_row(judgement, outcome, identity, None)
+            self.result.statuses[outcome.status] += 1
+            self.local_rows.append(local)
+            return local
+        self._submit_later(item, judgement)
+        return None
+
+    def _submit_later(self, item: PlannedItem, judgement: PlannedJudgement) -> None:
+        assert judgement.metric.model is not None
+        settings = self.config.settings
+        tokens = estimated_tokens(judgement.metric, item, settings.estimated_output_tokens)
+        cost = cost_usd(self.config, judgement.metric.model, *tokens, batch=True) or 0.0
+        if self.budget_usd is not None and self.estimated + cost > self.budget_usd:
+            self.result.stop_reason = (
+                f"budget of ${self.budget_usd:.4f} reached by estimate; the rest is left for "
+                "the next run"
+            )
+            return
+        self.estimated += cost
+        self.submitting.add(judgement.cache_key)
+        self.todo.append((item, judgement))
+
+
 async def run_batch(
     frame: pl.DataFrame,
     config: JudgeConfig,
@@ -220,73 +286,30 @@ async def run_batch(
     result = JudgeRunResult(batch=True)
     fresh = await collect_batches(config, sink, identity, factory, result)
     planned = plan_items(frame, config, sink)
-    pending = _pending_keys(sink)
+    plan = _BatchPlan(
+        config,
+        identity,
+        result,
+        fresh,
+        _pending_keys(sink),
+        submit=submit,
+        budget_usd=budget_usd,
+    )
     stored_keys = sink.stored_score_keys([item.item_id for item in planned])
-    todo: list[tuple[PlannedItem, Any]] = []
-    submitting: set[str] = set()
-    local_rows: list[dict[str, Any]] = []
     scores: list[dict[str, Any]] = []
-    estimated = 0.0
     result.submissions = len(planned)
     for item in planned:
-        rows: list[dict[str, Any] | None] = []
-        for judgement in item.judgements:
-            if judgement.cached is not None:
-                result.cached += 1
-                if judgement.copied:
-                    row = copied_row(judgement, {**identity, "item_id": item.item_id})
-                    local_rows.append(row)
-                    rows.append(row)
-                else:
-                    rows.append(judgement.cached)
-                continue
-            if judgement.cache_key in fresh:
-                rows.append(fresh[judgement.cache_key])
-                continue
-            if judgement.cache_key in pending or not submit:
-                rows.append(None)
-                continue
-            if judgement.cache_key in submitting:
-                # The same texts are in this submission already: judged once, copied later.
-                rows.append(None)
-                continue
-            started = time.perf_counter()
-            outcome = local_outcome(item, judgement)
-            if outcome is not None:
-                outcome.latency_ms = outcome.latency_ms or (time.perf_counter() - started) * 1000.0
-                row = result_row(judgement, outcome, {**identity, "item_id": item.item_id}, None)
-                result.statuses[outcome.status] += 1
-                local_rows.append(row)
-                rows.append(row)
-                continue
-            assert judgement.metric.model is not None
-            tokens = estimated_tokens(
-                judgement.metric, item, config.settings.estimated_output_tokens
-            )
-            cost = cost_usd(config, judgement.metric.model, *tokens, batch=True) or 0.0
-            if budget_usd is not None and estimated + cost > budget_usd:
-                result.stop_reason = f"budget of ${budget_usd:.4f} reached by estimate; the rest is left for the next run"
-                rows.append(None)
-                continue
-            estimated += cost
-            submitting.add(judgement.cache_key)
-            todo.append((item, judgement))
-            rows.append(None)
+        rows = [plan.row(item, judgement) for judgement in item.judgements]
         if any(row is None for row in rows):
             result.submissions_pending += 1
             continue
         score = overall_row(item, [row for row in rows if row is not None], identity)
         if stored_keys.get(item.item_id) != score["score_key"]:
             scores.append(score)
-        if score["status"] == "ok":
-            result.submissions_ok += 1
-        elif score["status"] == "invalid_input":
-            result.submissions_rejected += 1
-        else:
-            result.submissions_failed += 1
-    sink.write_results(local_rows)
+        result.tally(score["status"])
+    sink.write_results(plan.local_rows)
     sink.write_scores(scores)
-    result.calls = len(todo)
-    result.batches_submitted = await _submit(todo, config, sink, identity, factory)
+    result.calls = len(plan.todo)
+    result.batches_submitted = await _submit(plan.todo, config, sink, identity, factory)
     result.batches_pending += result.batches_submitted
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.judge.calls import ModelFactory, Outcome, default_model_factory, judge_call
@@ -146,79 +147,94 @@ def local_outcome(item: PlannedItem, judgement: PlannedJudgement) -> Outcome | N
     return Outcome("ok", scored.score, scored.comment, latency_ms=latency)
 
 
-async def _judge_item(
-    item: PlannedItem,
-    config: JudgeConfig,
-    control: RunControl,
-    writer: _Writer,
-    identity: dict[str, Any],
-    factory: ModelFactory,
-    stored_keys: dict[str, str],
-    result: JudgeRunResult,
-    shared: dict[str, asyncio.Future[Outcome | None]],
-) -> None:
-    rows: list[dict[str, Any]] = []
-    ident = {**identity, "item_id": item.item_id}
-    for judgement in item.judgements:
-        if judgement.cached is not None:
-            result.cached += 1
-            if judgement.copied:
-                row = copied_row(judgement, ident)
-                writer.add(result=row)
-                rows.append(row)
-            else:
-                rows.append(judgement.cached)
-            continue
+@dataclass
+class _LiveRun:
+    """What every submission of a live run shares: configuration, run control, the writer,
+    the stored score keys, the result, and the judgements in flight by cache key."""
+
+    config: JudgeConfig
+    control: RunControl
+    writer: _Writer
+    identity: dict[str, Any]
+    factory: ModelFactory
+    stored_keys: dict[str, str]
+    result: JudgeRunResult
+    shared: dict[str, asyncio.Future[Outcome | None]] = field(default_factory=dict)
+
+    async def judge_item(self, item: PlannedItem) -> None:
+        """Judge one submission's metrics in order, write each result, then its overall score;
+        stops (leaving the submission for the next run) when the run stopped."""
+        result = self.result
+        rows: list[dict[str, Any]] = []
+        ident = {**self.identity, "item_id": item.item_id}
+        for judgement in item.judgements:
+            if judgement.cached is not None:
+                result.cached += 1
+                if judgement.copied:
+                    row = copied_row(judgement, ident)
+                    self.writer.add(result=row)
+                    rows.append(row)
+                else:
+                    rows.append(judgement.cached)
+                continue
+            outcome = await self._outcome(item, judgement)
+            if outcome is None:
+                return
+            result.statuses[outcome.status] += 1
+            model = judgement.metric.model
+            cost = None
+            if model is not None:
+                tokens = (outcome.input_tokens, outcome.output_tokens)
+                cost = cost_usd(self.config, model, *tokens, batch=False)
+            row = result_row(judgement, outcome, ident, cost)
+            self.writer.add(result=row)
+            rows.append(row)
+            # Let the flush run before this submission's next call: at most one unwritten
+            # result per submission, the one in flight.
+            await asyncio.sleep(0)
+        score = overall_row(item, rows, self.identity)
+        if self.stored_keys.get(item.item_id) != score["score_key"]:
+            self.writer.add(score=score)
+        result.tally(score["status"])
+
+    async def _outcome(self, item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
+        """The judgement's outcome: local (no call), the identical one another submission is
+        judging, or called; None when the run stopped before it."""
         outcome = local_outcome(item, judgement)
-        if outcome is None and judgement.cache_key in shared:
+        if outcome is not None:
+            return outcome
+        if judgement.cache_key in self.shared:
             # Another submission of this run with the same texts is judging this already.
-            first = await shared[judgement.cache_key]
+            first = await self.shared[judgement.cache_key]
             if first is None:
-                return
-            outcome = Outcome(first.status, first.score, first.comment, first.error)
-            result.cached += 1
-        elif outcome is None:
-            if control.stop_reason is not None:
-                return
-            future: asyncio.Future[Outcome | None] = asyncio.get_running_loop().create_future()
-            shared[judgement.cache_key] = future
-            tokens_in, tokens_out = estimated_tokens(
-                judgement.metric, item, config.settings.estimated_output_tokens
+                return None
+            self.result.cached += 1
+            return Outcome(first.status, first.score, first.comment, first.error)
+        if self.control.stop_reason is not None:
+            return None
+        future: asyncio.Future[Outcome | None] = asyncio.get_running_loop().create_future()
+        self.shared[judgement.cache_key] = future
+        tokens_in, tokens_out = estimated_tokens(
+            judgement.metric, item, self.config.settings.estimated_output_tokens
+        )
+        called: Outcome | None = None
+        try:
+            called = await judge_call(
+                judgement.metric,
+                item.user_query,
+                item.submission,
+                factory=self.factory,
+                policy=self.config.settings.retry,
+                gate=self.control,
+                estimated_tokens=tokens_in + tokens_out,
             )
-            called: Outcome | None = None
-            try:
-                called = await judge_call(
-                    judgement.metric,
-                    item.user_query,
-                    item.submission,
-                    factory=factory,
-                    policy=config.settings.retry,
-                    gate=control,
-                    estimated_tokens=tokens_in + tokens_out,
-                )
-            finally:
-                future.set_result(called)
-            if called is None:
-                return
-            outcome = called
-            result.calls += 1
-            result.attempts += outcome.attempts
-            control.settled(outcome)
-        result.statuses[outcome.status] += 1
-        model = judgement.metric.model
-        cost = None
-        if model is not None:
-            cost = cost_usd(config, model, outcome.input_tokens, outcome.output_tokens, batch=False)
-        row = result_row(judgement, outcome, ident, cost)
-        writer.add(result=row)
-        rows.append(row)
-        # Let the flush run before this submission's next call: at most one unwritten result
-        # per submission, the one in flight.
-        await asyncio.sleep(0)
-    score = overall_row(item, rows, identity)
-    if stored_keys.get(item.item_id) != score["score_key"]:
-        writer.add(score=score)
-    result.tally(score["status"])
+        finally:
+            future.set_result(called)
+        if called is not None:
+            self.result.calls += 1
+            self.result.attempts += called.attempts
+            self.control.settled(called)
+        return called
 
 
 async def run_live(
@@ -238,24 +254,21 @@ async def run_live(
         control = RunControl(config, budget_usd, batch=False)
     writer = _Writer(sink)
     result = JudgeRunResult(submissions=len(items))
-    stored_keys = sink.stored_score_keys([item.item_id for item in items])
+    live = _LiveRun(
+        config,
+        control,
+        writer,
+        identity,
+        factory or default_model_factory,
+        sink.stored_score_keys([item.item_id for item in items]),
+        result,
+    )
     semaphore = asyncio.Semaphore(config.settings.max_concurrency)
     advance = stage_progress("judge", len(items))
-    shared: dict[str, asyncio.Future[Outcome | None]] = {}
 
     async def one(item: PlannedItem) -> None:
         async with semaphore:
-            await _judge_item(
-                item,
-                config,
-                control,
-                writer,
-                identity,
-                factory or default_model_factory,
-                stored_keys,
-                result,
-                shared,
-            )
+            await live.judge_item(item)
             advance(1)
 
     try:
