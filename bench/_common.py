@@ -1,7 +1,8 @@
-"""Shared pieces of the benchmarks: machine description, timing, data files, the report table.
+"""Shared pieces of the benchmarks: flags, timing, data files, the report table.
 
 Benchmarks print figures; they never assert on time. Every script prints its own figure and
-its baseline side by side, measured in the same run on the same machine.
+its baseline side by side, measured in the same run on the same machine (described by
+_machine, whose names are re-exported here).
 """
 
 from __future__ import annotations
@@ -9,16 +10,13 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
-import platform
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, TypeVar
+
+from _machine import MachineLoad, machine_info, print_machine, wait_for_quiet
 
 __all__ = [
     "add_common_args",
@@ -50,79 +48,11 @@ LONG_S = 10.0
 T = TypeVar("T")
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def _cpu_detail() -> str:
-    """Family/model, SIMD flags that matter for float32 math, and whether this is a VM guest."""
-    fields: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if key in ("cpu family", "model", "flags", "cpu MHz") and key not in fields:
-                fields[key] = value.strip()
-            if not line.strip() and fields:
-                break
-    except OSError:
-        return ""
-    flags = set(fields.get("flags", "").split())
-    simd = [name for name in ("avx2", "fma", "avx512f", "amx_tile") if name in flags]
-    guest = ", VM guest" if "hypervisor" in flags else ""
-    return (
-        f"family {fields.get('cpu family', '?')} model {fields.get('model', '?')}, "
-        f"{float(fields.get('cpu MHz', 'nan')):.0f} MHz, {'+'.join(simd) or 'no AVX2'}{guest}"
-    )
-
-
-def _ram_gib() -> float:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) / 1024**2
-    except OSError:
-        pass
-    return float("nan")
-
-
-def _version(package: str) -> str:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "not installed"
-
-
-def machine_info() -> dict[str, Any]:
-    """CPU model, cores, RAM, Python and library versions of this machine."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {
-        "cpu": _cpu_model(),
-        "cpu_detail": _cpu_detail(),
-        "cores": os.cpu_count(),
-        "cores_usable": usable,
-        "ram_gib": round(_ram_gib(), 1),
-        "python": platform.python_version(),
-        "numpy": _version("numpy"),
-        "polars": _version("polars"),
-        "pyarrow": _version("pyarrow"),
-        "duckdb": _version("duckdb"),
-        "torch": _version("torch"),
-        "sentence-transformers": _version("sentence-transformers"),
-        "date": date.today().isoformat(),
-    }
-
-
 def add_common_args(parser: argparse.ArgumentParser) -> None:
     """Flags every benchmark takes."""
     parser.add_argument(
-        "--no-wait", action="store_true",
+        "--no-wait",
+        action="store_true",
         help="start at once instead of waiting until other processes leave the CPU idle",
     )
 
@@ -152,75 +82,6 @@ def end(info: dict[str, Any], load: MachineLoad) -> None:
     print(f"CPU used by other processes during the run: {share:.0%}{note}")
 
 
-def print_machine(title: str) -> dict[str, Any]:
-    """Print the benchmark title and the machine it runs on; returns the machine info."""
-    info = machine_info()
-    print(f"== {title}")
-    print(
-        f"machine: {info['cpu']} ({info['cpu_detail']}), {info['cores']} cores ({info['cores_usable']} usable), "
-        f"{info['ram_gib']} GiB RAM"
-    )
-    print(
-        f"python {info['python']}, numpy {info['numpy']}, polars {info['polars']}, "
-        f"pyarrow {info['pyarrow']}, duckdb {info['duckdb']}, torch {info['torch']}, "
-        f"sentence-transformers {info['sentence-transformers']}"
-    )
-    print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
-    print()
-    sys.stdout.flush()
-    return info
-
-
-def _busy_jiffies() -> tuple[float, float]:
-    """(busy, total) CPU time of the whole machine so far, in seconds."""
-    fields = [float(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)
-    tick = os.sysconf("SC_CLK_TCK")
-    return (sum(fields[:8]) - idle) / tick, sum(fields[:8]) / tick
-
-
-class MachineLoad:
-    """CPU used by other processes while a benchmark ran: a measure of how clean the figures are.
-
-    Our own CPU time (this process and its waited-for children) is subtracted from the
-    machine's busy time; what is left was spent by someone else.
-    """
-
-    def __init__(self) -> None:
-        self._start = _busy_jiffies()
-        self._own = self._own_cpu()
-        self._wall = time.perf_counter()
-
-    @staticmethod
-    def _own_cpu() -> float:
-        t = os.times()
-        return t.user + t.system + t.children_user + t.children_system
-
-    def others_share(self) -> float:
-        """Share of the machine's CPU capacity used by other processes since construction."""
-        busy, _total = _busy_jiffies()
-        cores = os.cpu_count() or 1
-        wall = time.perf_counter() - self._wall
-        others = (busy - self._start[0]) - (self._own_cpu() - self._own)
-        return max(0.0, others) / (wall * cores) if wall > 0 else 0.0
-
-
-def wait_for_quiet(limit_s: float = 900.0, threshold: float = 0.15) -> float:
-    """Wait (up to limit_s) until other processes use under `threshold` of the CPU for 5 s.
-
-    Returns the share measured last. Benchmarks on a shared machine are otherwise noise.
-    """
-    deadline = time.monotonic() + limit_s
-    while True:
-        probe = MachineLoad()
-        time.sleep(5.0)
-        share = probe.others_share()
-        if share < threshold or time.monotonic() > deadline:
-            print(f"machine load by other processes before start: {share:.0%} of CPU")
-            return share
-        print(f"waiting: other processes use {share:.0%} of the CPU", flush=True)
-
-
 @dataclass
 class Timing:
     """Seconds of the best repetition, how many ran, and the last result."""
@@ -236,8 +97,13 @@ class Timing:
         return f"best of {self.repetitions}" if self.repetitions > 1 else "single run"
 
 
-def timed(fn: Callable[[], T], *, repetitions: int = 3, long_s: float = LONG_S,
-          setup: Callable[[], None] | None = None) -> Timing:
+def timed(
+    fn: Callable[[], T],
+    *,
+    repetitions: int = 3,
+    long_s: float = LONG_S,
+    setup: Callable[[], None] | None = None,
+) -> Timing:
     """Time `fn` with perf_counter: best of `repetitions`, or one run when it takes >= long_s.
 
     `setup` runs untimed before every repetition.
@@ -365,8 +231,14 @@ def print_table(rows: list[Check]) -> None:
     """Print the checks as an aligned table with PASS/MISS."""
     header = ("figure", "tracegrade", "baseline", "ratio", "target", "result")
     cells = [header] + [
-        (r.name, r.ours, r.baseline, r.ratio, r.target,
-         "-" if r.passed is None else ("PASS" if r.passed else "MISS"))
+        (
+            r.name,
+            r.ours,
+            r.baseline,
+            r.ratio,
+            r.target,
+            "-" if r.passed is None else ("PASS" if r.passed else "MISS"),
+        )
         for r in rows
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]

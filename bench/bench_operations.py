@@ -107,18 +107,12 @@ def breakdown(frame: pl.DataFrame) -> dict[str, float]:
     return parts
 
 
-def main() -> None:
-    args = bench_args(__doc__.splitlines()[0], n_default=100_000, unit="eval cases")
-
-    info, load = begin("bench_operations: operation scorers, vectorized vs per-case Python", args)
-    print(f"polars threads: {pl.thread_pool_size()}")
-    started = time.perf_counter()
-    rows = synthetic_case_rows(args.n, args.seed)
-    frame = pl.DataFrame(rows, schema=CASE_SCHEMA)
+def case_sizes(frame: pl.DataFrame) -> dict[str, int]:
+    """How much the cases hold: blocks, operations, patterns and distinct regexes."""
     patterns = frame.select(pl.col("expected_patterns").explode().struct.unnest()).drop_nulls(
         "pattern"
     )
-    sizes = {
+    return {
         "blocks": int(frame["original_blocks"].list.len().sum()),
         "expected operations": int(frame["expected_operations"].list.len().sum()),
         "actual operations": int(frame["actual_operations"].list.len().sum()),
@@ -127,6 +121,34 @@ def main() -> None:
             pl.struct("pattern", "case_insensitive").n_unique()
         ).item(),
     }
+
+
+def report_rows(compared: Comparison, differing: dict[str, int]) -> list[Check]:
+    """The report table: throughput and wall time, then the rows on which the sides differ."""
+    labels = {
+        "case rows": "case rows that differ",
+        "scores": "scores or pass/fail that differ",
+        "details": "details that differ",
+    }
+    return [
+        compared.throughput_check("cases", TARGET_RATIO),
+        compared.wall_time_check(),
+        *(
+            Check(label, f"{differing[key]:,}", "", "", "0", differing[key] == 0)
+            for key, label in labels.items()
+        ),
+    ]
+
+
+def main() -> None:
+    args = bench_args(__doc__.splitlines()[0], n_default=100_000, unit="eval cases")
+
+    info, load = begin("bench_operations: operation scorers, vectorized vs per-case Python", args)
+    print(f"polars threads: {pl.thread_pool_size()}")
+    started = time.perf_counter()
+    rows = synthetic_case_rows(args.n, args.seed)
+    frame = pl.DataFrame(rows, schema=CASE_SCHEMA)
+    sizes = case_sizes(frame)
     print(
         f"data: {args.n:,} generated cases (seed {args.seed}) in {time.perf_counter() - started:.1f} s: "
         + ", ".join(f"{value:,} {name}" for name, value in sizes.items())
@@ -141,36 +163,7 @@ def main() -> None:
     differing = differences(ours.result.cases, ours.result.scores, base.result)
 
     print(f"{compared.timings('cases')}\n")
-    print_table(
-        [
-            compared.throughput_check("cases", TARGET_RATIO),
-            compared.wall_time_check(),
-            Check(
-                "case rows that differ",
-                f"{differing['case rows']:,}",
-                "",
-                "",
-                "0",
-                differing["case rows"] == 0,
-            ),
-            Check(
-                "scores or pass/fail that differ",
-                f"{differing['scores']:,}",
-                "",
-                "",
-                "0",
-                differing["scores"] == 0,
-            ),
-            Check(
-                "details that differ",
-                f"{differing['details']:,}",
-                "",
-                "",
-                "0",
-                differing["details"] == 0,
-            ),
-        ]
-    )
+    print_table(report_rows(compared, differing))
     parts = breakdown(frame)
     print("where the vectorized time goes (each stage alone, best of 3):")
     for name, seconds in parts.items():

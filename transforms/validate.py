@@ -74,41 +74,72 @@ def _first_step(flags: str) -> pl.Expr:
     return pl.col(flags).list.arg_max()
 
 
+def _missing_id_reason() -> pl.Expr:
+    """Why a trace has no usable id: missing, or empty (only whitespace)."""
+    return (
+        pl.when(pl.col("trace_id").is_null())
+        .then(pl.lit("id is missing; every trace needs a unique id such as kp:trace:<uuid>"))
+        .otherwise(pl.lit("id is empty; every trace needs a unique id such as kp:trace:<uuid>"))
+    )
+
+
+def _created_at_reason() -> pl.Expr:
+    """Why `created_at` is unusable: missing, or the raw text is not ISO-8601."""
+    raw = pl.col("created_at_raw")
+    return (
+        pl.when(raw.is_null())
+        .then(
+            pl.lit(f"metadata.created_at is missing; expected a timestamp such as {_ISO_EXAMPLE}")
+        )
+        .otherwise(
+            pl.format(
+                "metadata.created_at '{}' is not an ISO-8601 timestamp; expected e.g. "
+                + _ISO_EXAMPLE,
+                _shortened(raw),
+            )
+        )
+    )
+
+
+def _confidence_reason() -> pl.Expr:
+    """Why the confidence is unusable: missing, or not a number in [0, 1]."""
+    confidence = pl.col("confidence")
+    return (
+        pl.when(confidence.is_null())
+        .then(pl.lit("outcome.confidence is missing; expected a number in [0, 1]"))
+        .otherwise(pl.format("outcome.confidence is {}, expected a number in [0, 1]", confidence))
+    )
+
+
+def _step_type_reason() -> pl.Expr:
+    """Which step first has no type or an unknown one, and what it has."""
+    type_index = _first_step(_BAD_TYPE)
+    step_type = pl.col("steps").list.get(type_index, null_on_oob=True).struct.field("type")
+    return (
+        pl.when(step_type.is_null())
+        .then(pl.format("step {} has no type, expected one of " + _TYPES_TEXT, type_index + 1))
+        .otherwise(
+            pl.format(
+                "step {} has type '{}', expected one of " + _TYPES_TEXT,
+                type_index + 1,
+                _shortened(step_type),
+            )
+        )
+    )
+
+
 def _rule_checks() -> list[tuple[str, pl.Expr, pl.Expr]]:
     """(rule, broken, reason) per rule in order; the first, "read", takes `read_rule`."""
     trace_id = pl.col("trace_id")
-    raw = pl.col("created_at_raw")
     confidence = pl.col("confidence")
-    type_index = _first_step(_BAD_TYPE)
-    step_type = pl.col("steps").list.get(type_index, null_on_oob=True).struct.field("type")
     return [
         ("read", pl.col("read_rule").is_not_null(), pl.col("read_reason")),
         (
             "missing_id",
             trace_id.is_null() | (trace_id.str.strip_chars() == ""),
-            pl.when(trace_id.is_null())
-            .then(pl.lit("id is missing; every trace needs a unique id such as kp:trace:<uuid>"))
-            .otherwise(
-                pl.lit("id is empty; every trace needs a unique id such as kp:trace:<uuid>")
-            ),
+            _missing_id_reason(),
         ),
-        (
-            "invalid_created_at",
-            pl.col("created_at").is_null(),
-            pl.when(raw.is_null())
-            .then(
-                pl.lit(
-                    f"metadata.created_at is missing; expected a timestamp such as {_ISO_EXAMPLE}"
-                )
-            )
-            .otherwise(
-                pl.format(
-                    "metadata.created_at '{}' is not an ISO-8601 timestamp; expected e.g. "
-                    + _ISO_EXAMPLE,
-                    _shortened(raw),
-                )
-            ),
-        ),
+        ("invalid_created_at", pl.col("created_at").is_null(), _created_at_reason()),
         (
             "missing_success",
             pl.col("success").is_null(),
@@ -117,30 +148,14 @@ def _rule_checks() -> list[tuple[str, pl.Expr, pl.Expr]]:
         (
             "invalid_confidence",
             confidence.is_null() | confidence.is_nan() | (confidence < 0) | (confidence > 1),
-            pl.when(confidence.is_null())
-            .then(pl.lit("outcome.confidence is missing; expected a number in [0, 1]"))
-            .otherwise(
-                pl.format("outcome.confidence is {}, expected a number in [0, 1]", confidence)
-            ),
+            _confidence_reason(),
         ),
         (
             "missing_objective",
             pl.col("objective").is_null(),
             pl.lit("task.objective is missing; expected a string (an empty string is allowed)"),
         ),
-        (
-            "unknown_step_type",
-            pl.col(_BAD_TYPE).list.any(),
-            pl.when(step_type.is_null())
-            .then(pl.format("step {} has no type, expected one of " + _TYPES_TEXT, type_index + 1))
-            .otherwise(
-                pl.format(
-                    "step {} has type '{}', expected one of " + _TYPES_TEXT,
-                    type_index + 1,
-                    _shortened(step_type),
-                )
-            ),
-        ),
+        ("unknown_step_type", pl.col(_BAD_TYPE).list.any(), _step_type_reason()),
         (
             "tool_without_name",
             pl.col(_NAMELESS_TOOL).list.any(),

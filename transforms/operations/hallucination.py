@@ -55,25 +55,38 @@ def _expected_on(prepared: PreparedCases, blocks: pl.DataFrame, *types: str) -> 
     return pl.Series(count_in(keys, key_array(targeted, prepared.block_key())) > 0)
 
 
-def anti_hallucination(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
-    """case_idx, score (1 when no check fails, else 0) and details (JSON)."""
+def _unexpected_deletions(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
+    """Original blocks deleted although no expected operation deletes them."""
     blocks = simulation.blocks
-    deletions = blocks.filter(pl.col("deleted") & ~_expected_on(prepared, blocks, "delete"))
+    return blocks.filter(pl.col("deleted") & ~_expected_on(prepared, blocks, "delete"))
+
+
+def _unspecified_changes(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
+    """Surviving original blocks whose content changed although no expected operation changes it."""
+    blocks = simulation.blocks
     edited = blocks.filter(pl.col("edited") & ~pl.col("deleted"))
-    changes = edited.filter(
+    return edited.filter(
         (pl.col("result") != pl.col("content"))
         & ~_expected_on(prepared, edited, "update", "replace", "delete")
     )
-    new_blocks = _new_blocks(prepared, simulation)
-    cases = prepared.cases
 
-    def per_case(frame: pl.DataFrame) -> pl.Series:
-        return pl.Series(np.bincount(frame[_CASE].to_numpy(), minlength=cases.height) == 0)
 
-    frame = cases.select(_CASE).with_columns(
-        _no_new=per_case(new_blocks),
-        _no_deleted=per_case(deletions),
-        _only_specified=per_case(changes),
+def _none_per_case(frame: pl.DataFrame, n_cases: int) -> pl.Series:
+    """Whether each case has no row in `frame`."""
+    return pl.Series(np.bincount(frame[_CASE].to_numpy(), minlength=n_cases) == 0)
+
+
+def _checks(
+    cases: pl.DataFrame,
+    new_blocks: pl.DataFrame,
+    deletions: pl.DataFrame,
+    changes: pl.DataFrame,
+) -> pl.DataFrame:
+    """case_idx, whether each check holds and, per check, the JSON items that broke it."""
+    return cases.select(_CASE).with_columns(
+        _no_new=_none_per_case(new_blocks, cases.height),
+        _no_deleted=_none_per_case(deletions, cases.height),
+        _only_specified=_none_per_case(changes, cases.height),
         _new=json_items(
             cases,
             new_blocks,
@@ -102,6 +115,16 @@ def anti_hallucination(prepared: PreparedCases, simulation: Simulation) -> pl.Da
                 result=pl.col("result"),
             ),
         ),
+    )
+
+
+def anti_hallucination(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame:
+    """case_idx, score (1 when no check fails, else 0) and details (JSON)."""
+    frame = _checks(
+        prepared.cases,
+        _new_blocks(prepared, simulation),
+        _unexpected_deletions(prepared, simulation),
+        _unspecified_changes(prepared, simulation),
     )
     clean = pl.col("_no_new") & pl.col("_no_deleted") & pl.col("_only_specified")
     return frame.select(

@@ -229,14 +229,13 @@ def _pattern_errors(patterns: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([patterns.filter(c).select(_error(2, "pat_pos", m)) for c, m in checks])
 
 
-def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
-    """Explode a frame of eval cases (CASE_SCHEMA columns) into the long frames scorers use."""
-    indexed = cases.with_row_index(_CASE)
+def _summary(indexed: pl.DataFrame) -> pl.DataFrame:
+    """The `cases` frame of PreparedCases: ids, durations, list lengths and block offsets."""
 
     def count(column: str) -> pl.Expr:
         return pl.col(column).list.len().fill_null(0).cast(pl.Int64)
 
-    summary = indexed.select(
+    return indexed.select(
         _CASE,
         "case_id",
         "duration_ms",
@@ -245,13 +244,16 @@ def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
         n_actual=count("actual_operations"),
         n_patterns=count("expected_patterns"),
     ).with_columns(block_offset=pl.col("n_blocks").cum_sum() - pl.col("n_blocks"))
-    stride = largest(summary["n_blocks"]) + 1
-    blocks = _long(indexed, "original_blocks", "block_pos").rename({"id": "block_id"})
-    blocks = blocks.with_columns(pl.col("content").fill_null(""))
-    expected = _long(indexed, "expected_operations", "op_pos")
-    actual = _long(indexed, "actual_operations", "op_pos")
-    patterns = _long(indexed, "expected_patterns", "pat_pos")
 
+
+def _with_targets(
+    blocks: pl.DataFrame, expected: pl.DataFrame, actual: pl.DataFrame, summary: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame, Ints, Ints]:
+    """The expected and actual operations with their targets resolved.
+
+    Also returns, per distinct (case, block id), the row of its first block and how many blocks
+    carry it, since a repeated id is an input error.
+    """
     block_ids, expected_ids, actual_ids = _codes(
         blocks["block_id"], expected["target_block_id"], actual["target_block_id"]
     )
@@ -265,11 +267,25 @@ def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
     keep = unique_keys != NO_KEY
     unique_keys, first_rows, times = unique_keys[keep], first_rows[keep], times[keep]
     first = (unique_keys, first_rows)
-    expected = _resolve(expected, expected_ids, block_keys, first, width, summary)
-    actual = _resolve(actual, actual_ids, block_keys, first, width, summary)
+    return (
+        _resolve(expected, expected_ids, block_keys, first, width, summary),
+        _resolve(actual, actual_ids, block_keys, first, width, summary),
+        first_rows,
+        times,
+    )
 
+
+def _with_pages(
+    blocks: pl.DataFrame, patterns: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """Blocks and patterns with their page columns, and the page stride.
+
+    Blocks gain page_code; patterns gain page_code, page_known and regex, with
+    case_insensitive read as False when null.
+    """
     block_pages, pattern_pages = _codes(blocks["page"], patterns["page"])
     pages = int(max(block_pages.max(initial=0), pattern_pages.max(initial=0))) + 1
+    case = blocks[_CASE].to_numpy().astype(np.int64)
     page_keys = np.where(block_pages >= 0, case * pages + block_pages, NO_KEY)
     pattern_case = patterns[_CASE].to_numpy().astype(np.int64)
     known = np.isin(pattern_case * pages + pattern_pages, page_keys) & (pattern_pages >= 0)
@@ -282,10 +298,14 @@ def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
         .then(pl.lit("(?i)") + pl.col("pattern"))
         .otherwise(pl.col("pattern")),
     )
+    return blocks, patterns, pages
 
+
+def _block_errors(blocks: pl.DataFrame, first_rows: Ints, times: Ints) -> pl.DataFrame:
+    """Input errors of the original blocks: blocks without an id, then repeated ids."""
     repeated_rows = first_rows[times > 1]
     repeated = blocks[repeated_rows].with_columns(times=pl.Series(times[times > 1]))
-    errors = pl.concat(
+    return pl.concat(
         [
             blocks.filter(pl.col("block_id").is_null()).select(
                 _error(
@@ -304,6 +324,27 @@ def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
                     ),
                 )
             ),
+        ]
+    )
+
+
+def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
+    """Explode a frame of eval cases (CASE_SCHEMA columns) into the long frames scorers use."""
+    indexed = cases.with_row_index(_CASE)
+    summary = _summary(indexed)
+    stride = largest(summary["n_blocks"]) + 1
+    blocks = _long(indexed, "original_blocks", "block_pos").rename({"id": "block_id"})
+    blocks = blocks.with_columns(pl.col("content").fill_null(""))
+    expected, actual, first_rows, times = _with_targets(
+        blocks,
+        _long(indexed, "expected_operations", "op_pos"),
+        _long(indexed, "actual_operations", "op_pos"),
+        summary,
+    )
+    blocks, patterns, pages = _with_pages(blocks, _long(indexed, "expected_patterns", "pat_pos"))
+    errors = pl.concat(
+        [
+            _block_errors(blocks, first_rows, times),
             _expected_errors(expected, summary),
             _pattern_errors(patterns),
         ]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import zip_longest
 from typing import Any
 
+from transforms.operations._reference_errors import input_errors
 from transforms.operations.model import DEFAULT_POSITION, OPERATION_TYPES, POSITIONS
 
 __all__ = ["reference_case", "reference_score_cases"]
@@ -267,69 +268,6 @@ def _hallucination(
     }
 
 
-def _input_errors(
-    blocks: list[Mapping[str, Any]],
-    expected: list[Op],
-    patterns: list[Mapping[str, Any]],
-    invalid: dict[int, str],
-) -> list[str]:
-    errors = []
-    counts = Counter(b.get("id") for b in blocks if b.get("id") is not None)
-    reported = set()
-    for pos, b in enumerate(blocks):
-        if b.get("id") is None:
-            errors.append(f"original block {pos} has no id")
-        elif counts[b["id"]] > 1 and b["id"] not in reported:
-            reported.add(b["id"])
-            errors.append(
-                f"block id '{b['id']}' appears {counts[b['id']]} times in original_blocks; block ids must be unique within a case"
-            )
-    types = ", ".join(OPERATION_TYPES)
-    for e in expected:
-        name = f"expected operation {e['index']}"
-        if e["type"] is None:
-            errors.append(f"{name} has no type; use one of {types}")
-        elif e["type"] not in OPERATION_TYPES:
-            errors.append(f"{name} has type '{e['type']}'; use one of {types}")
-        if e["type"] == "insert" and e["position"] is not None and e["position"] not in POSITIONS:
-            errors.append(
-                f"{name} has position '{e['position']}'; use before or after (or leave it out for after)"
-            )
-        has_id, has_index = e["target_block_id"] is not None, e["target_index"] is not None
-        if not has_id and not has_index:
-            errors.append(f"{name} has neither target_block_id nor target_index")
-        if not has_id and has_index and not 0 <= e["target_index"] < len(blocks):
-            errors.append(
-                f"{name} has target_index {e['target_index']}, outside the {len(blocks)} original blocks"
-            )
-        if has_id and e["target_pos"] is None:
-            errors.append(
-                f"{name} targets block '{e['target_block_id']}', which is not among the original blocks"
-            )
-        if (
-            has_id
-            and has_index
-            and e["target_pos"] is not None
-            and e["target_index"] != e["target_pos"]
-        ):
-            errors.append(
-                f"{name} targets block '{e['target_block_id']}' at index {e['target_pos']} but gives target_index {e['target_index']}"
-            )
-    pages = {b.get("page") for b in blocks}
-    for k, p in enumerate(patterns):
-        if p.get("pattern") is None:
-            errors.append(f"expected pattern {k} has no pattern")
-        if p.get("page") is not None and p["page"] not in pages:
-            errors.append(
-                f"expected pattern {k} names page '{p['page']}', which no original block is on"
-            )
-        if k in invalid:
-            errors.append(
-                f"expected pattern {k} ('{p['pattern']}') is not a valid regular expression: {invalid[k]}"
-            )
-    return errors
-
-
 def reference_case(
     row: Mapping[str, Any],
 ) -> tuple[dict[str, tuple[float, dict[str, Any]]], list[str]]:
@@ -363,7 +301,7 @@ def reference_case(
         ),
         "anti-hallucination": _hallucination(blocks, expected, actual, failures, doc),
     }
-    return scores, _input_errors(blocks, expected, patterns, invalid)
+    return scores, input_errors(blocks, expected, patterns, invalid)
 
 
 def reference_score_cases(

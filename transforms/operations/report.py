@@ -139,6 +139,77 @@ def _section(kind: str | None, failing: list[tuple[str, dict[str, Any]]]) -> lis
     return _table(["case", "details"], rows[:EXAMPLES])
 
 
+def _count_lines(
+    counts: dict[str, int], cases: pl.DataFrame, passed: int, errors: int
+) -> list[str]:
+    """The counts table, then the pass rate and mean weighted average."""
+    total = cases.height
+    lines = _table(
+        ["count", "value"],
+        [[label, f"{counts[key]:,}"] for key, label in _COUNT_LABELS.items() if key in counts]
+        + [
+            ["cases passed", f"{passed:,}"],
+            ["cases failed", f"{total - passed:,}"],
+            ["cases with input errors (failed)", f"{errors:,}"],
+        ],
+    )
+    rate = f"{passed / total:.1%}" if total else "n/a"
+    mean = f"{_mean(cases['weighted_average']):.4f}" if total else "n/a"
+    return [*lines, "", f"Pass rate: {rate}; mean weighted average: {mean}"]
+
+
+def _scorer_lines(config: OperationsConfig, scores: pl.DataFrame) -> list[str]:
+    """The scorer summary table: weight, threshold, mean score, passed and failed per scorer."""
+    summary = []
+    for entry in config.entries:
+        rows = scores.filter(pl.col("scorer") == entry["name"])
+        summary.append(
+            [
+                entry["name"],
+                entry["weight"],
+                entry["threshold"],
+                f"{_mean(rows['score']):.4f}" if rows.height else "n/a",
+                int(rows["passed"].sum()) if rows.height else 0,
+                int((~rows["passed"]).sum()) if rows.height else 0,
+            ]
+        )
+    return _table(["scorer", "weight", "threshold", "mean score", "passed", "failed"], summary)
+
+
+def _failing_lines(config: OperationsConfig, scores: pl.DataFrame) -> list[str]:
+    """Per scorer with failing cases: how many, what to check, and its reasons section."""
+    lines: list[str] = []
+    for entry in config.entries:
+        rows = scores.filter((pl.col("scorer") == entry["name"]) & ~pl.col("passed"))
+        if not rows.height:
+            continue
+        failing = [(r["case_id"], json.loads(r["details"])) for r in rows.iter_rows(named=True)]
+        advice = _ADVICE.get(entry["type"] or "", "see each case's details")
+        lines += [
+            f"### {entry['name']} below {entry['threshold']}: {rows.height:,} cases",
+            "",
+            f"{advice[0].upper()}{advice[1:]}",
+            "",
+            *_section(entry["type"], failing),
+            "",
+        ]
+    return lines or ["Every case met every threshold.", ""]
+
+
+def _input_error_lines(errors: pl.DataFrame) -> list[str]:
+    """The first input errors as a table, and how to find the rest when there are more."""
+    lines = _table(
+        ["case", "error"],
+        [[r["case_id"], r["error"]] for r in errors.head(EXAMPLES * 2).iter_rows(named=True)],
+    )
+    if errors.height > EXAMPLES * 2:
+        lines.append(
+            f"... and {errors.height - EXAMPLES * 2:,} more (SELECT them from "
+            "latest_operation_cases WHERE error IS NOT NULL)"
+        )
+    return lines
+
+
 def build_operations_report(
     run_id: str,
     config: OperationsConfig,
@@ -154,64 +225,26 @@ def build_operations_report(
     total = cases.height
     passed = int(cases["passed"].sum()) if total else 0
     errors = cases.filter(pl.col("error").is_not_null())
-    lines = [f"# Operation scores: run {run_id}, scorer set '{config.name}'", ""]
-    lines += _table(
-        ["count", "value"],
-        [[label, f"{counts[key]:,}"] for key, label in _COUNT_LABELS.items() if key in counts]
-        + [
-            ["cases passed", f"{passed:,}"],
-            ["cases failed", f"{total - passed:,}"],
-            ["cases with input errors (failed)", f"{errors.height:,}"],
-        ],
-    )
-    rate = f"{passed / total:.1%}" if total else "n/a"
-    mean = f"{_mean(cases['weighted_average']):.4f}" if total else "n/a"
-    lines += ["", f"Pass rate: {rate}; mean weighted average: {mean}", "", "## Scorers", ""]
-    summary = []
-    for entry in config.entries:
-        rows = scores.filter(pl.col("scorer") == entry["name"])
-        summary.append(
-            [
-                entry["name"],
-                entry["weight"],
-                entry["threshold"],
-                f"{_mean(rows['score']):.4f}" if rows.height else "n/a",
-                int(rows["passed"].sum()) if rows.height else 0,
-                int((~rows["passed"]).sum()) if rows.height else 0,
-            ]
-        )
-    lines += _table(["scorer", "weight", "threshold", "mean score", "passed", "failed"], summary)
-    lines += ["", "## Failing cases by reason", ""]
-    failing_any = False
-    for entry in config.entries:
-        rows = scores.filter((pl.col("scorer") == entry["name"]) & ~pl.col("passed"))
-        if not rows.height:
-            continue
-        failing_any = True
-        failing = [(r["case_id"], json.loads(r["details"])) for r in rows.iter_rows(named=True)]
-        advice = _ADVICE.get(entry["type"] or "", "see each case's details")
-        lines += [
-            f"### {entry['name']} below {entry['threshold']}: {rows.height:,} cases",
-            "",
-            f"{advice[0].upper()}{advice[1:]}",
-            "",
-            *_section(entry["type"], failing),
-            "",
-        ]
-    if not failing_any:
-        lines += ["Every case met every threshold.", ""]
-    lines += ["## Input errors", ""]
-    lines += _table(
-        ["case", "error"],
-        [[r["case_id"], r["error"]] for r in errors.head(EXAMPLES * 2).iter_rows(named=True)],
-    )
-    if errors.height > EXAMPLES * 2:
-        lines.append(
-            f"... and {errors.height - EXAMPLES * 2:,} more (SELECT them from "
-            "latest_operation_cases WHERE error IS NOT NULL)"
-        )
-    lines += ["", "## Timings (seconds)", ""]
-    lines += _table(["stage", "seconds"], [[k, f"{v:.2f}"] for k, v in timings.items()])
+    lines = [
+        f"# Operation scores: run {run_id}, scorer set '{config.name}'",
+        "",
+        *_count_lines(counts, cases, passed, errors.height),
+        "",
+        "## Scorers",
+        "",
+        *_scorer_lines(config, scores),
+        "",
+        "## Failing cases by reason",
+        "",
+        *_failing_lines(config, scores),
+        "## Input errors",
+        "",
+        *_input_error_lines(errors),
+        "",
+        "## Timings (seconds)",
+        "",
+        *_table(["stage", "seconds"], [[k, f"{v:.2f}"] for k, v in timings.items()]),
+    ]
     return OperationsReport(
         run_id,
         config.name,

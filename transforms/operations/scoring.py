@@ -106,53 +106,57 @@ def _frames(
     return [done[number] for number in range(len(scorers))]
 
 
-def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
-    """Score a frame of eval cases (CASE_SCHEMA columns) with every scorer of the set.
+def _score_rows(frame: pl.DataFrame, spec: ScorerSpec, passed: pl.Series) -> pl.DataFrame:
+    """One scorer's rows of the long scores frame, still keyed by case_idx."""
+    return frame.select(
+        _CASE,
+        scorer=pl.lit(spec.name),
+        score="score",
+        threshold=pl.lit(spec.threshold, dtype=pl.Float64),
+        passed=passed,
+        weight=pl.lit(spec.weight, dtype=pl.Float64),
+        details="details",
+    )
 
-    A case passes when each score meets its threshold and the case has no input error; the
-    weighted average is sum(score * weight) / sum(weight), summed in set order.
+
+def _case_errors(
+    input_errors: pl.DataFrame, frames: list[tuple[pl.DataFrame, pl.DataFrame | None]]
+) -> pl.DataFrame:
+    """case_idx and error: each case's input and custom-scorer errors joined with "; ".
+
+    Errors are ordered by section, then item; a custom scorer's errors carry its set order as
+    item.
     """
-    batch = ScoringBatch(cases)
-    summary = batch.prepared.cases.select(_CASE, "case_id")
-    long_frames: list[pl.DataFrame] = []
-    wide: dict[str, pl.Series] = {}
-    frames = _frames(scorer_set.scorers, batch)
-    error_frames = [batch.errors]
-    for order, spec in enumerate(scorer_set.scorers):
-        frame, errors = frames[order]
+    error_frames = [input_errors]
+    for order, (_, errors) in enumerate(frames):
         if errors is not None:
             error_frames.append(errors.with_columns(item=pl.lit(order, dtype=pl.Int64)))
-        passed = frame["score"] >= spec.threshold - PASS_TOLERANCE
-        wide[f"_term{order}"] = frame["score"] * spec.weight
-        wide[f"_passed{order}"] = passed
-        long_frames.append(
-            frame.select(
-                _CASE,
-                scorer=pl.lit(spec.name),
-                score="score",
-                threshold=pl.lit(spec.threshold, dtype=pl.Float64),
-                passed=passed,
-                weight=pl.lit(spec.weight, dtype=pl.Float64),
-                details="details",
-            )
-        )
-    errors = (
+    return (
         pl.concat(error_frames)
         .sort([_CASE, "section", "item"], maintain_order=True)
         .group_by(_CASE, maintain_order=True)
         .agg(error=pl.col("message").str.join("; "))
     )
+
+
+def _case_rows(
+    summary: pl.DataFrame,
+    wide: dict[str, pl.Series],
+    errors: pl.DataFrame,
+    long: pl.DataFrame,
+    scorer_set: ScorerSet,
+) -> pl.DataFrame:
+    """The `cases` frame of ScoredCases, from each scorer's weighted term and pass flag."""
     count = len(scorer_set.scorers)
     weighted = pl.col("_term0")
     for order in range(1, count):
         weighted = weighted + pl.col(f"_term{order}")
-    long = pl.concat(long_frames)
     failed = (
         long.filter(~pl.col("passed"))
         .group_by(_CASE, maintain_order=True)
         .agg(failed_scorers="scorer")
     )
-    case_rows = (
+    return (
         summary.with_columns(**wide)
         .join(errors, on=_CASE, how="left", maintain_order="left")
         .join(failed, on=_CASE, how="left", maintain_order="left")
@@ -165,8 +169,28 @@ def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
             error="error",
         )
     )
+
+
+def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
+    """Score a frame of eval cases (CASE_SCHEMA columns) with every scorer of the set.
+
+    A case passes when each score meets its threshold and the case has no input error; the
+    weighted average is sum(score * weight) / sum(weight), summed in set order.
+    """
+    batch = ScoringBatch(cases)
+    summary = batch.prepared.cases.select(_CASE, "case_id")
+    frames = _frames(scorer_set.scorers, batch)
+    long_frames: list[pl.DataFrame] = []
+    wide: dict[str, pl.Series] = {}
+    for order, (spec, (frame, _)) in enumerate(zip(scorer_set.scorers, frames, strict=True)):
+        passed = frame["score"] >= spec.threshold - PASS_TOLERANCE
+        wide[f"_term{order}"] = frame["score"] * spec.weight
+        wide[f"_passed{order}"] = passed
+        long_frames.append(_score_rows(frame, spec, passed))
+    long = pl.concat(long_frames)
+    case_rows = _case_rows(summary, wide, _case_errors(batch.errors, frames), long, scorer_set)
     scores = long.select(
-        pl.concat([summary["case_id"]] * count).alias("case_id"),
+        pl.concat([summary["case_id"]] * len(scorer_set.scorers)).alias("case_id"),
         "scorer",
         "score",
         "threshold",

@@ -12,23 +12,18 @@ cache), so embedded novelty spreads over the [0, 1] range.
 from __future__ import annotations
 
 import json
-import re
-import zlib
 from collections.abc import Sequence
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
-from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from transforms.synth._vocab import FAMILIES as _FAMILIES
-from transforms.synth._vocab import NUMBERS as _NUMBERS
-from transforms.synth._vocab import PER_TRACE as _PER_TRACE
-from transforms.synth._vocab import SALAD_WORDS as _SALAD_WORDS
-from transforms.synth._vocab import SHARED as _SHARED
+from transforms.synth._hashing import mix, salt, unit
+from transforms.synth._steps import steps
+from transforms.synth._templates import FAMILY_OF, KIND, NOISE, OFF_TOPIC, STEP_TYPES, pick, render
 
 __all__ = [
     "DEFAULT_AGENTS",
@@ -61,110 +56,10 @@ DEFAULT_DOMAINS: tuple[str | None, ...] = (
 )
 """The five weight profiles, a missing domain, and two names that fall back to default."""
 
-STEP_TYPES: tuple[str, ...] = ("thought", "tool_call", "observation", "error_recovery")
-"""The SDK's step types, in the order of the internal type codes."""
-
 TRACE_CONTEXT = "https://openknowledgepulse.org/schema/v1"
 """The `@context` of the SDK's JSON objects."""
 
-_THOUGHT, _TOOL, _OBS, _ERR = 0, 1, 2, 3
-_KINDS = ("objective", *STEP_TYPES, "output", "output_err", "result_ok", "result_fail", "raw")
-_K = {name: i for i, name in enumerate(_KINDS)}
-_FAMILY_OF = {"code": 1, "code-review": 1, "customer_service": 2, "travel": 3, "finance": 4}
-_FAMILY_OF["medical"] = 5
-_OFF_TOPIC, _NOISE = 6, 7
 _US_PER_DAY = 86_400_000_000
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_CHUNK = 131_072
-"""Traces per step-building chunk; bounds the temporary arrays."""
-_N_STEPS_P = np.array([14, 18, 17, 14, 11, 8, 6, 4, 3, 3, 2], dtype=np.float64)
-"""Relative frequency of 2..12 steps in a multi-step trace."""
-
-_MAX_SLOTS = 3
-
-
-class _Tables(NamedTuple):
-    """Every template compiled into flat arrays, so rendering is one gather per piece."""
-
-    literals: pl.Series
-    """Literal k of template t at t * (_MAX_SLOTS + 1) + k; the last template is all null."""
-    words: pl.Series
-    """Every slot vocabulary, concatenated after one empty string that absent slots use."""
-    offset: np.ndarray
-    size: np.ndarray
-    salt: np.ndarray
-    per_trace: np.ndarray
-    varies: np.ndarray
-    pick_offset: np.ndarray
-    pick_count: np.ndarray
-    tool_names: pl.Series
-    tool_template: np.ndarray
-    tool_offset: np.ndarray
-    tool_count: np.ndarray
-
-
-@cache
-def _tables() -> _Tables:
-    texts: list[tuple[int, str]] = []
-    pick = np.zeros((2, len(_FAMILIES), len(_KINDS)), dtype=np.int64)
-    for f, fam in enumerate(_FAMILIES):
-        for k, kind in enumerate(_KINDS):
-            entries = fam.get(kind, _SHARED.get(kind, "")).split("|")
-            pick[:, f, k] = len(texts), len(entries)
-            texts += [(f, text) for text in entries]
-    tools = [(fam.get("tools") or _FAMILIES[0]["tools"]).split("|") for fam in _FAMILIES]
-    names = [spec.split("=", 1)[0] for specs in tools for spec in specs]
-    tool_template = np.arange(len(names)) + len(texts)
-    texts += [(f, spec.split("=", 1)[1]) for f, specs in enumerate(tools) for spec in specs]
-    words, where = [""], {}
-    shape = (len(texts) + 1, _MAX_SLOTS)
-    offset, size = np.zeros(shape, np.int64), np.ones(shape, np.uint64)
-    salt, per_trace, varies = (
-        np.zeros(shape, np.uint64),
-        np.zeros(shape, bool),
-        np.zeros(shape, bool),
-    )
-    literals: list[str | None] = []
-    for t, (f, text) in enumerate(texts):
-        pieces = re.split(r"\{(\w+)\}", text)
-        if len(pieces) > 2 * _MAX_SLOTS + 1:
-            raise ValueError(f"template has more than {_MAX_SLOTS} slots: {text!r}")
-        literals += pieces[0::2] + [""] * (_MAX_SLOTS + 1 - len(pieces[0::2]))
-        for j, slot in enumerate(pieces[1::2]):
-            owner = -1 if slot in _NUMBERS or slot == "w" else (f if slot in _FAMILIES[f] else 0)
-            if (owner, slot) not in where:
-                where[owner, slot] = (len(words), _vocabulary(owner, slot))
-                words += where[owner, slot][1]
-            offset[t, j], size[t, j] = where[owner, slot][0], len(where[owner, slot][1])
-            per_trace[t, j] = slot in _PER_TRACE
-            salt[t, j] = _salt(slot if per_trace[t, j] else f"{slot}@{j}")
-            varies[t, j] = slot in _NUMBERS or slot == "finding"
-    literals += [None] * (_MAX_SLOTS + 1)
-    counts = np.array([len(specs) for specs in tools])
-    return _Tables(
-        pl.Series(literals, dtype=pl.String),
-        pl.Series(words, dtype=pl.String),
-        offset,
-        size,
-        salt,
-        per_trace,
-        varies,
-        pick[0],
-        pick[1],
-        pl.Series(names, dtype=pl.String),
-        tool_template,
-        np.concatenate([[0], np.cumsum(counts)[:-1]]),
-        counts.astype(np.uint64),
-    )
-
-
-def _vocabulary(owner: int, slot: str) -> list[str]:
-    if slot in _NUMBERS:
-        low, high = _NUMBERS[slot]
-        return [str(value) for value in range(low, high + 1)]
-    if slot == "w":
-        return _SALAD_WORDS.split()
-    return _FAMILIES[owner][slot].split("|")
 
 
 def synthetic_traces(
@@ -198,44 +93,80 @@ def synthetic_traces(
     Returns:
         The traces, one row each.
     """
+    _check_arguments(n, days, agents, domains)
+    rng = np.random.default_rng(seed)
+    agent, domain, family = _assignments(rng, n, len(agents), domains)
+    key, variant, domain, family = _repeat_recent(rng, agent, domain, family)
+    times = _event_times(rng, n, days, agent)
+    step_lists, n_err = steps(key, variant, family)
+    success = rng.random(n) < np.where(n_err > 0, 0.7, 0.88)
+    flat = pl.DataFrame(
+        {
+            "id": _ids(seed, n, id_prefix),
+            "created_at": _created_at(start, times),
+            "agent_id": pl.Series(list(agents), dtype=pl.String).gather(agent),
+            "task_domain": pl.Series(list(domains), dtype=pl.String).gather(domain),
+            "success": success,
+            "quality_score": np.zeros(n),
+            **_trace_texts(key, variant, family, success),
+            "confidence": _confidences(rng, success),
+        }
+    )
+    return _nested(flat, step_lists)
+
+
+def _check_arguments(
+    n: int, days: float, agents: Sequence[str], domains: Sequence[str | None]
+) -> None:
+    """Raise ValueError unless there is something to generate traces from."""
     if n < 0 or days <= 0 or not agents or not domains:
         raise ValueError(
             f"need n >= 0, days > 0 and at least one agent and domain; got n={n}, "
             f"days={days}, {len(agents)} agents, {len(domains)} domains"
         )
-    rng = np.random.default_rng(seed)
-    agent_p = 1.0 / np.arange(1, len(agents) + 1) ** 0.7
-    agent = rng.choice(len(agents), size=n, p=agent_p / agent_p.sum())
+
+
+def _assignments(
+    rng: np.random.Generator, n: int, n_agents: int, domains: Sequence[str | None]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each trace's agent, domain and template family, before any repeat.
+
+    Agents are Zipf-like; 80% of traces are in their agent's own domain; 4% are off-topic
+    and 1% word salad, whatever their domain.
+    """
+    agent_p = 1.0 / np.arange(1, n_agents + 1) ** 0.7
+    agent = rng.choice(n_agents, size=n, p=agent_p / agent_p.sum())
     domain = np.where(rng.random(n) < 0.8, agent % len(domains), rng.integers(0, len(domains), n))
-    family = np.array([_FAMILY_OF.get(d or "", 0) for d in domains])[domain]
+    family = np.array([FAMILY_OF.get(d or "", 0) for d in domains])[domain]
     odd = rng.random(n)
-    family = np.select([odd < 0.01, odd < 0.05], [_NOISE, _OFF_TOPIC], family)
-    key, variant, domain, family = _repeat_recent(rng, agent, domain, family)
-    times = _event_times(rng, n, days, agent)
+    family = np.select([odd < 0.01, odd < 0.05], [NOISE, OFF_TOPIC], family)
+    return agent, domain, family
+
+
+def _created_at(start: datetime, times: np.ndarray) -> pl.Series:
+    """Naive UTC datetimes `times` microseconds after `start` (a naive start is UTC)."""
     aware = start if start.tzinfo else start.replace(tzinfo=UTC)
     start_us = (aware - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
-    steps, n_err = _steps(key, variant, family)
-    success = rng.random(n) < np.where(n_err > 0, 0.7, 0.88)
-    trace_hash = _mix(key ^ _salt("trace"))
-    result_kind = np.where(success, _K["result_ok"], _K["result_fail"])
-    flat = pl.DataFrame(
-        {
-            "id": _ids(seed, n, id_prefix),
-            "created_at": pl.Series(start_us + times).cast(pl.Datetime("us")),
-            "agent_id": pl.Series(list(agents), dtype=pl.String).gather(agent),
-            "task_domain": pl.Series(list(domains), dtype=pl.String).gather(domain),
-            "success": success,
-            "quality_score": np.zeros(n),
-            "objective": _render(
-                _pick(family, _K["objective"], trace_hash), trace_hash, key, variant
-            ),
-            "empty": _unit(_mix(trace_hash ^ _salt("empty"))) < 0.002,
-            "result_summary": _render(
-                _pick(family, result_kind, trace_hash), _mix(trace_hash ^ _salt("r")), key, variant
-            ),
-            "confidence": _confidences(rng, success),
-        }
-    )
+    return pl.Series(start_us + times).cast(pl.Datetime("us"))
+
+
+def _trace_texts(
+    key: np.ndarray, variant: np.ndarray, family: np.ndarray, success: np.ndarray
+) -> dict[str, pl.Series | np.ndarray]:
+    """objective, empty (about 0.2% of objectives are blanked) and result_summary."""
+    trace_hash = mix(key ^ salt("trace"))
+    result_kind = np.where(success, KIND["result_ok"], KIND["result_fail"])
+    return {
+        "objective": render(pick(family, KIND["objective"], trace_hash), trace_hash, key, variant),
+        "empty": unit(mix(trace_hash ^ salt("empty"))) < 0.002,
+        "result_summary": render(
+            pick(family, result_kind, trace_hash), mix(trace_hash ^ salt("r")), key, variant
+        ),
+    }
+
+
+def _nested(flat: pl.DataFrame, step_lists: pl.Series) -> pl.DataFrame:
+    """The flat trace columns and the steps nested as a Parquet export carries them."""
     return flat.select(
         "id",
         pl.struct(
@@ -248,7 +179,7 @@ def synthetic_traces(
         pl.struct(
             pl.when("empty").then(pl.lit("")).otherwise("objective").alias("objective")
         ).alias("task"),
-        pl.lit(steps).alias("steps"),
+        pl.lit(step_lists).alias("steps"),
         pl.struct("result_summary", "confidence").alias("outcome"),
     )
 
@@ -296,56 +227,6 @@ def _json_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64 finalizer: a well-mixed uint64 hash of each element."""
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _salt(name: str) -> np.uint64:
-    return np.uint64((zlib.crc32(name.encode()) * 0x100000001B3) % (1 << 64))
-
-
-def _unit(h: np.ndarray) -> np.ndarray:
-    """Uniform floats in [0, 1) from uint64 hashes."""
-    return (h >> np.uint64(11)).astype(np.float64) * 2.0**-53
-
-
-def _pick(family: np.ndarray, kind: np.ndarray | int, h: np.ndarray) -> np.ndarray:
-    """Template ids: one template of the row's family and kind, chosen by the hash."""
-    tables = _tables()
-    count = tables.pick_count[family, kind].astype(np.uint64)
-    return tables.pick_offset[family, kind] + (h % count).astype(np.int64)
-
-
-def _render(
-    tid: np.ndarray, row_hash: np.ndarray, key: np.ndarray, variant: np.ndarray
-) -> pl.Series:
-    """Fill template `tid[i]` for each row; null where `tid[i]` is -1.
-
-    Per-trace slots hash the trace key, so the objective and the steps name the
-    same entity; other slots hash the row and the slot position. Numbers and
-    findings also hash the variant, which is what makes near-duplicates.
-    """
-    tables = _tables()
-    t = np.where(tid < 0, len(tables.offset) - 1, tid)
-    first = t * (_MAX_SLOTS + 1)
-    columns = {"l0": tables.literals.gather(first)}
-    for j in range(_MAX_SLOTS):
-        if not np.any(tables.offset[t, j]):
-            break
-        size = tables.size[t, j]
-        h = _mix(np.where(tables.per_trace[t, j], key, row_hash) ^ tables.salt[t, j])
-        h = np.where(tables.varies[t, j], _mix(h ^ variant), h)
-        columns[f"v{j}"] = tables.words.gather(tables.offset[t, j] + (h % size).astype(np.int64))
-        columns[f"l{j + 1}"] = tables.literals.gather(first + j + 1)
-    return (
-        pl.DataFrame(columns).select(pl.format("{}" * len(columns), *columns).alias("")).to_series()
-    )
-
-
 def _repeat_recent(
     rng: np.random.Generator, agent: np.ndarray, domain: np.ndarray, family: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -366,7 +247,7 @@ def _repeat_recent(
     repeat = (draw < 0.2) & (src != idx)
     exact = repeat & (draw < 0.1)
     src = np.where(repeat, src, idx)
-    own = np.where(repeat & ~exact, _mix(key ^ _salt("variant")), np.uint64(0))
+    own = np.where(repeat & ~exact, mix(key ^ salt("variant")), np.uint64(0))
     final_key, final_var = key, own
     while True:
         next_key = np.where(repeat, final_key[src], key)
@@ -405,106 +286,6 @@ def _event_times(rng: np.random.Generator, n: int, days: float, agent: np.ndarra
     return times
 
 
-def _step_types(
-    pos: np.ndarray, length: np.ndarray, arch: np.ndarray, u1: np.ndarray, u2: np.ndarray
-) -> np.ndarray:
-    """Type codes: ReAct loops, free mixes, error-recovery runs, single thoughts."""
-    react = np.where(pos % 2 == 1, _TOOL, _OBS)
-    react = np.where((pos == length - 1) & (length >= 4) & (u1 < 0.5), _THOUGHT, react)
-    react = np.where((pos > 0) & (u2 < 0.06), _ERR, react)
-    free = np.searchsorted(np.array([0.35, 0.6, 0.9]), u1, side="right")
-    run = np.where(pos < 6, np.where(pos % 2 == 0, _TOOL, _ERR), np.where(pos % 2, _TOOL, _OBS))
-    kind = np.select([arch == 3, arch == 4], [free, run], react)
-    first = np.where(arch == 4, _TOOL, np.where(u2 < 0.85, _THOUGHT, _TOOL))
-    kind = np.where(pos == 0, first, kind)
-    return np.where(arch == 1, _THOUGHT, kind).astype(np.int64)
-
-
-def _steps(
-    key: np.ndarray, variant: np.ndarray, family: np.ndarray
-) -> tuple[pl.Series, np.ndarray]:
-    """The `steps` list column and each trace's error_recovery count, in bounded-memory chunks.
-
-    Steps depend only on the content key, so repeated traces repeat their steps.
-    """
-    chunks, n_err = [], []
-    for lo in range(0, max(len(key), 1), _CHUNK):
-        part = slice(lo, lo + _CHUNK)
-        arrow, errors = _steps_chunk(key[part], variant[part], family[part])
-        chunks.append(pl.Series("steps", arrow))
-        n_err.append(errors)
-    return pl.concat(chunks, rechunk=False), np.concatenate(n_err)
-
-
-def _steps_chunk(
-    key: np.ndarray, variant: np.ndarray, family: np.ndarray
-) -> tuple[pa.LargeListArray, np.ndarray]:
-    n = len(key)
-    tables = _tables()
-    shape = _mix(key ^ _salt("shape"))
-    arch = np.searchsorted(np.array([0.03, 0.06, 0.74, 0.92]), _unit(shape), side="right")
-    cumulative = np.cumsum(_N_STEPS_P) / _N_STEPS_P.sum()
-    multi = 2 + np.searchsorted(cumulative, _unit(_mix(shape ^ _salt("n"))), side="right")
-    n_steps = np.select([arch == 0, arch == 1, arch == 4], [0, 1, np.maximum(multi, 6)], multi)
-    offsets = np.concatenate([[0], np.cumsum(n_steps)])
-    trace = np.repeat(np.arange(n), n_steps)
-    pos = np.arange(offsets[-1]) - offsets[trace]
-    h = _mix(key[trace] ^ (pos.astype(np.uint64) + np.uint64(1)) * _GOLDEN)
-    u1, u2, u3 = _unit(h), _unit(_mix(h ^ _salt("u2"))), _unit(_mix(h ^ _salt("u3")))
-    kind = _step_types(pos, n_steps[trace], arch[trace], u1, u2)
-    has_tool = np.select(
-        [kind == _TOOL, kind == _ERR, kind == _OBS], [u3 >= 0.01, u3 < 0.1, u3 < 0.02], u3 < 0.005
-    )
-    fam, tkey, tvar = family[trace], key[trace], variant[trace]
-    single = _unit(_mix(shape ^ _salt("single")))[trace] < 0.3
-    which = np.where(single, _mix(shape[trace] ^ _salt("tool")), _mix(h ^ _salt("tool")))
-    tool = tables.tool_offset[fam] + (which % tables.tool_count[fam]).astype(np.int64)
-    has_content = np.select(
-        [fam == _NOISE, kind == _TOOL, kind == _THOUGHT, kind == _OBS],
-        [u2 < 0.2, u2 < 0.35, u1 < 0.97, u1 < 0.95],
-        True,
-    )
-    content = _render(np.where(has_content, _pick(fam, kind + 1, h), -1), h, tkey, tvar)
-    out_kind = np.where(kind == _ERR, _K["output_err"], _K["output"])
-    output = _render(np.where(has_tool & (u1 < 0.9), _pick(fam, out_kind, h), -1), h, tkey, tvar)
-    raw = _unit(_mix(h ^ _salt("raw"))) < 0.03
-    input_tid = np.where(raw, _pick(fam, _K["raw"], h), tables.tool_template[tool])
-    inputs = _render(np.where(has_tool & (u2 < 0.92), input_tid, -1), h, tkey, tvar)
-    u4 = _unit(_mix(h ^ _salt("u4")))
-    gauss = np.sqrt(-2.0 * np.log1p(-u4)) * np.cos(2.0 * np.pi * u1)
-    latency = np.where(kind == _THOUGHT, 800.0 * np.exp(0.5 * gauss), 250.0 * np.exp(0.9 * gauss))
-    timed = np.where(kind == _THOUGHT, u2 < 0.4, has_tool & (u2 < 0.97))
-    structs = pl.DataFrame(
-        {
-            "step_id": pos.astype(np.int64),
-            "type": pl.Series(STEP_TYPES).gather(kind),
-            "content": content,
-            "name": tables.tool_names.gather(tool),
-            "has_tool": has_tool,
-            "input": inputs,
-            "output_summary": output,
-            "latency_ms": pl.Series(
-                np.where(timed, np.round(latency, 1), np.nan), nan_to_null=True
-            ),
-        }
-    ).select(
-        pl.struct(
-            "step_id",
-            "type",
-            "content",
-            pl.when("has_tool").then(pl.struct("name")).alias("tool"),
-            "input",
-            "output_summary",
-            "latency_ms",
-        )
-    )
-    arrow = pa.LargeListArray.from_arrays(
-        pa.array(offsets.astype(np.int64)),
-        structs.to_series().rechunk().to_arrow(compat_level=pl.CompatLevel.newest()),
-    )
-    return arrow, np.bincount(trace, weights=kind == _ERR, minlength=n).astype(np.int64)
-
-
 def _confidences(rng: np.random.Generator, success: np.ndarray) -> np.ndarray:
     """Self-reported confidence: high when the task succeeded, with exact 0.0 and 1.0 edges."""
     size = len(success)
@@ -515,9 +296,9 @@ def _confidences(rng: np.random.Generator, success: np.ndarray) -> np.ndarray:
 
 def _ids(seed: int, n: int, prefix: str) -> pl.Series:
     """`prefix` + a version-4-formatted UUID hashed from the seed and the row index."""
-    base = _mix(np.full(1, seed % (1 << 64), dtype=np.uint64) ^ _salt("ids"))
-    hi = _mix(base ^ np.arange(n, dtype=np.uint64))
-    lo = _mix(hi ^ _salt("lo"))
+    base = mix(np.full(1, seed % (1 << 64), dtype=np.uint64) ^ salt("ids"))
+    hi = mix(base ^ np.arange(n, dtype=np.uint64))
+    lo = mix(hi ^ salt("lo"))
     raw = np.stack([hi, lo], axis=1).astype(">u8").view(np.uint8).reshape(n, 16)
     nibbles = np.stack([raw >> 4, raw & 15], axis=2).reshape(n, 32)
     nibbles[:, 12] = 4
