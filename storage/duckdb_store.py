@@ -102,8 +102,12 @@ class DuckDBStore:
             raise
 
     def close(self) -> None:
-        """Release the file (and its lock)."""
-        self._con.close()
+        """Release the file (and its lock), and drop the connection object itself: a store that
+        an exception's traceback keeps alive must not keep DuckDB objects alive until the
+        interpreter exits (DuckDB's bindings report those as leaks)."""
+        if hasattr(self, "_con"):
+            self._con.close()
+            del self._con
 
     def __enter__(self) -> DuckDBStore:
         return self

@@ -137,8 +137,10 @@ def judge_traces(
         JudgeRunFailed: a submission failed, or an auth error or the circuit breaker stopped the
             run; everything judged is stored and the next run retries only what failed.
     """
-    request = JudgeRequest(config, table, budget_usd)
-    return _judge_run("judge_traces", db, request, collect_only=False)
+    report = _judge_run("judge_traces", db, JudgeRequest(config, table, budget_usd), False)
+    if report.failed:
+        raise JudgeRunFailed(report.markdown)
+    return report
 
 
 def judge_collect(
@@ -149,10 +151,15 @@ def judge_collect(
     Raises:
         JudgeRunFailed: a collected submission failed; the next run submits it again.
     """
-    return _judge_run("judge_collect", db, JudgeRequest(config), collect_only=True)
+    report = _judge_run("judge_collect", db, JudgeRequest(config), True)
+    if report.failed:
+        raise JudgeRunFailed(report.markdown)
+    return report
 
 
-def _judge_run(name: str, db: str, request: JudgeRequest, *, collect_only: bool) -> JudgeReport:
+def _judge_run(name: str, db: str, request: JudgeRequest, collect_only: bool) -> JudgeReport:
+    """One judge run, recorded in `runs`; its report says whether it failed (the callers raise
+    then, from a frame that holds no database connection)."""
     config = load_judge_config(request.config)
     check_budget(config, request.budget_usd)
     with (
@@ -179,8 +186,6 @@ def _judge_run(name: str, db: str, request: JudgeRequest, *, collect_only: bool)
         )
         steps.finish(status, report.markdown)
     publish_markdown(report.markdown, name.replace("_", "-") + "-report", name)
-    if report.failed:
-        raise JudgeRunFailed(report.markdown)
     return report
 
 
