@@ -10,11 +10,11 @@ import polars as pl
 from pipelines.runs import Run, RunSteps, publish_markdown
 from storage.config_files import load_scorer_set
 from storage.duckdb_store import DuckDBStore
+from storage.operation_cases import read_eval_cases
 from storage.operations_store import (
     case_hashes,
     commit_operation_results,
     latest_operation_results,
-    read_eval_cases,
     stored_case_hashes,
 )
 from storage.registry import held_store
@@ -25,11 +25,12 @@ from transforms.operations.scoring import score_cases
 
 __all__ = ["commit", "score_operations", "score_staged", "stage_cases"]
 
-CASES, CASE_ROWS, SCORE_ROWS, FILES = (
+CASES, CASE_ROWS, SCORE_ROWS, FILES, QUARANTINE = (
     "cases.parquet",
     "operation_cases.parquet",
     "operation_scores.parquet",
     "files.parquet",
+    "quarantine.parquet",
 )
 
 def stage_cases(
@@ -51,10 +52,22 @@ def stage_cases(
     cases = cases.with_columns(todo=todo).drop("_seen", strict=False)
     cases.write_parquet(run.path(CASES))
     read.files.with_columns(run_id=pl.lit(run.run_id)).write_parquet(run.path(FILES))
+    hashes = dict(zip(read.files["path"], read.files["content_hash"], strict=True))
+    read.rejected.select(
+        run_id=pl.lit(run.run_id),
+        file=pl.col("source_file"),
+        file_hash=pl.col("source_file").replace_strict(hashes, return_dtype=pl.String),
+        row_number="row_number",
+        case_id="case_id",
+        rule="rule",
+        reason="reason",
+    ).write_parquet(run.path(QUARANTINE))
     scored = int(cases["todo"].sum())
     return {
         "files_read": read.files.height,
-        "rows_read": cases.height,
+        "files_quarantined": int(read.rejected["row_number"].is_null().sum()),
+        "rows_read": cases.height + int(read.rejected["row_number"].is_not_null().sum()),
+        "rows_quarantined": int(read.rejected["row_number"].is_not_null().sum()),
         "rows_unchanged": cases.height - scored,
     }
 
@@ -82,7 +95,11 @@ def score_staged(run: Run, config: OperationsConfig) -> dict[str, int]:
 def commit(store: DuckDBStore, run: Run) -> None:
     """Write the run's rows in one transaction."""
     commit_operation_results(
-        store, run.path(CASE_ROWS), run.path(SCORE_ROWS), pl.read_parquet(run.path(FILES))
+        store,
+        run.path(CASE_ROWS),
+        run.path(SCORE_ROWS),
+        pl.read_parquet(run.path(FILES)),
+        run.path(QUARANTINE),
     )
 
 
@@ -91,8 +108,9 @@ def _report(steps: RunSteps, config: OperationsConfig) -> OperationsReport:
     case_ids = pl.read_parquet(run.path(CASES), columns=["case_id"])["case_id"]
     cases, scores = latest_operation_results(steps.store, config.name, case_ids)
     tally = steps.tally
+    quarantine = pl.read_parquet(run.path(QUARANTINE), columns=["rule", "reason"])
     return build_operations_report(
-        run.run_id, config, tally.counts, tally.timings, cases, scores
+        run.run_id, config, tally.counts, tally.timings, cases, scores, quarantine
     )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.runs import Run
+from storage._names import path_text
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import file_sha256, sha256_hex
 from storage.readers import (
@@ -90,7 +91,7 @@ def stage_inputs(
     files = expand_paths(paths)
     known = store.sql("SELECT path, content_hash FROM files WHERE status <> 'partial'")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
-    todo = [f for f in files if force or (str(f), file_sha256(f)) not in seen]
+    todo = [f for f in files if force or not _in_ledger(f, seen)]
     infos = _read_batches(run, todo, batch_rows or DEFAULT_BATCH_ROWS)
     rejected = _settle_duplicates(run, infos)
     quarantine = _write_quarantine(run, infos, rejected)
@@ -105,6 +106,15 @@ def stage_inputs(
         "rows_valid": valid_rows.height,
         "rows_quarantined": quarantine.height,
     }
+
+
+def _in_ledger(path: Path, seen: set[tuple[str, str]]) -> bool:
+    """The file's (name, content hash) is in the ledger; a file that cannot be read is not
+    (it is read, and quarantined as unreadable)."""
+    try:
+        return (path_text(path), file_sha256(path)) in seen
+    except OSError:
+        return False
 
 
 def _read_batches(run: Run, files: list[Path], batch_rows: int) -> list[FileInfo]:

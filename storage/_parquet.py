@@ -9,6 +9,8 @@ needed columns are then cast in one pyarrow step to a normalised nested type
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 import pyarrow as pa
@@ -180,14 +182,20 @@ def _target_types(schema: pa.Schema) -> dict[str, pa.DataType]:
     return targets
 
 
-def _normalised_batches(path: str, batch_rows: int) -> Iterator[pa.Table]:
+def _normalised_batches(path: str | Path, batch_rows: int) -> Iterator[pa.Table]:
     """The file's rows in batches, each cast to the normalised layout.
 
     The schema is checked before the first batch, so a type mismatch rejects the file before
-    any row is produced; a batch that cannot be read or cast rejects it later.
+    any row is produced; a batch that cannot be read or cast rejects it later. The file is
+    opened by Python, so a name that is not UTF-8 opens too.
     """
+    with Path(path).open("rb") as handle:
+        yield from _normalised_from(handle, batch_rows)
+
+
+def _normalised_from(handle: BinaryIO, batch_rows: int) -> Iterator[pa.Table]:
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(handle)
         schema = parquet.schema_arrow
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(
@@ -256,12 +264,15 @@ def _step_expr(input_is_struct: bool) -> pl.Expr:
     )
 
 
-def iter_parquet_rows(path: str, batch_rows: int) -> Iterator[pl.DataFrame]:
+def iter_parquet_rows(
+    path: str | Path, batch_rows: int, name: str | None = None
+) -> Iterator[pl.DataFrame]:
     """Canonical rows of one nested Parquet trace export, `batch_rows` at a time.
 
     Args:
-        path: The file to read; also written into `source_file`.
+        path: The file to read.
         batch_rows: Rows per yielded frame (row groups may make batches smaller).
+        name: What to write into `source_file` (default: the path).
 
     Raises:
         FileRejected: The file is not readable Parquet (`unreadable_file`) or a
@@ -269,7 +280,7 @@ def iter_parquet_rows(path: str, batch_rows: int) -> Iterator[pl.DataFrame]:
     """
     first_row = 1
     for table in _normalised_batches(path, batch_rows):
-        rows = _canonical(table, path, first_row)
+        rows = _canonical(table, name or str(path), first_row)
         first_row += rows.height
         yield rows
 

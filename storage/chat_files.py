@@ -18,6 +18,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from storage._json_values import (
+    MAX_JSON_DEPTH,
+    RecordProblem,
+    array_elements,
+    json_depth,
+    parse_record,
+    too_deep,
+)
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
 from storage.errors import InputError
 from transforms.chat import ChatRecord, ChatRejection
@@ -109,15 +117,11 @@ def _line_records(path: Path) -> Iterator[ChatRecord]:
                 if not line.strip():
                     continue
                 try:
-                    value = json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as exc:
-                    reason = f"line {number} is not valid JSON ({exc.msg} at column {exc.colno})"
-                    yield ChatRecord(number, position, None, reason)
+                    value = parse_record(line.rstrip("\r\n"), f"line {number}")
+                except RecordProblem as problem:
+                    yield ChatRecord(number, position, None, problem.reason)
                 else:
-                    if SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
-                        yield ChatRecord(number, position, None, surrogate_reason(f"line {number}"))
-                    else:
-                        yield ChatRecord(number, position, value)
+                    yield ChatRecord(number, position, value)
                 position += 1
     except OSError as exc:
         raise _open_error(path, exc) from exc
@@ -126,9 +130,11 @@ def _line_records(path: Path) -> Iterator[ChatRecord]:
 
 
 def _array_records(path: Path) -> Iterator[ChatRecord]:
-    """The elements of a JSON array (or one object); the document is parsed whole."""
+    """The elements of a JSON array (or one object); the document is parsed whole, or element
+    by element when it nests too deep for one parse (the deep elements are rejected alone)."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+        text = data.decode("utf-8")
     except OSError as exc:
         raise _open_error(path, exc) from exc
     except UnicodeDecodeError as exc:
@@ -140,6 +146,9 @@ def _array_records(path: Path) -> Iterator[ChatRecord]:
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "fix the file, or name it .jsonl if it holds one trajectory a line"
         ) from None
+    except RecursionError:
+        yield from _deep_array_records(path, data)
+        return
     if isinstance(document, dict):
         document = [document]
     if not isinstance(document, list):
@@ -149,8 +158,26 @@ def _array_records(path: Path) -> Iterator[ChatRecord]:
     check = SURROGATE_ESCAPE.search(text) is not None
     del text
     for index, value in enumerate(document):
-        if check and holds_lone_surrogate(value):
+        if json_depth(value) > MAX_JSON_DEPTH:
+            yield ChatRecord(index + 1, index, None, too_deep(f"element {index + 1}").reason)
+        elif check and holds_lone_surrogate(value):
             yield ChatRecord(index + 1, index, None, surrogate_reason(f"element {index + 1}"))
+        else:
+            yield ChatRecord(index + 1, index, value)
+
+
+def _deep_array_records(path: Path, data: bytes) -> Iterator[ChatRecord]:
+    elements = array_elements(data)
+    if elements is None:
+        raise InputError(
+            f"{path} nests deeper than JSON can be parsed and is not one array of trajectories; "
+            "give an array of trajectory objects, or one a line in a .jsonl file"
+        )
+    for index, element in enumerate(elements):
+        try:
+            value = parse_record(element.decode("utf-8"), f"element {index + 1}")
+        except RecordProblem as problem:
+            yield ChatRecord(index + 1, index, None, problem.reason)
         else:
             yield ChatRecord(index + 1, index, value)
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, FileRejected
 from storage._json import read_json_rows
+from storage._names import path_text
 from storage._parquet import iter_parquet_rows
 from storage.errors import InputError
 from storage.hashing import file_sha256
@@ -183,7 +184,7 @@ def read_file_batches(
     returns a FileInfo with its rule: the caller must discard what it consumed of that file.
     Never raises for a bad file.
     """
-    name = str(path)
+    name = path_text(path)
     is_parquet = path.suffix.lower() in _PARQUET
     try:
         size = path.stat().st_size
@@ -198,7 +199,7 @@ def read_file_batches(
     rows_read = 0
     try:
         if data is None:
-            batches: Iterable[pl.DataFrame] = iter_parquet_rows(name, batch_rows)
+            batches: Iterable[pl.DataFrame] = iter_parquet_rows(path, batch_rows, name)
         else:
             batches = [read_json_rows(name, data, lines=path.suffix.lower() in _LINES)]
         for frame in batches:
@@ -206,6 +207,9 @@ def read_file_batches(
             rows_read += frame.height
     except FileRejected as rejected:
         return FileInfo(name, size, digest, 0, rejected.rule, rejected.reason)
+    except OSError as exc:
+        reason = f"the file could not be read ({exc}); check that it is readable"
+        return FileInfo(name, size, digest, 0, "unreadable_file", reason)
     except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
         reason = (
             f"the file's data could not be converted ({type(exc).__name__}: {exc}); "

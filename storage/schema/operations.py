@@ -31,6 +31,15 @@ CREATE TABLE IF NOT EXISTS operation_scores (
     weight DOUBLE NOT NULL,
     details JSON NOT NULL
 );
+CREATE TABLE IF NOT EXISTS operation_quarantine (
+    run_id VARCHAR NOT NULL,
+    file VARCHAR NOT NULL,
+    file_hash VARCHAR NOT NULL,
+    row_number BIGINT,
+    case_id VARCHAR,
+    rule VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL
+);
 CREATE TABLE IF NOT EXISTS operation_files (
     path VARCHAR NOT NULL,
     content_hash VARCHAR NOT NULL,

@@ -25,7 +25,14 @@ def run_tasks(
 
 def test_tasks_score_every_case_and_record_the_run(tmp_path: Path, db_path: Path) -> None:
     counts, report = run_tasks([CASES_FILE], db_path)
-    assert counts == {"files_read": 1, "rows_read": 10, "rows_unchanged": 0, "rows_scored": 10}
+    assert counts == {
+        "files_read": 1,
+        "files_quarantined": 0,
+        "rows_read": 10,
+        "rows_quarantined": 0,
+        "rows_unchanged": 0,
+        "rows_scored": 10,
+    }
     assert (report.cases, report.passed, report.failed, report.input_errors) == (10, 5, 5, 1)
     assert query_rows(db_path, "SELECT count(*), count(DISTINCT scorer) FROM operation_scores") == [
         (30, 3)

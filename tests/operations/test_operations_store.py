@@ -11,11 +11,11 @@ from operations_helpers import CASES_FILE, case, op
 
 from storage.duckdb_store import DuckDBStore
 from storage.errors import InputError
+from storage.operation_cases import read_eval_cases
 from storage.operations_store import (
     case_hashes,
     commit_operation_results,
     latest_operation_results,
-    read_eval_cases,
     stored_case_hashes,
 )
 from transforms.operations.model import CASE_SCHEMA
@@ -49,34 +49,53 @@ def test_reads_the_shipped_cases_and_ignores_metadata(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "rule", "message"),
     [
-        ('{"case_id": "a"}\n{broken\n', "line 2 is not valid JSON"),
-        ("[1, 2]\n", "line 1 is not a JSON object"),
+        ('{"case_id": "a"}\n{broken\n', "invalid_json", "line 2 is not valid JSON"),
+        ('{"case_id": "a"}\n[1, 2]\n', "not_an_object", "line 2 is not a JSON object"),
         (
             '{"case_id": "a"}\n{"case_id": "b", "actual_operations": [{"target_index": "2"}]}\n',
+            "schema_mismatch",
             "line 2 does not fit the eval case schema",
         ),
-        ('{"case_id": "a", "expected_operation": []}\n', "unknown keys expected_operation"),
         (
-            '{"case_id": "a", "actual_operations": [{"type": "update", "targetBlockId": "b1"}]}\n',
+            '{"case_id": "a"}\n{"case_id": "b", "expected_operation": []}\n',
+            "unknown_field",
+            "unknown keys expected_operation",
+        ),
+        (
+            '{"case_id": "a"}\n'
+            '{"case_id": "b", "actual_operations": [{"type": "update", "targetBlockId": "b1"}]}\n',
+            "unknown_field",
             "unknown keys actual_operations.targetBlockId",
         ),
-        ('{"original_blocks": []}\n', "1 cases have no case_id"),
+        ('{"case_id": "a"}\n{"original_blocks": []}\n', "missing_case_id", "line 2 has no case_id"),
         (
-            '{"case_id": "a"}\n{"case_id": "a"}\n',
-            "case ids must be unique across the input; 1 repeat, e.g. 'a'",
+            '{"case_id": "b"}\n{"case_id": "a"}\n{"case_id": "a"}\n',
+            "duplicate_case_id",
+            "case_id a appears again later in the input",
         ),
+        ('{"case_id": "a"}\n' + "[" * 10_000 + "]" * 10_000 + "\n", "too_deep", "line 2 nests"),
+        ('{"case_id": "a"}\n{"case_id": "b", "x": "\\ud800"}\n', "invalid_text", "surrogate"),
     ],
 )
-def test_unreadable_input_names_the_file_and_the_fix(
-    tmp_path: Path, content: str, message: str
+def test_a_bad_line_is_quarantined_with_its_rule_and_the_rest_is_read(
+    tmp_path: Path, content: str, rule: str, message: str
 ) -> None:
     path = tmp_path / "cases.jsonl"
     path.write_text(content)
-    with pytest.raises(InputError) as caught:
-        read_eval_cases([path])
-    assert message in str(caught.value) and str(path) in str(caught.value)
+    read = read_eval_cases([path])
+    (rejected,) = read.rejected.to_dicts()
+    assert rejected["rule"] == rule and message in rejected["reason"]
+    assert rejected["source_file"] == str(path) and rejected["row_number"] is not None
+    assert read.cases["case_id"].to_list() in (["a"], ["b", "a"])
+
+
+def test_a_bom_is_read_past(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(case(case_id="a")).encode() + b"\n")
+    read = read_eval_cases([path])
+    assert read.cases["case_id"].to_list() == ["a"] and read.rejected.is_empty()
 
 
 def test_paths_that_name_nothing(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -11,7 +12,7 @@ from polars.testing import assert_frame_equal
 from storage._flat_parquet import conform_to_schema, read_parquet_input
 from storage.confidence_factors import read_factors_table
 from storage.errors import InputError
-from storage.operations_store import read_eval_cases
+from storage.operation_cases import read_eval_cases
 
 SCHEMA: dict[str, pl.DataType] = {"trace_id": pl.String(), "step_index": pl.Int64()}
 
@@ -54,15 +55,17 @@ def test_factors_parquet_rows_are_numbered_from_one(tmp_path: Path) -> None:
     assert read.rows["llm_self_eval"].null_count() == 2
 
 
-def test_eval_case_parquet_that_is_not_parquet_is_an_input_error(tmp_path: Path) -> None:
+def test_eval_case_parquet_that_is_not_parquet_is_quarantined_as_a_file(tmp_path: Path) -> None:
     path = tmp_path / "cases.parquet"
     path.write_bytes(b"PAR1 but not really")
-    with pytest.raises(InputError, match="cases.parquet: not a readable Parquet file"):
-        read_eval_cases([path])
+    (rejected,) = read_eval_cases([path]).rejected.to_dicts()
+    assert rejected["rule"] == "unreadable_file" and rejected["row_number"] is None
+    assert "cases.parquet: not a readable Parquet file" in rejected["reason"]
 
 
 def test_eval_case_parquet_with_a_wrong_type_names_the_operations_docs(tmp_path: Path) -> None:
     path = tmp_path / "cases.parquet"
     pl.DataFrame({"case_id": ["c1"], "original_blocks": [7]}).write_parquet(path)
-    with pytest.raises(InputError, match="not a Parquet file of eval cases .*docs/operations.md"):
-        read_eval_cases([path])
+    (rejected,) = read_eval_cases([path]).rejected.to_dicts()
+    assert rejected["rule"] == "schema_mismatch"
+    assert re.search("not a Parquet file of eval cases .*docs/operations.md", rejected["reason"])

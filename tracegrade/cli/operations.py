@@ -28,7 +28,11 @@ def _cmd_operations(args: argparse.Namespace) -> int:
         )
     print(report.markdown)
     if report.nothing_scored:
-        print("tracegrade: the input holds no eval case", file=sys.stderr)
+        print(
+            "tracegrade: nothing could be scored: the input holds no eval case, or every "
+            "line was quarantined",
+            file=sys.stderr,
+        )
         return EXIT_NOTHING_SCORED
     if args.check and report.failed:
         print(f"tracegrade: {report.failed} of {report.cases} cases failed", file=sys.stderr)

@@ -26,6 +26,8 @@ EXAMPLES = 5
 _COUNT_LABELS = {
     "files_read": "case files read",
     "rows_read": "cases read",
+    "files_quarantined": "case files quarantined (unreadable)",
+    "rows_quarantined": "lines or cases quarantined",
     "rows_scored": "cases scored in this run",
     "rows_unchanged": "cases unchanged since an earlier run with this set (kept)",
 }
@@ -210,6 +212,19 @@ def _input_error_lines(errors: pl.DataFrame) -> list[str]:
     return lines
 
 
+def _quarantine_lines(quarantine: pl.DataFrame | None) -> list[str]:
+    """Quarantined lines and files by rule, with an example reason each."""
+    if quarantine is None or quarantine.is_empty():
+        return []
+    by_rule = (
+        quarantine.group_by("rule")
+        .agg(rows=pl.len(), example=pl.col("reason").first())
+        .sort(["rows", "rule"], descending=[True, False])
+    )
+    rows = [[r, f"{n:,}", e] for r, n, e in by_rule.iter_rows()]
+    return ["## Quarantine by rule", "", *_table(["rule", "rows", "example"], rows), ""]
+
+
 def build_operations_report(
     run_id: str,
     config: OperationsConfig,
@@ -217,10 +232,12 @@ def build_operations_report(
     timings: dict[str, float],
     cases: pl.DataFrame,
     scores: pl.DataFrame,
+    quarantine: pl.DataFrame | None = None,
 ) -> OperationsReport:
     """The report of a run over the latest results of its input's cases.
 
-    `cases` and `scores` are latest_operation_cases and latest_operation_scores rows.
+    `cases` and `scores` are latest_operation_cases and latest_operation_scores rows;
+    `quarantine` the run's rejected lines and files (rule, reason).
     """
     total = cases.height
     passed = int(cases["passed"].sum()) if total else 0
@@ -241,6 +258,7 @@ def build_operations_report(
         "",
         *_input_error_lines(errors),
         "",
+        *_quarantine_lines(quarantine),
         "## Timings (seconds)",
         "",
         *_table(["stage", "seconds"], [[k, f"{v:.2f}"] for k, v in timings.items()]),
