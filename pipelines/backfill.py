@@ -18,6 +18,7 @@ from pipelines import staging
 from pipelines.runs import RunSteps, RunTally, publish_markdown
 from pipelines.score import score_run, scoring_run, summarise
 from storage.config_files import load_settings
+from storage.readers import expand_paths
 from storage.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
@@ -67,6 +68,7 @@ def backfill(
     """
     bounds = chunk_bounds(start, end, chunk_days)
     settings = load_settings(config)
+    expand_paths(paths)  # a path that names nothing stops the run before the database opens
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,

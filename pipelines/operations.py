@@ -10,7 +10,7 @@ import polars as pl
 from pipelines.runs import Run, RunSteps, publish_markdown
 from storage.config_files import load_scorer_set
 from storage.duckdb_store import DuckDBStore
-from storage.operation_cases import read_eval_cases
+from storage.operation_cases import expand_case_paths, read_eval_cases
 from storage.operations_store import (
     case_hashes,
     commit_operation_results,
@@ -131,6 +131,7 @@ def score_operations(
         force: score again cases already scored with the same set and content.
     """
     config = load_scorer_set(scorers, scorer_set)
+    expand_case_paths(paths)  # a path that names nothing stops the run before the database opens
     with (
         held_store(db) as store,
         RunSteps(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
+from storage.interrupts import stop_if_requested, uninterrupted
 
 __all__ = [
     "LOGGED_COUNTS",
@@ -159,6 +160,7 @@ class Steps:
     def step(self, name: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `fn(*args, **kwargs)` as the step `name` (a Prefect task run inside Prefect),
         add its seconds and the counts it returns to the tally, and return its result."""
+        stop_if_requested()
         started = time.perf_counter()
         if in_prefect():
             from prefect import task
@@ -205,21 +207,27 @@ class RunSteps(Steps):
         recover: bool = False,
     ) -> None:
         super().__init__()
-        if recover:
-            for run_id in store.close_interrupted_runs():
-                shutil.rmtree(work_root(store) / run_id, ignore_errors=True)
-        handle = store.begin_run(
-            flow,
-            version=version("tracegrade"),
-            model=model,
-            config=config,
-            config_hash=config_hash,
-        )
-        work_dir = work_root(store) / handle.run_id
-        work_dir.mkdir(parents=True, exist_ok=True)
         self.store = store
-        self.run = Run(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
         self.finished = False
+        try:
+            with uninterrupted():  # a stop request now is raised once the run is recorded
+                if recover:
+                    for run_id in store.close_interrupted_runs():
+                        shutil.rmtree(work_root(store) / run_id, ignore_errors=True)
+                handle = store.begin_run(
+                    flow,
+                    version=version("tracegrade"),
+                    model=model,
+                    config=config,
+                    config_hash=config_hash,
+                )
+                work_dir = work_root(store) / handle.run_id
+                work_dir.mkdir(parents=True, exist_ok=True)
+                self.run = Run(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
+        except BaseException as error:
+            if hasattr(self, "run"):
+                self.finish("failed", "", error)
+            raise
 
     def finish(self, status: str, summary: str, error: BaseException | None = None) -> None:
         """Record the run's status, counts, timings and summary, and remove its work folder."""
@@ -230,9 +238,10 @@ class RunSteps(Steps):
             summary,
             error=None if error is None else repr(error),
         )
-        self.store.finish_run(self.run.handle, record)
-        self.finished = True
-        shutil.rmtree(self.run.work_dir, ignore_errors=True)
+        with uninterrupted():
+            self.store.finish_run(self.run.handle, record)
+            self.finished = True
+            shutil.rmtree(self.run.work_dir, ignore_errors=True)
 
     def __enter__(self) -> RunSteps:
         return self

@@ -17,6 +17,7 @@ from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
 from storage.parquet_export import export_scores
+from storage.readers import expand_paths
 from storage.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
@@ -131,6 +132,7 @@ def score_traces(
     """
     settings = load_settings(config)
     confidence = load_confidence_config(confidence_config)
+    expand_paths(paths)  # a path that names nothing stops the run before the database opens
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import duckdb
 import numpy as np
@@ -18,6 +19,7 @@ import numpy.typing as npt
 import polars as pl
 
 from storage.errors import StoreLockedError, StoreOpenError
+from storage.interrupts import uninterrupted
 from storage.schema import SCHEMA_SQL, SCHEMA_VERSION
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
@@ -36,6 +38,20 @@ def holder_of(message: str) -> str:
     except OSError:
         command = ""
     return f"PID {pid} ({command})" if command else f"PID {pid}"
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _uninterrupted(method: F) -> F:
+    """`method` runs whole, even when a stop request arrives while it runs (storage.interrupts)."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with uninterrupted():
+            return method(*args, **kwargs)
+
+    return cast(F, run)
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -125,18 +141,21 @@ class DuckDBStore:
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Everything inside commits together or not at all."""
-        self._con.execute("BEGIN TRANSACTION")
-        try:
-            yield self._con
-        except BaseException:
-            self._con.execute("ROLLBACK")
-            raise
-        self._con.execute("COMMIT")
+        with uninterrupted():
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                yield self._con
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
 
+    @_uninterrupted
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """Run a read query and return its rows."""
         return self._con.sql(query, params=params).pl()
 
+    @_uninterrupted
     def begin_run(
         self,
         flow: str,
@@ -167,6 +186,7 @@ class DuckDBStore:
             )
         return RunHandle(run_id=run_id, run_seq=int(seq))
 
+    @_uninterrupted
     def close_interrupted_runs(self) -> list[str]:
         """Mark runs still `running` as `interrupted` and return their ids.
 
@@ -180,6 +200,7 @@ class DuckDBStore:
         )
         return [run_id for (run_id,) in rows]
 
+    @_uninterrupted
     def finish_run(self, run: RunHandle, record: RunRecord) -> None:
         """Close the run's log entry with its status, counts, timings and summary."""
         assignments = ", ".join(f"{name} = ?" for name in record.counts)
@@ -198,6 +219,7 @@ class DuckDBStore:
             ],
         )
 
+    @_uninterrupted
     def stored_traces(self) -> pl.DataFrame:
         """Identity and replay columns of every stored trace."""
         return self.sql(
@@ -205,6 +227,7 @@ class DuckDBStore:
             "source_file, text_sha FROM traces"
         )
 
+    @_uninterrupted
     def has_table(self, name: str) -> bool:
         """True when the database has a table `name` (a read-only store may lack one)."""
         rows = self._con.execute(
@@ -212,6 +235,7 @@ class DuckDBStore:
         ).fetchall()
         return bool(rows[0][0])
 
+    @_uninterrupted
     def columns(self, table: str) -> list[str]:
         """Column names of a table, in order."""
         rows = self._con.execute(
@@ -221,6 +245,7 @@ class DuckDBStore:
         ).fetchall()
         return [name for (name,) in rows]
 
+    @_uninterrupted
     def traces_for(self, trace_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
         """Stored trace rows for the given ids (in no particular order)."""
         ids = pl.DataFrame({"trace_id": trace_ids})
@@ -233,6 +258,7 @@ class DuckDBStore:
         finally:
             self._con.unregister("__ids")
 
+    @_uninterrupted
     def missing_embeddings(self, keys: pl.Series) -> pl.Series:
         """The distinct keys among `keys` that have no stored vector."""
         wanted = pl.DataFrame({"embedding_key": keys.unique(maintain_order=True)})
@@ -246,6 +272,7 @@ class DuckDBStore:
             self._con.unregister("__wanted")
         return found["embedding_key"]
 
+    @_uninterrupted
     def put_embeddings(
         self, keys: Sequence[str], vectors: npt.NDArray[np.float32], *, model: str, run_id: str
     ) -> None:
@@ -271,6 +298,7 @@ class DuckDBStore:
             finally:
                 con.unregister("__vectors")
 
+    @_uninterrupted
     def vectors(self, keys: pl.Series) -> npt.NDArray[np.float32]:
         """Stored vectors in the order of `keys` (each key must be stored)."""
         order = pl.DataFrame({"embedding_key": keys, "position": np.arange(len(keys))})
@@ -288,6 +316,7 @@ class DuckDBStore:
         flat = column.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
         return flat.reshape(len(keys), -1) if len(keys) else flat.reshape(0, 0)
 
+    @_uninterrupted
     def commit_run(self, run: RunHandle, tables: dict[str, Path]) -> None:
         """Write a run's results in one transaction.
 

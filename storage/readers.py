@@ -106,11 +106,13 @@ def _supported(path: Path) -> bool:
 
 
 def _folder_files(folder: Path) -> list[Path]:
-    """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging)."""
+    """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
+    editors' and systems' files). A link that leads nowhere (dangling, or a loop) is kept, so
+    that reading it quarantines it as unreadable_file instead of skipping it unseen."""
     return [
         path
         for path in folder.rglob("*")
-        if path.is_file()
+        if (path.is_file() or (path.is_symlink() and not path.exists()))
         and _supported(path)
         and not any(part.startswith(".") for part in path.relative_to(folder).parts)
     ]
@@ -166,8 +168,16 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
         paths = [paths]
     if not paths:
         raise InputError("no input paths given; pass at least one file, folder or glob pattern")
-    found = {path.resolve() for given in paths for path in _expand_one(given)}
+    found = {_resolved(path) for given in paths for path in _expand_one(given)}
     return sorted(found, key=str)
+
+
+def _resolved(path: Path) -> Path:
+    """The absolute path, links followed where they lead somewhere."""
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 DEFAULT_BATCH_ROWS = 100_000

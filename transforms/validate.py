@@ -84,12 +84,23 @@ def _missing_id_reason() -> pl.Expr:
 
 
 def _created_at_reason() -> pl.Expr:
-    """Why `created_at` is unusable: missing, or the raw text is not ISO-8601."""
+    """Why `created_at` is unusable: missing, outside the range a UTC timestamp holds (a valid
+    time on the last or first day of the calendar, whose offset moves it past year 9999 or
+    before year 1), or not ISO-8601."""
     raw = pl.col("created_at_raw")
+    at_the_edge = raw.str.strip_chars().str.contains(r"^(9999-12-31|0001-01-01)[T ]\d")
     return (
         pl.when(raw.is_null())
         .then(
             pl.lit(f"metadata.created_at is missing; expected a timestamp such as {_ISO_EXAMPLE}")
+        )
+        .when(at_the_edge)
+        .then(
+            pl.format(
+                "metadata.created_at '{}' is ISO-8601 but lies outside the timestamps that can "
+                "be stored (0001-01-01 to 9999-12-31 in UTC); check the exporter's clock",
+                _shortened(raw),
+            )
         )
         .otherwise(
             pl.format(

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tracegrade.cli.main import main
+from tracegrade.cli.app import main
 
 __all__ = ["main"]

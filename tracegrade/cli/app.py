@@ -39,8 +39,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _stop(signum: int, frame: FrameType | None) -> None:
     from pipelines.errors import RunStopped
+    from storage.interrupts import interrupt
 
-    raise RunStopped(signum)
+    interrupt(RunStopped(signum))
 
 
 @contextmanager
@@ -59,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (the README lists them)."""
     from pipelines.errors import RunStopped
     from storage.errors import InputError, StoreLockedError, StoreOpenError
+    from storage.interrupts import requested
     from transforms.errors import ConfigError, TracegradeError
 
     args = _parser().parse_args(argv)
@@ -75,10 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TracegradeError as exc:
         print(f"tracegrade: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    except RunStopped as exc:
-        name = signal.Signals(exc.signum).name
+    except (RunStopped, KeyboardInterrupt):
+        stop = requested()
+        signum = stop.signum if isinstance(stop, RunStopped) else signal.SIGINT
+        name = signal.Signals(signum).name
         print(f"tracegrade: stopped by {name}; a rerun continues where it stopped", file=sys.stderr)
-        return exit_for_signal(exc.signum)
+        return exit_for_signal(signum)
 
 
 if __name__ == "__main__":
