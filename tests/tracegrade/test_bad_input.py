@@ -1,0 +1,338 @@
+"""Every bad input a user can give, through the real command line (docs/input-format.md):
+a bad row or file is quarantined with its rule and the good rows of the same run are scored;
+a bad configuration, database path or argument stops before any work with one message and no
+traceback, and the exit status the README lists."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from conftest import SEED_TRACE, query_rows
+
+TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
+DEEP = "[" * 10_000 + "]" * 10_000
+
+
+def trace(n: int, **metadata: object) -> dict[str, object]:
+    row = json.loads(json.dumps(SEED_TRACE))
+    row["id"] = f"kp:trace:{n}"
+    row["metadata"].update(metadata)
+    return row
+
+
+def jsonl(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def good(folder: Path) -> Path:
+    return jsonl(folder / "good.jsonl", [trace(1), trace(2)])
+
+
+@dataclass
+class Case:
+    """One bad input: the command (placeholders {tmp}), the status it must end with, and for
+    a completed run the rows that must balance and the rule that must be quarantined."""
+
+    name: str
+    prepare: Callable[[Path], list[str]]
+    status: int
+    rule: str | None = None
+    message: str | None = None
+    scored: int | None = None
+    checks: list[Callable[[Path], None]] = field(default_factory=list)
+
+
+def _score(*files: str, extra: tuple[str, ...] = ()) -> list[str]:
+    return ["score", *files, "--db", "t.duckdb", "--no-embedder", *extra]
+
+
+def _unreadable(tmp: Path) -> list[str]:
+    good(tmp)
+    # a file that even root cannot read: reading a process's own memory at offset 0 fails
+    (tmp / "a.jsonl").symlink_to("/proc/self/mem")
+    return _score("a.jsonl", "good.jsonl")
+
+
+def _non_utf8_name(tmp: Path) -> list[str]:
+    folder = tmp / "d"
+    folder.mkdir()
+    good(folder)
+    raw = os.fsencode(folder) + b"/x\xff.jsonl"
+    with open(raw, "w") as handle:
+        handle.write(json.dumps(trace(3)) + "\n")
+    return _score("d")
+
+
+def _not_duckdb(tmp: Path) -> list[str]:
+    good(tmp)
+    (tmp / "t.duckdb").write_text("hi\n")
+    return _score("good.jsonl")
+
+
+def _db_folder(tmp: Path) -> list[str]:
+    good(tmp)
+    (tmp / "t.duckdb").mkdir()
+    return _score("good.jsonl")
+
+
+def _sql_not_duckdb(tmp: Path) -> list[str]:
+    (tmp / "t.duckdb").write_text("hi\n")
+    return ["sql", "SELECT 1", "--db", "t.duckdb"]
+
+
+def _binary(tmp: Path) -> Path:
+    path = tmp / "c.toml"
+    path.write_bytes(b"\xff\xfe")
+    return path
+
+
+def _folder_config(tmp: Path) -> Path:
+    path = tmp / "c.toml"
+    path.mkdir()
+    return path
+
+
+def _config_cases() -> list[Case]:
+    commands: dict[str, Callable[[Path, Path], list[str]]] = {
+        "score": lambda tmp, c: _score(str(good(tmp)), extra=("--config", str(c))),
+        "judge": lambda tmp, c: ["judge", "--check", "--config", str(c)],
+        "import chat": lambda tmp, c: [
+            "import",
+            "chat",
+            str(jsonl(tmp / "chat.jsonl", [_trajectory(1)])),
+            "--out",
+            "o.parquet",
+            "--config",
+            str(c),
+        ],
+        "confidence": lambda tmp, c: ["confidence", "--db", "t.duckdb", "--config", str(c)],
+        "operations": lambda tmp, c: [
+            "operations",
+            str(jsonl(tmp / "cases.jsonl", [{"case_id": "a"}])),
+            "--db",
+            "t.duckdb",
+            "--scorers",
+            str(c),
+        ],
+    }
+    cases = []
+    for command, args in commands.items():
+        for kind, make, message in (
+            ("binary", _binary, "is not UTF-8 text"),
+            ("folder", _folder_config, "is a folder"),
+        ):
+            cases.append(
+                Case(
+                    f"{command}: a {kind} configuration file",
+                    lambda tmp, args=args, make=make: args(tmp, make(tmp)),  # type: ignore[misc]
+                    2,
+                    message=message,
+                    checks=[_no_database],
+                )
+            )
+    return cases
+
+
+def _trajectory(n: int) -> dict[str, object]:
+    return {
+        "task_id": n,
+        "trial": 0,
+        "reward": 1,
+        "traj": [{"role": "user", "content": f"task {n}"}, {"role": "assistant", "content": "ok"}],
+    }
+
+
+def _deep_chat_lines(tmp: Path) -> list[str]:
+    path = tmp / "chat.jsonl"
+    path.write_text(json.dumps(_trajectory(1)) + "\n" + '{"traj": ' + DEEP + "}\n")
+    return ["import", "chat", str(path), "--out", "o.parquet"]
+
+
+def _deep_chat_array(tmp: Path) -> list[str]:
+    path = tmp / "chat.json"
+    path.write_text("[" + json.dumps(_trajectory(1)) + ', {"traj": ' + DEEP + "}]")
+    return ["import", "chat", str(path), "--out", "o.parquet"]
+
+
+def _imported_one_rejected_one(tmp: Path) -> None:
+    rows = (tmp / "o.import-report.csv").read_text().splitlines()
+    assert len(rows) == 2 and "more than 100 levels deep" in rows[1]
+    assert query_parquet_rows(tmp / "o.parquet") == 1
+
+
+def query_parquet_rows(path: Path) -> int:
+    import polars as pl
+
+    return pl.read_parquet(path).height
+
+
+def _operations(tmp: Path, lines: bytes) -> list[str]:
+    (tmp / "cases.jsonl").write_bytes(lines)
+    return ["operations", "cases.jsonl", "--db", "t.duckdb"]
+
+
+def _ops_deep(tmp: Path) -> list[str]:
+    return _operations(tmp, b'{"case_id": "a"}\n' + DEEP.encode() + b"\n")
+
+
+def _ops_bad_lines(tmp: Path) -> list[str]:
+    return _operations(
+        tmp,
+        b'{"case_id": "a"}\n{broken\n{"original_blocks": []}\n'
+        b'{"case_id": "b", "original_blocks": 7}\n',
+    )
+
+
+def _ops_bom(tmp: Path) -> list[str]:
+    return _operations(tmp, b'\xef\xbb\xbf{"case_id": "a"}\n')
+
+
+def _operation_quarantine(count: int) -> Callable[[Path], None]:
+    def check(tmp: Path) -> None:
+        rows = query_rows(tmp / "t.duckdb", "SELECT count(*) FROM operation_quarantine")
+        scored = query_rows(tmp / "t.duckdb", "SELECT count(*) FROM operation_cases")
+        assert rows == [(count,)] and scored == [(1,)]
+
+    return check
+
+
+def _rows(tmp: Path, *lines: object) -> list[str]:
+    path = tmp / "a.jsonl"
+    path.write_text("".join(line if isinstance(line, str) else json.dumps(line) for line in lines))
+    good(tmp)
+    return _score("a.jsonl", "good.jsonl")
+
+
+def _no_database(tmp: Path) -> None:
+    assert not (tmp / "t.duckdb").exists() or (tmp / "t.duckdb").is_dir()
+
+
+def _folder_with_odd_entries(tmp: Path) -> list[str]:
+    folder = tmp / "e"
+    folder.mkdir()
+    good(folder)
+    (folder / "dangling.jsonl").symlink_to("nowhere.jsonl")
+    (folder / "l1.jsonl").symlink_to("l2.jsonl")
+    (folder / "l2.jsonl").symlink_to("l1.jsonl")
+    jsonl(folder / ".hidden.jsonl", [trace(9)])
+    return _score("e")
+
+
+def _parquet_broken(tmp: Path) -> list[str]:
+    (tmp / "a.parquet").write_bytes(b"PAR1 truncated")
+    good(tmp)
+    return _score("a.parquet", "good.jsonl")
+
+
+def _gzip(tmp: Path) -> list[str]:
+    (tmp / "a.jsonl").write_bytes(gzip.compress(json.dumps(trace(4)).encode()))
+    good(tmp)
+    return _score("a.jsonl", "good.jsonl")
+
+
+CASES = [
+    Case("an unreadable file beside a good one", _unreadable, 0, "unreadable_file", scored=2),
+    Case("a file name that is not UTF-8", _non_utf8_name, 0, scored=3),
+    Case("--db is not a DuckDB file", _not_duckdb, 2, message="cannot be opened as a DuckDB"),
+    Case("--db is a folder", _db_folder, 2, message="is a folder"),
+    Case("sql --db is not a DuckDB file", _sql_not_duckdb, 2, message="cannot be opened"),
+    *_config_cases(),
+    Case(
+        "chat: a JSONL line nested 10,000 deep",
+        _deep_chat_lines,
+        0,
+        checks=[_imported_one_rejected_one],
+    ),
+    Case(
+        "chat: a JSON element nested 10,000 deep",
+        _deep_chat_array,
+        0,
+        checks=[_imported_one_rejected_one],
+    ),
+    Case("operations: a line nested 10,000 deep", _ops_deep, 0, checks=[_operation_quarantine(1)]),
+    Case(
+        "operations: malformed, id-less and mistyped lines",
+        _ops_bad_lines,
+        0,
+        checks=[_operation_quarantine(3)],
+    ),
+    Case("operations: a UTF-8 BOM", _ops_bom, 0, checks=[_operation_quarantine(0)]),
+    Case(
+        "created_at pushed past year 9999 by its offset",
+        lambda tmp: _rows(tmp, trace(7, created_at="9999-12-31T23:59:59-01:00")),
+        0,
+        "invalid_created_at",
+        message=None,
+        scored=2,
+    ),
+    Case(
+        "dangling links, link loops, hidden files",
+        _folder_with_odd_entries,
+        0,
+        "unreadable_file",
+        scored=2,
+    ),
+    Case(
+        "a missing input path",
+        lambda tmp: _score("nothere.jsonl"),
+        2,
+        message="does not exist",
+        checks=[_no_database],
+    ),
+    Case(
+        "invalid and truncated JSON lines",
+        lambda tmp: _rows(tmp, "{broken\n", '{"id": "x"'),
+        0,
+        "invalid_json",
+        scored=2,
+    ),
+    Case("a BOM and a NUL byte", lambda tmp: _rows(tmp, "\ufeff", trace(5), "\n\0\n"), 0, scored=3),
+    Case("a lone surrogate", lambda tmp: _rows(tmp, '{"id": "\\ud800"}\n'), 0, scored=2),
+    Case(
+        "a truncated Parquet file", lambda tmp: _parquet_broken(tmp), 0, "unreadable_file", scored=2
+    ),
+    Case("a gzip file named .jsonl", lambda tmp: _gzip(tmp), 0, "unreadable_file", scored=2),
+]
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    env.pop("PREFECT_API_URL", None)
+    return subprocess.run(
+        [TRACEGRADE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _messages(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("tracegrade:")]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_bad_input_gets_one_clear_answer(tmp_path: Path, case: Case) -> None:
+    done = _run(case.prepare(tmp_path), tmp_path)
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "leaked" not in done.stderr
+    assert done.returncode == case.status, done.stderr
+    if case.status != 0:
+        (message,) = _messages(done.stderr)
+        assert case.message is not None and case.message in message
+    db = tmp_path / "t.duckdb"
+    if case.scored is not None:
+        ((read, scored, quarantined),) = query_rows(
+            db, "SELECT sum(rows_read), sum(rows_scored), sum(rows_quarantined) FROM files"
+        )
+        assert read == scored + quarantined and scored == case.scored
+    if case.rule is not None:
+        rules = {rule for (rule,) in query_rows(db, "SELECT rule FROM quarantine")}
+        assert case.rule in rules
+    for check in case.checks:
+        check(tmp_path)
