@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from storage._json_values import RecordProblem, parse_record
 from storage.duckdb_store import DuckDBStore
 from storage.errors import InputError
 
@@ -41,6 +42,43 @@ def judge_items_from_traces(
             con.unregister("__judge_traces")
 
 
+def _jsonl_table(source: Path) -> pl.DataFrame:
+    """A JSONL table read a line at a time, so a bad line is named (the table is one input:
+    a line that cannot be read stops the run before any call)."""
+    rows: list[dict[str, object]] = []
+    text = source.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = parse_record(line, f"line {number}")
+        except RecordProblem as problem:
+            raise InputError(f"judge table {source}: {problem.reason}") from None
+        if not isinstance(value, dict):
+            raise InputError(f"judge table {source}: line {number} is not a JSON object")
+        rows.append({key: value.get(key) for key in ("id", "user_query", "submission")})
+    return pl.DataFrame(rows, schema=dict.fromkeys(("id", "user_query", "submission"), pl.String))
+
+
+def _read_table(source: Path, suffix: str) -> pl.DataFrame:
+    try:
+        if suffix == ".csv":
+            return pl.read_csv(source.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+        if suffix == ".parquet":
+            return pl.read_parquet(source)
+        return _jsonl_table(source)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"judge table {source} is not UTF-8 text ({exc}); save it as UTF-8"
+        ) from None
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(
+            f"judge table {source} cannot be read ({first}); give a CSV, JSONL or Parquet "
+            "table with columns id, user_query and submission"
+        ) from None
+
+
 def judge_items_from_table(path: str | Path) -> pl.DataFrame:
     """(item_id, user_query, submission) from a CSV, JSONL or Parquet table with columns
     id, user_query and submission.
@@ -56,12 +94,7 @@ def judge_items_from_table(path: str | Path) -> pl.DataFrame:
         )
     if not source.exists():
         raise InputError(f"judge table {source} does not exist")
-    if suffix == ".csv":
-        frame = pl.read_csv(source)
-    elif suffix == ".parquet":
-        frame = pl.read_parquet(source)
-    else:
-        frame = pl.read_ndjson(source)
+    frame = _read_table(source, suffix)
     missing = [c for c in ("id", "user_query", "submission") if c not in frame.columns]
     if missing:
         raise InputError(

@@ -49,6 +49,7 @@ class Case:
     message: str | None = None
     scored: int | None = None
     checks: list[Callable[[Path], None]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def _score(*files: str, extra: tuple[str, ...] = ()) -> list[str]:
@@ -239,7 +240,23 @@ def _gzip(tmp: Path) -> list[str]:
     return _score("a.jsonl", "good.jsonl")
 
 
+def _judge_table(tmp: Path) -> list[str]:
+    (tmp / "ev.toml").write_text('[llm_default]\nmodel = "openai:gpt-4o-mini"\n')
+    (tmp / "answers.jsonl").write_text(
+        '{"id": 1, "user_query": "q", "submission": "s"}\n{"id": 2\n'
+    )
+    return ["judge", "--db", "t.duckdb", "--table", "answers.jsonl", "--config", "ev.toml"]
+
+
 CASES = [
+    Case(
+        "judge: a table line that is not JSON",
+        _judge_table,
+        2,
+        message="line 2 is not valid JSON",
+        checks=[_no_database],
+        env={"OPENAI_API_KEY": "sk-test-not-used"},
+    ),
     Case("an unreadable file beside a good one", _unreadable, 0, "unreadable_file", scored=2),
     Case("a file name that is not UTF-8", _non_utf8_name, 0, scored=3),
     Case("--db is not a DuckDB file", _not_duckdb, 2, message="cannot be opened as a DuckDB"),
@@ -304,8 +321,8 @@ CASES = [
 ]
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ}
+def _run(args: list[str], cwd: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **extra}
     env.pop("PREFECT_API_URL", None)
     return subprocess.run(
         [TRACEGRADE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
@@ -318,7 +335,7 @@ def _messages(stderr: str) -> list[str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_bad_input_gets_one_clear_answer(tmp_path: Path, case: Case) -> None:
-    done = _run(case.prepare(tmp_path), tmp_path)
+    done = _run(case.prepare(tmp_path), tmp_path, case.env)
     assert "Traceback" not in done.stderr + done.stdout
     assert "leaked" not in done.stderr
     assert done.returncode == case.status, done.stderr

@@ -48,10 +48,13 @@ def _run(args: argparse.Namespace) -> int:
     from pipelines.errors import JudgeRunFailed
     from pipelines.judge.flow import check_budget
     from storage.config_files import load_judge_config
+    from storage.judge_inputs import judge_items_from_table
     from tracegrade.cli.execution import flow, flow_mode
 
     config = load_judge_config(args.config)
     check_budget(config, args.budget)
+    if args.table is not None:
+        judge_items_from_table(args.table)  # a table that cannot be read stops before any work
     check_database(args.db)
     dask = config.settings.execution.engine == "dask"
     try:
