@@ -1,5 +1,5 @@
 """The defects issue 22 found in the judge, each pinned by a test that failed before its fix:
-a provider whose package is missing, the README's
+a provider whose package is missing, a custom metric that returns None or raises, the README's
 custom metric loaded from the working directory, the unknown-provider message, and the files
 written for the original MixSeek evaluator."""
 
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from judge_helpers import counting_model, items, judge_once, write_config
 
 from pipelines.judge.calls import judgement_request
 from storage.config_files import load_judge_config
@@ -69,6 +70,61 @@ def test_check_names_the_missing_provider_package_in_one_line(
     with pytest.raises(JudgeConfigError) as caught:
         load_judge_config(path)
     assert getattr(caught.value, "package", None) == package
+
+
+BROKEN_METRICS = """\
+from tracegrade.judge import BaseMetric
+
+
+class ReturnsNone(BaseMetric):
+    def score(self, user_query, submission):
+        return None
+
+
+class Raises(BaseMetric):
+    def score(self, user_query, submission):
+        raise RuntimeError("the metric's own bug")
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [("ReturnsNone", "returned None"), ("Raises", "RuntimeError: the metric's own bug")],
+)
+def test_a_broken_custom_metric_fails_that_metric_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, error: str
+) -> None:
+    import duckdb
+
+    (tmp_path / "broken_metrics.py").write_text(BROKEN_METRICS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model, seen = counting_model()
+    config = write_config(
+        tmp_path,
+        f'[[metrics]]\nname = "broken_metrics:{name}"\nweight = 0.5\n'
+        '[[metrics]]\nname = "Coverage"\nweight = 0.5\nmodel = "openai:gpt-5"\n',
+    )
+    db = tmp_path / "j.duckdb"
+    result = judge_once(db, config, items([("a", "q", "one"), ("b", "q", "two")]), model=model)
+    assert result.failed and len(seen) == 2
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT item_id, metric, status, error FROM judge_results ORDER BY 1, 2"
+        ).fetchall()
+        scores = con.execute(
+            "SELECT item_id, status, failed_metrics FROM latest_judge_scores ORDER BY 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("a", "Coverage", "ok"),
+        ("a", name, "metric_error"),
+        ("b", "Coverage", "ok"),
+        ("b", name, "metric_error"),
+    ]
+    assert error in str(rows[1][3])
+    assert scores == [("a", "failed", [name]), ("b", "failed", [name])]
 
 
 README_CONFIG = '[[metrics]]\nname = "my_metrics:Brevity"\n'
