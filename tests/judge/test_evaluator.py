@@ -39,6 +39,7 @@ from tracegrade.evaluator import (
 )
 from transforms.judge.metrics import ClarityCoherence, Coverage, Relevance
 
+ROOT = Path(__file__).resolve().parents[2]
 QUERY = "What are the benefits of using Python for data analysis?"
 ANSWER = "Python has pandas and numpy,\nand a large community.  "
 
@@ -402,3 +403,20 @@ def test_the_batch_judge_and_the_api_give_the_same_scores(tmp_path: Path) -> Non
         api = sorted((m.metric_name, m.score, m.evaluator_comment) for m in result.metrics)
         assert api == batch
         assert result.overall_score == round(overall[item_id], 2)
+
+
+def _examples(markdown: str, heading: str) -> list[tuple[str, str]]:
+    """Each python block of the section with the output block that follows it."""
+    section = markdown.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```\n+```\n(.*?)```", section, flags=re.S)
+
+
+def test_the_docs_python_api_example_runs_and_prints_what_the_docs_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    examples = _examples((ROOT / "docs" / "judge.md").read_text(encoding="utf-8"), "Python API")
+    assert len(examples) == 2
+    monkeypatch.chdir(tmp_path)
+    for code, shown in examples:
+        exec(compile(code, "docs/judge.md", "exec"), {"__name__": "docs_example"})
+        assert capsys.readouterr().out == shown

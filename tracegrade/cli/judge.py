@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
 from transforms.config.judge import BUILTIN_DEFAULTS
+
+if TYPE_CHECKING:
+    from transforms.judge.resolve import ResolvedMetric
 
 __all__ = ["add_judge_command"]
 
@@ -36,20 +39,29 @@ def _config_path(args: argparse.Namespace) -> str | None:
     return None
 
 
+def _metric_line(metric: ResolvedMetric) -> str:
+    """One metric as `--check` lists it: weight, then its model and every parameter set."""
+    if not metric.model:
+        return f"  {metric.name}: weight {metric.weight:g}; no LLM"
+    llm = (
+        f"model {metric.model}, temperature {metric.temperature}, max_tokens "
+        f"{metric.max_tokens}, max_retries {metric.max_retries}"
+    )
+    for key in ("timeout_seconds", "top_p", "seed", "stop_sequences"):
+        value = getattr(metric, key)
+        if value is not None:
+            llm += f", {key} {list(value) if key == 'stop_sequences' else value}"
+    return f"  {metric.name}: weight {metric.weight:g}; {llm}"
+
+
 def _check(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
 
     config = load_judge_config(_config_path(args))
     print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
     for metric in config.metrics:
-        llm = (
-            f"model {metric.model}, temperature {metric.temperature}, max_tokens "
-            f"{metric.max_tokens}, max_retries {metric.max_retries}"
-            if metric.model
-            else "no LLM"
-        )
-        print(f"  {metric.name}: weight {metric.weight:g}; {llm}")
-    print("API keys: present for every model (nothing was called)")
+        print(_metric_line(metric))
+    print("Provider packages and API keys: present for every model (nothing was called)")
     return 0
 
 

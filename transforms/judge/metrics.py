@@ -181,7 +181,8 @@ def metric_class(name: str, search: Sequence[Path] = ()) -> type[BaseMetric]:
         f"{cls.__name__} ({snake_case(cls.__name__)})" for cls in _known_metrics()
     )
     raise LookupError(
-        f"unknown metric {name!r}; available: {available}, or a custom class as 'module:Class'"
+        f"unknown metric {name!r}: not found among the built-in and imported metrics; "
+        f"available: {available}, or a custom class as 'module:Class'"
     )
 
 
