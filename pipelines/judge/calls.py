@@ -267,9 +267,12 @@ async def judge_call(
     assert metric.model is not None
     model = factory(metric.model)
     timeout_s = metric.timeout_seconds or policy.timeout_s
-    messages, settings, parameters = judgement_request(
-        metric, user_query, submission, timeout_s=timeout_s
-    )
+    try:
+        messages, settings, parameters = judgement_request(
+            metric, user_query, submission, timeout_s=timeout_s
+        )
+    except Exception as exc:  # a custom LLM metric's user_prompt raised: that metric fails
+        return Outcome("metric_error", error=f"{type(exc).__name__}: {exc}"[:500])
     outcome = Outcome(status="provider_error")
     started = time.perf_counter()
     last: Attempt | None = None

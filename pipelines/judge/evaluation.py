@@ -26,7 +26,7 @@ T = TypeVar("T")
 def _failure(judgement: PlannedJudgement, outcome: Outcome) -> MetricFailedError:
     metric = judgement.metric
     detail = outcome.error or "no detail"
-    if metric.model is None or outcome.status == "invalid_input":
+    if metric.model is None or outcome.status in ("invalid_input", "metric_error"):
         return CustomMetricError(metric_name=metric.name, status=outcome.status, detail=detail)
     return ModelCallError(
         metric_name=metric.name,

@@ -127,6 +127,43 @@ def test_a_broken_custom_metric_fails_that_metric_and_the_run_goes_on(
     assert scores == [("a", "failed", [name]), ("b", "failed", [name])]
 
 
+def test_a_custom_llm_metric_whose_prompt_raises_fails_only_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import duckdb
+
+    from tracegrade.evaluator import CustomMetricError, EvaluationRequest, Evaluator
+
+    (tmp_path / "prompt_metrics.py").write_text(
+        "from tracegrade.judge import LLMJudgeMetric\n"
+        "class BadPrompt(LLMJudgeMetric):\n"
+        "    instruction = 'Judge it.'\n"
+        "    def user_prompt(self, user_query, submission):\n"
+        "        raise KeyError('template field')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model, seen = counting_model()
+    config = write_config(
+        tmp_path,
+        '[llm_default]\nmodel = "openai:gpt-5"\n[[metrics]]\nname = "prompt_metrics:BadPrompt"\n'
+        '[[metrics]]\nname = "Coverage"\n',
+    )
+    db = tmp_path / "j.duckdb"
+    assert judge_once(db, config, items([("a", "q", "one")]), model=model).failed
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute("SELECT metric, status, error FROM judge_results ORDER BY 1").fetchall()
+    finally:
+        con.close()
+    assert rows == [
+        ("BadPrompt", "metric_error", "KeyError: 'template field'"),
+        ("Coverage", "ok", None),
+    ]
+    with pytest.raises(CustomMetricError, match="BadPrompt: metric_error: KeyError"):
+        Evaluator(config, model=model).evaluate(EvaluationRequest(user_query="q", submission="a"))
+
+
 README_CONFIG = '[[metrics]]\nname = "my_metrics:Brevity"\n'
 
 

@@ -132,7 +132,10 @@ def estimated_tokens(
     """Estimated (input, output) tokens of one call: the prompt at ~4 characters a token, and
     `estimated_output_tokens` (capped by max_tokens) for the answer."""
     assert isinstance(metric.metric, LLMJudgeMetric)
-    prompt = metric.instruction + metric.metric.user_prompt(item.user_query, item.submission)
+    try:
+        prompt = metric.instruction + metric.metric.user_prompt(item.user_query, item.submission)
+    except Exception:  # a custom metric's own bug, recorded by the call; estimate from the texts
+        prompt = metric.instruction + item.user_query + item.submission
     output = default_output if metric.max_tokens is None else min(metric.max_tokens, default_output)
     return int(len(prompt) / _CHARS_PER_TOKEN) + 1, output
 
