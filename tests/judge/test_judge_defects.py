@@ -282,3 +282,19 @@ def test_no_configuration_file_means_the_four_builtins_in_one_line(
     assert main(["judge", "--db", str(tmp_path / "x.duckdb"), "--dry-run", *how]) == 0
     out = capsys.readouterr().out
     assert len([line for line in out.splitlines() if "four built-in metrics" in line]) == 1
+
+
+def test_the_nightly_step_skips_the_judge_when_the_provider_package_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.judge.flow import judge_after_scoring
+
+    if importlib.util.find_spec("groq") is not None:
+        pytest.skip("groq is installed here")
+    monkeypatch.setenv("GROQ_API_KEY", "test-key")
+    path = write(tmp_path, '[llm_default]\nmodel = "groq:llama-3.3-70b-versatile"\n')
+    report = judge_after_scoring(str(tmp_path / "n.duckdb"), str(path))
+    assert report.status == "skipped"
+    assert "the package of provider groq is missing: install pydantic-ai-slim[groq]" in (
+        report.markdown
+    )
