@@ -24,6 +24,7 @@ from transforms.config.judge import (
     MODEL_FORMAT,
     WEIGHTS,
     JudgeSettings,
+    LLMDefault,
     MetricEntry,
 )
 from transforms.errors import (
@@ -213,34 +214,46 @@ def resolve_settings(
         )
     classes = _classes(settings, entries, source, search)
     weights = _weights(entries, [name for name, _ in classes], source)
-    resolved = []
-    for entry, (name, cls), weight in zip(entries, classes, weights, strict=True):
+    resolved = tuple(
+        _metric(entry, name, cls, weight, default, default_model)
+        for entry, (name, cls), weight in zip(entries, classes, weights, strict=True)
+    )
+    return JudgeConfig(settings, resolved, source)
 
-        def pick(key: str, entry: MetricEntry = entry) -> Any:
-            for value in (getattr(entry, key), getattr(default, key)):
-                if value is not None:
-                    return value
-            return BUILTIN_DEFAULTS.get(key)
 
-        llm = cls.uses_llm
-        stops = pick("stop_sequences") if llm else None
-        resolved.append(
-            ResolvedMetric(
-                name=name,
-                metric=cls(),
-                weight=weight,
-                model=(entry.model or default_model or BUILTIN_DEFAULTS["model"]) if llm else None,
-                system_instruction=entry.system_instruction if llm else None,
-                temperature=pick("temperature") if llm else None,
-                max_tokens=pick("max_tokens") if llm else None,
-                max_retries=int(pick("max_retries")) if llm else 0,
-                timeout_seconds=pick("timeout_seconds") if llm else None,
-                top_p=pick("top_p") if llm else None,
-                seed=pick("seed") if llm else None,
-                stop_sequences=None if stops is None else tuple(stops),
-            )
-        )
-    return JudgeConfig(settings, tuple(resolved), source)
+def _metric(
+    entry: MetricEntry,
+    name: str,
+    cls: type[BaseMetric],
+    weight: float,
+    default: LLMDefault,
+    default_model: str | None,
+) -> ResolvedMetric:
+    """One metric with each parameter from the entry, else `default`, else the built-in."""
+    if not cls.uses_llm:  # LLM parameters given to a non-LLM metric are ignored
+        return ResolvedMetric(name, cls(), weight, None, None, None, None, 0)
+
+    def pick(key: str) -> Any:
+        for value in (getattr(entry, key), getattr(default, key)):
+            if value is not None:
+                return value
+        return BUILTIN_DEFAULTS.get(key)
+
+    stops = pick("stop_sequences")
+    return ResolvedMetric(
+        name=name,
+        metric=cls(),
+        weight=weight,
+        model=entry.model or default_model or BUILTIN_DEFAULTS["model"],
+        system_instruction=entry.system_instruction,
+        temperature=pick("temperature"),
+        max_tokens=pick("max_tokens"),
+        max_retries=int(pick("max_retries")),
+        timeout_seconds=pick("timeout_seconds"),
+        top_p=pick("top_p"),
+        seed=pick("seed"),
+        stop_sequences=None if stops is None else tuple(stops),
+    )
 
 
 def _error_class(error: ValidationError) -> type[JudgeConfigError]:
