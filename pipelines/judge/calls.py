@@ -250,6 +250,31 @@ def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = N
     return max(0.0, delay)
 
 
+async def _attempt(
+    model: Model,
+    request: tuple[list[ModelRequest], ModelSettings, ModelRequestParameters],
+    timeout_s: float,
+    gate: CallGate,
+    model_name: str,
+    outcome: Outcome,
+) -> Judgement | Attempt:
+    """One request: the judgement, or how the attempt failed; its usage is added to
+    `outcome` and reported to `gate`."""
+    messages, settings, parameters = request
+    try:
+        async with asyncio.timeout(timeout_s + 1.0):
+            response = await model_request(
+                model, messages, model_settings=settings, model_request_parameters=parameters
+            )
+    except Exception as exc:
+        return classify_error(exc)
+    usage = response.usage
+    outcome.input_tokens += usage.input_tokens
+    outcome.output_tokens += usage.output_tokens
+    gate.spent(model_name, usage.input_tokens, usage.output_tokens)
+    return judgement_from(response)
+
+
 async def judge_call(
     metric: ResolvedMetric,
     user_query: str,
@@ -268,9 +293,7 @@ async def judge_call(
     model = factory(metric.model)
     timeout_s = metric.timeout_seconds or policy.timeout_s
     try:
-        messages, settings, parameters = judgement_request(
-            metric, user_query, submission, timeout_s=timeout_s
-        )
+        request = judgement_request(metric, user_query, submission, timeout_s=timeout_s)
     except Exception as exc:  # a custom LLM metric's user_prompt raised: that metric fails
         return Outcome("metric_error", error=f"{type(exc).__name__}: {exc}"[:500])
     outcome = Outcome(status="provider_error")
@@ -287,25 +310,13 @@ async def judge_call(
                 return None
             break
         outcome.attempts = attempt
-        try:
-            async with asyncio.timeout(timeout_s + 1.0):
-                response = await model_request(
-                    model, messages, model_settings=settings, model_request_parameters=parameters
-                )
-        except Exception as exc:
-            last = classify_error(exc)
-        else:
-            usage = response.usage
-            outcome.input_tokens += usage.input_tokens
-            outcome.output_tokens += usage.output_tokens
-            gate.spent(metric.model, usage.input_tokens, usage.output_tokens)
-            found = judgement_from(response)
-            if isinstance(found, Judgement):
-                outcome.history.append("ok")
-                outcome.status, outcome.score, outcome.comment = "ok", found.score, found.comment
-                outcome.error = None
-                break
-            last = found
+        found = await _attempt(model, request, timeout_s, gate, metric.model, outcome)
+        if isinstance(found, Judgement):
+            outcome.history.append("ok")
+            outcome.status, outcome.score, outcome.comment = "ok", found.score, found.comment
+            outcome.error = None
+            break
+        last = found
         outcome.history.append(last.status)
         outcome.status, outcome.error, outcome.stop_run = last.status, last.error, last.stop_run
         if not last.transient:
