@@ -79,7 +79,7 @@ def _results(
     scored.with_columns(
         **identity,
         **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
-    ).write_parquet(folder / STEPS)
+    ).drop("penalty_code").write_parquet(folder / STEPS)
     traces.write_parquet(folder / TRACES)
     return traces.height
 

@@ -61,10 +61,13 @@ def factor_frame(rows: list[dict[str, object]]) -> pl.LazyFrame:
 @given(
     st.lists(factors(), min_size=1, max_size=8),
     st.sampled_from(["mean", "min", "weighted", "critical_check"]),
+    st.sampled_from(["in-memory", "streaming"]),
 )
-def test_step_scores_equal_calculate(rows: list[dict[str, object]], method: str) -> None:
+def test_step_scores_equal_calculate(
+    rows: list[dict[str, object]], method: str, engine: str
+) -> None:
     config = ConfidenceConfig(aggregation=method)  # type: ignore[arg-type]
-    scored = step_scores(factor_frame(rows), config).collect()
+    scored = step_scores(factor_frame(rows), config).collect(engine=engine)  # type: ignore[arg-type]
     calculator = ConfidenceCalculator(config)
     expected_scores = [calculator.calculate(ConfidenceFactors(**row)) for row in rows]  # type: ignore[arg-type]
     for got, expected in zip(scored.iter_rows(named=True), expected_scores, strict=True):
@@ -72,8 +75,8 @@ def test_step_scores_equal_calculate(rows: list[dict[str, object]], method: str)
         assert tuple(got["penalties"]) == expected.penalties_applied
         for key in ("search_quality", "tool_success", "base", *(f"w_{n}" for n in FACTORS)):
             assert got[key] == expected.breakdown[key]
-    (trace,) = trace_levels(scored.lazy(), config).collect().iter_rows(named=True)
-    assert trace["aggregate"] == ConfidenceAggregator(config).aggregate(expected_scores)
+    levels = trace_levels(scored.lazy(), config).collect(engine=engine)  # type: ignore[arg-type]
+    assert levels["aggregate"][0] == ConfidenceAggregator(config).aggregate(expected_scores)
 
 
 STEP = pl.Struct({"step_id": pl.Int64, "type": pl.String, "tool_name": pl.String})
@@ -130,11 +133,12 @@ def synthetic(n: int) -> pl.DataFrame:
     ("method", "source"),
     list(itertools.product(["mean", "min", "weighted", "critical_check"], ["edge", "synthetic"])),
 )
-def test_derived_batch_equals_reference(method: str, source: str) -> None:
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_derived_batch_equals_reference(method: str, source: str, engine: str) -> None:
     config = ConfidenceConfig(aggregation=method)  # type: ignore[arg-type]
     traces = traces_frame(EDGE_TRACES) if source == "edge" else synthetic(1500)
     scored = step_scores(derived_factors(traces.lazy(), config.search_tool_pattern), config)
-    levels = trace_levels(scored, config, ordered=True).collect()
+    levels = trace_levels(scored, config, ordered=True).collect(engine=engine)  # type: ignore[arg-type]
     shuffled = trace_levels(
         scored.collect().sample(fraction=1.0, shuffle=True, seed=1).lazy(), config
     )

@@ -262,27 +262,36 @@ CASES = [
 ]  # fmt: skip
 
 
-def batch_result(inputs: dict[str, Any]) -> dict[str, Any]:
+ENGINES = ("in-memory", "streaming")
+
+
+def batch_result(inputs: dict[str, Any], engine: str = "in-memory") -> dict[str, Any]:
     """The batch path on one step: its row of step_scores and its trace's level."""
     config = ConfidenceConfig(aggregation="mean")
     row = {"trace_id": "t", "step_index": 0, **inputs}
-    steps = step_scores(pl.DataFrame([row], schema=FACTOR_SCHEMA).lazy(), config).collect()
-    (trace,) = trace_levels(steps.lazy(), config).collect().iter_rows(named=True)
-    return {**steps.row(0, named=True), "level": trace["level"]}
+    frame = pl.DataFrame([row], schema=FACTOR_SCHEMA).lazy()
+    steps = step_scores(frame, config).collect(engine=engine)  # type: ignore[call-overload]
+    levels = trace_levels(steps.lazy(), config).collect(engine=engine)  # type: ignore[call-overload]
+    return {**steps.row(0, named=True), "level": levels["level"][0]}
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(
     ("inputs", "score", "penalties", "level"),
     [pytest.param(*case[1:], id=case[0]) for case in CASES],
 )
 def test_hand_worked_case(
-    inputs: dict[str, Any], score: float, penalties: tuple[str, ...], level: InterventionLevel
+    inputs: dict[str, Any],
+    score: float,
+    penalties: tuple[str, ...],
+    level: InterventionLevel,
+    engine: str,
 ) -> None:
     calculator = ConfidenceCalculator()
     result = calculator.calculate(ConfidenceFactors(**inputs))
     assert (result.score, result.penalties_applied) == (score, penalties)
     assert calculator.decide_action(result).level is level
-    batch = batch_result(inputs)
+    batch = batch_result(inputs, engine)
     assert (batch["score"], tuple(batch["penalties"]), batch["level"]) == (
         score,
         penalties,
@@ -382,10 +391,8 @@ def test_aggregator(method: str, values: tuple[float, ...], expected: float) -> 
     config = ConfidenceConfig(aggregation=method)  # type: ignore[arg-type]
     assert ConfidenceAggregator(config).aggregate(scores(*values), method) == expected
     rows = pl.DataFrame(
-        {"trace_id": "t", "step_index": range(len(values)), "score": values,
-         "penalties": [[]] * len(values)},
-        schema_overrides={"penalties": pl.List(pl.String)},
-    )  # fmt: skip
+        {"trace_id": "t", "step_index": range(len(values)), "score": values, "penalty_code": 0}
+    )
     for ordered in (False, True):
         (trace,) = (
             trace_levels(rows.lazy(), config, ordered=ordered).collect().iter_rows(named=True)
@@ -409,8 +416,7 @@ def test_the_one_departure_an_aggregate_within_1e_12_reaches_the_threshold() -> 
     assert ConfidenceCalculator().decide_action(ConfidenceScore(aggregate)).level is NOTIFY
     assert ConfidenceCalculator().decide_action(ConfidenceScore(0.7 - 2e-12)).level is CONFIRM
     rows = pl.DataFrame(
-        {"trace_id": "t", "step_index": [0, 1], "score": [0.7, 0.7], "penalties": [[], []]},
-        schema_overrides={"penalties": pl.List(pl.String)},
+        {"trace_id": "t", "step_index": [0, 1], "score": [0.7, 0.7], "penalty_code": 0}
     )
     (trace,) = trace_levels(rows.lazy(), ConfidenceConfig()).collect().iter_rows(named=True)
     assert (trace["aggregate"], trace["level"]) == (0.6999999999999998, "NOTIFY")

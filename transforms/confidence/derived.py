@@ -20,6 +20,7 @@ from __future__ import annotations
 import polars as pl
 
 from transforms.confidence.batch import FACTOR_SCHEMA
+from transforms.confidence.exact import divide
 
 __all__ = ["DERIVED_COLUMNS", "STEP_KINDS", "derived_factors"]
 
@@ -94,7 +95,7 @@ def _factors(answer: pl.Expr) -> dict[str, pl.Expr]:
     ok, search = pl.col("ok"), pl.col("search")
     calls, successes, hits = pl.col("calls"), pl.col("successes"), pl.col("hits")
     found = pl.when(answer).then(hits > 0).otherwise(search & ok)
-    rate = pl.when(calls > 0).then(successes / calls).otherwise(1.0)
+    rate = pl.when(calls > 0).then(divide(successes, calls)).otherwise(1.0)
     return {
         "search_result_count": pl.when(answer)
         .then(hits)

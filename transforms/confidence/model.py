@@ -7,7 +7,7 @@ recorded factors mean the same here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 __all__ = [
@@ -55,10 +55,7 @@ class ConfidenceFactors:
     is_search_step: bool = False
 
 
-FACTOR_DEFAULTS: dict[str, int | float | bool] = {
-    f.name: f.default  # type: ignore[misc]
-    for f in fields(ConfidenceFactors)
-}
+FACTOR_DEFAULTS: dict[str, int | float | bool] = asdict(ConfidenceFactors())
 """Each factor's default, in the original's field order."""
 
 
