@@ -22,6 +22,13 @@ The formulas, as the original writes them:
                x0.7 `no_sources` (sc 0; exempt: a search step with cnt > 0, or another
                step with LLM >= 0.8)
   score = round(min(1, max(0, s)), 3)
+
+Floors of the non-search mean, each case below, at and above: SQ 0 (it is never below: a
+negative blend is floored to 0, N3), source_count 1 (N1, N4, N5), LLM 0.6 (N1, N6, N7),
+QC 0.1 (N10, N11, N12); TS has none. Penalties and exemptions: no_search_results S6, S7;
+tool_failures S8, S10, N14-N18; no_sources S6, S7, N1; exempt as a search with results S2,
+by self-confidence N9 (not at 0.79, N8). Rounding at a half: S14, S15 (exact ties), S10, S12
+(just below), S13, N23 (just above).
 """
 
 from __future__ import annotations
