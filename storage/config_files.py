@@ -81,7 +81,12 @@ def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
         return ConfidenceConfig()
     data = read_toml(path, "confidence configuration file")
     return validate_config(
-        data, ConfidenceFile, str(path), kind="confidence configuration"
+        data,
+        ConfidenceFile,
+        str(path),
+        kind="confidence configuration",
+        unknown_key_fix="remove it or check its spelling; docs/configuration.md lists the keys, "
+        "and the keys that replaced those without a counterpart in GRACE's calculator",
     ).confidence
 
 

@@ -19,7 +19,7 @@ import polars as pl
 from storage._connection import connect, holder_of, uninterrupted_method
 from storage.errors import StoreOpenError
 from storage.interrupts import uninterrupted
-from storage.schema import SCHEMA_SQL, SCHEMA_VERSION
+from storage.schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
 
@@ -84,10 +84,22 @@ class DuckDBStore:
         self.close()
 
     def _stamp_schema(self) -> None:
+        """Stamp a new file with SCHEMA_VERSION; bring an older file up to it (MIGRATIONS)."""
         found = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
         if not found:
             self._con.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
+            )
+            return
+        version = int(found[0][0])
+        if version >= SCHEMA_VERSION:
+            return
+        with self.transaction() as con:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                con.execute(MIGRATIONS[step])
+            con.execute(SCHEMA_SQL)
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
             )
 
     @contextmanager

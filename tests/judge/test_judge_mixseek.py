@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from tracegrade.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
