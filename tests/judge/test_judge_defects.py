@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from judge_helpers import counting_model, items, judge_once, write_config
-from tracegrade.cli.main import main
+from tracegrade.cli import main
 
 from pipelines.judge.calls import judgement_request
 from storage.config_files import load_judge_config

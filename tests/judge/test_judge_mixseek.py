@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tracegrade.cli.main import main
+from tracegrade.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES_DIR = Path(__file__).parent / "cases" / "mixseek"
