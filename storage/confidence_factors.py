@@ -9,7 +9,6 @@ schema is FACTORS_INPUT_SCHEMA (docs/confidence.md).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
+from storage._json_values import RecordProblem, parse_record
 from storage.confidence_factor_rules import row_rules
 from storage.errors import InputError
 from storage.hashing import file_sha256
@@ -128,6 +128,8 @@ def _json_type_error(record: dict[str, Any]) -> str | None:
         else:
             label, kind = _JSON_KINDS[type(FACTORS_INPUT_SCHEMA[key])]
             good = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+            if good and kind is int and not -(2**63) <= value < 2**63:
+                return f"{key} is {value}, outside the 64-bit integers a factors table holds"
         if not good:
             return f"{key} must be {label}, received {value!r}"
     return None
@@ -139,7 +141,9 @@ def _keys(record: dict[str, Any]) -> dict[str, Any]:
     return {
         "trace_id": trace_id if isinstance(trace_id, str) and trace_id.strip() else None,
         "step_index": step_index
-        if isinstance(step_index, int) and not isinstance(step_index, bool)
+        if isinstance(step_index, int)
+        and not isinstance(step_index, bool)
+        and -(2**63) <= step_index < 2**63
         else None,
     }
 
@@ -149,14 +153,22 @@ def _read_jsonl(path: Path) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     records: list[dict[str, Any]] = []
     numbers: list[int] = []
     rejected: list[dict[str, Any]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc}); a factors table is JSON Lines or Parquet "
+            "(a compressed file must be decompressed first)"
+        ) from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            why = f"line {number} is not JSON ({exc.msg})"
-            rejected.append({"row_number": number, "rule": "invalid_json", "reason": why})
+            record = parse_record(line, f"line {number}")
+        except RecordProblem as unreadable:
+            rejected.append(
+                {"row_number": number, "rule": unreadable.rule, "reason": unreadable.reason}
+            )
             continue
         if not isinstance(record, dict):
             why = f"line {number} is not a JSON object"

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from judge_helpers import counting_model, items, judge_once, write_config
-from tracegrade.cli import main
 
 from pipelines.judge.calls import judgement_request
 from storage.config_files import load_judge_config
+from tracegrade.cli import main
 from transforms.errors import JudgeConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

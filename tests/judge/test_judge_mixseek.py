@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from tracegrade.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
