@@ -18,6 +18,7 @@ from pipelines.confidence_llm import llm_factors
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.confidence_store import (
     commit_confidence,
+    stale_derived_ids,
     stale_derived_traces,
     stored_input_hashes,
 )
@@ -46,9 +47,18 @@ __all__ = [
 FACTORS_ROWS, QUARANTINE, STEPS, TRACES = (
     "confidence_factors.parquet",
     "confidence_quarantine.parquet",
-    "confidence_steps.parquet",
-    "confidence_traces.parquet",
+    "confidence_steps-*.parquet",
+    "confidence_traces-*.parquet",
 )
+"""Work files of a run; STEPS and TRACES are written in numbered parts (`_part`)."""
+
+DERIVED_CHUNK_TRACES = 100_000
+"""Derived mode scores stored traces this many at a time, so memory stays bounded whatever
+the database holds; every part is committed in the one transaction of `commit_stage`."""
+
+
+def _part(pattern: str, part: int) -> str:
+    return pattern.replace("*", f"{part:05d}")
 
 
 def _results(
@@ -60,8 +70,10 @@ def _results(
     folder: Path,
     *,
     ordered: bool = False,
+    part: int = 0,
 ) -> int:
-    """Score `factors`, add identity columns, write STEPS and TRACES; returns traces scored."""
+    """Score `factors`, add identity columns, write part `part` of STEPS and TRACES; returns
+    traces scored."""
     now = datetime.now(UTC)
     identity = {
         "source": pl.lit(source),
@@ -79,8 +91,8 @@ def _results(
     scored.with_columns(
         **identity,
         **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
-    ).drop("penalty_code").write_parquet(folder / STEPS)
-    traces.write_parquet(folder / TRACES)
+    ).drop("penalty_code").write_parquet(folder / _part(STEPS, part))
+    traces.write_parquet(folder / _part(TRACES, part))
     return traces.height
 
 
@@ -97,12 +109,17 @@ def derived_stage(
     Returns confidence_traces (levels written) and confidence_unchanged (kept as stored).
     """
     total = store.sql("SELECT count(*) AS n FROM traces")["n"][0]
-    stale = stale_derived_traces(store, config.config_hash(), force=force)
-    if stale.is_empty():
+    stale_ids = stale_derived_ids(store, config.config_hash(), force=force)
+    if stale_ids.is_empty():
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
-    factors = derived_factors(stale.lazy(), config.search_tool_pattern)
-    hashes = stale.select("trace_id", input_hash="content_hash")
-    scored = _results(factors, hashes, config, "derived", run_id, work_dir, ordered=True)
+    scored = 0
+    for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES)):
+        stale = stale_derived_traces(store, ids["trace_id"])
+        factors = derived_factors(stale.lazy(), config.search_tool_pattern)
+        hashes = stale.select("trace_id", input_hash="content_hash")
+        scored += _results(
+            factors, hashes, config, "derived", run_id, work_dir, ordered=True, part=part
+        )
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
 

@@ -17,25 +17,33 @@ __all__ = [
     "confidence_levels",
     "run_levels",
     "run_quarantine_rules",
+    "stale_derived_ids",
     "stale_derived_traces",
     "stored_input_hashes",
 ]
 
 
-
-def stale_derived_traces(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
-    """Stored traces whose derived level is missing, or was computed from other content or
-    configuration (all of them with `force`): trace_id, content_hash, confidence and steps
-    (step_id, type, tool_name)."""
+def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
+    """The ids (trace_id, sorted) of stored traces whose derived level is missing, or was
+    computed from other content or configuration (all of them with `force`)."""
     return store.sql(
-        "SELECT t.trace_id, t.content_hash, t.confidence, "
-        "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
-        "'tool_name': s.tool_name}) AS steps "
-        "FROM traces t LEFT JOIN confidence_traces c "
+        "SELECT t.trace_id FROM traces t LEFT JOIN confidence_traces c "
         "ON c.trace_id = t.trace_id AND c.source = 'derived' "
         "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
         "OR c.config_hash <> ? ORDER BY t.trace_id",
         [force, config_hash],
+    )
+
+
+def stale_derived_traces(store: DuckDBStore, ids: pl.Series) -> pl.DataFrame:
+    """The stored traces of `ids`, sorted by id: trace_id, content_hash, confidence and steps
+    (step_id, type, tool_name)."""
+    return store.sql_with(
+        "SELECT t.trace_id, t.content_hash, t.confidence, "
+        "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
+        "'tool_name': s.tool_name}) AS steps "
+        "FROM traces t SEMI JOIN __ids USING (trace_id) ORDER BY t.trace_id",
+        ids=ids.to_frame("trace_id"),
     )
 
 

@@ -74,3 +74,29 @@ def test_cli_refuses_bad_thresholds_before_any_work(
     assert status == EXIT_USAGE
     assert "thresholds must be strictly descending" in capsys.readouterr().err
     assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_derived_levels_in_parts_equal_one_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Derived mode scores stored traces a chunk at a time (bounded memory); the levels and
+    step scores it stores do not depend on the chunk size."""
+    from pipelines import confidence_stages
+
+    archive = tmp_path / "archive"
+    write_demo_archive(archive, n_traces=120, days=2, seed=5)
+    tables = {}
+    for chunk in (1_000_000, 7):
+        monkeypatch.setattr(confidence_stages, "DERIVED_CHUNK_TRACES", chunk)
+        db = tmp_path / f"chunk{chunk}.duckdb"
+        assert main(["score", str(archive), "--db", str(db), "--no-embedder"]) == EXIT_OK
+        tables[chunk] = (
+            query_rows(
+                db, "SELECT trace_id, level, aggregate, reason FROM confidence_traces ORDER BY 1"
+            ),
+            query_rows(
+                db, "SELECT trace_id, step_index, score FROM confidence_steps ORDER BY 1, 2"
+            ),
+        )
+    assert len(tables[7][0]) > 7 * 3
+    assert tables[7] == tables[1_000_000]
