@@ -25,7 +25,7 @@ from storage.duckdb_store import DuckDBStore
 from storage.hashing import sha256_hex
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
-from transforms.confidence.derived import derived_factors
+from transforms.confidence.derived import derived_factors, outcome_caps
 from transforms.confidence.inputs import original_factor_columns
 from transforms.confidence.prompts import FALLBACK_SCORE
 from transforms.config.confidence import ConfidenceConfig, LLMConfig
@@ -60,6 +60,7 @@ def _results(
     folder: Path,
     *,
     ordered: bool = False,
+    caps: pl.LazyFrame | None = None,
 ) -> int:
     """Score `factors`, add identity columns, write STEPS and TRACES; returns traces scored."""
     now = datetime.now(UTC)
@@ -70,7 +71,7 @@ def _results(
     }
     scored = step_scores(factors, config).collect()
     traces = (
-        trace_levels(scored.lazy(), config, ordered=ordered)
+        trace_levels(scored.lazy(), config, ordered=ordered, caps=caps)
         .join(hashes.lazy(), on="trace_id", how="left")
         .with_columns(**identity, config_hash=pl.lit(config.config_hash()))
         .collect()
@@ -100,9 +101,10 @@ def derived_stage(
     stale = stale_derived_traces(store, config.config_hash(), force=force)
     if stale.is_empty():
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
-    factors = derived_factors(stale.lazy(), config.search_tool_pattern)
+    factors = derived_factors(stale.lazy(), config)
     hashes = stale.select("trace_id", input_hash="content_hash")
-    scored = _results(factors, hashes, config, "derived", run_id, work_dir, ordered=True)
+    caps = outcome_caps(stale.lazy())
+    scored = _results(factors, hashes, config, "derived", run_id, work_dir, ordered=True, caps=caps)
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
 

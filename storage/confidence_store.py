@@ -22,15 +22,15 @@ __all__ = [
 ]
 
 
-
 def stale_derived_traces(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
     """Stored traces whose derived level is missing, or was computed from other content or
     configuration (all of them with `force`): trace_id, content_hash, confidence and steps
-    (step_id, type, tool_name)."""
+    (step_id, type, tool_name, content, output_summary)."""
     return store.sql(
         "SELECT t.trace_id, t.content_hash, t.confidence, "
         "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
-        "'tool_name': s.tool_name}) AS steps "
+        "'tool_name': s.tool_name, 'content': s.content, 'output_summary': s.output_summary}) "
+        "AS steps "
         "FROM traces t LEFT JOIN confidence_traces c "
         "ON c.trace_id = t.trace_id AND c.source = 'derived' "
         "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
