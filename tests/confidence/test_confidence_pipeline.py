@@ -120,3 +120,21 @@ def test_force_rescores_everything(db: Path) -> None:
     derive(db, ConfidenceConfig())
     ((stored,),) = query_rows(db, "SELECT count(*) FROM traces")
     assert derive(db, ConfidenceConfig(), force=True)["confidence_traces"] == stored
+
+
+def test_evaluate_reads_labels_from_sql_and_files(db: Path, tmp_path: Path) -> None:
+    from storage.confidence_labels import labelled_levels
+    from storage.errors import InputError
+
+    derive(db, ConfidenceConfig())
+    with held_store(db) as store:
+        by_sql, missing = labelled_levels(store, "success::INT", "derived")
+        assert missing == 0 and set(by_sql["label"]) <= {0, 1}
+        labels = by_sql.head(10).select("trace_id", "label")
+        labels.write_csv(tmp_path / "labels.csv")
+        by_file, missing = labelled_levels(store, str(tmp_path / "labels.csv"), "derived")
+        assert (by_file.height, missing) == (10, by_sql.height - 10)
+        with pytest.raises(InputError, match="neither a readable labels file"):
+            labelled_levels(store, "no_such_column", "derived")
+        with pytest.raises(InputError, match="must be 0 or 1"):
+            labelled_levels(store, "2", "derived")
