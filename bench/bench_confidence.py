@@ -36,7 +36,7 @@ from _common import (
 )
 
 from transforms.confidence.batch import step_scores, trace_levels
-from transforms.confidence.derived import derived_factors
+from transforms.confidence.derived import derived_factors, outcome_caps
 from transforms.confidence.reference import reference_trace_confidence
 from transforms.config.confidence import ConfidenceConfig
 
@@ -48,6 +48,8 @@ LEAF_COLUMNS = [
     "steps.list.element.step_id",
     "steps.list.element.type",
     "steps.list.element.tool.name",
+    "steps.list.element.content",
+    "steps.list.element.output_summary",
     "outcome.confidence",
 ]
 """Parquet leaf paths derived mode needs; nothing else is decoded."""
@@ -59,7 +61,8 @@ def read_needed(path: Path) -> pa.Table:
 
 
 def trace_inputs(table: pa.Table) -> pl.LazyFrame:
-    """trace_id, confidence and steps as list<struct{step_id, type, tool_name}>."""
+    """trace_id, confidence and steps as list<struct{step_id, type, tool_name, content,
+    output_summary}>."""
     step = pl.element().struct
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
@@ -71,6 +74,8 @@ def trace_inputs(table: pa.Table) -> pl.LazyFrame:
                 step_id=step.field("step_id"),
                 type=step.field("type"),
                 tool_name=step.field("tool").struct.field("name"),
+                content=step.field("content"),
+                output_summary=step.field("output_summary"),
             )
         ),
     )
@@ -78,8 +83,10 @@ def trace_inputs(table: pa.Table) -> pl.LazyFrame:
 
 def vectorized(path: Path) -> pl.DataFrame:
     """Read, project, derive, score, aggregate, decide; the collected per-trace frame."""
-    factors = derived_factors(trace_inputs(read_needed(path)), CONFIG.search_tool_pattern)
-    return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True).collect()
+    traces = trace_inputs(read_needed(path))
+    factors = derived_factors(traces, CONFIG)
+    caps = outcome_caps(traces)
+    return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True, caps=caps).collect()
 
 
 def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
@@ -91,6 +98,8 @@ def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
                 "step_id": step["step_id"],
                 "type": step["type"],
                 "tool_name": step["tool"]["name"] if step["tool"] else None,
+                "content": step["content"],
+                "output_summary": step["output_summary"],
             }
             for step in row["steps"]
         ]
@@ -107,13 +116,15 @@ def breakdown(path: Path) -> dict[str, float]:
     parts["to polars + project steps"] = timed(lambda: trace_inputs(table).collect()).seconds
     inputs = trace_inputs(table).collect()
     parts["derived_factors"] = timed(
-        lambda: derived_factors(inputs.lazy(), CONFIG.search_tool_pattern).collect()
+        lambda: derived_factors(inputs.lazy(), CONFIG).collect()
     ).seconds
-    factors = derived_factors(inputs.lazy(), CONFIG.search_tool_pattern).collect()
+    factors = derived_factors(inputs.lazy(), CONFIG).collect()
     parts["step_scores"] = timed(lambda: step_scores(factors.lazy(), CONFIG).collect()).seconds
     scored = step_scores(factors.lazy(), CONFIG).collect()
     parts["trace_levels"] = timed(
-        lambda: trace_levels(scored.lazy(), CONFIG, ordered=True).collect()
+        lambda: trace_levels(
+            scored.lazy(), CONFIG, ordered=True, caps=outcome_caps(inputs.lazy())
+        ).collect()
     ).seconds
     return parts
 

@@ -26,7 +26,7 @@ from storage.duckdb_store import DuckDBStore
 from storage.hashing import sha256_hex
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
-from transforms.confidence.derived import derived_factors
+from transforms.confidence.derived import derived_factors, outcome_caps
 from transforms.confidence.inputs import original_factor_columns
 from transforms.confidence.prompts import FALLBACK_SCORE
 from transforms.config.confidence import ConfidenceConfig, LLMConfig
@@ -70,6 +70,7 @@ def _results(
     folder: Path,
     *,
     ordered: bool = False,
+    caps: pl.LazyFrame | None = None,
     part: int = 0,
 ) -> int:
     """Score `factors`, add identity columns, write part `part` of STEPS and TRACES; returns
@@ -82,7 +83,7 @@ def _results(
     }
     scored = step_scores(factors, config).collect()
     traces = (
-        trace_levels(scored.lazy(), config, ordered=ordered)
+        trace_levels(scored.lazy(), config, ordered=ordered, caps=caps)
         .join(hashes.lazy(), on="trace_id", how="left")
         .with_columns(**identity, config_hash=pl.lit(config.config_hash()))
         .collect()
@@ -114,11 +115,18 @@ def derived_stage(
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
     scored = 0
     for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES)):
-        stale = stale_derived_traces(store, ids["trace_id"])
-        factors = derived_factors(stale.lazy(), config.search_tool_pattern)
-        hashes = stale.select("trace_id", input_hash="content_hash")
+        stale = stale_derived_traces(store, ids["trace_id"]).lazy()
+        hashes = stale.select("trace_id", input_hash="content_hash").collect()
         scored += _results(
-            factors, hashes, config, "derived", run_id, work_dir, ordered=True, part=part
+            derived_factors(stale, config),
+            hashes,
+            config,
+            "derived",
+            run_id,
+            work_dir,
+            ordered=True,
+            caps=outcome_caps(stale),
+            part=part,
         )
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}

@@ -37,11 +37,12 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> p
 
 def stale_derived_traces(store: DuckDBStore, ids: pl.Series) -> pl.DataFrame:
     """The stored traces of `ids`, sorted by id: trace_id, content_hash, confidence and steps
-    (step_id, type, tool_name)."""
+    (step_id, type, tool_name, content, output_summary)."""
     return store.sql_with(
         "SELECT t.trace_id, t.content_hash, t.confidence, "
         "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
-        "'tool_name': s.tool_name}) AS steps "
+        "'tool_name': s.tool_name, 'content': s.content, 'output_summary': s.output_summary}) "
+        "AS steps "
         "FROM traces t SEMI JOIN __ids USING (trace_id) ORDER BY t.trace_id",
         ids=ids.to_frame("trace_id"),
     )

@@ -60,17 +60,22 @@ def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:
         )
         assert config_hash == config.config_hash() and same_hash
     levels = dict(query_rows(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
-    assert set(levels) == {"SILENT", "NOTIFY", "CONFIRM", "ESCALATE"}
-    ((step_rows, answers, tools),) = query_rows(
+    assert set(levels) == {"NOTIFY", "CONFIRM", "ESCALATE"}
+    ((step_rows, answers, tools, thoughts),) = query_rows(
         db,
         "SELECT count(*), count(*) FILTER (step_kind = 'answer'), "
-        "count(*) FILTER (step_kind = 'tool_call') FROM confidence_steps",
+        "count(*) FILTER (step_kind = 'tool_call'), count(*) FILTER (step_kind = 'thought') "
+        "FROM confidence_steps",
     )
-    ((tool_calls,),) = query_rows(
+    ((tool_calls, reasoning),) = query_rows(
         db,
-        "SELECT count(*) FROM (SELECT unnest(steps) AS s FROM traces) WHERE s.type = 'tool_call'",
+        "SELECT count(*) FILTER (s.type = 'tool_call' OR (s.type = 'error_recovery' AND "
+        "s.tool_name IS NOT NULL)), count(*) FILTER (s.type = 'thought' OR "
+        "(s.type = 'error_recovery' AND s.tool_name IS NULL)) "
+        "FROM (SELECT unnest(steps) AS s FROM traces)",
     )
-    assert (answers, tools, step_rows) == (stored, tool_calls, stored + tool_calls)
+    assert (answers, tools, thoughts) == (stored, tool_calls, reasoning)
+    assert step_rows == stored + tool_calls + reasoning
     ((tz,),) = query_rows(db, "SELECT DISTINCT typeof(computed_at) FROM confidence_traces")
     assert tz == "TIMESTAMP WITH TIME ZONE"
 
@@ -91,12 +96,45 @@ def test_rerun_changes_nothing_and_new_config_rescores(db: Path) -> None:
     ((expected,),) = query_rows(
         db,
         "SELECT count(*) + (SELECT count(*) FROM traces) FROM "
-        "(SELECT unnest(steps) AS s FROM traces) WHERE s.type = 'tool_call'",
+        "(SELECT unnest(steps) AS s FROM traces) WHERE s.type <> 'observation'",
     )
     assert rows == expected
+
+
+def test_no_trace_that_records_a_failed_tool_call_is_told_to_proceed(db: Path) -> None:
+    derive(db, ConfidenceConfig())
+    rows = query_rows(
+        db,
+        "SELECT c.trace_id, c.level, c.penalties FROM confidence_traces c SEMI JOIN ("
+        "SELECT trace_id, steps, generate_subscripts(steps, 1) AS i FROM traces) t "
+        "ON t.trace_id = c.trace_id AND t.steps[t.i].type = 'tool_call' "
+        "AND t.steps[t.i + 1].type = 'error_recovery'",
+    )
+    assert len(rows) > 50
+    for trace_id, level, penalties in rows:
+        assert level in ("CONFIRM", "ESCALATE"), trace_id
+        assert any(p.startswith("tool_failures") for p in penalties), trace_id
 
 
 def test_force_rescores_everything(db: Path) -> None:
     derive(db, ConfidenceConfig())
     ((stored,),) = query_rows(db, "SELECT count(*) FROM traces")
     assert derive(db, ConfidenceConfig(), force=True)["confidence_traces"] == stored
+
+
+def test_evaluate_reads_labels_from_sql_and_files(db: Path, tmp_path: Path) -> None:
+    from storage.confidence_labels import labelled_levels
+    from storage.errors import InputError
+
+    derive(db, ConfidenceConfig())
+    with held_store(db) as store:
+        by_sql, missing = labelled_levels(store, "success::INT", "derived")
+        assert missing == 0 and set(by_sql["label"]) <= {0, 1}
+        labels = by_sql.head(10).select("trace_id", "label")
+        labels.write_csv(tmp_path / "labels.csv")
+        by_file, missing = labelled_levels(store, str(tmp_path / "labels.csv"), "derived")
+        assert (by_file.height, missing) == (10, by_sql.height - 10)
+        with pytest.raises(InputError, match="neither a readable labels file"):
+            labelled_levels(store, "no_such_column", "derived")
+        with pytest.raises(InputError, match="must be 0 or 1"):
+            labelled_levels(store, "2", "derived")

@@ -12,7 +12,24 @@ from tracegrade.cli.shared import add_prefect_flag, check_database
 __all__ = ["add_confidence_command"]
 
 
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from storage.confidence_labels import labelled_levels
+    from storage.registry import held_store
+    from transforms.confidence.evaluation import evaluate_levels
+
+    check_database(args.db, must_exist=True)
+    with held_store(args.db) as store:
+        frame, unlabelled = labelled_levels(store, args.evaluate, args.source)
+    if frame.is_empty():
+        print(f"tracegrade: no {args.source} level has a label", file=sys.stderr)
+        return EXIT_NOTHING_SCORED
+    print(evaluate_levels(frame, unlabelled=unlabelled).markdown)
+    return EXIT_OK
+
+
 def _cmd_confidence(args: argparse.Namespace) -> int:
+    if args.evaluate is not None:
+        return _cmd_evaluate(args)
     from storage.config_files import load_confidence_config
     from tracegrade.cli.execution import flow, flow_mode
 
@@ -56,6 +73,19 @@ def add_confidence_command(commands: Any) -> None:
     )
     confidence.add_argument(
         "--force", action="store_true", help="score again traces whose input is unchanged"
+    )
+    confidence.add_argument(
+        "--evaluate",
+        metavar="LABELS",
+        help="do not score: print how well the stored levels separate outcomes, from a labels "
+        "file (trace_id, label 0/1; or a trace file's metadata.success) or a SQL expression "
+        "over the traces table (e.g. 'success::INT')",
+    )
+    confidence.add_argument(
+        "--source",
+        choices=["derived", "factors"],
+        default="derived",
+        help="with --evaluate: which stored levels (default derived)",
     )
     add_prefect_flag(confidence)
     confidence.set_defaults(handler=_cmd_confidence)

@@ -3,16 +3,22 @@
 Each plan step becomes a ConfidenceFactors row, filled the way the original's executor fills
 it (grace/executor.py at ceb06343: tool counts and rate from the tool's success, source
 agreement 1.0 when there are no texts to compare), then scored by the same calculator.
-Rules (docs/confidence.md):
-- every tool_call step is a plan step; it is a search step when its tool name matches
-  `search_tool_pattern`; it failed when the step right after it is an error_recovery step;
-  tool_execution_count = 1, tool_success_count = tool_success_rate = 0 if it failed else 1;
-  a successful search counts as one result of relevance 1 (search_result_count 1, mean and best
-  score 1.0, variance 0.0), a failed one as no results;
-- every trace ends with one `answer` step (non-search): tool counts summed over the trace and
-  tool_success_rate = successes / executions (1.0 without tools), the successful searches as
-  results of relevance 1, source_count = successful tool calls, llm_self_confidence =
-  outcome.confidence.
+Rules (docs/confidence.md, Derived mode; the constants are `[confidence.derived]`):
+- a tool call is a tool_call step, or an error_recovery step that names a tool (a retry);
+  its result is its output_summary, else the observation that answers it (the n-th
+  observation of a trace answers its n-th call without an output_summary, when it follows it);
+- a call failed when the step right after it is an error_recovery step, or when its result
+  reads as an error (`error_pattern`, or a JSON object with an error key, an error status,
+  an error flag true or a success flag false);
+- a call is a search when its tool name matches `search_tool_pattern`; a search that did not
+  fail has one result of relevance `search_relevance`, unless its result is empty
+  (`empty_result_pattern`): then it has none;
+- with `thought_steps`, each thought step (and error_recovery step without a tool: a retried
+  model call) is a plan step without tools;
+- every trace ends with one `answer` step (non-search): tool counts summed over the trace,
+  tool_success_rate = successes / executions (1.0 without tools), the searches with results
+  as results, source_count = successful calls. The trace's outcome.confidence is not a factor:
+  it caps the trace's confidence (`outcome_caps`), so a lower one never gives a calmer level.
 """
 
 from __future__ import annotations
@@ -21,124 +27,200 @@ import polars as pl
 
 from transforms.confidence.batch import FACTOR_SCHEMA
 from transforms.confidence.exact import divide
+from transforms.config.confidence import ConfidenceConfig, DerivedRules
 
-__all__ = ["DERIVED_COLUMNS", "STEP_KINDS", "derived_factors"]
+__all__ = [
+    "DERIVED_COLUMNS",
+    "SOURCE_AGREEMENT",
+    "STEP_KINDS",
+    "derived_factors",
+    "outcome_caps",
+    "result_is_error",
+]
 
-STEP_KINDS = ("tool_call", "answer", "factors")
-"""`step_kind` of a plan step: a derived tool call, a derived answer, or a factors-table row."""
+STEP_KINDS = ("tool_call", "thought", "answer", "factors")
+"""`step_kind` of a plan step: a derived tool call, thought or answer, or a factors-table row."""
 
 DERIVED_COLUMNS = {**FACTOR_SCHEMA, "step_kind": pl.String(), "source_step_id": pl.Int64()}
-"""FACTOR_SCHEMA plus where the step came from (the trace step's step_id for tool calls)."""
-
-RELEVANCE = 1.0
-"""The relevance score of a successful search's one result (traces carry no scores)."""
+"""FACTOR_SCHEMA plus where the step came from (the trace step's step_id)."""
 
 SOURCE_AGREEMENT = 1.0
 """The executor's source agreement when there are no source texts to compare."""
 
-_ELEMENT = pl.element().struct
-_CALL, _SEARCH, _RECOVERY, _ANSWER = 1, 3, 4, 8
-"""Step codes: a tool call, a search call, an error_recovery step, the appended answer."""
+_EMPTY_VALUES = ["", "null", "false", "[]", "{}"]
+"""A JSON value that does not hold an error (as json_path_match writes it)."""
 
 
-def _running_count(flag: pl.Expr, answer: pl.Expr) -> pl.Expr:
-    """At a trace's answer row: how many of the trace's rows have `flag`.
-
-    Rows are contiguous per trace with the answer row last, so the count is the running total
-    at this answer row minus the running total at the previous one (integers: exact).
-    """
-    total = flag.cast(pl.Int64).cum_sum()
-    before = pl.when(answer).then(total).shift(1).forward_fill().fill_null(0)
-    return total - before
+def _json_field(text: pl.Expr, key: str) -> pl.Expr:
+    return text.str.json_path_match(f"$.{key}")
 
 
-def _plan_steps(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFrame:
-    """One row per tool call and one answer row per trace (code, ok, step_index,
-    source_step_id, trace_id, confidence), in trace order, each trace's answer last."""
-    steps = pl.col("steps")
-    step_type = _ELEMENT.field("type")
-    searched = _ELEMENT.field("tool_name").str.contains(search_tool_pattern).fill_null(False)
-    code = (
-        pl.when(step_type == "tool_call")
-        .then(_CALL + searched.cast(pl.UInt8) * (_SEARCH - _CALL))
-        .when(step_type == "error_recovery")
-        .then(_RECOVERY)
-        .otherwise(0)
-        .cast(pl.UInt8)
-    )
+def result_is_error(result: pl.Expr, rules: DerivedRules) -> pl.Expr:
+    """Whether a tool result (text, possibly a JSON object) reports a failure; null is not."""
+    checks = [result.str.contains(rules.error_pattern)]
+    for key in rules.error_keys:
+        value = _json_field(result, key)
+        checks.append(value.is_not_null() & ~value.str.strip_chars().is_in(_EMPTY_VALUES))
+    statuses = [status.lower() for status in rules.error_statuses]
+    checks += [
+        _json_field(result, key).str.to_lowercase().is_in(statuses) for key in rules.status_keys
+    ]
+    checks += [_json_field(result, key) == "true" for key in rules.error_flags]
+    checks += [_json_field(result, key) == "false" for key in rules.success_flags]
+    return pl.any_horizontal(check.fill_null(False) for check in checks)
+
+
+def _step_rows(traces: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per trace step: _trace, pos, and the step's fields; traces without steps none."""
     numbered = traces.with_row_index("_trace")
     return (
         numbered.select(
             "_trace",
-            step_index=pl.int_ranges(0, steps.list.len() + 1, dtype=pl.Int64),
-            code=pl.concat_list(steps.list.eval(code), pl.lit(_ANSWER, pl.UInt8)),
-            source_step_id=pl.concat_list(
-                steps.list.eval(_ELEMENT.field("step_id")), pl.lit(None, pl.Int64)
-            ),
+            pos=pl.int_ranges(0, pl.col("steps").list.len(), dtype=pl.Int64),
+            step=pl.col("steps"),
         )
-        .explode(["step_index", "code", "source_step_id"])
-        # The row after a trace's last step is its answer row: a shift never crosses traces.
-        .with_columns(ok=(pl.col("code").shift(-1) != _RECOVERY).fill_null(True))
-        .filter(pl.col("code").is_in([_CALL, _SEARCH, _ANSWER]))
-        .join(
-            numbered.select("_trace", "trace_id", "confidence"),
-            on="_trace",
-            how="left",
-            maintain_order="left",
-        )
+        .explode(["pos", "step"])
+        .filter(pl.col("pos").is_not_null())
+        .unnest("step")
     )
 
 
-def _factors(answer: pl.Expr) -> dict[str, pl.Expr]:
-    """The ConfidenceFactors columns of tool-call rows and answer rows (flags `search`, `ok`,
-    and the trace counts `calls`, `successes`, `hits` at answer rows)."""
-    ok, search = pl.col("ok"), pl.col("search")
+def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
+    """The tool-call rows of `_step_rows` with `ok`, `search` and `found`."""
+    rules = config.derived
+    kind = pl.col("type")
+    is_call = (kind == "tool_call") | (
+        (kind == "error_recovery") & pl.col("tool_name").is_not_null()
+    )
+    awaits = is_call & pl.col("output_summary").is_null()
+    observation = kind == "observation"
+    marked = steps.with_columns(
+        _retried=(kind.shift(-1).over("_trace") == "error_recovery").fill_null(False),
+        _is_call=is_call,
+        _k=pl.when(awaits).then(awaits.cast(pl.Int64).cum_sum().over("_trace")),
+        _obs_k=pl.when(observation).then(observation.cast(pl.Int64).cum_sum().over("_trace")),
+    )
+    answers = marked.filter(pl.col("_obs_k").is_not_null()).select(
+        "_trace", _k="_obs_k", _obs_pos="pos", _obs_text="content"
+    )
+    calls = marked.filter("_is_call").join(
+        answers, on=["_trace", "_k"], how="left", maintain_order="left"
+    )
+    answered = pl.col("_obs_pos") > pl.col("pos")
+    result = pl.coalesce("output_summary", pl.when(answered).then(pl.col("_obs_text")))
+    search = pl.col("tool_name").str.contains(config.search_tool_pattern).fill_null(False)
+    return (
+        calls.with_columns(_result=result)
+        .with_columns(
+            ok=~(pl.col("_retried") | result_is_error(pl.col("_result"), rules)),
+            search=search,
+            _empty=pl.col("_result").str.contains(rules.empty_result_pattern).fill_null(False),
+        )
+        .with_columns(found=pl.col("search") & pl.col("ok") & ~pl.col("_empty"))
+    )
+
+
+def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
+    """Every plan step (_trace, step_index, source_step_id, kind, ok, search, found), the
+    answer rows (with the trace's calls, successes, hits) last in each trace."""
+    steps = _step_rows(traces)
+    keep = ["_trace", "pos", "step_id", "ok", "search", "found"]
+    calls = _calls(steps, config).select(*keep, kind=pl.lit("tool_call"))
+    parts = [calls]
+    if config.derived.thought_steps:
+        kind = pl.col("type")
+        reasoning = (kind == "thought") | (
+            (kind == "error_recovery") & pl.col("tool_name").is_null()
+        )
+        parts.append(
+            steps.filter(reasoning).select(
+                "_trace",
+                "pos",
+                "step_id",
+                ok=True,
+                search=False,
+                found=False,
+                kind=pl.lit("thought"),
+            )
+        )
+    counts = calls.group_by("_trace").agg(
+        calls=pl.len(), successes=pl.col("ok").sum(), hits=pl.col("found").sum()
+    )
+    answers = (
+        traces.with_row_index("_trace")
+        .select("_trace", pos=pl.col("steps").list.len().cast(pl.Int64))
+        .join(counts, on="_trace", how="left", maintain_order="left")
+        .with_columns(pl.col("calls", "successes", "hits").fill_null(0).cast(pl.Int64))
+        .with_columns(
+            step_id=pl.lit(None, pl.Int64),
+            ok=True,
+            search=False,
+            found=pl.col("hits") > 0,
+            kind=pl.lit("answer"),
+        )
+    )
+    plan = pl.concat(parts, how="diagonal_relaxed").with_columns(
+        calls=pl.lit(None, pl.Int64), successes=pl.lit(None, pl.Int64), hits=pl.lit(None, pl.Int64)
+    )
+    trace_ids = traces.with_row_index("_trace").select("_trace", "trace_id")
+    return (
+        pl.concat([plan, answers], how="diagonal_relaxed")
+        .sort("_trace", "pos")
+        .join(trace_ids, on="_trace", how="left", maintain_order="left")
+    )
+
+
+def _factors(relevance: float) -> dict[str, pl.Expr]:
+    """The ConfidenceFactors columns of tool-call, thought and answer rows."""
+    kind, ok, search, found = pl.col("kind"), pl.col("ok"), pl.col("search"), pl.col("found")
+    answer, call = kind == "answer", kind == "tool_call"
     calls, successes, hits = pl.col("calls"), pl.col("successes"), pl.col("hits")
-    found = pl.when(answer).then(hits > 0).otherwise(search & ok)
     rate = pl.when(calls > 0).then(divide(successes, calls)).otherwise(1.0)
     return {
-        "search_result_count": pl.when(answer)
-        .then(hits)
-        .when(search)
-        .then(ok.cast(pl.Int64))
-        .otherwise(0),
-        "search_avg_score": pl.when(found).then(RELEVANCE).otherwise(0.0),
-        "search_max_score": pl.when(found).then(RELEVANCE).otherwise(0.0),
+        "search_result_count": pl.when(answer).then(hits).otherwise(found.cast(pl.Int64)),
+        "search_avg_score": pl.when(found).then(relevance).otherwise(0.0),
+        "search_max_score": pl.when(found).then(relevance).otherwise(0.0),
         "search_score_variance": pl.when(found).then(0.0).otherwise(1.0),
         "source_agreement": pl.lit(SOURCE_AGREEMENT),
         "source_count": pl.when(answer).then(successes).otherwise(0),
-        "llm_self_confidence": pl.when(answer).then(pl.col("confidence")).otherwise(None),
-        "tool_success_rate": pl.when(answer).then(rate).otherwise(ok.cast(pl.Float64)),
-        "tool_execution_count": pl.when(answer).then(calls).otherwise(1),
-        "tool_success_count": pl.when(answer).then(successes).otherwise(ok.cast(pl.Int64)),
+        "llm_self_confidence": pl.lit(None, pl.Float64),
+        "tool_success_rate": pl.when(answer)
+        .then(rate)
+        .when(call)
+        .then(ok.cast(pl.Float64))
+        .otherwise(1.0),
+        "tool_execution_count": pl.when(answer).then(calls).when(call).then(1).otherwise(0),
+        "tool_success_count": pl.when(answer)
+        .then(successes)
+        .when(call)
+        .then(ok.cast(pl.Int64))
+        .otherwise(0),
         "query_coverage": pl.lit(None, pl.Float64),
         "is_search_step": search,
     }
 
 
-def derived_factors(traces: pl.LazyFrame, search_tool_pattern: str) -> pl.LazyFrame:
-    """Plan steps with their factors, from trace_id, confidence and steps (type, tool_name,
-    step_id); one `answer` step per trace, so a trace with no steps still gets one. A null
-    factor (self-confidence of a tool call, query coverage) is left for the original's default.
+def derived_factors(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
+    """Plan steps with their factors, from trace_id and steps (step_id, type, tool_name,
+    content, output_summary); one `answer` step per trace, so a trace with no steps still gets
+    one. A null factor (self-confidence, query coverage) is left for the original's default.
 
     Rows come trace by trace in input order, each trace's plan steps in step order with its
     answer step last (`trace_levels(..., ordered=True)` relies on this).
     """
-    answer = pl.col("code") == _ANSWER
-    call = pl.col("code").is_in([_CALL, _SEARCH])
-    flagged = (
-        _plan_steps(traces, search_tool_pattern)
-        .with_columns(search=pl.col("code") == _SEARCH, ok=call & pl.col("ok"))
-        .with_columns(
-            calls=_running_count(call, answer),
-            successes=_running_count(pl.col("ok"), answer),
-            hits=_running_count(pl.col("search") & pl.col("ok"), answer),
+    return (
+        _plan_rows(traces, config)
+        .select(
+            "trace_id",
+            step_index="pos",
+            **_factors(config.derived.search_relevance),
+            step_kind="kind",
+            source_step_id="step_id",
         )
+        .select(pl.col(name).cast(dtype) for name, dtype in DERIVED_COLUMNS.items())
     )
-    return flagged.select(
-        "trace_id",
-        "step_index",
-        **_factors(answer),
-        step_kind=pl.when(answer).then(pl.lit("answer")).otherwise(pl.lit("tool_call")),
-        source_step_id="source_step_id",
-    ).select(pl.col(name).cast(dtype) for name, dtype in DERIVED_COLUMNS.items())
+
+
+def outcome_caps(traces: pl.LazyFrame) -> pl.LazyFrame:
+    """trace_id and cap: the trace's outcome.confidence, the most derived confidence it gets."""
+    return traces.select("trace_id", cap=pl.col("confidence").cast(pl.Float64))

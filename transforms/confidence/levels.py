@@ -27,6 +27,7 @@ from transforms.config.confidence import ConfidenceConfig
 __all__ = [
     "PENALTY_LISTS",
     "RATE_SLOTS",
+    "cap_note",
     "penalty_code",
     "segmented_sums",
     "trace_levels",
@@ -161,30 +162,53 @@ def _aggregate(config: ConfidenceConfig) -> pl.Expr:
     }[config.aggregation]
 
 
+def cap_note(cap: float) -> str:
+    """What the reason adds when the trace's outcome.confidence capped its confidence."""
+    return f"; capped by the trace's outcome.confidence {cap}"
+
+
 def _decisions(frame: pl.DataFrame, config: ConfidenceConfig) -> pl.DataFrame:
-    """penalties and reason of each row of (_level, _bits, _lo, _hi, _critical), built once
-    per distinct combination."""
-    keys = ["_level", "_bits", "_lo", "_hi", "_critical"]
+    """penalties and reason of each row of (_level, _bits, _lo, _hi, _critical, _capped_at),
+    built once per distinct combination."""
+    keys = ["_level", "_bits", "_lo", "_hi", "_critical", "_capped_at"]
     distinct = frame.select(keys).unique(maintain_order=True)
     names, reasons = [], []
-    for level, bits, lo, hi, critical in distinct.iter_rows():
+    for level, bits, lo, hi, critical, capped_at in distinct.iter_rows():
         listed = ["no_search_results"] * (bits & 1) + ["no_sources"] * (bits >> 1)
         mask = int(lo) | int(hi) << 64
         listed += [_tool_failures(k) for k in range(101) if mask >> k & 1]
         note = critical_note(config) if critical else ""
+        note += cap_note(capped_at) if capped_at is not None else ""
         names.append(listed)
         reasons.append(level_reason(_LEVELS[level], config.thresholds, listed, note))
     decided = distinct.with_columns(
         penalties=pl.Series(names, dtype=pl.List(pl.String)),
         reason=pl.Series(reasons, dtype=pl.String),
     )
-    return frame.join(decided, on=keys, how="left", maintain_order="left").select(
+    return frame.join(decided, on=keys, how="left", maintain_order="left", nulls_equal=True).select(
         "penalties", "reason"
     )
 
 
+def _capped(decided: pl.LazyFrame, caps: pl.LazyFrame | None) -> pl.LazyFrame:
+    """The aggregate lowered to the trace's cap (trace_id, cap) where the cap is below it;
+    `_capped_at` is the cap that applied, else null."""
+    if caps is None:
+        return decided.with_columns(_capped_at=pl.lit(None, pl.Float64))
+    joined = decided.join(caps, on="trace_id", how="left", maintain_order="left")
+    below = pl.col("cap") < pl.col("aggregate")
+    return joined.with_columns(
+        _capped_at=pl.when(below).then(pl.col("cap")),
+        aggregate=pl.when(below).then(pl.col("cap")).otherwise(pl.col("aggregate")),
+    ).drop("cap")
+
+
 def trace_levels(
-    scored: pl.LazyFrame, config: ConfidenceConfig, *, ordered: bool = False
+    scored: pl.LazyFrame,
+    config: ConfidenceConfig,
+    *,
+    ordered: bool = False,
+    caps: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """One row per trace: steps, aggregate, method, penalties (distinct, sorted by name),
     level, reason and recommended action, from step_scores' rows (trace_id, step_index,
@@ -192,7 +216,8 @@ def trace_levels(
 
     With `ordered`, the caller guarantees that each trace's rows are contiguous and in step
     order (as derived_factors writes them) and traces come out in input order; otherwise the
-    rows are sorted by trace and step first, and traces come out sorted by id.
+    rows are sorted by trace and step first, and traces come out sorted by id. `caps`
+    (trace_id, cap; derived mode's outcome.confidence) lowers a trace's aggregate to its cap.
     """
     t = config.thresholds
     rows = scored if ordered else scored.sort("trace_id", "step_index")
@@ -206,12 +231,10 @@ def trace_levels(
         .then(2)
         .otherwise(3)
     )
-    decided = (
-        _per_trace(rows, config)
-        .with_columns(aggregate=_aggregate(config))
-        .with_columns(_level=level)
-    )
-    keys = pl.struct("_level", "_bits", "_lo", "_hi", "_critical")
+    decided = _capped(
+        _per_trace(rows, config).with_columns(aggregate=_aggregate(config)), caps
+    ).with_columns(_level=level)
+    keys = pl.struct("_level", "_bits", "_lo", "_hi", "_critical", "_capped_at")
     decision = pl.Struct({"penalties": pl.List(pl.String), "reason": pl.String})
     return decided.with_columns(
         _decision=keys.map_batches(

@@ -5,9 +5,10 @@ Tests and bench/bench_confidence.py compare transforms.confidence.derived + batc
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from transforms.confidence.calculator import (
@@ -16,11 +17,17 @@ from transforms.confidence.calculator import (
     critical_note,
     level_reason,
 )
-from transforms.confidence.derived import RELEVANCE, SOURCE_AGREEMENT
+from transforms.confidence.derived import SOURCE_AGREEMENT
+from transforms.confidence.levels import cap_note
 from transforms.confidence.model import ConfidenceFactors, ConfidenceScore, InterventionLevel
-from transforms.config.confidence import ConfidenceConfig
+from transforms.config.confidence import ConfidenceConfig, DerivedRules
 
-__all__ = ["TraceConfidence", "derived_step_factors", "reference_trace_confidence"]
+__all__ = [
+    "TraceConfidence",
+    "derived_step_factors",
+    "reference_is_error",
+    "reference_trace_confidence",
+]
 
 
 @dataclass(frozen=True)
@@ -34,65 +41,122 @@ class TraceConfidence:
     recommended_action: str
 
 
-def _search_results(results: int) -> dict[str, Any]:
-    """`results` results of relevance 1 (the original tool's statistics of such scores)."""
+def _json_text(value: Any) -> str | None:
+    """A JSON value as Polars' json_path_match gives it: strings bare, others as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))
+
+
+def reference_is_error(result: str | None, rules: DerivedRules) -> bool:
+    """transforms.confidence.derived.result_is_error for one result."""
+    if result is None:
+        return False
+    if re.search(rules.error_pattern, result):
+        return True
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        return False
+    if not isinstance(parsed, dict):
+        return False
+    fields = {key: _json_text(value) for key, value in parsed.items()}
+    statuses = {status.lower() for status in rules.error_statuses}
+    present = {key: text for key, text in fields.items() if text is not None}
+    return (
+        any(present[k].strip() not in _EMPTY for k in rules.error_keys if k in present)
+        or any(present[k].lower() in statuses for k in rules.status_keys if k in present)
+        or any(fields.get(k) == "true" for k in rules.error_flags)
+        or any(fields.get(k) == "false" for k in rules.success_flags)
+    )
+
+
+_EMPTY = {"", "null", "false", "[]", "{}"}
+
+
+def _results(steps: Sequence[Mapping[str, Any]]) -> dict[int, str | None]:
+    """Each tool call's result: its output_summary, else the observation answering it."""
+    calls = [i for i, s in enumerate(steps) if _is_call(s)]
+    awaiting = [i for i in calls if steps[i].get("output_summary") is None]
+    observed = [i for i, s in enumerate(steps) if s["type"] == "observation"]
+    results: dict[int, str | None] = {i: steps[i].get("output_summary") for i in calls}
+    for call, observation in zip(awaiting, observed, strict=False):
+        if observation > call:
+            results[call] = steps[observation].get("content")
+    return results
+
+
+def _is_call(step: Mapping[str, Any]) -> bool:
+    kind = step["type"]
+    return kind == "tool_call" or (kind == "error_recovery" and step.get("tool_name") is not None)
+
+
+def _search(results: int, relevance: float) -> dict[str, Any]:
+    """`results` results of the given relevance (the original tool's statistics of such scores)."""
     found = results > 0
     return {
         "search_result_count": results,
-        "search_avg_score": RELEVANCE if found else 0.0,
-        "search_max_score": RELEVANCE if found else 0.0,
+        "search_avg_score": relevance if found else 0.0,
+        "search_max_score": relevance if found else 0.0,
         "search_score_variance": 0.0 if found else 1.0,
     }
 
 
 def derived_step_factors(
-    steps: Sequence[Mapping[str, Any]], confidence: float | None, pattern: re.Pattern[str]
+    steps: Sequence[Mapping[str, Any]], config: ConfidenceConfig
 ) -> list[ConfidenceFactors]:
-    """The plan steps derived mode reads off one trace (each tool call, then the answer)."""
+    """The plan steps derived mode reads off one trace (calls and thoughts, then the answer)."""
+    rules = config.derived
+    results = _results(steps)
     out = []
     calls = successes = hits = 0
     for index, step in enumerate(steps):
-        if step["type"] != "tool_call":
-            continue
-        following = steps[index + 1]["type"] if index + 1 < len(steps) else None
-        ok = 0 if following == "error_recovery" else 1
-        name = step.get("tool_name")
-        search = name is not None and pattern.search(name) is not None
-        calls += 1
-        successes += ok
-        hits += ok if search else 0
-        out.append(
-            ConfidenceFactors(
-                **_search_results(ok if search else 0),
-                source_agreement=SOURCE_AGREEMENT,
-                tool_success_rate=float(ok),
-                tool_execution_count=1,
-                tool_success_count=ok,
-                is_search_step=search,
+        if index in results:
+            following = steps[index + 1]["type"] if index + 1 < len(steps) else None
+            result = results[index]
+            ok = 0 if following == "error_recovery" or reference_is_error(result, rules) else 1
+            name = step.get("tool_name")
+            search = name is not None and re.search(config.search_tool_pattern, name) is not None
+            empty = result is not None and re.search(rules.empty_result_pattern, result) is not None
+            found = int(search and ok == 1 and not empty)
+            calls += 1
+            successes += ok
+            hits += found
+            out.append(
+                ConfidenceFactors(
+                    **_search(found, rules.search_relevance),
+                    source_agreement=SOURCE_AGREEMENT,
+                    tool_success_rate=float(ok),
+                    tool_execution_count=1,
+                    tool_success_count=ok,
+                    is_search_step=search,
+                )
             )
-        )
+        elif rules.thought_steps and step["type"] in ("thought", "error_recovery"):
+            out.append(ConfidenceFactors(source_agreement=SOURCE_AGREEMENT))
     answer = ConfidenceFactors(
-        **_search_results(hits),
+        **_search(hits, rules.search_relevance),
         source_agreement=SOURCE_AGREEMENT,
         source_count=successes,
         tool_success_rate=successes / calls if calls > 0 else 1.0,
         tool_execution_count=calls,
         tool_success_count=successes,
     )
-    if confidence is not None:
-        answer = replace(answer, llm_self_confidence=confidence)
     return [*out, answer]
 
 
 def reference_trace_confidence(
     steps: Sequence[Mapping[str, Any]], confidence: float | None, config: ConfidenceConfig
 ) -> TraceConfidence:
-    """Derived mode for one trace: factors, step scores, aggregate and decision."""
+    """Derived mode for one trace: factors, step scores, aggregate (capped by the trace's
+    outcome `confidence`) and decision."""
     calculator = ConfidenceCalculator(config)
     aggregator = ConfidenceAggregator(config)
-    pattern = re.compile(config.search_tool_pattern)
-    scores = [calculator.calculate(f) for f in derived_step_factors(steps, confidence, pattern)]
+    scores = [calculator.calculate(f) for f in derived_step_factors(steps, config)]
     aggregate = aggregator.aggregate(scores)
+    capped = confidence is not None and confidence < aggregate
+    if capped:
+        aggregate = float(confidence)  # type: ignore[arg-type]
     critical = (
         config.aggregation == "critical_check"
         and (aggregator.aggregate_with_critical_check(scores)[1])
@@ -100,5 +164,6 @@ def reference_trace_confidence(
     penalties = sorted({name for score in scores for name in score.penalties_applied})
     decision = calculator.decide_action(ConfidenceScore(aggregate, {}, tuple(penalties)))
     note = critical_note(config) if critical else ""
+    note += cap_note(aggregate) if capped else ""
     reason = level_reason(decision.level, config.thresholds, penalties, note)
     return TraceConfidence(scores, aggregate, decision.level, reason, decision.recommended_action)

@@ -24,6 +24,7 @@ __all__ = [
     "ConfidenceFile",
     "ConfidenceWeights",
     "CriticalCheck",
+    "DerivedRules",
     "LLMConfig",
     "Penalties",
     "SearchQuality",
@@ -115,6 +116,60 @@ class Thresholds(_Strict):
         return self
 
 
+_JSON_KEY = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression ({exc}); fix the pattern") from None
+    return pattern
+
+
+def _keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    bad = [key for key in keys if not re.match(_JSON_KEY, key)]
+    if bad:
+        raise ValueError(
+            f"{bad} are not plain JSON keys; give top-level keys made of letters, digits and "
+            'underscores (for example "error")'
+        )
+    return keys
+
+
+class DerivedRules(_Strict):
+    """`[confidence.derived]`: how derived mode reads a trace (docs/confidence.md, Derived mode).
+
+    A tool call's result is its step's output_summary, or else the observation step that
+    answers it. The result marks the call failed by its text or by the JSON object it holds.
+    """
+
+    error_pattern: str = r"(?i)^\s*(error|exception|traceback|failed|failure)\b"
+    """A result whose text matches this (re.search) is a failure."""
+    error_keys: tuple[str, ...] = ("error", "errors", "exception")
+    """A JSON-object result with one of these top-level keys holding a value (not null, false,
+    "", [] or {}) is a failure."""
+    status_keys: tuple[str, ...] = ("status",)
+    """Top-level keys of a JSON-object result that hold a status ..."""
+    error_statuses: tuple[str, ...] = ("error", "failed", "failure")
+    """... and the status values (any case) that mean a failure."""
+    error_flags: tuple[str, ...] = ("isError", "is_error")
+    """Top-level keys whose value true means a failure (MCP, Anthropic tool results)."""
+    success_flags: tuple[str, ...] = ("success", "ok")
+    """Top-level keys whose value false means a failure."""
+    empty_result_pattern: str = r"(?i)^\s*(\[\s*\]|\{\s*\}|null|none)?\s*$"
+    """A search whose result matches this returned nothing (no results)."""
+    search_relevance: _Unit = 0.7
+    """The relevance given to a search's result, which traces do not score: 0.7 scores a
+    search like a step without sources, so searching alone neither lifts nor lowers a trace."""
+    thought_steps: bool = True
+    """Each thought (and each retry of a model call) is a plan step of its own, as the
+    original's executor scores reasoning steps."""
+
+    _patterns = field_validator("error_pattern", "empty_result_pattern")(_regex)
+    _json_keys = field_validator("error_keys", "status_keys", "error_flags", "success_flags")(_keys)
+
+
 class LLMConfig(_Strict):
     """The model behind LLMSelfEvaluator and QueryCoverageCalculator (optional factors)."""
 
@@ -151,17 +206,12 @@ class ConfidenceConfig(_Strict):
     """The constants of aggregation = "critical_check"."""
     search_tool_pattern: str = "(?i)search|retriev|lookup|query|find"
     """Derived mode: a tool_call step whose tool name matches this regex is a search step."""
+    derived: DerivedRules = Field(default_factory=DerivedRules)
+    """Derived mode: how failures, empty searches and plan steps are read off a trace."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
     """Optional LLM factors."""
 
-    @field_validator("search_tool_pattern")
-    @classmethod
-    def _valid_regex(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression ({exc}); fix the pattern") from None
-        return pattern
+    _valid_regex = field_validator("search_tool_pattern")(_regex)
 
     def config_hash(self) -> str:
         """Hash of everything that changes a confidence result, stored with every row."""

@@ -1,0 +1,256 @@
+"""Derived mode: the batch rules against the one-trace oracle, and the rules themselves."""
+
+from __future__ import annotations
+
+import itertools
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from transforms.confidence import derived_factors, step_scores, trace_levels
+from transforms.confidence.derived import outcome_caps, result_is_error
+from transforms.confidence.reference import reference_is_error, reference_trace_confidence
+from transforms.config.confidence import ConfidenceConfig, DerivedRules
+from transforms.synth.traces import synthetic_traces
+
+STEP = pl.Struct(
+    {
+        "step_id": pl.Int64,
+        "type": pl.String,
+        "tool_name": pl.String,
+        "content": pl.String,
+        "output_summary": pl.String,
+    }
+)
+
+
+def step(
+    step_id: int,
+    kind: str,
+    tool: str | None = None,
+    content: str | None = None,
+    output: str | None = None,
+) -> dict[str, object]:
+    return {
+        "step_id": step_id,
+        "type": kind,
+        "tool_name": tool,
+        "content": content,
+        "output_summary": output,
+    }
+
+
+EDGE_TRACES = [
+    ("empty", 0.9, []),
+    ("thought-only", 0.5, [step(0, "thought", content="hello")]),
+    (
+        "failed-search",
+        0.8,
+        [
+            step(0, "tool_call", "web_search"),
+            step(1, "error_recovery"),
+            step(2, "tool_call", "calendar"),
+        ],
+    ),
+    (
+        "nameless-tool-last",
+        0.7,
+        [step(0, "thought"), step(5, "tool_call")],
+    ),
+    (
+        "chat-import",
+        1.0,
+        [
+            step(0, "thought", content="let me look"),
+            step(1, "tool_call", "get_order"),
+            step(2, "tool_call", "search_items"),
+            step(3, "observation", content="Error: order 7 not found"),
+            step(4, "observation", content="[]"),
+            step(5, "thought", content="one more try"),
+            step(6, "error_recovery", "get_order"),
+            step(7, "observation", content='{"id": 8, "status": "shipped"}'),
+        ],
+    ),
+    (
+        "otel-like",
+        0.12,
+        [
+            step(0, "thought", output="400 Bad Request"),
+            step(1, "error_recovery", content="I will search."),
+            step(2, "tool_call", "convert", output="celsius must be a number"),
+            step(3, "error_recovery", "convert", output="69.8"),
+            step(4, "tool_call", "lookup", output='{"isError": true, "content": []}'),
+            step(5, "thought", content="done"),
+        ],
+    ),
+    (
+        "observation-before-call",
+        0.95,
+        [
+            step(0, "observation", content="Error: stale"),
+            step(1, "tool_call", "fetch"),
+            step(2, "observation", content="ok"),
+        ],
+    ),
+]
+
+
+def traces_frame(rows: list[tuple[str, float, list[dict[str, object]]]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "trace_id": [r[0] for r in rows],
+            "confidence": [r[1] for r in rows],
+            "steps": [r[2] for r in rows],
+        },
+        schema={"trace_id": pl.String, "confidence": pl.Float64, "steps": pl.List(STEP)},
+    )
+
+
+def synthetic(n: int) -> pl.DataFrame:
+    el = pl.element().struct
+    return synthetic_traces(n, seed=3).select(
+        trace_id="id",
+        confidence=pl.col("outcome").struct.field("confidence"),
+        steps=pl.col("steps").list.eval(
+            pl.struct(
+                step_id=el.field("step_id"),
+                type=el.field("type"),
+                tool_name=el.field("tool").struct.field("name"),
+                content=el.field("content"),
+                output_summary=el.field("output_summary"),
+            )
+        ),
+    )
+
+
+def levels_of(traces: pl.DataFrame, config: ConfidenceConfig) -> pl.DataFrame:
+    scored = step_scores(derived_factors(traces.lazy(), config), config)
+    return trace_levels(scored, config, ordered=True, caps=outcome_caps(traces.lazy())).collect()
+
+
+@pytest.mark.parametrize(
+    ("method", "source"),
+    list(itertools.product(["mean", "min", "weighted", "critical_check"], ["edge", "synthetic"])),
+)
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_derived_batch_equals_reference(method: str, source: str, engine: str) -> None:
+    config = ConfidenceConfig(aggregation=method)  # type: ignore[arg-type]
+    traces = traces_frame(EDGE_TRACES) if source == "edge" else synthetic(1500)
+    caps = outcome_caps(traces.lazy())
+    scored = step_scores(derived_factors(traces.lazy(), config), config)
+    decided = trace_levels(scored, config, ordered=True, caps=caps)
+    levels = decided.collect(engine=engine)  # type: ignore[call-overload]
+    shuffled = trace_levels(
+        scored.collect().sample(fraction=1.0, shuffle=True, seed=1).lazy(), config, caps=caps
+    )
+    assert_frame_equal(levels, shuffled.collect(), check_row_order=False)
+    assert levels.height == traces.height
+    by_id = {row["trace_id"]: row for row in levels.iter_rows(named=True)}
+    for trace in traces.iter_rows(named=True):
+        expected = reference_trace_confidence(trace["steps"], trace["confidence"], config)
+        got = by_id[trace["trace_id"]]
+        assert got["aggregate"] == expected.aggregate
+        assert (got["level"], got["reason"], got["recommended_action"]) == (
+            expected.level.value,
+            expected.reason,
+            expected.recommended_action,
+        )
+        assert got["steps"] == len(expected.steps)
+
+
+def test_failures_are_read_from_the_results_in_every_shape() -> None:
+    steps = derived_factors(traces_frame(EDGE_TRACES).lazy(), ConfidenceConfig()).collect()
+    chat = steps.filter(pl.col("trace_id") == "chat-import")
+    assert chat["step_kind"].to_list() == ["thought", "tool_call", "tool_call", "thought"] + [
+        "tool_call",
+        "answer",
+    ]
+    # get_order answered by the first observation (an error), search_items by "[]" (found
+    # nothing), the retry by a JSON object whose status is not an error.
+    assert chat["tool_success_count"].to_list() == [0, 0, 1, 0, 1, 2]
+    assert chat["search_result_count"].to_list() == [0, 0, 0, 0, 0, 0]
+    assert chat["is_search_step"].to_list() == [False, False, True, False, False, False]
+    assert chat["tool_execution_count"].to_list()[-1] == 3
+    otel = steps.filter(pl.col("trace_id") == "otel-like")
+    assert otel["step_kind"].to_list() == ["thought", "thought", "tool_call"] + [
+        "tool_call",
+        "tool_call",
+        "thought",
+        "answer",
+    ]
+    # convert failed (a retry follows it), its retry did not, lookup flagged isError.
+    assert otel["tool_success_count"].to_list() == [0, 0, 0, 1, 0, 0, 1]
+    early = steps.filter(pl.col("trace_id") == "observation-before-call")
+    assert early["tool_success_count"].to_list() == [1, 1]
+    assert steps.filter(pl.col("trace_id") == "empty")["step_kind"].to_list() == ["answer"]
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        ("Error: not enough seats", True),
+        ("  error 42", True),
+        ("Traceback (most recent call last):", True),
+        ("Failed to connect", True),
+        ('{"error": "timeout"}', True),
+        ('{"error": {"code": 5}}', True),
+        ('{"errors": []}', False),
+        ('{"error": null, "data": 1}', False),
+        ('{"error": false}', False),
+        ('{"status": "FAILED"}', True),
+        ('{"status": "ok"}', False),
+        ('{"isError": true}', True),
+        ('{"is_error": false}', False),
+        ('{"success": false}', True),
+        ('{"ok": true}', False),
+        ("[1, 2]", False),
+        ("no errors found", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_error_rules_agree_with_the_reference(result: str | None, error: bool) -> None:
+    rules = DerivedRules()
+    batch = pl.select(result_is_error(pl.lit(result, pl.String), rules)).item()
+    assert batch is error
+    assert reference_is_error(result, rules) is error
+
+
+def test_error_rules_are_configurable() -> None:
+    rules = DerivedRules(error_pattern="^ERR", error_keys=("fault",), success_flags=())
+    frame = pl.DataFrame({"r": ["ERR x", "Error: x", '{"fault": "x"}', '{"success": false}']})
+    assert frame.select(result_is_error(pl.col("r"), rules))["r"].to_list() == [
+        True,
+        False,
+        True,
+        False,
+    ]
+
+
+def test_a_recorded_tool_failure_lowers_the_level() -> None:
+    config = ConfidenceConfig()
+    clean = [step(0, "tool_call", "fetch", output="42 rows"), step(1, "thought", content="ok")]
+    failed = [step(0, "tool_call", "fetch", output="Error: 503"), step(1, "thought")]
+    levels = levels_of(traces_frame([("clean", 1.0, clean), ("failed", 1.0, failed)]), config)
+    by_id = {row["trace_id"]: row for row in levels.iter_rows(named=True)}
+    assert by_id["failed"]["aggregate"] < by_id["clean"]["aggregate"]
+    assert "tool_failures(rate=0.00)" in by_id["failed"]["penalties"]
+    assert by_id["failed"]["level"] not in ("SILENT", "NOTIFY")
+
+
+@pytest.mark.parametrize("trace", EDGE_TRACES, ids=[t[0] for t in EDGE_TRACES])
+def test_lower_outcome_confidence_never_gives_a_calmer_level(
+    trace: tuple[str, float, list[dict[str, object]]],
+) -> None:
+    name, _, steps = trace
+    grid = [i / 20 for i in range(21)]
+    rows = [(f"{name}-{c}", c, steps) for c in grid]
+    levels = levels_of(traces_frame(rows), ConfidenceConfig())
+    aggregates = levels["aggregate"].to_list()
+    assert aggregates == sorted(aggregates)
+    order = ["ESCALATE", "CONFIRM", "NOTIFY", "SILENT"]
+    ranks = [order.index(level) for level in levels["level"]]
+    assert ranks == sorted(ranks)
+    assert levels["level"][0] == "ESCALATE"
+    assert "capped by the trace's outcome.confidence 0.0" in levels["reason"][0]
