@@ -57,9 +57,10 @@ from pipelines.embedder import SentenceEmbedder
 from pipelines.novelty_stages import embed_texts  # noqa: E402
 from pipelines.runs import Run  # noqa: E402
 from pipelines.stages import plan_novelty  # noqa: E402
-from pipelines.staging import VALID, stage_inputs  # noqa: E402
+from pipelines.staging import stage_inputs  # noqa: E402
 from storage.duckdb_store import DuckDBStore  # noqa: E402
-from storage.hashing import embedding_keys  # noqa: E402
+from storage.hashing import embedding_keys, sha256_hex  # noqa: E402
+from storage.readers import read_traces  # noqa: E402
 from storage.registry import held_store  # noqa: E402
 from transforms.config.scoring import Settings
 from transforms.replay import trace_text  # noqa: E402
@@ -207,11 +208,14 @@ def time_stage(db: Callable[[int], Path], inputs: Path, settings: Settings) -> t
     return timing, runs[-1].db
 
 
-def stored_vectors(db: Path, settings: Settings) -> tuple[list[str], np.ndarray]:
-    """The distinct texts the run in `db` staged, and the vectors it stored for them."""
+def stored_vectors(db: Path, inputs: Path, settings: Settings) -> tuple[list[str], np.ndarray]:
+    """The distinct texts of `inputs` (as staging derives them), and the vectors the run in
+    `db` stored for them."""
     store = DuckDBStore(db, read_only=True)
-    staged = pl.read_parquet(next(Path(f"{db}.work").glob(f"*/{VALID}")))
-    texts = staged.unique("text_sha", keep="first", maintain_order=True)
+    rows = read_traces([inputs]).rows.with_columns(trace_text())
+    texts = rows.with_columns(text_sha=sha256_hex(rows["text"])).unique(
+        "text_sha", keep="first", maintain_order=True
+    )
     keys = embedding_keys(settings.embedding.model_key(), texts["text_sha"])
     stored = store.vectors(keys)
     store.close()
@@ -225,7 +229,7 @@ def measure(work: Path, args: argparse.Namespace, settings: Settings) -> Measure
     bare = warm_baseline_model(settings)
     first, last_db = time_stage(lambda k: work / f"first-{k}.duckdb", inputs, settings)
     print(f"first run: {first.result}")
-    text_list, stored = stored_vectors(last_db, settings)
+    text_list, stored = stored_vectors(last_db, inputs, settings)
     base = timed(lambda: bare.encode(text_list, batch_size=BATCH_SIZE, normalize_embeddings=True))
     vector_diff = float(np.abs(stored - base.result).max())
     second, _ = time_stage(lambda _: last_db, inputs, settings)

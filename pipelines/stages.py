@@ -17,6 +17,10 @@ from transforms.value import value_features, value_score
 
 __all__ = ["commit_results", "plan_novelty", "score_staged"]
 
+SCORE_CHUNK_TRACES = 200_000
+"""Targets scored at a time: each chunk's rows are read, scored and written to a part file,
+so memory stays bounded whatever the run's size."""
+
 FRESH = "fresh.parquet"
 """The ids of the run's new and changed traces: the staged rows the commit stores."""
 
@@ -125,27 +129,49 @@ def score_staged(
             novelty_source=pl.lit("no_embedder"),
         )
     fresh_ids = plan.filter("fresh")["trace_id"]
-    fresh = staged_rows(store, run.run_id, _FEATURE_INPUT, ids=fresh_ids, light_steps=True)
-    rows = fresh.lazy()
-    rescored = plan.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
-    if len(rescored):
-        stored = store.traces_for(rescored, _FEATURE_INPUT, light_steps=True).cast(fresh.schema)
-        rows = pl.concat([rows, stored.lazy()])
-    scored = value_score(
-        value_features(
-            rows.with_columns(scope_key(settings.novelty.scope)), settings.scoring.all_profiles()
-        ).join(novelty.lazy(), on="trace_id"),
-        settings.scoring.share_threshold,
-    ).with_columns(
-        run_id=pl.lit(run.run_id),
-        run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
-        config_hash=pl.lit(settings.scoring_hash()),
-    )
-    scored.select(store.columns("scores")).sink_parquet(run.path(SCORES))
+    todo = plan.filter(pl.col("fresh") | pl.col("target")).select("trace_id", "fresh", "target")
+    parts = []
+    for part, chunk in enumerate(list(todo.iter_slices(SCORE_CHUNK_TRACES)) or [todo]):
+        path = run.path(f"scores-{part:05d}.parquet")
+        _score_chunk(store, run, settings, chunk, novelty).sink_parquet(path)
+        parts.append(path)
+    pl.scan_parquet(parts).sink_parquet(run.path(SCORES))
+    for path in parts:
+        path.unlink()
     fresh_ids.to_frame().write_parquet(run.path(FRESH))
     written = pl.scan_parquet(run.path(SCORES)).select(pl.len()).collect().item()
     advance(written)
     return {"rows_scored_now": written}
+
+
+def _score_chunk(
+    store: DuckDBStore, run: Run, settings: Settings, chunk: pl.DataFrame, novelty: pl.DataFrame
+) -> pl.LazyFrame:
+    """The scores of one chunk of the plan's rows (trace_id, fresh, target): fresh ones read
+    from the run's staging table, re-scored ones from the stored traces."""
+    fresh = staged_rows(
+        store, run.run_id, _FEATURE_INPUT, ids=chunk.filter("fresh")["trace_id"], light_steps=True
+    )
+    rows = fresh.lazy()
+    rescored = chunk.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
+    if len(rescored):
+        stored = store.traces_for(rescored, _FEATURE_INPUT, light_steps=True).cast(fresh.schema)
+        rows = pl.concat([rows, stored.lazy()])
+    return (
+        value_score(
+            value_features(
+                rows.with_columns(scope_key(settings.novelty.scope)),
+                settings.scoring.all_profiles(),
+            ).join(novelty.lazy(), on="trace_id"),
+            settings.scoring.share_threshold,
+        )
+        .with_columns(
+            run_id=pl.lit(run.run_id),
+            run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
+            config_hash=pl.lit(settings.scoring_hash()),
+        )
+        .select(store.columns("scores"))
+    )
 
 
 def commit_results(store: DuckDBStore, run: Run) -> None:
@@ -160,5 +186,3 @@ def commit_results(store: DuckDBStore, run: Run) -> None:
         {name: run.path(file) for name, file in names if run.path(file).exists()},
         traces=traces,
     )
-
-
