@@ -101,11 +101,11 @@ class ReadResult:
         )
 
 
-def _supported(path: Path) -> bool:
-    return path.suffix.lower() in SUPPORTED_EXTENSIONS
+def _supported(path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> bool:
+    return path.suffix.lower() in extensions
 
 
-def _folder_files(folder: Path) -> list[Path]:
+def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> list[Path]:
     """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
     editors' and systems' files). A link that leads nowhere (dangling, or a loop) is kept, so
     that reading it quarantines it as unreadable_file instead of skipping it unseen."""
@@ -113,27 +113,27 @@ def _folder_files(folder: Path) -> list[Path]:
         path
         for path in folder.rglob("*")
         if (path.is_file() or (path.is_symlink() and not path.exists()))
-        and _supported(path)
+        and _supported(path, extensions)
         and not any(part.startswith(".") for part in path.relative_to(folder).parts)
     ]
 
 
-def _expand_one(given: str | Path) -> list[Path]:
+def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list[Path]:
     text = str(given)
     path = Path(text).expanduser()
-    allowed = ", ".join(SUPPORTED_EXTENSIONS)
+    allowed = ", ".join(extensions)
     if path.is_file():
-        if not _supported(path):
+        if not _supported(path, extensions):
             raise InputError(
                 f"input file {text!r} has extension {path.suffix!r}; tracegrade reads "
                 f"{allowed}: rename the file or export it in one of these formats"
             )
         return [path]
     if path.is_dir():
-        files = _folder_files(path)
+        files = _folder_files(path, extensions)
         if not files:
             raise InputError(
-                f"input folder {text!r} holds no trace files ({allowed}, searched "
+                f"input folder {text!r} holds no {what} ({allowed}, searched "
                 "recursively); check the path"
             )
         return files
@@ -142,23 +142,29 @@ def _expand_one(given: str | Path) -> list[Path]:
         for match in sorted(glob.glob(str(path), recursive=True)):
             matched = Path(match)
             if matched.is_dir():
-                files.extend(_folder_files(matched))
-            elif matched.is_file() and _supported(matched):
+                files.extend(_folder_files(matched, extensions))
+            elif matched.is_file() and _supported(matched, extensions):
                 files.append(matched)
         if not files:
             raise InputError(
-                f"glob pattern {text!r} matches no trace files ({allowed}); check the "
+                f"glob pattern {text!r} matches no {what} ({allowed}); check the "
                 "pattern (use ** to search folders recursively)"
             )
         return files
     raise InputError(f"input path {text!r} does not exist; give a file, a folder or a glob pattern")
 
 
-def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
+def expand_paths(
+    paths: Sequence[str | Path],
+    *,
+    extensions: Sequence[str] = SUPPORTED_EXTENSIONS,
+    what: str = "trace files",
+) -> list[Path]:
     """The trace files named by files, folders (recursive) and glob patterns.
 
     Returns resolved paths, sorted and without duplicates, so a run reads the
     same files in the same order whatever order the paths were given in.
+    `extensions` and `what` serve readers of other formats (OTel spans).
 
     Raises:
         InputError: No path was given, a path matches no trace file, or a file
@@ -168,7 +174,9 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
         paths = [paths]
     if not paths:
         raise InputError("no input paths given; pass at least one file, folder or glob pattern")
-    found = {_resolved(path) for given in paths for path in _expand_one(given)}
+    found = {
+        _resolved(path) for given in paths for path in _expand_one(given, extensions, what)
+    }
     return sorted(found, key=str)
 
 

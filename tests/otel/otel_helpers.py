@@ -1,0 +1,71 @@
+"""Spans from real instrumentation, exported as the OpenTelemetry Collector's file exporter
+writes them: the SDK's spans, encoded by the official OTLP encoder, one JSON line per export."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+__all__ = ["CollectorFileExporter", "collector_line", "tracer_provider"]
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(value: Any) -> None:
+    """OTLP JSON writes trace and span ids as hex, where the protobuf JSON mapping writes base64."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _ID_KEYS and isinstance(item, str):
+                value[key] = base64.b64decode(item).hex()
+            else:
+                _hex_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            _hex_ids(item)
+
+
+def collector_line(spans: Sequence[ReadableSpan]) -> str:
+    """One ExportTraceServiceRequest of `spans` as the Collector's file exporter writes it:
+    compact OTLP JSON (camelCase, enums as numbers, 64-bit integers as strings, hex ids)."""
+    message = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    _hex_ids(message)
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+class CollectorFileExporter(SpanExporter):
+    """Appends each export as one line to `path`, or each export's protobuf bytes after its
+    size (4 big-endian bytes), as the file exporter's `proto` format does."""
+
+    def __init__(self, path: Path, proto: bool = False) -> None:
+        self.path = path
+        self.proto = proto
+        self.spans: list[ReadableSpan] = []
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.spans.extend(spans)
+        if self.proto:
+            body = encode_spans(spans).SerializeToString()
+            with self.path.open("ab") as handle:
+                handle.write(len(body).to_bytes(4, "big") + body)
+        else:
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(collector_line(spans) + "\n")
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+def tracer_provider(exporter: SpanExporter) -> TracerProvider:
+    """An SDK tracer provider that hands every finished span to `exporter` at once."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider
