@@ -111,6 +111,7 @@ def load_otel_config(
         "command-line options" if path is None else str(path),
         kind="OTel import configuration",
         unknown_key_fix=f"the keys are {known}",
+        skip_mapping_input=True,
     )
 
 

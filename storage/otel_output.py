@@ -113,7 +113,9 @@ def write_otel_report(rejections: Sequence[pl.DataFrame], out: str | Path) -> Pa
     """Write the rejections (`REJECTION_SCHEMA` frames) as CSV, atomically; header only when
     there are none."""
     target = Path(out)
-    frames = [frame.cast(pl.Schema(REJECTION_SCHEMA)) for frame in rejections if not frame.is_empty()]  # type: ignore[arg-type]
+    frames = [
+        frame.cast(pl.Schema(REJECTION_SCHEMA)) for frame in rejections if not frame.is_empty()
+    ]  # type: ignore[arg-type]
     report = pl.concat(frames) if frames else pl.DataFrame(schema=REJECTION_SCHEMA)
     report = report.sort(
         "source_file", "record_number", "otel_trace_id", nulls_last=True, maintain_order=True
@@ -124,7 +126,7 @@ def write_otel_report(rejections: Sequence[pl.DataFrame], out: str | Path) -> Pa
 
 
 def canonical_rows(
-    traces: pl.DataFrame, rejections: pl.DataFrame, source: str, first_row: int
+    traces: pl.DataFrame | None, rejections: pl.DataFrame, source: str, first_row: int
 ) -> pl.DataFrame:
     """Mapped traces and rejections as canonical rows of `source` (`CANONICAL_SCHEMA`), so a
     scoring run reads span files like trace files. Rows are numbered from `first_row`: the
@@ -142,6 +144,25 @@ def canonical_rows(
             step("latency_ms"),
         )
     )
+    if traces is None:
+        traces = pl.DataFrame(
+            schema={
+                **{k: v for k, v in CANONICAL_SCHEMA.items() if k != "steps"},
+                "steps": pl.List(
+                    pl.Struct(
+                        {
+                            "step_id": pl.Int64,
+                            "type": pl.String,
+                            "content": pl.String,
+                            "tool_name": pl.String,
+                            "input": pl.String,
+                            "output_summary": pl.String,
+                            "latency_ms": pl.Float64,
+                        }
+                    )
+                ),
+            }
+        )
     good = traces.select(
         pl.lit(source).alias("source_file"),
         "trace_id",

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 import pyarrow as pa
@@ -32,6 +32,7 @@ __all__ = [
     "STEP_DTYPE",
     "SUPPORTED_EXTENSIONS",
     "DEFAULT_BATCH_ROWS",
+    "FileFormat",
     "FileInfo",
     "ReadResult",
     "expand_paths",
@@ -174,9 +175,7 @@ def expand_paths(
         paths = [paths]
     if not paths:
         raise InputError("no input paths given; pass at least one file, folder or glob pattern")
-    found = {
-        _resolved(path) for given in paths for path in _expand_one(given, extensions, what)
-    }
+    found = {_resolved(path) for given in paths for path in _expand_one(given, extensions, what)}
     return sorted(found, key=str)
 
 
@@ -192,16 +191,42 @@ DEFAULT_BATCH_ROWS = 100_000
 """Rows per batch when a Parquet file is read in pieces."""
 
 
+class FileFormat(Protocol):
+    """Another kind of input file a scoring run can read as canonical rows (OTel span files:
+    `storage.otel_readers.OtelFileFormat`); trace files need none."""
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """File extensions of this kind (folders are searched for these)."""
+        ...
+
+    @property
+    def what(self) -> str:
+        """What the files are called in messages ("span files")."""
+        ...
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        """`read_file_batches` for this kind of file."""
+        ...
+
+
 def read_file_batches(
-    path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int = DEFAULT_BATCH_ROWS
+    path: Path,
+    consume: Callable[[pl.DataFrame], None],
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    file_format: FileFormat | None = None,
 ) -> FileInfo:
     """Read one trace file, handing its canonical rows to `consume` a batch at a time.
 
     Parquet is read `batch_rows` rows at a time so a large file never sits in memory whole;
     JSON and JSONL arrive as one batch. A file rejected after some batches were consumed
     returns a FileInfo with its rule: the caller must discard what it consumed of that file.
-    Never raises for a bad file.
+    Never raises for a bad file. `file_format` reads another kind of file the same way.
     """
+    if file_format is not None:
+        return file_format.read_batches(path, consume, batch_rows)
     name = path_text(path)
     is_parquet = path.suffix.lower() in _PARQUET
     try:
