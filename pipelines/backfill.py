@@ -78,7 +78,7 @@ def backfill(
             "read and validate", staging.stage_inputs, store, archive.run, paths, force=True
         )
         low, high = bounds[0][0], bounds[-1][1]
-        archive.step("split", staging.limit_to_range, archive.run, low, high)
+        archive.step("split", staging.limit_to_range, store, archive.run, low, high)
         chunk_runs: list[str] = []
         for low, high in bounds:
             chunk_run, tally = _score_chunk(archive, low, high, config, settings, embed)
@@ -105,7 +105,7 @@ def _score_chunk(
     with scoring_run(
         archive.store, "backfill_chunk", settings, embed=embed, recover=False
     ) as chunk:
-        staging.stage_chunk(archive.run, chunk.run, low, high)
+        staging.stage_chunk(archive.store, archive.run, chunk.run, low, high)
         score_run(chunk, settings, embed, config, ConfidenceConfig())
         tally = chunk.tally
         tally.counts["rows_scored"] = tally.counts.pop("rows_scored_now", 0)

@@ -66,7 +66,8 @@ def confidence_traces(
         factors: factors files or folders (Parquet, JSONL); None: derived mode over the
             traces stored in `db`.
         config: a confidence TOML file; None uses the defaults.
-        no_embedder: factors mode: leave source agreement missing where it is not given.
+        no_embedder: factors mode: do not embed source_answers; two or more answers without a
+            given agreement get 0.5, GRACE's value when the agreement cannot be computed.
         force: score again traces whose input and configuration are unchanged.
     """
     settings = load_confidence_config(config)

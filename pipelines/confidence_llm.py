@@ -101,7 +101,8 @@ class QueryCoverageCalculator(_NumericRater):
 
 
 def llm_factors(rows: pl.DataFrame, model: Model | str | None, config: LLMConfig) -> pl.DataFrame:
-    """Fill missing llm_self_eval and query_coverage of rows that have a query and an answer.
+    """Fill missing llm_self_confidence and query_coverage of rows that have a query and an
+    answer.
 
     One request per missing value (an LLM call per row is inherent here). Adds
     llm_self_eval_fallback and query_coverage_fallback: True where the LLM fell back to 0.5,
@@ -115,22 +116,22 @@ def llm_factors(rows: pl.DataFrame, model: Model | str | None, config: LLMConfig
     if model is None:
         return rows.with_columns(**unasked)
     evaluator, coverage = LLMSelfEvaluator(model, config), QueryCoverageCalculator(model, config)
-    columns = ("query", "answer", "source_answers", "llm_self_eval", "query_coverage")
+    columns = ("query", "answer", "source_answers", "llm_self_confidence", "query_coverage")
     evals, eval_fb, covs, cov_fb = [], [], [], []
     for r in rows.select(columns).iter_rows(named=True):
         asked = r["query"] is not None and r["answer"] is not None
         rated = None
-        if asked and r["llm_self_eval"] is None:
+        if asked and r["llm_self_confidence"] is None:
             rated = evaluator.assess(r["query"], r["answer"], r["source_answers"])
         covered = None
         if asked and r["query_coverage"] is None:
             covered = coverage.assess(r["query"], r["answer"])
-        evals.append(r["llm_self_eval"] if rated is None else rated.score)
+        evals.append(r["llm_self_confidence"] if rated is None else rated.score)
         eval_fb.append(None if rated is None else rated.fell_back)
         covs.append(r["query_coverage"] if covered is None else covered.score)
         cov_fb.append(None if covered is None else covered.fell_back)
     return rows.with_columns(
-        llm_self_eval=pl.Series(evals, dtype=pl.Float64),
+        llm_self_confidence=pl.Series(evals, dtype=pl.Float64),
         llm_self_eval_fallback=pl.Series(eval_fb, dtype=pl.Boolean),
         query_coverage=pl.Series(covs, dtype=pl.Float64),
         query_coverage_fallback=pl.Series(cov_fb, dtype=pl.Boolean),

@@ -26,6 +26,8 @@ from storage.hashing import sha256_hex
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
 from transforms.confidence.derived import derived_factors
+from transforms.confidence.inputs import original_factor_columns
+from transforms.confidence.prompts import FALLBACK_SCORE
 from transforms.config.confidence import ConfidenceConfig, LLMConfig
 from transforms.embedding import Embedder
 
@@ -77,7 +79,7 @@ def _results(
     scored.with_columns(
         **identity,
         **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
-    ).drop("search_score_mean", "penalty_code").write_parquet(folder / STEPS)
+    ).drop("penalty_code").write_parquet(folder / STEPS)
     traces.write_parquet(folder / TRACES)
     return traces.height
 
@@ -148,33 +150,37 @@ def stage_factors(
     }
 
 
+def _source_agreement(rows: pl.DataFrame, embedder: Embedder | None) -> pl.DataFrame:
+    """Fill missing source agreement from source_answers: SourceAgreementCalculator's value
+    (1.0 for fewer than two answers, without the model); without an embedder, two or more
+    answers get FALLBACK_SCORE, GRACE's value when the agreement cannot be computed."""
+    answers = pl.col("source_answers")
+    need = rows.select(pl.col("source_agreement").is_null() & answers.is_not_null()).to_series()
+    if not need.any():
+        return rows
+    sets = rows.filter(need)["source_answers"].to_list()
+    if embedder is not None:
+        values = SourceAgreementCalculator(embedder).calculate_many(sets)
+    else:
+        values = np.array([1.0 if len(s) < 2 else FALLBACK_SCORE for s in sets])
+    computed = np.full(rows.height, np.nan)
+    computed[need.arg_true().to_numpy()] = values
+    filled = pl.Series(computed, dtype=pl.Float64).fill_nan(None)
+    return rows.with_columns(source_agreement=pl.coalesce("source_agreement", filled))
+
+
 def fill_model_factors(
     rows: pl.DataFrame, embedder: Embedder | None, llm: Model | str | None, timeout_s: float = 30.0
 ) -> pl.DataFrame:
-    """Compute missing source agreement (from source_answers, with `embedder`, in one batch)
-    and, with `llm`, missing self-evaluation and query coverage (rows with query and answer).
+    """The rows with the conveniences folded into GRACE's fields (original_factor_columns),
+    missing source agreement computed from source_answers (with `embedder`, in one batch) and,
+    with `llm`, missing self-confidence and query coverage (rows with query and answer).
 
-    source_count defaults to the number of source_answers. Adds llm_self_eval_fallback and
-    query_coverage_fallback (see pipelines.confidence_llm.llm_factors).
+    Adds llm_self_eval_fallback and query_coverage_fallback (see
+    pipelines.confidence_llm.llm_factors).
     """
-    rows = rows.with_columns(
-        source_count=pl.coalesce("source_count", pl.col("source_answers").list.len())
-    )
-    need = rows.select(
-        pl.col("source_agreement").is_null() & (pl.col("source_answers").list.len() >= 2)
-    ).to_series()
-    if embedder is not None and need.any():
-        computed = np.full(rows.height, np.nan)
-        sets = rows.filter(need)["source_answers"].to_list()
-        computed[need.arg_true().to_numpy()] = SourceAgreementCalculator(embedder).calculate_many(
-            sets
-        )
-        rows = rows.with_columns(
-            source_agreement=pl.coalesce(
-                "source_agreement", pl.Series(computed, dtype=pl.Float64).fill_nan(None)
-            )
-        )
-    return llm_factors(rows, llm, LLMConfig(timeout_s=timeout_s))
+    folded = _source_agreement(original_factor_columns(rows), embedder)
+    return llm_factors(folded, llm, LLMConfig(timeout_s=timeout_s))
 
 
 def score_factor_rows(
@@ -183,14 +189,7 @@ def score_factor_rows(
     """Score staged factor rows (after fill_model_factors); writes STEPS and TRACES."""
     factors = (
         rows.lazy()
-        .with_columns(
-            is_search_step=pl.col("is_search_step").fill_null(False),
-            tool_calls=pl.col("tool_calls").fill_null(0),
-            tool_successes=pl.col("tool_successes").fill_null(0),
-            search_score_mean=pl.col("search_scores").list.mean(),
-            step_kind=pl.lit("factors"),
-            source_step_id=pl.lit(None, pl.Int64),
-        )
+        .with_columns(step_kind=pl.lit("factors"), source_step_id=pl.lit(None, pl.Int64))
         .select(
             *FACTOR_SCHEMA,
             "step_kind",

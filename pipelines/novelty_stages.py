@@ -11,9 +11,10 @@ import polars as pl
 from pipelines.embedder import SentenceEmbedder
 from pipelines.progress import stage_progress
 from pipelines.runs import Run
-from pipelines.staging import NOVELTY, PLAN, VALID
+from pipelines.staging import NOVELTY, PLAN
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import embedding_keys
+from storage.staging_store import staged_rows
 from transforms.config.scoring import Settings
 from transforms.novelty import NoveltyResult, replay_novelty
 from transforms.replay import trace_text
@@ -23,8 +24,9 @@ __all__ = ["Replay", "embed_texts", "pending_texts", "put_vectors", "replay_stag
 
 def _texts_for(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> pl.DataFrame:
     """trace_id and novelty text of every plan row (fresh rows from staging, others stored)."""
-    fresh = pl.read_parquet(run.path(VALID), columns=["trace_id", "text"])
-    fresh = fresh.join(plan.filter("fresh").select("trace_id"), on="trace_id")
+    fresh_ids = plan.filter("fresh")["trace_id"]
+    fresh = staged_rows(store, run.run_id, ["trace_id", "objective", "steps"], ids=fresh_ids)
+    fresh = fresh.select("trace_id", trace_text())
     history = plan.filter(~pl.col("fresh")).select("trace_id")
     if history.is_empty():
         return fresh

@@ -23,6 +23,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
 from storage.interrupts import stop_if_requested, uninterrupted
+from storage.staging_store import drop_staging
 
 __all__ = [
     "LOGGED_COUNTS",
@@ -241,6 +242,7 @@ class RunSteps(Steps):
         with uninterrupted():
             self.store.finish_run(self.run.handle, record)
             self.finished = True
+            drop_staging(self.store, self.run.run_id)
             shutil.rmtree(self.run.work_dir, ignore_errors=True)
 
     def __enter__(self) -> RunSteps:

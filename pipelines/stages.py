@@ -7,14 +7,18 @@ import polars as pl
 
 from pipelines.progress import stage_progress
 from pipelines.runs import Run
-from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES, TRACES, VALID
+from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES
 from storage.duckdb_store import DuckDBStore
+from storage.staging_store import staged_rows, staged_table
 from transforms.config.scoring import Settings
 from transforms.novelty import EMPTY_CACHE_NOVELTY
 from transforms.replay import plan_replay, scope_key
 from transforms.value import value_features, value_score
 
 __all__ = ["commit_results", "plan_novelty", "score_staged"]
+
+FRESH = "fresh.parquet"
+"""The ids of the run's new and changed traces: the staged rows the commit stores."""
 
 
 _PLAN_INPUT = [
@@ -51,7 +55,7 @@ def plan_novelty(
 
     Writes plan.parquet: the replay rows in order, with `fresh`, `target` and `window_start`.
     """
-    valid = pl.read_parquet(run.path(VALID), columns=_PLAN_INPUT).with_columns(
+    valid = staged_rows(store, run.run_id, _PLAN_INPUT).with_columns(
         scope_key(settings.novelty.scope)
     )
     stored = _stored_with_scope(store, settings)
@@ -120,12 +124,12 @@ def score_staged(
             novelty_window=pl.lit(0, dtype=pl.Int32),
             novelty_source=pl.lit("no_embedder"),
         )
-    fresh_ids = plan.filter("fresh").select("trace_id").lazy()
-    fresh = pl.scan_parquet(run.path(VALID)).select(_FEATURE_INPUT)
-    rows = fresh.join(fresh_ids, on="trace_id", how="semi")
+    fresh_ids = plan.filter("fresh")["trace_id"]
+    fresh = staged_rows(store, run.run_id, _FEATURE_INPUT, ids=fresh_ids, light_steps=True)
+    rows = fresh.lazy()
     rescored = plan.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
     if len(rescored):
-        stored = store.traces_for(rescored, _FEATURE_INPUT).cast(fresh.collect_schema())
+        stored = store.traces_for(rescored, _FEATURE_INPUT, light_steps=True).cast(fresh.schema)
         rows = pl.concat([rows, stored.lazy()])
     scored = value_score(
         value_features(
@@ -138,19 +142,23 @@ def score_staged(
         config_hash=pl.lit(settings.scoring_hash()),
     )
     scored.select(store.columns("scores")).sink_parquet(run.path(SCORES))
-    pl.scan_parquet(run.path(VALID)).join(fresh_ids, on="trace_id", how="semi").with_columns(
-        run_id=pl.lit(run.run_id)
-    ).select(store.columns("traces")).sink_parquet(run.path(TRACES))
+    fresh_ids.to_frame().write_parquet(run.path(FRESH))
     written = pl.scan_parquet(run.path(SCORES)).select(pl.len()).collect().item()
     advance(written)
     return {"rows_scored_now": written}
 
 
 def commit_results(store: DuckDBStore, run: Run) -> None:
-    """Write the run's traces, scores, quarantine rows and file ledger in one transaction."""
-    names = (("traces", TRACES), ("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
+    """Write the run's traces (the new and changed staged ones), scores, quarantine rows and
+    file ledger in one transaction."""
+    names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
+    traces = None
+    if run.path(FRESH).exists():
+        traces = (staged_table(run.run_id), run.path(FRESH))
     store.commit_run(
-        run.handle, {name: run.path(file) for name, file in names if run.path(file).exists()}
+        run.handle,
+        {name: run.path(file) for name, file in names if run.path(file).exists()},
+        traces=traces,
     )
 
 

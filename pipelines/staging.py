@@ -1,10 +1,10 @@
-"""Reading a run's input: files read a batch at a time, validated, staged as Parquet in the run's
-work folder with their quarantine rows, duplicates settled, and the file ledger written.
+"""Reading a run's input: files read a batch at a time, each batch validated and its valid rows
+appended to the run's staging table in DuckDB (storage/staging_store.py) while its rejected
+rows go to the quarantine; then duplicates are settled and the file ledger written.
 """
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -23,6 +23,16 @@ from storage.readers import (
     expand_paths,
     read_file_batches,
 )
+from storage.staging_store import (
+    append_staged,
+    create_staging,
+    delete_staged,
+    delete_staged_file,
+    limit_staged,
+    staged_count_by_file,
+    staged_rows,
+    staged_view,
+)
 from transforms.replay import trace_text
 from transforms.validate import QUARANTINE_COLUMNS, split_duplicates, with_rule
 
@@ -32,8 +42,6 @@ __all__ = [
     "PLAN",
     "QUARANTINE",
     "SCORES",
-    "TRACES",
-    "VALID",
     "commit_ledger",
     "input_files",
     "limit_to_range",
@@ -41,38 +49,36 @@ __all__ = [
     "stage_inputs",
 ]
 
-VALID, QUARANTINE, FILES, PLAN, NOVELTY, SCORES, TRACES, PARTS = (
-    "valid.parquet",
+QUARANTINE, FILES, PLAN, NOVELTY, SCORES = (
     "quarantine.parquet",
     "files.parquet",
     "plan.parquet",
     "novelty.parquet",
     "scores.parquet",
-    "traces.parquet",
-    "parts",
 )
 _DROPPED = ["rule", "reason", "read_rule", "read_reason", "created_at_raw"]
 
 
 class _BatchWriter:
-    """Validates each batch of one file's rows and writes its valid and rejected rows."""
+    """Validates each batch of one file's rows: valid rows go to the staging table, rejected
+    ones to the run's list of quarantine parts."""
 
-    def __init__(self, run: Run, prefix: str) -> None:
-        self.folder = run.path(PARTS)
-        self.prefix = prefix
-        self.count = 0
+    def __init__(self, store: DuckDBStore, run: Run, file_index: int) -> None:
+        self.store = store
+        self.run = run
+        self.file_index = file_index
+        self.rejected: list[pl.DataFrame] = []
 
     def __call__(self, frame: pl.DataFrame) -> None:
-        name = f"{self.prefix}-{self.count:06d}"
-        self.count += 1
         checked = with_rule(frame.lazy()).collect()
         valid = checked.filter(pl.col("rule").is_null()).drop(_DROPPED).with_columns(trace_text())
-        valid.with_columns(text_sha=sha256_hex(valid["text"])).write_parquet(
-            self.folder / f"{name}-valid.parquet"
+        order = pl.col("row_number") + pl.lit(self.file_index << 40, dtype=pl.Int64)
+        append_staged(
+            self.store,
+            self.run.run_id,
+            valid.with_columns(text_sha=sha256_hex(valid["text"]), _order=order).drop("text"),
         )
-        checked.filter(pl.col("rule").is_not_null()).select(QUARANTINE_COLUMNS).write_parquet(
-            self.folder / f"{name}-rejected.parquet"
-        )
+        self.rejected.append(checked.filter(pl.col("rule").is_not_null()).select(QUARANTINE_COLUMNS))
 
 
 def stage_inputs(
@@ -96,18 +102,20 @@ def stage_inputs(
     known = store.sql("SELECT path, content_hash FROM files WHERE status <> 'partial'")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
     todo = [f for f in files if force or not _in_ledger(f, seen)]
-    infos = _read_batches(run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format)
-    rejected = _settle_duplicates(run, infos)
+    create_staging(store, run.run_id, pl.Schema(_valid_schema()))
+    infos, rejected_parts = _read_batches(
+        store, run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format
+    )
+    rejected = _settle_duplicates(store, run, infos, rejected_parts)
     quarantine = _write_quarantine(run, infos, rejected)
-    shutil.rmtree(run.path(PARTS))
-    valid_rows = pl.scan_parquet(run.path(VALID)).select("source_file").collect()
+    valid_rows = staged_count_by_file(store, run.run_id)
     _file_ledger(infos, valid_rows, rejected, run.run_id).write_parquet(run.path(FILES))
     return {
         "files_read": len(todo),
         "files_skipped": len(files) - len(todo),
         "files_quarantined": sum(info.rule is not None for info in infos),
         "rows_read": sum(info.rows_read for info in infos),
-        "rows_valid": valid_rows.height,
+        "rows_valid": int(valid_rows["rows_scored"].sum()),
         "rows_quarantined": quarantine.height,
     }
 
@@ -129,42 +137,49 @@ def input_files(paths: list[str], file_format: FileFormat | None = None) -> list
 
 
 def _read_batches(
-    run: Run, files: list[Path], batch_rows: int, file_format: FileFormat | None
-) -> list[FileInfo]:
-    """Each file's batches validated into the parts folder; a file rejected whole leaves none."""
-    run.path(PARTS).mkdir(exist_ok=True)
+    store: DuckDBStore,
+    run: Run,
+    files: list[Path],
+    batch_rows: int,
+    file_format: FileFormat | None,
+) -> tuple[list[FileInfo], list[pl.DataFrame]]:
+    """Each file's batches validated and staged; a file rejected whole leaves no staged row.
+    Returns the files' outcomes and their rejected rows."""
     infos: list[FileInfo] = []
+    rejected: list[pl.DataFrame] = []
     for index, path in enumerate(files):
-        writer = _BatchWriter(run, f"{index:06d}")
+        writer = _BatchWriter(store, run, index)
         info = read_file_batches(path, writer, batch_rows, file_format)
         if info.rule is not None:
-            for part in run.path(PARTS).glob(f"{index:06d}-*"):
-                part.unlink()
+            delete_staged_file(store, run.run_id, info.path)
+        else:
+            rejected.extend(writer.rejected)
         infos.append(info)
-    return infos
+    return infos, rejected
 
 
-def _settle_duplicates(run: Run, infos: list[FileInfo]) -> pl.DataFrame:
-    """Write valid.parquet without the duplicates; returns every rejected row (batches' rule
-    breaks, duplicates, rejected files)."""
-    valid_parts = sorted(run.path(PARTS).glob("*-valid.parquet"))
-    rejected_parts = sorted(run.path(PARTS).glob("*-rejected.parquet"))
-    duplicates = _duplicates(valid_parts)
-    if valid_parts:
-        pl.scan_parquet(valid_parts).join(
-            duplicates.lazy().select("source_file", "row_number"),
-            on=["source_file", "row_number"],
-            how="anti",
-            maintain_order="left",
-        ).sink_parquet(run.path(VALID))
-    else:
-        pl.DataFrame(schema=_valid_schema()).write_parquet(run.path(VALID))
+def _settle_duplicates(
+    store: DuckDBStore, run: Run, infos: list[FileInfo], rejected_parts: list[pl.DataFrame]
+) -> pl.DataFrame:
+    """Remove all but the last occurrence of each id from the staging table; returns every
+    rejected row (batches' rule breaks, duplicates, rejected files)."""
+    keys = staged_rows(store, run.run_id, ("trace_id", "content_hash", "source_file", "row_number"))
+    duplicates = (
+        split_duplicates(
+            keys.lazy().with_columns(
+                rule=pl.lit(None, dtype=pl.String), reason=pl.lit(None, dtype=pl.String)
+            )
+        )
+        .filter(pl.col("rule").is_not_null())
+        .select(QUARANTINE_COLUMNS)
+        .collect()
+    )
+    delete_staged(store, run.run_id, duplicates)
+    empty = pl.DataFrame(schema=dict.fromkeys(QUARANTINE_COLUMNS, pl.String())).cast(
+        {"row_number": pl.Int64}
+    )
     return pl.concat(
-        [
-            *(pl.read_parquet(part) for part in rejected_parts),
-            duplicates,
-            ReadResult(pl.DataFrame(), infos).rejected_files(),
-        ]
+        [empty, *rejected_parts, duplicates, ReadResult(pl.DataFrame(), infos).rejected_files()]
     )
 
 
@@ -186,32 +201,15 @@ def _write_quarantine(run: Run, infos: list[FileInfo], rejected: pl.DataFrame) -
 
 def _valid_schema() -> dict[str, pl.DataType]:
     schema = {k: v for k, v in CANONICAL_SCHEMA.items() if k not in _DROPPED}
-    return {**schema, "text": pl.String(), "text_sha": pl.String()}
-
-
-def _duplicates(valid_parts: list[Path]) -> pl.DataFrame:
-    """Quarantine rows for all but the last occurrence of each id, over every staged batch."""
-    if not valid_parts:
-        return pl.DataFrame(schema=dict.fromkeys(QUARANTINE_COLUMNS, pl.String())).cast(
-            {"row_number": pl.Int64}
-        )
-    keys = (
-        pl.scan_parquet(valid_parts)
-        .select("trace_id", "content_hash", "source_file", "row_number")
-        .with_columns(rule=pl.lit(None, dtype=pl.String), reason=pl.lit(None, dtype=pl.String))
-    )
-    return (
-        split_duplicates(keys)
-        .filter(pl.col("rule").is_not_null())
-        .select(QUARANTINE_COLUMNS)
-        .collect()
-    )
+    return {**schema, "text_sha": pl.String(), "_order": pl.Int64()}
 
 
 def _file_ledger(
-    files: list[FileInfo], valid: pl.DataFrame, rejected: pl.DataFrame, run_id: str
+    files: list[FileInfo], scored: pl.DataFrame, rejected: pl.DataFrame, run_id: str
 ) -> pl.DataFrame:
-    scored = valid.group_by("source_file").len("rows_scored")
+    """One ledger row per file read; `scored` holds the staged rows per file (source_file,
+    rows_scored)."""
+    scored = scored.with_columns(pl.col("rows_scored").cast(pl.Int64))
     quarantined = (
         rejected.filter(pl.col("row_number").is_not_null())
         .group_by("source_file")
@@ -252,17 +250,15 @@ def _file_ledger(
     )
 
 
-def limit_to_range(archive: Run, low: datetime, high: datetime) -> dict[str, int]:
+def limit_to_range(
+    store: DuckDBStore, archive: Run, low: datetime, high: datetime
+) -> dict[str, int]:
     """Keep the staged traces whose created_at lies in [low, high); count the others per file.
 
     A file with rows left out is recorded in the ledger as `partial`, so a later run reads it
     again (its stored traces are then recognised as unchanged).
     """
-    staged = pl.scan_parquet(archive.path(VALID))
-    inside = pl.col("created_at").is_between(low, high, closed="left")
-    outside = staged.filter(~inside).group_by("source_file").len("rows_out_of_range").collect()
-    staged.filter(inside).sink_parquet(archive.path("in_range.parquet"))
-    archive.path("in_range.parquet").replace(archive.path(VALID))
+    outside = limit_staged(store, archive.run_id, low, high)
     ledger = (
         pl.read_parquet(archive.path(FILES))
         .drop("rows_out_of_range")
@@ -280,11 +276,11 @@ def limit_to_range(archive: Run, low: datetime, high: datetime) -> dict[str, int
     return {"rows_out_of_range": left_out, "rows_valid": -left_out}
 
 
-def stage_chunk(archive: Run, chunk: Run, low: datetime, high: datetime) -> None:
+def stage_chunk(
+    store: DuckDBStore, archive: Run, chunk: Run, low: datetime, high: datetime
+) -> None:
     """Stage the archive's traces with created_at in [low, high) as the chunk run's input."""
-    pl.scan_parquet(archive.path(VALID)).filter(
-        pl.col("created_at").is_between(low, high, closed="left")
-    ).sink_parquet(chunk.path(VALID))
+    staged_view(store, archive.run_id, chunk.run_id, low, high)
 
 
 def commit_ledger(store: DuckDBStore, archive: Run) -> None:

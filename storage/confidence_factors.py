@@ -1,13 +1,14 @@
 """Reading an explicit confidence factors table (Parquet or JSONL, one row per plan step).
 
-Rows that break a rule are returned with the rule and a reason, never dropped; the other rows
-of the same trace are held back with rule `trace_has_rejected_rows`, so no trace is scored on
-part of its steps. The schema is FACTORS_INPUT_SCHEMA (docs/confidence.md).
+A row names GRACE's ConfidenceFactors fields, or the conveniences that fill them
+(transforms.confidence.inputs). Rows that break a rule are returned with the rule, a reason and
+the keys they have (trace_id, step_index), never dropped; the other rows of the same trace are
+held back with rule `trace_has_rejected_rows`, so no trace is scored on part of its steps. The
+schema is FACTORS_INPUT_SCHEMA (docs/confidence.md).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,11 @@ from typing import Any
 import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
+from storage._json_values import RecordProblem, parse_record
+from storage.confidence_factor_rules import row_rules
 from storage.errors import InputError
 from storage.hashing import file_sha256
+from transforms.confidence.batch import FACTOR_SCHEMA
 
 __all__ = [
     "FACTORS_INPUT_SCHEMA",
@@ -26,19 +30,17 @@ __all__ = [
     "read_factors_table",
 ]
 
+_KEYS = ("trace_id", "step_index")
+
 FACTORS_INPUT_SCHEMA: dict[str, pl.DataType] = {
     "trace_id": pl.String(),
     "step_index": pl.Int64(),
-    "is_search_step": pl.Boolean(),
-    "search_result_count": pl.Int64(),
+    **{name: dtype for name, dtype in FACTOR_SCHEMA.items() if name not in _KEYS},
     "search_scores": pl.List(pl.Float64()),
     "tool_calls": pl.Int64(),
     "tool_successes": pl.Int64(),
-    "source_count": pl.Int64(),
-    "source_answers": pl.List(pl.String()),
-    "source_agreement": pl.Float64(),
     "llm_self_eval": pl.Float64(),
-    "query_coverage": pl.Float64(),
+    "source_answers": pl.List(pl.String()),
     "query": pl.String(),
     "answer": pl.String(),
 }
@@ -55,23 +57,15 @@ FACTORS_QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 _EXTENSIONS = (".parquet", ".pq", ".jsonl", ".ndjson")
-_UNIT = ("source_agreement", "llm_self_eval", "query_coverage")
-_COUNTS = ("step_index", "search_result_count", "tool_calls", "tool_successes", "source_count")
-_JSON_KINDS: dict[str, tuple[str, type | tuple[type, ...]]] = {
-    "trace_id": ("a string", str),
-    "step_index": ("an integer", int),
-    "is_search_step": ("true or false", bool),
-    "search_result_count": ("an integer", int),
-    "search_scores": ("a list of numbers", list),
-    "tool_calls": ("an integer", int),
-    "tool_successes": ("an integer", int),
-    "source_count": ("an integer", int),
-    "source_answers": ("a list of strings", list),
-    "source_agreement": ("a number", (int, float)),
-    "llm_self_eval": ("a number", (int, float)),
-    "query_coverage": ("a number", (int, float)),
-    "query": ("a string", str),
-    "answer": ("a string", str),
+_JSON_KINDS: dict[type[pl.DataType], tuple[str, type | tuple[type, ...]]] = {
+    pl.String: ("a string", str),
+    pl.Int64: ("an integer", int),
+    pl.Boolean: ("true or false", bool),
+    pl.Float64: ("a number", (int, float)),
+}
+_LIST_ITEMS: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "search_scores": ("a list of numbers", (int, float)),
+    "source_answers": ("a list of strings", str),
 }
 
 
@@ -124,42 +118,68 @@ def _check_columns(path: Path, names: Sequence[str]) -> None:
 
 def _json_type_error(record: dict[str, Any]) -> str | None:
     for key, value in record.items():
-        if value is None or key not in _JSON_KINDS:
+        if value is None:
             continue
-        label, kind = _JSON_KINDS[key]
-        if isinstance(value, bool) and kind is not bool:
+        if key in _LIST_ITEMS:
+            label, item = _LIST_ITEMS[key]
+            good = isinstance(value, list) and all(
+                isinstance(v, item) and not isinstance(v, bool) for v in value
+            )
+        else:
+            label, kind = _JSON_KINDS[type(FACTORS_INPUT_SCHEMA[key])]
+            good = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+            if good and kind is int and not -(2**63) <= value < 2**63:
+                return f"{key} is {value}, outside the 64-bit integers a factors table holds"
+        if not good:
             return f"{key} must be {label}, received {value!r}"
-        if not isinstance(value, kind):
-            return f"{key} must be {label}, received {value!r}"
-        items: list[Any] = list(value) if isinstance(value, list) else []
-        if key == "search_scores" and not all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in items
-        ):
-            return f"search_scores must be a list of numbers, received {value!r}"
-        if key == "source_answers" and not all(isinstance(v, str) for v in items):
-            return f"source_answers must be a list of strings, received {value!r}"
     return None
 
 
-def _read_jsonl(path: Path) -> tuple[pl.DataFrame, list[tuple[int, str, str]]]:
+def _keys(record: dict[str, Any]) -> dict[str, Any]:
+    """The trace_id and step_index a rejected record has, where they have their types."""
+    trace_id, step_index = record.get("trace_id"), record.get("step_index")
+    return {
+        "trace_id": trace_id if isinstance(trace_id, str) and trace_id.strip() else None,
+        "step_index": step_index
+        if isinstance(step_index, int)
+        and not isinstance(step_index, bool)
+        and -(2**63) <= step_index < 2**63
+        else None,
+    }
+
+
+def _read_jsonl(path: Path) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """The file's valid records, and its rejected lines (row_number, keys, rule, reason)."""
     records: list[dict[str, Any]] = []
     numbers: list[int] = []
-    rejected: list[tuple[int, str, str]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    rejected: list[dict[str, Any]] = []
+    try:
+        text = path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text ({exc}); a factors table is JSON Lines or Parquet "
+            "(a compressed file must be decompressed first)"
+        ) from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            rejected.append((number, "invalid_json", f"line {number} is not JSON ({exc.msg})"))
+            record = parse_record(line, f"line {number}")
+        except RecordProblem as unreadable:
+            rejected.append(
+                {"row_number": number, "rule": unreadable.rule, "reason": unreadable.reason}
+            )
             continue
         if not isinstance(record, dict):
-            rejected.append((number, "invalid_json", f"line {number} is not a JSON object"))
+            why = f"line {number} is not a JSON object"
+            rejected.append({"row_number": number, "rule": "invalid_json", "reason": why})
             continue
         _check_columns(path, list(record))
         problem = _json_type_error(record)
         if problem is not None:
-            rejected.append((number, "wrong_type", problem))
+            rejected.append(
+                {"row_number": number, **_keys(record), "rule": "wrong_type", "reason": problem}
+            )
             continue
         records.append(record)
         numbers.append(number)
@@ -180,98 +200,22 @@ def _read_parquet(path: Path) -> pl.DataFrame:
     return frame.with_columns(row_number=pl.int_range(1, raw.height + 1, dtype=pl.Int64))
 
 
-def _rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
-    """(rule, condition, reason) in the order they are checked; the first that holds wins."""
-    return [*_key_rules(), *_count_rules(), *_value_rules()]
-
-
-def _key_rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
-    """A row must say which trace and step it is."""
-    return [
-        (
-            "missing_trace_id",
-            pl.col("trace_id").is_null() | (pl.col("trace_id").str.strip_chars() == ""),
-            pl.lit("trace_id is missing or empty; give every row the trace it belongs to"),
-        ),
-        (
-            "missing_step_index",
-            pl.col("step_index").is_null(),
-            pl.lit("step_index is missing; number the plan steps of a trace 0, 1, 2, ..."),
-        ),
-    ]
-
-
-def _count_rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
-    """Counts are 0 or more, and no more tools succeed than were called."""
-    rules = []
-    for name in _COUNTS:
-        rules.append(
-            (
-                "negative_count",
-                pl.col(name) < 0,
-                pl.format(f"{name} is {{}}; counts must be 0 or more", pl.col(name)),
-            )
-        )
-    rules.append(
-        (
-            "successes_exceed_calls",
-            pl.col("tool_successes").fill_null(0) > pl.col("tool_calls").fill_null(0),
-            pl.format(
-                "tool_successes {} exceeds tool_calls {}",
-                pl.col("tool_successes"),
-                pl.col("tool_calls").fill_null(0),
-            ),
-        )
-    )
-    return rules
-
-
-def _value_rules() -> list[tuple[str, pl.Expr, pl.Expr]]:
-    """Factors lie in [0, 1], and a trace numbers each step once."""
-    rules = []
-    for name in _UNIT:
-        rules.append(
-            (
-                "out_of_range",
-                (pl.col(name) < 0) | (pl.col(name) > 1) | pl.col(name).is_nan(),
-                pl.format(f"{name} is {{}}; it must lie in [0, 1]", pl.col(name)),
-            )
-        )
-    outside = (
-        pl.col("search_scores")
-        .list.eval((pl.element() < 0) | (pl.element() > 1) | pl.element().is_nan())
-        .list.any()
-    )
-    rules.append(
-        (
-            "out_of_range",
-            outside,
-            pl.lit("search_scores holds a value outside [0, 1]; relevance scores lie in [0, 1]"),
-        )
-    )
-    rules.append(
-        (
-            "duplicate_step",
-            pl.len().over("trace_id", "step_index") > 1,
-            pl.format(
-                "trace {} has step_index {} more than once; number each step once",
-                pl.col("trace_id"),
-                pl.col("step_index"),
-            ),
-        )
-    )
-    return rules
-
-
-def _checked(rows: pl.DataFrame) -> pl.DataFrame:
+def _checked(rows: pl.DataFrame, rejected: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with the rule and reason of the first rule each breaks (null when none); a row
+    of a trace that has a rejected row, here or among the `rejected` records, is held back."""
     rule: pl.Expr = pl.lit(None, pl.String)
     reason: pl.Expr = pl.lit(None, pl.String)
-    for name, condition, text in reversed(_rules()):
+    for name, condition, text in reversed(row_rules()):
         holds = condition.fill_null(False)
         rule = pl.when(holds).then(pl.lit(name)).otherwise(rule)
         reason = pl.when(holds).then(text).otherwise(reason)
     checked = rows.with_columns(rule=rule, reason=reason)
-    tainted = checked.filter(pl.col("rule").is_not_null() & pl.col("trace_id").is_not_null())
+    tainted = pl.concat(
+        [
+            checked.filter(pl.col("rule").is_not_null()).select("trace_id"),
+            rejected.select("trace_id"),
+        ]
+    ).drop_nulls()
     held = pl.col("rule").is_null() & pl.col("trace_id").is_in(tainted["trace_id"].implode())
     return checked.with_columns(
         rule=pl.when(held).then(pl.lit("trace_has_rejected_rows")).otherwise("rule"),
@@ -294,7 +238,7 @@ def read_factors_table(paths: Sequence[str]) -> FactorsRead:
     for path in _expand(paths):
         digest = file_sha256(path)
         if path.suffix.lower() in (".parquet", ".pq"):
-            frame, bad = _read_parquet(path), list[tuple[int, str, str]]()
+            frame, bad = _read_parquet(path), list[dict[str, Any]]()
         else:
             frame, bad = _read_jsonl(path)
         files.append(
@@ -306,15 +250,13 @@ def read_factors_table(paths: Sequence[str]) -> FactorsRead:
             }
         )
         frames.append(frame.with_columns(file=pl.lit(str(path)), file_hash=pl.lit(digest)))
-        rejected += [
-            {"file": str(path), "file_hash": digest, "row_number": n, "rule": rule, "reason": why}
-            for n, rule, why in bad
-        ]
-    checked = _checked(pl.concat(frames, how="vertical"))
+        rejected += [{"file": str(path), "file_hash": digest, **record} for record in bad]
+    unread = pl.DataFrame(rejected, schema=FACTORS_QUARANTINE_SCHEMA)
+    checked = _checked(pl.concat(frames, how="vertical"), unread)
     quarantine = pl.concat(
         [
             checked.filter(pl.col("rule").is_not_null()).select(list(FACTORS_QUARANTINE_SCHEMA)),
-            pl.DataFrame(rejected, schema=FACTORS_QUARANTINE_SCHEMA),
+            unread,
         ]
     )
     valid = checked.filter(pl.col("rule").is_null()).drop("rule", "reason")

@@ -19,9 +19,10 @@ from transforms.config.operations import OperationsConfig, OperationsSettings, s
 from transforms.config.otel import OtelImportConfig
 from transforms.config.scoring import Settings
 from transforms.errors import ConfigError, JudgeConfigError
-from transforms.judge.resolve import JudgeConfig, check_api_keys, judge_config
+from transforms.judge.resolve import JudgeConfig, check_environment, judge_config
 
 __all__ = [
+    "BUILTIN_SOURCE",
     "load_chat_config",
     "load_confidence_config",
     "load_judge_config",
@@ -31,6 +32,10 @@ __all__ = [
     "load_settings",
     "read_toml",
 ]
+
+
+BUILTIN_SOURCE = "(built-in defaults)"
+"""The source named by a judge configuration loaded from no file."""
 
 
 def read_toml(
@@ -51,9 +56,7 @@ def read_toml(
         raise error(f"{kind} {source} is a folder; give the path of a TOML file") from None
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise error(
-            f"{kind} {source} cannot be read ({reason}); check its permissions"
-        ) from None
+        raise error(f"{kind} {source} cannot be read ({reason}); check its permissions") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -80,7 +83,12 @@ def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
         return ConfidenceConfig()
     data = read_toml(path, "confidence configuration file")
     return validate_config(
-        data, ConfidenceFile, str(path), kind="confidence configuration"
+        data,
+        ConfidenceFile,
+        str(path),
+        kind="confidence configuration",
+        unknown_key_fix="remove it or check its spelling; docs/configuration.md lists the keys, "
+        "and the keys that replaced those without a counterpart in GRACE's calculator",
     ).confidence
 
 
@@ -140,17 +148,20 @@ def load_judge_config(
     check_keys: bool = True,
     environ: Mapping[str, str] | None = None,
 ) -> JudgeConfig:
-    """The judge configuration (evaluator.toml), resolved; None gives the built-in defaults.
+    """The judge configuration (evaluator.toml), resolved; None gives the built-in defaults
+    (the four built-in metrics at equal weights). Custom metric modules are also imported from
+    the file's folder.
 
     Raises:
         JudgeConfigError: the file is unreadable or breaks a rule of SPEC section 4.
+        ProviderPackageError: `check_keys` and a model's provider package is not installed.
         MissingApiKeyError: `check_keys` and a model's API key is not in the environment.
     """
     if path is None:
-        config = judge_config({}, "(built-in defaults)")
+        config = judge_config({}, BUILTIN_SOURCE)
     else:
         data = read_toml(path, "judge configuration file", JudgeConfigError)
-        config = judge_config(data, str(path))
+        config = judge_config(data, str(path), Path(path).resolve().parent)
     if check_keys:
-        check_api_keys(config, environ)
+        check_environment(config, environ)
     return config

@@ -2,74 +2,25 @@
 
 from __future__ import annotations
 
-import functools
 import json
-import re
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import duckdb
-import numpy as np
-import numpy.typing as npt
 import polars as pl
 
-from storage.errors import StoreLockedError, StoreOpenError
+from storage._connection import connect, holder_of, uninterrupted_method
+from storage._embedding_cache import EmbeddingCache
+from storage.errors import StoreOpenError
 from storage.interrupts import uninterrupted
-from storage.schema import SCHEMA_SQL, SCHEMA_VERSION
+from storage.schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
-
-_LOCK_PID = re.compile(r"\(PID (\d+)\)")
-
-
-def holder_of(message: str) -> str:
-    """Describe the process named in a DuckDB lock error: its PID and, when readable, command."""
-    match = _LOCK_PID.search(message)
-    if match is None:
-        return "another process"
-    pid = match.group(1)
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-    except OSError:
-        command = ""
-    return f"PID {pid} ({command})" if command else f"PID {pid}"
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _uninterrupted(method: F) -> F:
-    """`method` runs whole, even when a stop request arrives while it runs (storage.interrupts)."""
-
-    @functools.wraps(method)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        with uninterrupted():
-            return method(*args, **kwargs)
-
-    return cast(F, run)
-
-
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """A connection to `path`; a held lock or a file that is not DuckDB's is a clear error."""
-    try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.Error as exc:
-        text = str(exc)
-        if "lock" in text.lower():
-            raise StoreLockedError(
-                f"database {path} is in use by {holder_of(text)}; wait for that process "
-                "to finish or stop it, then run again (DuckDB allows one writer per file)"
-            ) from None
-        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-        raise StoreOpenError(
-            f"database {path} cannot be opened as a DuckDB database ({first}); give the path "
-            "of a tracegrade database, or of a new file to create"
-        ) from None
 
 
 @dataclass(frozen=True)
@@ -91,7 +42,7 @@ class RunRecord:
     error: str | None = None
 
 
-class DuckDBStore:
+class DuckDBStore(EmbeddingCache):
     """A tracegrade database file, opened for writing by this process alone."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
@@ -107,9 +58,10 @@ class DuckDBStore:
             # committed to it, and DuckDB refuses to open it, so it is started afresh.
             if self.path.exists() and self.path.stat().st_size == 0:
                 self.path.unlink()
-        self._con = _connect(self.path, read_only)
+        self._con = connect(self.path, read_only)
         try:
             self._con.execute("SET TimeZone = 'UTC'")
+            self._con.execute("SET memory_limit = '512MB'")
             if not read_only:
                 self._con.execute(SCHEMA_SQL)
                 self._stamp_schema()
@@ -132,10 +84,22 @@ class DuckDBStore:
         self.close()
 
     def _stamp_schema(self) -> None:
+        """Stamp a new file with SCHEMA_VERSION; bring an older file up to it (MIGRATIONS)."""
         found = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
         if not found:
             self._con.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)]
+            )
+            return
+        version = int(found[0][0])
+        if version >= SCHEMA_VERSION:
+            return
+        with self.transaction() as con:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                con.execute(MIGRATIONS[step])
+            con.execute(SCHEMA_SQL)
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
             )
 
     @contextmanager
@@ -150,12 +114,62 @@ class DuckDBStore:
                 raise
             self._con.execute("COMMIT")
 
-    @_uninterrupted
+    @uninterrupted_method
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """Run a read query and return its rows."""
         return self._con.sql(query, params=params).pl()
 
-    @_uninterrupted
+    @uninterrupted_method
+    def execute(self, statement: str, params: Sequence[Any] | None = None) -> None:
+        """Run one statement that returns nothing the caller needs."""
+        self._con.execute(statement, params).fetchall()
+
+    @uninterrupted_method
+    def sql_with(self, query: str, **frames: pl.DataFrame) -> pl.DataFrame:
+        """Run a read query that refers to each of `frames` as `__<name>`."""
+        with self._registered(frames):
+            return self._con.sql(query).pl()
+
+    @uninterrupted_method
+    def execute_with(self, statement: str, **frames: pl.DataFrame) -> None:
+        """Run a statement that refers to each of `frames` as `__<name>`."""
+        with self._registered(frames):
+            self._con.execute(statement).fetchall()
+
+    @contextmanager
+    def _registered(self, frames: dict[str, pl.DataFrame]) -> Iterator[None]:
+        for name, frame in frames.items():
+            self._con.register(f"__{name}", frame)
+        try:
+            yield
+        finally:
+            for name in frames:
+                self._con.unregister(f"__{name}")
+
+    @uninterrupted_method
+    def create_temp_table(self, name: str, empty: pl.DataFrame) -> None:
+        """A temporary table `name` (gone when the connection closes) with `empty`'s columns."""
+        with self._registered({"empty": empty}):
+            self._con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM __empty")
+
+    @uninterrupted_method
+    def append(self, table: str, rows: pl.DataFrame) -> None:
+        """Insert `rows` into `table` by column name, through Arrow."""
+        with self._registered({"append": rows}):
+            self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM __append")
+
+    @uninterrupted_method
+    def drop_temp(self, name: str) -> None:
+        """Drop the temporary table or view `name`, if there is one."""
+        kinds = self._con.execute(
+            "SELECT 'TABLE' FROM duckdb_tables() WHERE temporary AND table_name = ? "
+            "UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE temporary AND view_name = ?",
+            [name, name],
+        ).fetchall()
+        for (kind,) in kinds:
+            self._con.execute(f"DROP {kind} {name}")
+
+    @uninterrupted_method
     def begin_run(
         self,
         flow: str,
@@ -186,7 +200,7 @@ class DuckDBStore:
             )
         return RunHandle(run_id=run_id, run_seq=int(seq))
 
-    @_uninterrupted
+    @uninterrupted_method
     def close_interrupted_runs(self) -> list[str]:
         """Mark runs still `running` as `interrupted` and return their ids.
 
@@ -200,7 +214,7 @@ class DuckDBStore:
         )
         return [run_id for (run_id,) in rows]
 
-    @_uninterrupted
+    @uninterrupted_method
     def finish_run(self, run: RunHandle, record: RunRecord) -> None:
         """Close the run's log entry with its status, counts, timings and summary."""
         assignments = ", ".join(f"{name} = ?" for name in record.counts)
@@ -219,7 +233,7 @@ class DuckDBStore:
             ],
         )
 
-    @_uninterrupted
+    @uninterrupted_method
     def stored_traces(self) -> pl.DataFrame:
         """Identity and replay columns of every stored trace."""
         return self.sql(
@@ -227,7 +241,7 @@ class DuckDBStore:
             "source_file, text_sha FROM traces"
         )
 
-    @_uninterrupted
+    @uninterrupted_method
     def has_table(self, name: str) -> bool:
         """True when the database has a table `name` (a read-only store may lack one)."""
         rows = self._con.execute(
@@ -235,7 +249,7 @@ class DuckDBStore:
         ).fetchall()
         return bool(rows[0][0])
 
-    @_uninterrupted
+    @uninterrupted_method
     def columns(self, table: str) -> list[str]:
         """Column names of a table, in order."""
         rows = self._con.execute(
@@ -245,87 +259,47 @@ class DuckDBStore:
         ).fetchall()
         return [name for (name,) in rows]
 
-    @_uninterrupted
-    def traces_for(self, trace_ids: pl.Series, columns: Sequence[str]) -> pl.DataFrame:
-        """Stored trace rows for the given ids (in no particular order)."""
+    @uninterrupted_method
+    def traces_for(
+        self, trace_ids: pl.Series, columns: Sequence[str], *, light_steps: bool = False
+    ) -> pl.DataFrame:
+        """Stored trace rows for the given ids (in no particular order). With `light_steps`,
+        `steps` holds only each step's type, tool_present and tool_name."""
         ids = pl.DataFrame({"trace_id": trace_ids})
         self._con.register("__ids", ids)
         try:
-            selected = ", ".join(f"t.{name}" for name in columns)
+            selected = ", ".join(
+                "list_transform(t.steps, lambda s: {'type': s.type, 'tool_present': "
+                "s.tool_present, 'tool_name': s.tool_name}) AS steps"
+                if light_steps and name == "steps"
+                else f"t.{name}"
+                for name in columns
+            )
             return self._con.sql(
                 f"SELECT {selected} FROM traces t SEMI JOIN __ids USING (trace_id)"
             ).pl()
         finally:
             self._con.unregister("__ids")
 
-    @_uninterrupted
-    def missing_embeddings(self, keys: pl.Series) -> pl.Series:
-        """The distinct keys among `keys` that have no stored vector."""
-        wanted = pl.DataFrame({"embedding_key": keys.unique(maintain_order=True)})
-        self._con.register("__wanted", wanted)
-        try:
-            found = self._con.sql(
-                "SELECT w.embedding_key FROM __wanted w WHERE NOT EXISTS "
-                "(SELECT 1 FROM embeddings e WHERE e.embedding_key = w.embedding_key)"
-            ).pl()
-        finally:
-            self._con.unregister("__wanted")
-        return found["embedding_key"]
-
-    @_uninterrupted
-    def put_embeddings(
-        self, keys: Sequence[str], vectors: npt.NDArray[np.float32], *, model: str, run_id: str
+    @uninterrupted_method
+    def commit_run(
+        self,
+        run: RunHandle,
+        tables: dict[str, Path],
+        *,
+        traces: tuple[str, Path] | None = None,
     ) -> None:
-        """Store vectors under their keys; committed at once, since they are a pure cache."""
-        frame = pl.DataFrame(
-            {
-                "embedding_key": list(keys),
-                "model": model,
-                "dimensions": vectors.shape[1],
-                "vector": vectors.astype(np.float32),
-                "run_id": run_id,
-            }
-        ).with_columns(
-            pl.col("vector").cast(pl.List(pl.Float32)), pl.col("dimensions").cast(pl.Int32)
-        )
-        with self.transaction() as con:
-            con.register("__vectors", frame)
-            try:
-                con.execute(
-                    "INSERT INTO embeddings BY NAME SELECT * FROM __vectors v WHERE NOT EXISTS "
-                    "(SELECT 1 FROM embeddings e WHERE e.embedding_key = v.embedding_key)"
-                )
-            finally:
-                con.unregister("__vectors")
-
-    @_uninterrupted
-    def vectors(self, keys: pl.Series) -> npt.NDArray[np.float32]:
-        """Stored vectors in the order of `keys` (each key must be stored)."""
-        order = pl.DataFrame({"embedding_key": keys, "position": np.arange(len(keys))})
-        self._con.register("__order", order)
-        try:
-            table = self._con.sql(
-                "SELECT o.position, e.vector FROM __order o JOIN embeddings e USING (embedding_key) "
-                "ORDER BY o.position"
-            ).to_arrow_table()
-        finally:
-            self._con.unregister("__order")
-        if table.num_rows != len(keys):
-            raise LookupError(f"{len(keys) - table.num_rows} embeddings are missing from the store")
-        column = table.column("vector").combine_chunks()
-        flat = column.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-        return flat.reshape(len(keys), -1) if len(keys) else flat.reshape(0, 0)
-
-    @_uninterrupted
-    def commit_run(self, run: RunHandle, tables: dict[str, Path]) -> None:
         """Write a run's results in one transaction.
 
-        `tables` maps `traces`, `scores`, `quarantine` and `files` to Parquet files. Traces
+        `tables` maps `scores`, `quarantine` and `files` to Parquet files; `traces` names the
+        run's staging table and a Parquet file of the trace ids to store from it. Traces
         replace stored rows with the same id; quarantine and file rows already recorded for
         the same file content are kept as they are, so a re-run adds nothing. On any error the
         transaction rolls back, its temporary views with it.
         """
         with self.transaction() as con:
+            if traces is not None:
+                self._store_traces(con, run, *traces)
             for name, source in tables.items():
                 quoted = str(source).replace("'", "''")
                 con.execute(
@@ -337,10 +311,24 @@ class DuckDBStore:
                 con.execute(f"DROP VIEW __new_{name}")
 
     @staticmethod
+    def _store_traces(
+        con: duckdb.DuckDBPyConnection, run: RunHandle, staged: str, ids: Path
+    ) -> None:
+        """Copy the staged rows of the ids in `ids` into `traces`, replacing stored ones."""
+        quoted = str(ids).replace("'", "''")
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW __fresh AS SELECT * FROM read_parquet('{quoted}')"
+        )
+        con.execute("DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM __fresh)")
+        con.execute(
+            f"INSERT INTO traces BY NAME SELECT * EXCLUDE (_order), ? AS run_id FROM {staged} "
+            "SEMI JOIN __fresh USING (trace_id)",
+            [run.run_id],
+        )
+        con.execute("DROP VIEW __fresh")
+
+    @staticmethod
     def _merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
-        if "traces" in tables:
-            con.execute("DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM __new_traces)")
-            con.execute("INSERT INTO traces BY NAME SELECT * FROM __new_traces")
         if "scores" in tables:
             con.execute("INSERT INTO scores BY NAME SELECT * FROM __new_scores")
         if "quarantine" in tables:

@@ -1,7 +1,8 @@
 """The root of every error tracegrade raises on purpose, and the configuration errors.
 
 Each layer has its own `errors.py` under this root: `storage.errors` (input and database),
-`pipelines.errors` (runs, models). Each error says whether a retry may help (`transient`).
+`pipelines.errors` (runs, models, judgements). Each error says whether a retry may help
+(`transient`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ __all__ = [
     "ConfigError",
     "JudgeConfigError",
     "MissingApiKeyError",
+    "ModelFormatError",
+    "ProviderPackageError",
     "TracegradeError",
+    "WeightValidationError",
 ]
 
 
@@ -26,8 +30,21 @@ class ConfigError(TracegradeError):
     """A configuration file or value is invalid; the message names the value and the fix."""
 
 
-class JudgeConfigError(ConfigError):
-    """The judge configuration breaks a rule; the message names the value and the fix."""
+class JudgeConfigError(ConfigError, ValueError):
+    """The judge configuration breaks a rule; the message names the value and the fix.
+
+    Also a ValueError, as the original evaluator's configuration errors are, so that callers
+    written for it (`except ValueError`) still catch it.
+    """
+
+
+class WeightValidationError(JudgeConfigError):
+    """The metric weights break a rule: negative, not summing to 1.0, or given for some
+    metrics only."""
+
+
+class ModelFormatError(JudgeConfigError):
+    """A model is not "provider:model-name", or names a provider that is not known."""
 
 
 class MissingApiKeyError(JudgeConfigError):
@@ -36,6 +53,16 @@ class MissingApiKeyError(JudgeConfigError):
     def __init__(self, message: str, *, variable: str) -> None:
         super().__init__(message)
         self.variable = variable
+
+
+class ProviderPackageError(JudgeConfigError):
+    """A judge model's provider needs a package that is not installed; `package` is what to
+    install (e.g. `pydantic-ai-slim[google]`)."""
+
+    def __init__(self, message: str, *, provider: str, package: str) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.package = package
 
 
 class BudgetConfigError(JudgeConfigError):

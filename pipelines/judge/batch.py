@@ -25,7 +25,8 @@ from pipelines.judge.calls import (
     judgement_request,
 )
 from pipelines.judge.results import JudgeRunResult
-from pipelines.judge.runner import copied_row, local_outcome, overall_row, result_row
+from pipelines.judge.runner import copied_row, result_row
+from pipelines.judge.submission import local_outcome, outcome_of_row, overall_row
 from transforms.errors import JudgeConfigError
 from transforms.judge.metrics import Judgement
 from transforms.judge.plan import (
@@ -303,7 +304,8 @@ async def run_batch(
         if any(row is None for row in rows):
             result.submissions_pending += 1
             continue
-        score = overall_row(item, [row for row in rows if row is not None], identity)
+        outcomes = [outcome_of_row(row) for row in rows if row is not None]
+        score = overall_row(item, outcomes, identity)
         if stored_keys.get(item.item_id) != score["score_key"]:
             scores.append(score)
         result.tally(score["status"])

@@ -41,6 +41,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from transforms.config.judge import RetryPolicy
 from transforms.judge.metrics import JUDGEMENT_TOOL, Judgement, LLMJudgeMetric
+from transforms.judge.providers import pydantic_ai_model
 from transforms.judge.resolve import ResolvedMetric
 
 __all__ = [
@@ -69,6 +70,7 @@ Status = Literal[
     "timeout",
     "provider_error",
     "auth_error",
+    "metric_error",
 ]
 STATUSES: tuple[Status, ...] = get_args(Status)
 FAILED_STATUSES = frozenset(STATUSES) - {"ok"}
@@ -144,14 +146,15 @@ def default_model_factory(model: str) -> Model:
     )
     key = f"{model}|{environment}"
     if key not in _models:
-        _models[key] = infer_model(model)
+        _models[key] = infer_model(pydantic_ai_model(model))
     return _models[key]
 
 
 def judgement_request(
     metric: ResolvedMetric, user_query: str, submission: str, *, timeout_s: float | None
 ) -> tuple[list[ModelRequest], ModelSettings, ModelRequestParameters]:
-    """Messages, settings and the output tool of one judgement request."""
+    """Messages, settings and the output tool of one judgement request; the metric's own
+    `timeout_seconds` replaces `timeout_s` (the run's attempt deadline)."""
     assert isinstance(metric.metric, LLMJudgeMetric)
     prompt = metric.metric.user_prompt(user_query, submission)
     messages = [ModelRequest.user_text_prompt(prompt, instructions=metric.instruction)]
@@ -160,6 +163,14 @@ def judgement_request(
         settings["temperature"] = metric.temperature
     if metric.max_tokens is not None:
         settings["max_tokens"] = metric.max_tokens
+    if metric.top_p is not None:
+        settings["top_p"] = metric.top_p
+    if metric.seed is not None:
+        settings["seed"] = metric.seed
+    if metric.stop_sequences is not None:
+        settings["stop_sequences"] = list(metric.stop_sequences)
+    if metric.timeout_seconds is not None and timeout_s is not None:
+        timeout_s = metric.timeout_seconds
     if timeout_s is not None:
         settings["timeout"] = timeout_s
         settings["request_timeout"] = timeout_s
@@ -239,6 +250,31 @@ def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = N
     return max(0.0, delay)
 
 
+async def _attempt(
+    model: Model,
+    request: tuple[list[ModelRequest], ModelSettings, ModelRequestParameters],
+    timeout_s: float,
+    gate: CallGate,
+    model_name: str,
+    outcome: Outcome,
+) -> Judgement | Attempt:
+    """One request: the judgement, or how the attempt failed; its usage is added to
+    `outcome` and reported to `gate`."""
+    messages, settings, parameters = request
+    try:
+        async with asyncio.timeout(timeout_s + 1.0):
+            response = await model_request(
+                model, messages, model_settings=settings, model_request_parameters=parameters
+            )
+    except Exception as exc:
+        return classify_error(exc)
+    usage = response.usage
+    outcome.input_tokens += usage.input_tokens
+    outcome.output_tokens += usage.output_tokens
+    gate.spent(model_name, usage.input_tokens, usage.output_tokens)
+    return judgement_from(response)
+
+
 async def judge_call(
     metric: ResolvedMetric,
     user_query: str,
@@ -255,9 +291,11 @@ async def judge_call(
     """
     assert metric.model is not None
     model = factory(metric.model)
-    messages, settings, parameters = judgement_request(
-        metric, user_query, submission, timeout_s=policy.timeout_s
-    )
+    timeout_s = metric.timeout_seconds or policy.timeout_s
+    try:
+        request = judgement_request(metric, user_query, submission, timeout_s=timeout_s)
+    except Exception as exc:  # a custom LLM metric's user_prompt raised: that metric fails
+        return Outcome("metric_error", error=f"{type(exc).__name__}: {exc}"[:500])
     outcome = Outcome(status="provider_error")
     started = time.perf_counter()
     last: Attempt | None = None
@@ -272,25 +310,13 @@ async def judge_call(
                 return None
             break
         outcome.attempts = attempt
-        try:
-            async with asyncio.timeout(policy.timeout_s + 1.0):
-                response = await model_request(
-                    model, messages, model_settings=settings, model_request_parameters=parameters
-                )
-        except Exception as exc:
-            last = classify_error(exc)
-        else:
-            usage = response.usage
-            outcome.input_tokens += usage.input_tokens
-            outcome.output_tokens += usage.output_tokens
-            gate.spent(metric.model, usage.input_tokens, usage.output_tokens)
-            found = judgement_from(response)
-            if isinstance(found, Judgement):
-                outcome.history.append("ok")
-                outcome.status, outcome.score, outcome.comment = "ok", found.score, found.comment
-                outcome.error = None
-                break
-            last = found
+        found = await _attempt(model, request, timeout_s, gate, metric.model, outcome)
+        if isinstance(found, Judgement):
+            outcome.history.append("ok")
+            outcome.status, outcome.score, outcome.comment = "ok", found.score, found.comment
+            outcome.error = None
+            break
+        last = found
         outcome.history.append(last.status)
         outcome.status, outcome.error, outcome.stop_run = last.status, last.error, last.stop_run
         if not last.transient:

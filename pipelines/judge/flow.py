@@ -22,7 +22,7 @@ from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
 from storage.judge_shards import ingest_leftover_shards
 from storage.judge_store import DuckDBJudgeSink
 from storage.registry import held_store
-from transforms.errors import BudgetConfigError, MissingApiKeyError
+from transforms.errors import BudgetConfigError, MissingApiKeyError, ProviderPackageError
 from transforms.judge.plan import Estimate, estimate, plan_items
 from transforms.judge.report import JudgeReport, build_judge_report, skipped_report
 from transforms.judge.resolve import JudgeConfig
@@ -190,7 +190,8 @@ def _judge_run(name: str, db: str, request: JudgeRequest, collect_only: bool) ->
 
 
 def judge_after_scoring(db: str, judge_config: str | None) -> JudgeReport:
-    """The nightly step: judge the stored traces, or say why the judge was skipped."""
+    """The nightly step: judge the stored traces, or say why the judge was skipped (no
+    configuration, a missing file, API key or provider package)."""
     if judge_config is None:
         report = skipped_report(
             "no judge configuration was given (flow parameter judge_config, or "
@@ -203,6 +204,10 @@ def judge_after_scoring(db: str, judge_config: str | None) -> JudgeReport:
             load_judge_config(judge_config)
         except MissingApiKeyError as exc:
             report = skipped_report(f"the API key is missing: {exc.variable} is not set")
+        except ProviderPackageError as exc:
+            report = skipped_report(
+                f"the package of provider {exc.provider} is missing: install {exc.package}"
+            )
         else:
             return judge_traces(db=db, config=judge_config)
     run_logger().warning(report.markdown.strip())

@@ -9,15 +9,14 @@ quota error, after `circuit_breaker` failed judgements in a row, or when `budget
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.judge.calls import ModelFactory, Outcome, default_model_factory, judge_call
 from pipelines.judge.control import RunControl
 from pipelines.judge.results import JudgeRunResult
+from pipelines.judge.submission import judge_submission, outcome_of_row, overall_row
 from pipelines.progress import stage_progress
-from transforms.judge.keys import score_key
 from transforms.judge.plan import (
     JudgeSink,
     PlannedItem,
@@ -27,13 +26,7 @@ from transforms.judge.plan import (
 )
 from transforms.judge.resolve import JudgeConfig
 
-__all__ = [
-    "copied_row",
-    "local_outcome",
-    "overall_row",
-    "result_row",
-    "run_live",
-]
+__all__ = ["copied_row", "result_row", "run_live"]
 
 
 class _Writer:
@@ -62,38 +55,6 @@ class _Writer:
         scores, self._scores = self._scores, []
         self._sink.write_results(results)
         self._sink.write_scores(scores)
-
-
-def _overall_status(rows: list[dict[str, Any]]) -> str:
-    """ok; invalid_input when the input was rejected without a call (nothing to retry);
-    failed when any judgement failed after its attempts."""
-    statuses = {row["status"] for row in rows}
-    if statuses <= {"ok"}:
-        return "ok"
-    return "invalid_input" if statuses <= {"ok", "invalid_input"} else "failed"
-
-
-def overall_row(
-    item: PlannedItem, rows: list[dict[str, Any]], identity: dict[str, Any]
-) -> dict[str, Any]:
-    """The overall score row of a submission whose every metric has a result."""
-    weights = [j.metric.weight for j in item.judgements]
-    failed = [row["metric"] for row in rows if row["status"] != "ok"]
-    key = score_key([f"{r['cache_key']}:{r['status']}" for r in rows], weights)
-    overall = None
-    if not failed:
-        total = sum(weights)
-        overall = sum(w * float(r["score"]) for w, r in zip(weights, rows, strict=True)) / total
-    errors = [f"{r['metric']}: {r['status']}: {r['error']}" for r in rows if r["status"] != "ok"]
-    return {
-        **identity,
-        "item_id": item.item_id,
-        "score_key": key,
-        "status": _overall_status(rows),
-        "overall_score": overall,
-        "failed_metrics": failed,
-        "error": "; ".join(errors)[:2000] if errors else None,
-    }
 
 
 def result_row(
@@ -126,27 +87,6 @@ def copied_row(judgement: PlannedJudgement, identity: dict[str, Any]) -> dict[st
     return result_row(judgement, outcome, identity, 0.0)
 
 
-def local_outcome(item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
-    """Outcomes needing no call: a blank submission, or a non-LLM metric."""
-    if item.blank:
-        return Outcome(
-            "invalid_input", error="the submission is empty or whitespace only; nothing to judge"
-        )
-    if judgement.metric.metric.uses_llm:
-        return None
-    started = time.perf_counter()
-    try:
-        scored = judgement.metric.metric.score(item.user_query, item.submission)
-    except Exception as exc:
-        return Outcome("provider_error", error=f"{type(exc).__name__}: {exc}"[:500])
-    latency = (time.perf_counter() - started) * 1000.0
-    if not 0.0 <= scored.score <= 100.0:
-        return Outcome(
-            "parse_error", error=f"score {scored.score} is outside 0..100", latency_ms=latency
-        )
-    return Outcome("ok", scored.score, scored.comment, latency_ms=latency)
-
-
 @dataclass
 class _LiveRun:
     """What every submission of a live run shares: configuration, run control, the writer,
@@ -164,45 +104,44 @@ class _LiveRun:
     async def judge_item(self, item: PlannedItem) -> None:
         """Judge one submission's metrics in order, write each result, then its overall score;
         stops (leaving the submission for the next run) when the run stopped."""
-        result = self.result
-        rows: list[dict[str, Any]] = []
-        ident = {**self.identity, "item_id": item.item_id}
-        for judgement in item.judgements:
-            if judgement.cached is not None:
-                result.cached += 1
-                if judgement.copied:
-                    row = copied_row(judgement, ident)
-                    self.writer.add(result=row)
-                    rows.append(row)
-                else:
-                    rows.append(judgement.cached)
-                continue
-            outcome = await self._outcome(item, judgement)
-            if outcome is None:
-                return
-            result.statuses[outcome.status] += 1
-            model = judgement.metric.model
-            cost = None
-            if model is not None:
-                tokens = (outcome.input_tokens, outcome.output_tokens)
-                cost = cost_usd(self.config, model, *tokens, batch=False)
-            row = result_row(judgement, outcome, ident, cost)
-            self.writer.add(result=row)
-            rows.append(row)
-            # Let the flush run before this submission's next call: at most one unwritten
-            # result per submission, the one in flight.
-            await asyncio.sleep(0)
-        score = overall_row(item, rows, self.identity)
+        outcomes = await judge_submission(item, self._call, reuse=self._reuse, record=self._record)
+        if outcomes is None:
+            return
+        score = overall_row(item, outcomes, self.identity)
         if self.stored_keys.get(item.item_id) != score["score_key"]:
             self.writer.add(score=score)
-        result.tally(score["status"])
+        self.result.tally(score["status"])
 
-    async def _outcome(self, item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
-        """The judgement's outcome: local (no call), the identical one another submission is
-        judging, or called; None when the run stopped before it."""
-        outcome = local_outcome(item, judgement)
-        if outcome is not None:
-            return outcome
+    def _reuse(self, item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
+        """A stored result; one copied from another submission is stored again for this one."""
+        if judgement.cached is None:
+            return None
+        self.result.cached += 1
+        if judgement.copied:
+            self.writer.add(
+                result=copied_row(judgement, {**self.identity, "item_id": item.item_id})
+            )
+        return outcome_of_row(judgement.cached)
+
+    async def _record(
+        self, item: PlannedItem, judgement: PlannedJudgement, outcome: Outcome
+    ) -> None:
+        """Count and write a new outcome."""
+        self.result.statuses[outcome.status] += 1
+        model = judgement.metric.model
+        cost = None
+        if model is not None:
+            tokens = (outcome.input_tokens, outcome.output_tokens)
+            cost = cost_usd(self.config, model, *tokens, batch=False)
+        ident = {**self.identity, "item_id": item.item_id}
+        self.writer.add(result=result_row(judgement, outcome, ident, cost))
+        # Let the flush run before this submission's next call: at most one unwritten result
+        # per submission, the one in flight.
+        await asyncio.sleep(0)
+
+    async def _call(self, item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
+        """The judgement's outcome: the identical one another submission is judging, or
+        called; None when the run stopped before it."""
         if judgement.cache_key in self.shared:
             # Another submission of this run with the same texts is judging this already.
             first = await self.shared[judgement.cache_key]

@@ -2,41 +2,45 @@
 
 from __future__ import annotations
 
-__all__ = ["CONFIDENCE_SCHEMA_SQL"]
+__all__ = ["CONFIDENCE_MIGRATION_V2_SQL", "CONFIDENCE_SCHEMA_SQL", "CONFIDENCE_STEP_COLUMNS"]
 
-_FACTOR_COLUMNS = """
-    search_quality DOUBLE,
-    tool_success DOUBLE,
-    source_agreement DOUBLE,
-    llm_self_eval DOUBLE,
-    query_coverage DOUBLE,
-    w_search_quality DOUBLE NOT NULL,
-    w_tool_success DOUBLE NOT NULL,
-    w_source_agreement DOUBLE NOT NULL,
-    w_llm_self_eval DOUBLE NOT NULL,
-    w_query_coverage DOUBLE NOT NULL,"""
-
-CONFIDENCE_SCHEMA_SQL = f"""
-CREATE TABLE IF NOT EXISTS confidence_steps (
+CONFIDENCE_STEP_COLUMNS = """
     trace_id VARCHAR NOT NULL,
     source VARCHAR NOT NULL,
     step_index BIGINT NOT NULL,
     step_kind VARCHAR NOT NULL,
     source_step_id BIGINT,
+    search_result_count BIGINT NOT NULL,
+    search_avg_score DOUBLE NOT NULL,
+    search_max_score DOUBLE NOT NULL,
+    search_score_variance DOUBLE NOT NULL,
+    source_agreement DOUBLE NOT NULL,
+    source_count BIGINT NOT NULL,
+    llm_self_confidence DOUBLE NOT NULL,
+    tool_success_rate DOUBLE NOT NULL,
+    tool_execution_count BIGINT NOT NULL,
+    tool_success_count BIGINT NOT NULL,
+    query_coverage DOUBLE NOT NULL,
     is_search_step BOOLEAN NOT NULL,
-    search_result_count BIGINT,
-    tool_calls BIGINT NOT NULL,
-    tool_successes BIGINT NOT NULL,
-    source_count BIGINT,{_FACTOR_COLUMNS}
+    search_quality DOUBLE NOT NULL,
+    tool_success DOUBLE NOT NULL,
+    w_search_quality DOUBLE NOT NULL,
+    w_tool_success DOUBLE NOT NULL,
+    w_source_agreement DOUBLE NOT NULL,
+    w_llm_self_eval DOUBLE NOT NULL,
+    w_query_coverage DOUBLE NOT NULL,
     base DOUBLE NOT NULL,
-    penalty DOUBLE NOT NULL,
     penalties VARCHAR[] NOT NULL,
     score DOUBLE NOT NULL,
     llm_self_eval_fallback BOOLEAN,
     query_coverage_fallback BOOLEAN,
     run_id VARCHAR NOT NULL,
     computed_at TIMESTAMPTZ NOT NULL
-);
+"""
+"""One plan step: its keys, GRACE's factors, the sub-scores and weights, base, penalties, score."""
+
+CONFIDENCE_SCHEMA_SQL = f"""
+CREATE TABLE IF NOT EXISTS confidence_steps ({CONFIDENCE_STEP_COLUMNS});
 CREATE TABLE IF NOT EXISTS confidence_traces (
     trace_id VARCHAR NOT NULL,
     source VARCHAR NOT NULL,
@@ -63,3 +67,10 @@ CREATE TABLE IF NOT EXISTS confidence_quarantine (
     reason VARCHAR NOT NULL
 );
 """
+
+CONFIDENCE_MIGRATION_V2_SQL = """
+DROP TABLE IF EXISTS confidence_steps;
+DELETE FROM confidence_traces;
+"""
+"""Schema 1 -> 2: the steps of the calculator before GRACE's factors (issue 21) go, and so do
+the levels it made; the next derived run gives every stored trace its level again."""

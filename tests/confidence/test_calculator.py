@@ -1,7 +1,11 @@
-"""ConfidenceCalculator.calculate, decide_action and ConfidenceAggregator: every branch of seed 003."""
+"""ConfidenceCalculator, decide_action and ConfidenceAggregator beyond the hand-worked cases:
+every constant set from the configuration, in both paths, and the decision's reason."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import polars as pl
 import pytest
 
 from transforms.confidence import (
@@ -10,197 +14,123 @@ from transforms.confidence import (
     ConfidenceFactors,
     ConfidenceScore,
     InterventionLevel,
+    step_scores,
 )
-from transforms.confidence.calculator import search_quality, tool_success
-from transforms.config.confidence import ConfidenceConfig, Penalties, Thresholds
+from transforms.confidence.batch import FACTOR_SCHEMA
+from transforms.config.confidence import (
+    ConfidenceConfig,
+    ConfidenceWeights,
+    CriticalCheck,
+    Penalties,
+    SearchQuality,
+    Thresholds,
+)
 
-NO_PENALTIES = ConfidenceConfig(
-    penalties=Penalties(zero_search_results=0, no_sources=0, tool_failure=0)
+BLEND = dict(  # S3 of the hand-worked cases: search quality .517 by the blend
+    is_search_step=True,
+    search_result_count=3,
+    search_avg_score=0.45,
+    search_max_score=0.55,
+    search_score_variance=0.01,
+    source_count=1,
 )
 
 
-def calc(factors: ConfidenceFactors, config: ConfidenceConfig = NO_PENALTIES) -> ConfidenceScore:
-    return ConfidenceCalculator(config).calculate(factors)
-
-
-def test_search_quality_from_count_and_scores() -> None:
-    assert search_quality(None, (), 1) is None
-    assert search_quality(0, (0.9,), 1) == 0.0
-    assert search_quality(4, (), 1) == 1.0
-    assert search_quality(1, (), 4) == 0.25
-    assert search_quality(2, (0.5, 1.0), 4) == pytest.approx(0.5 * 0.75)
-    assert search_quality(3, (1.7, -0.2), 3) == pytest.approx(0.5)
-
-
-def test_tool_success_is_absent_without_calls() -> None:
-    assert tool_success(0, 0) is None
-    assert tool_success(4, 3) == 0.75
-
-
-def test_search_step_multiplies_quality_by_tool_success() -> None:
-    result = calc(
-        ConfidenceFactors(
-            is_search_step=True,
-            search_result_count=2,
-            search_scores=(0.8,),
-            tool_calls=4,
-            tool_successes=3,
-        )
+def both(inputs: dict[str, Any], config: ConfidenceConfig) -> tuple[float, tuple[str, ...]]:
+    """Score and penalties of one step; asserts that the batch path gives the same."""
+    result = ConfidenceCalculator(config).calculate(ConfidenceFactors(**inputs))
+    row = {"trace_id": "t", "step_index": 0, **inputs}
+    batch = step_scores(pl.DataFrame([row], schema=FACTOR_SCHEMA).lazy(), config).collect()
+    assert (batch["score"][0], tuple(batch["penalties"][0])) == (
+        result.score,
+        result.penalties_applied,
     )
-    assert result.score == pytest.approx(0.8 * 0.75)
-    assert result.breakdown["base"] == pytest.approx(0.6)
-    assert all(result.breakdown[f"w_{n}"] == 0.0 for n in ("search_quality", "tool_success"))
-
-
-def test_search_step_without_tool_calls_keeps_its_quality() -> None:
-    assert calc(
-        ConfidenceFactors(is_search_step=True, search_result_count=1, search_scores=(0.7,))
-    ).score == pytest.approx(0.7)
-
-
-def test_search_step_with_unknown_result_count_scores_zero() -> None:
-    assert calc(ConfidenceFactors(is_search_step=True, tool_calls=1, tool_successes=1)).score == 0.0
-
-
-def test_search_step_ignores_other_factors() -> None:
-    result = calc(
-        ConfidenceFactors(
-            is_search_step=True, search_result_count=1, llm_self_eval=0.1, query_coverage=0.0
-        )
-    )
-    assert result.score == 1.0
-
-
-def test_non_search_step_with_every_factor_present() -> None:
-    factors = ConfidenceFactors(
-        search_result_count=1,
-        search_scores=(0.5,),
-        tool_calls=2,
-        tool_successes=1,
-        source_count=3,
-        source_agreement=0.9,
-        llm_self_eval=0.8,
-        query_coverage=0.4,
-    )
-    expected = (0.6 * 0.5 + 0.4 * 0.5 + 0.2 * 0.9 + 0.3 * 0.8 + 0.2 * 0.4) / (
-        0.6 + 0.4 + 0.2 + 0.3 + 0.2
-    )
-    result = calc(factors)
-    assert result.score == pytest.approx(expected)
-    assert result.breakdown["w_query_coverage"] == 0.2
-
-
-def test_search_quality_zero_is_left_out_of_the_mean() -> None:
-    result = calc(ConfidenceFactors(search_result_count=0, tool_calls=1, tool_successes=1))
-    assert result.breakdown["w_search_quality"] == 0.0
-    assert result.score == 1.0
-
-
-def test_search_quality_absent_is_left_out() -> None:
-    result = calc(ConfidenceFactors(tool_calls=2, tool_successes=1))
-    assert result.breakdown["search_quality"] is None
-    assert result.score == 0.5
-
-
-def test_tool_success_absent_without_calls() -> None:
-    result = calc(ConfidenceFactors(search_result_count=1, search_scores=(0.3,)))
-    assert result.breakdown["w_tool_success"] == 0.0
-    assert result.score == pytest.approx(0.3)
-
-
-@pytest.mark.parametrize(("sources", "counted"), [(None, False), (0, False), (1, False), (2, True)])
-def test_source_agreement_counts_only_with_more_than_one_source(
-    sources: int | None, counted: bool
-) -> None:
-    result = calc(
-        ConfidenceFactors(
-            tool_calls=1, tool_successes=1, source_count=sources, source_agreement=0.0
-        )
-    )
-    assert result.breakdown["w_source_agreement"] == (0.2 if counted else 0.0)
-    assert result.score == pytest.approx(0.4 / 0.6 if counted else 1.0)
-
-
-def test_source_agreement_without_a_value_is_left_out() -> None:
-    result = calc(ConfidenceFactors(tool_calls=1, tool_successes=1, source_count=3))
-    assert result.breakdown["w_source_agreement"] == 0.0
+    return result.score, result.penalties_applied
 
 
 @pytest.mark.parametrize(
-    ("value", "counted"), [(None, False), (0.2, False), (0.6, False), (0.61, True), (1.0, True)]
+    ("search_quality", "expected"),
+    [
+        (SearchQuality(max_alone_from=0.5), 0.55),  # .55 >= .5: the best score alone
+        (SearchQuality(max_weight=0.5, avg_weight=0.5), round(0.55 * 0.5 + 0.45 * 0.5 - 0.003, 3)),
+        (SearchQuality(variance_weight=10.0), round(0.385 + 0.135 - 0.1, 3)),  # .01 * 10
+        (SearchQuality(variance_weight=10.0, variance_cap=0.05), round(0.385 + 0.135 - 0.05, 3)),
+    ],
 )
-def test_llm_self_eval_counts_only_above_the_floor(value: float | None, counted: bool) -> None:
-    result = calc(ConfidenceFactors(tool_calls=2, tool_successes=1, llm_self_eval=value))
-    assert result.breakdown["w_llm_self_eval"] == (0.3 if counted else 0.0)
-    expected = (0.4 * 0.5 + 0.3 * value) / 0.7 if counted and value is not None else 0.5
-    assert result.score == pytest.approx(expected)
+def test_search_quality_constants(search_quality: SearchQuality, expected: float) -> None:
+    assert both(BLEND, ConfidenceConfig(search_quality=search_quality)) == (expected, ())
 
 
-def test_query_coverage_weight_is_configurable() -> None:
-    config = NO_PENALTIES.model_copy(
-        update={"weights": NO_PENALTIES.weights.model_copy(update={"query_coverage": 1.0})}
+def test_weights_and_floors() -> None:
+    coverage = dict(query_coverage=0.11, source_count=1)
+    config = ConfidenceConfig(weights=ConfidenceWeights(query_coverage=0.2))
+    assert both(coverage, config)[0] == round((0.4 + 0.11 * 0.2) / (0.4 + 0.2), 3)
+    assert both(coverage, ConfidenceConfig(query_coverage_floor=0.2))[0] == 1.0
+    low = dict(llm_self_confidence=0.55, source_count=1)
+    assert both(low, ConfidenceConfig(llm_self_eval_floor=0.5))[0] == round(
+        (0.4 + 0.55 * 0.3) / (0.4 + 0.3), 3
     )
-    result = calc(ConfidenceFactors(tool_calls=1, tool_successes=1, query_coverage=0.0), config)
-    assert result.score == pytest.approx(0.4 / 1.4)
-    assert (
-        calc(ConfidenceFactors(tool_calls=1, tool_successes=1)).breakdown["w_query_coverage"] == 0.0
+    sources = dict(source_count=2, source_agreement=0.0)
+    assert both(sources, ConfidenceConfig(source_count_floor=2))[0] == 1.0
+    quality = dict(
+        search_result_count=1, search_max_score=0.7, search_avg_score=0.7, source_count=1
     )
+    assert both(quality, ConfidenceConfig(search_quality_floor=0.8))[0] == 1.0
+    assert both(quality, ConfidenceConfig())[0] == round((0.7 * 0.6 + 0.4) / (0.6 + 0.4), 3)
 
 
-def test_no_factor_present_gives_zero() -> None:
-    result = calc(ConfidenceFactors(llm_self_eval=0.5))
-    assert result.score == 0.0
-    assert result.breakdown["base"] == 0.0
-
-
-def test_zero_search_results_penalty() -> None:
-    result = calc(
-        ConfidenceFactors(search_result_count=0, tool_calls=1, tool_successes=1), ConfidenceConfig()
+def test_penalty_multipliers() -> None:
+    config = ConfidenceConfig(
+        penalties=Penalties(
+            no_search_results=0.25,
+            tool_failures_base=0.5,
+            tool_failures_per_rate=0.5,
+            no_sources=0.1,
+            no_sources_exempt_from=0.9,
+        )
     )
-    assert result.penalties_applied == ("zero_search_results",)
-    assert result.score == pytest.approx(0.7)
-
-
-def test_no_sources_penalty() -> None:
-    result = calc(
-        ConfidenceFactors(tool_calls=1, tool_successes=1, source_count=0), ConfidenceConfig()
+    searched = dict(is_search_step=True, search_max_score=0.8, search_avg_score=0.8)
+    assert both(searched, config) == (
+        round(0.8 * 0.25 * 0.1, 3),
+        ("no_search_results", "no_sources"),
     )
-    assert result.penalties_applied == ("no_sources",)
-    assert result.score == pytest.approx(0.8)
-
-
-def test_tool_failure_penalty() -> None:
-    result = calc(ConfidenceFactors(tool_calls=2, tool_successes=1), ConfidenceConfig())
-    assert result.penalties_applied == ("tool_failure",)
-    assert result.score == pytest.approx(0.4)
-    assert result.breakdown["penalty"] == pytest.approx(0.1)
-
-
-def test_penalty_of_zero_is_not_applied() -> None:
-    config = ConfidenceConfig(penalties=Penalties(no_sources=0.0))
-    assert (
-        calc(
-            ConfidenceFactors(tool_calls=1, tool_successes=1, source_count=0), config
-        ).penalties_applied
-        == ()
+    failing = dict(tool_success_rate=0.5, source_count=1)
+    assert both(failing, config) == (
+        round(0.5 * (0.5 + 0.5 * 0.5), 3),
+        ("tool_failures(rate=0.50)",),
     )
+    confident = dict(llm_self_confidence=0.85)  # exempt at .8 by default, not at .9
+    assert both(confident, config)[1] == ("no_sources",)
+    assert both(confident, ConfidenceConfig())[1] == ()
 
 
-def test_penalties_stack_and_clamp_at_zero() -> None:
-    factors = ConfidenceFactors(
-        is_search_step=True, search_result_count=0, tool_calls=1, tool_successes=0, source_count=0
+def test_score_decimals() -> None:
+    # S8 before rounding: .6412500000000001
+    s8 = dict(
+        is_search_step=True,
+        search_result_count=5,
+        search_avg_score=0.8,
+        search_max_score=0.9,
+        search_score_variance=0.01,
+        source_count=3,
+        tool_success_rate=0.75,
+        tool_execution_count=4,
+        tool_success_count=3,
     )
-    result = calc(factors, ConfidenceConfig())
-    assert result.penalties_applied == ("zero_search_results", "no_sources", "tool_failure")
-    assert result.breakdown["penalty"] == pytest.approx(0.6)
-    assert result.score == 0.0
+    assert both(s8, ConfidenceConfig(score_decimals=2))[0] == 0.64
+    assert both(s8, ConfidenceConfig(score_decimals=0))[0] == 1.0
 
 
-def test_score_clamps_at_one() -> None:
-    result = calc(
-        ConfidenceFactors(is_search_step=True, search_result_count=1, search_scores=(3.0,))
+def test_critical_check_constants() -> None:
+    config = ConfidenceConfig(
+        aggregation="critical_check", critical_check=CriticalCheck(threshold=0.5, multiplier=0.5)
     )
-    assert result.score == 1.0
+    values = [ConfidenceScore(0.8), ConfidenceScore(0.4)]
+    assert ConfidenceAggregator(config).aggregate(values) == (0.8 + 0.4) / 2 * 0.5
+    assert ConfidenceAggregator(config).aggregate_with_critical_check(values, 0.3) == (
+        (0.8 + 0.4) / 2,
+        False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -239,7 +169,7 @@ def scores(*values: float) -> list[ConfidenceScore]:
     return [ConfidenceScore(v) for v in values]
 
 
-@pytest.mark.parametrize("method", ["mean", "min", "weighted"])
+@pytest.mark.parametrize("method", ["mean", "min", "weighted", "critical_check"])
 def test_aggregate_of_nothing_is_zero(method: str) -> None:
     assert ConfidenceAggregator().aggregate([], method) == 0.0
 
@@ -266,5 +196,5 @@ def test_aggregate_method_defaults_to_configuration() -> None:
 
 
 def test_aggregate_unknown_method_names_the_choices() -> None:
-    with pytest.raises(ValueError, match="use mean, min or weighted"):
+    with pytest.raises(ValueError, match="use mean, min, weighted, critical_check"):
         ConfidenceAggregator().aggregate(scores(0.5), "median")

@@ -69,3 +69,38 @@ def test_bad_values_name_the_key(tmp_path: Path) -> None:
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_confidence_config(tmp_path / "nope.toml")
+
+
+def test_the_shipped_file_names_every_key() -> None:
+    import tomllib
+
+    from pydantic import BaseModel
+
+    from transforms.config.confidence import ConfidenceConfig
+
+    shipped = tomllib.loads((ROOT / "configs" / "confidence.toml").read_text())["confidence"]
+
+    def missing(model: type[BaseModel], table: dict[str, object], where: str) -> list[str]:
+        out = []
+        for name, field in model.model_fields.items():
+            kind = field.annotation
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                out += missing(kind, table.get(name, {}), f"{where}{name}.")  # type: ignore[arg-type]
+            elif name not in table and f"{where}{name}" != "llm.model":
+                out.append(f"{where}{name}")
+        return out
+
+    assert missing(ConfidenceConfig, shipped, "") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[confidence]\nexpected_results = 5\n",
+        "[confidence.penalties]\nzero_search_results = 0.3\n",
+        "[confidence.penalties]\ntool_failure = 0.1\n",
+    ],
+)
+def test_removed_keys_point_at_what_replaced_them(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ConfigError, match="unknown key; .*docs/configuration.md lists the keys"):
+        load_confidence_config(write(tmp_path, text))

@@ -18,7 +18,7 @@ from pipelines import confidence_stages as stages
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.errors import InputError
 from storage.registry import held_store
-from transforms.confidence import ConfidenceAggregator, ConfidenceCalculator, ConfidenceFactors
+from transforms.confidence import ConfidenceAggregator, ConfidenceCalculator, factors_from_row
 from transforms.config.confidence import ConfidenceConfig
 
 GOOD = [
@@ -106,6 +106,47 @@ def test_unknown_columns_and_paths_are_clear_errors(tmp_path: Path) -> None:
         read_factors_table([str(tmp_path / "x.csv")])
 
 
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        ({"tool_calls": 1, "tool_execution_count": 1}, "tool_calls and tool_execution_count"),
+        ({"tool_successes": 1, "tool_success_count": 1}, "tool_successes and tool_success_count"),
+        (
+            {"llm_self_eval": 0.5, "llm_self_confidence": 0.5},
+            "llm_self_eval and llm_self_confidence",
+        ),
+        ({"search_scores": [0.5], "search_max_score": 0.5}, "search_scores and search_max_score"),
+    ],
+)
+def test_a_field_given_twice_is_quarantined(
+    tmp_path: Path, row: dict[str, Any], reason: str
+) -> None:
+    path = tmp_path / "f.jsonl"
+    pl.DataFrame([{"trace_id": "t", "step_index": 0, **row}]).write_ndjson(path)
+    read = read_factors_table([str(path)])
+    assert read.rows.is_empty()
+    (rule, why) = read.quarantine.select("rule", "reason").row(0)
+    assert rule == "conflicting_fields" and why.startswith(reason)
+
+
+def test_rejected_lines_keep_their_keys_and_hold_their_trace(tmp_path: Path) -> None:
+    rows = [
+        {"trace_id": "f", "step_index": 0, "tool_calls": "three"},
+        {"trace_id": "f", "step_index": 1},
+        {"trace_id": 7, "step_index": 0, "tool_calls": "three"},
+    ]
+    path = write_jsonl(tmp_path / "f.jsonl", rows)
+    read = read_factors_table([str(path)])
+    assert read.rows.is_empty()
+    keys = read.quarantine.sort("row_number").select("trace_id", "step_index", "rule").rows()
+    assert keys == [
+        ("f", 0, "wrong_type"),
+        ("f", 1, "trace_has_rejected_rows"),
+        (None, 0, "wrong_type"),
+        (None, None, "invalid_json"),
+    ]
+
+
 def rating(text: str) -> FunctionModel:
     def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[TextPart(text)])
@@ -139,15 +180,16 @@ def test_fill_model_factors_uses_the_embedder_and_the_llm(embedder: Any) -> None
     filled = stages.fill_model_factors(rows, embedder, rating("0.8"))
     assert filled["source_count"].to_list() == [2, 2, 1]
     agreement = filled["source_agreement"].to_list()
-    assert agreement[0] > 0.5 and agreement[1] == 0.1 and agreement[2] is None
-    assert filled["llm_self_eval"].to_list() == [0.8, 0.2, None]
+    assert agreement[0] > 0.5 and agreement[1] == 0.1 and agreement[2] == 1.0
+    assert filled["llm_self_confidence"].to_list() == [0.8, 0.2, None]
     assert filled["llm_self_eval_fallback"].to_list() == [False, None, None]
     assert filled["query_coverage"].to_list() == [0.8, 0.8, None]
     broken = stages.fill_model_factors(rows, None, rating("no idea"))
-    assert broken["llm_self_eval"].to_list() == [0.5, 0.2, None]
+    assert broken["llm_self_confidence"].to_list() == [0.5, 0.2, None]
     assert broken["llm_self_eval_fallback"].to_list() == [True, None, None]
     assert broken["query_coverage_fallback"].to_list() == [True, True, None]
-    assert broken["source_agreement"].to_list() == [None, 0.1, None]
+    # without an embedder: two answers get GRACE's fallback 0.5, one answer 1.0
+    assert broken["source_agreement"].to_list() == [0.5, 0.1, 1.0]
 
 
 def run_factors(
@@ -183,30 +225,12 @@ def test_factors_mode_stores_the_calculator_results_and_reruns_are_no_ops(tmp_pa
     ((quarantined,),) = con.sql("SELECT count(*) FROM confidence_quarantine").fetchall()
     con.close()
     calc = ConfidenceCalculator(config)
-    a = [
-        calc.calculate(
-            ConfidenceFactors(
-                is_search_step=True,
-                search_result_count=3,
-                search_scores=(0.9, 0.7),
-                tool_calls=1,
-                tool_successes=1,
-            )
-        ),
-        calc.calculate(
-            ConfidenceFactors(
-                tool_calls=2,
-                tool_successes=2,
-                source_count=2,
-                source_agreement=0.8,
-                llm_self_eval=0.9,
-                query_coverage=0.7,
-            )
-        ),
-    ]
+    a = [calc.calculate(factors_from_row(row)) for row in GOOD[:2]]
     assert stored["a"] == pytest.approx(ConfidenceAggregator(config).aggregate(a), abs=1e-12)
-    assert stored["b"] == pytest.approx(0.95 - 0.2)
-    assert steps == [(["no_sources"], 0.0)]
+    # b: TS 1.0 (.4) and self-confidence .95 (.3): (.4 + .285)/.7 = .97857...; source_count 0
+    # but .95 >= .8 exempts it from no_sources -> .979
+    assert stored["b"] == 0.979
+    assert steps == [([], 0.0)]
     assert quarantined == 10
     before = table_snapshot(db)
     again = run_factors(db, [path], config)

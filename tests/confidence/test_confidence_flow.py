@@ -45,7 +45,9 @@ def test_nightly_flow_levels_the_demo_archive_and_summarises_them(
     out = capsys.readouterr().out
     assert status == EXIT_OK
     assert "| traces given a level in this run | 1 |" in out
-    assert "| SILENT | 1 | 100.0% |" in out
+    # x: tool success 1/1 alone -> 1.0; no sources given (source_count 0) and self-confidence
+    # at its default .5 < .8 -> GRACE's no_sources x0.7 -> 0.7, NOTIFY
+    assert "| NOTIFY | 1 | 100.0% |" in out
     assert "| successes_exceed_calls | 1 | tool_successes 2 exceeds tool_calls 1 |" in out
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"trace_id": "z", "step_index": 0, "llm_self_eval": 2.0}) + "\n")

@@ -91,3 +91,27 @@ def test_an_empty_file_left_by_a_killed_first_run_is_started_afresh(db_path: Pat
     db_path.write_bytes(b"")
     with DuckDBStore(db_path) as store:
         assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0
+
+
+def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_steps(
+    db_path: Path,
+) -> None:
+    import duckdb
+
+    DuckDBStore(db_path).close()
+    con = duckdb.connect(str(db_path))
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.execute("DROP TABLE confidence_steps")
+    con.execute("CREATE TABLE confidence_steps (trace_id VARCHAR, penalty DOUBLE NOT NULL)")
+    con.execute("INSERT INTO confidence_steps VALUES ('t', 0.2)")
+    con.execute(
+        "INSERT INTO confidence_traces VALUES ('t', 'derived', 'h', 'c', 1, 0.5, 'weighted', "
+        "'CONFIRM', 'r', 'a', [], 'run', now())"
+    )
+    con.close()
+    with DuckDBStore(db_path) as store:
+        columns = store.sql("DESCRIBE confidence_steps")["column_name"].to_list()
+        assert "penalty" not in columns and "llm_self_confidence" in columns
+        assert store.sql("SELECT count(*) AS n FROM confidence_traces")["n"][0] == 0
+        version = store.sql("SELECT value FROM meta WHERE key = 'schema_version'")["value"][0]
+        assert version == "2"

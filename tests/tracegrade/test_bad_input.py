@@ -240,6 +240,29 @@ def _gzip(tmp: Path) -> list[str]:
     return _score("a.jsonl", "good.jsonl")
 
 
+FACTOR_ROW = {"trace_id": "t1", "step_index": 0, "search_result_count": 3}
+
+
+def _factors(tmp: Path, payload: bytes) -> list[str]:
+    (tmp / "factors.jsonl").write_bytes(payload)
+    return ["confidence", "--db", "t.duckdb", "--factors", "factors.jsonl"]
+
+
+def _factor_lines(*lines: str) -> Callable[[Path], list[str]]:
+    good_line = json.dumps(FACTOR_ROW) + "\n"
+    return lambda tmp: _factors(tmp, (good_line + "".join(lines)).encode())
+
+
+def _factors_quarantined(rule: str) -> Callable[[Path], None]:
+    def check(tmp: Path) -> None:
+        rules = query_rows(tmp / "t.duckdb", "SELECT rule FROM confidence_quarantine")
+        assert (rule,) in rules
+        scored = query_rows(tmp / "t.duckdb", "SELECT count(*) FROM confidence_steps")
+        assert scored == [(1,)]
+
+    return check
+
+
 def _judge_table(tmp: Path) -> list[str]:
     (tmp / "ev.toml").write_text('[llm_default]\nmodel = "openai:gpt-4o-mini"\n')
     (tmp / "answers.jsonl").write_text(
@@ -318,6 +341,30 @@ CASES = [
         "a truncated Parquet file", lambda tmp: _parquet_broken(tmp), 0, "unreadable_file", scored=2
     ),
     Case("a gzip file named .jsonl", lambda tmp: _gzip(tmp), 0, "unreadable_file", scored=2),
+    Case(
+        "factors: a line nested 5,000 deep",
+        _factor_lines('{"trace_id": "t2", "x": ' + "[" * 5000 + "]" * 5000 + "}\n"),
+        0,
+        checks=[_factors_quarantined("too_deep")],
+    ),
+    Case(
+        "factors: an integer past 64 bits",
+        _factor_lines(json.dumps({**FACTOR_ROW, "trace_id": "t3", "step_index": 2**70}) + "\n"),
+        0,
+        checks=[_factors_quarantined("wrong_type")],
+    ),
+    Case(
+        "factors: a lone surrogate",
+        _factor_lines('{"trace_id": "\\ud800", "step_index": 0}\n'),
+        0,
+        checks=[_factors_quarantined("invalid_text")],
+    ),
+    Case(
+        "factors: a gzip file named .jsonl",
+        lambda tmp: _factors(tmp, gzip.compress(json.dumps(FACTOR_ROW).encode())),
+        2,
+        message="not UTF-8",
+    ),
 ]
 
 

@@ -50,7 +50,9 @@ def add_confidence_command(commands: Any) -> None:
     )
     confidence.add_argument("--config", metavar="FILE", help="a confidence TOML file")
     confidence.add_argument(
-        "--no-embedder", action="store_true", help="do not compute source agreement"
+        "--no-embedder",
+        action="store_true",
+        help="do not embed source_answers: two or more without an agreement get 0.5",
     )
     confidence.add_argument(
         "--force", action="store_true", help="score again traces whose input is unchanged"

@@ -4,37 +4,71 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
+from transforms.config.judge import BUILTIN_DEFAULTS
+
+if TYPE_CHECKING:
+    from transforms.judge.resolve import ResolvedMetric
 
 __all__ = ["add_judge_command"]
 
 _DEFAULT_CONFIG = "configs/evaluator.toml"
+_NONE = "none"
+
+
+def _config_path(args: argparse.Namespace) -> str | None:
+    """The configuration file to use, or None for the built-in defaults: `--config FILE`
+    (which must exist), else configs/evaluator.toml when it exists; `--config none`, or no
+    --config and no configs/evaluator.toml, means the four built-in metrics at equal weights,
+    which is said in one line."""
+    from transforms.judge.metrics import BUILTIN_METRICS
+
+    if args.config is not None and args.config.lower() != _NONE:
+        return str(args.config)
+    if args.config is None and Path(_DEFAULT_CONFIG).exists():
+        return _DEFAULT_CONFIG
+    reason = "--config none" if args.config is not None else f"{_DEFAULT_CONFIG} does not exist"
+    print(
+        f"no configuration file ({reason}): the four built-in metrics at equal weights "
+        f"({', '.join(BUILTIN_METRICS)}), model {BUILTIN_DEFAULTS['model']}"
+    )
+    return None
+
+
+def _metric_line(metric: ResolvedMetric) -> str:
+    """One metric as `--check` lists it: weight, then its model and every parameter set."""
+    if not metric.model:
+        return f"  {metric.name}: weight {metric.weight:g}; no LLM"
+    llm = (
+        f"model {metric.model}, temperature {metric.temperature}, max_tokens "
+        f"{metric.max_tokens}, max_retries {metric.max_retries}"
+    )
+    for key in ("timeout_seconds", "top_p", "seed", "stop_sequences"):
+        value = getattr(metric, key)
+        if value is not None:
+            llm += f", {key} {list(value) if key == 'stop_sequences' else value}"
+    return f"  {metric.name}: weight {metric.weight:g}; {llm}"
 
 
 def _check(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
 
-    config = load_judge_config(args.config)
+    config = load_judge_config(_config_path(args))
     print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
     for metric in config.metrics:
-        llm = (
-            f"model {metric.model}, temperature {metric.temperature}, max_tokens "
-            f"{metric.max_tokens}, max_retries {metric.max_retries}"
-            if metric.model
-            else "no LLM"
-        )
-        print(f"  {metric.name}: weight {metric.weight:g}; {llm}")
-    print("API keys: present for every model (nothing was called)")
+        print(_metric_line(metric))
+    print("Provider packages and API keys: present for every model (nothing was called)")
     return 0
 
 
 def _dry_run(args: argparse.Namespace) -> int:
     from pipelines.judge.flow import estimate_judge
 
-    estimate = estimate_judge(args.db, args.config, args.table)
+    estimate = estimate_judge(args.db, _config_path(args), args.table)
     print("Dry run: nothing was called.")
     for line in estimate.lines():
         print(line)
@@ -51,7 +85,8 @@ def _run(args: argparse.Namespace) -> int:
     from storage.judge_inputs import judge_items_from_table
     from tracegrade.cli.execution import flow, flow_mode
 
-    config = load_judge_config(args.config)
+    path = _config_path(args)
+    config = load_judge_config(path)
     check_budget(config, args.budget)
     if args.table is not None:
         judge_items_from_table(args.table)  # a table that cannot be read stops before any work
@@ -60,10 +95,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with flow_mode(args.prefect or dask) as prefect, progress_bars():
             if args.collect:
-                report = flow("judge_collect", prefect)(db=args.db, config=args.config)
+                report = flow("judge_collect", prefect)(db=args.db, config=path)
             else:
                 report = flow("judge_traces", prefect)(
-                    db=args.db, config=args.config, table=args.table, budget_usd=args.budget
+                    db=args.db, config=path, table=args.table, budget_usd=args.budget
                 )
     except JudgeRunFailed as exc:
         print(exc)
@@ -98,7 +133,10 @@ def add_judge_command(commands: Any) -> None:
     )
     judge.add_argument("--db", metavar="FILE", help="the DuckDB file (created when missing)")
     judge.add_argument(
-        "--config", default=_DEFAULT_CONFIG, metavar="FILE", help=f"default {_DEFAULT_CONFIG}"
+        "--config",
+        metavar="FILE",
+        help=f"the judge configuration; default {_DEFAULT_CONFIG} when it exists, else (or "
+        "with --config none) the four built-in metrics at equal weights",
     )
     judge.add_argument(
         "--table",

@@ -3,6 +3,7 @@
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
 from transforms.confidence.calculator import ConfidenceAggregator, ConfidenceCalculator
 from transforms.confidence.derived import derived_factors
+from transforms.confidence.inputs import factors_from_row, search_statistics
 from transforms.confidence.model import (
     ActionDecision,
     ConfidenceFactors,
@@ -19,6 +20,8 @@ __all__ = [
     "ConfidenceScore",
     "InterventionLevel",
     "derived_factors",
+    "factors_from_row",
+    "search_statistics",
     "step_scores",
     "trace_levels",
 ]

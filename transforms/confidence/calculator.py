@@ -1,7 +1,11 @@
 """ConfidenceCalculator and ConfidenceAggregator, one object at a time (SPEC 5, seed 003).
 
+They compute what GRACE's own calculator computes (nakashima2toshio/gemini_grace_agent,
+grace/confidence.py at ceb06343): the same operations in the same order, so the same doubles.
 The batch path (transforms.confidence.batch) applies the same rules as Polars expressions;
-tests check that both agree. docs/confidence.md writes the formulas down.
+tests check both against hand-worked cases and against each other. docs/confidence.md writes
+the formulas down, with the one departure: a score within LEVEL_TOLERANCE of a threshold
+counts as reaching it.
 """
 
 from __future__ import annotations
@@ -14,20 +18,28 @@ from transforms.confidence.model import (
     ConfidenceScore,
     InterventionLevel,
 )
-from transforms.config.confidence import ConfidenceConfig, Thresholds
+from transforms.config.confidence import AGGREGATION_METHODS, ConfidenceConfig, Thresholds
 
 __all__ = [
     "FACTORS",
+    "LEVEL_TOLERANCE",
     "RECOMMENDED_ACTIONS",
     "ConfidenceAggregator",
     "ConfidenceCalculator",
+    "critical_note",
+    "level_of",
     "level_reason",
     "search_quality",
+    "tool_failures_name",
     "tool_success",
 ]
 
 FACTORS = ("search_quality", "tool_success", "source_agreement", "llm_self_eval", "query_coverage")
-"""The factors of the non-search weighted mean, in the order they are summed."""
+"""The factors of the non-search weighted mean, in the order the original sums them."""
+
+LEVEL_TOLERANCE = 1e-12
+"""The departure from the original: a score this close below a threshold reaches it, so that
+weighted [0.7, 0.7] (0.6999999999999998 in floating point) is NOTIFY, not CONFIRM."""
 
 RECOMMENDED_ACTIONS = {
     InterventionLevel.SILENT: "proceed automatically",
@@ -38,32 +50,41 @@ RECOMMENDED_ACTIONS = {
 """The recommended action of each level."""
 
 
-def search_quality(
-    result_count: int | None, scores: Sequence[float], expected_results: int
-) -> float | None:
-    """Search quality: volume * relevance; None when the result count is not known.
-
-    volume = min(count, expected_results) / expected_results; relevance = mean of the scores
-    clamped to [0, 1], or 1.0 when no scores are given. Zero results give 0.0.
-    """
-    if result_count is None:
-        return None
-    if result_count <= 0:
+def search_quality(factors: ConfidenceFactors, config: ConfidenceConfig) -> float:
+    """The original's `_calc_search_quality`: 0 with no results and no best score; the best
+    score when it reaches `max_alone_from`; else the max/mean blend less the variance penalty,
+    floored at 0 (not capped at 1: the final clamp does that)."""
+    q = config.search_quality
+    if factors.search_result_count == 0 and factors.search_max_score == 0:
         return 0.0
-    volume = min(result_count, expected_results) / expected_results
-    if not scores:
-        return volume
-    relevance = sum(min(max(s, 0.0), 1.0) for s in scores) / len(scores)
-    return volume * relevance
+    if factors.search_max_score >= q.max_alone_from:
+        return factors.search_max_score
+    combined = (factors.search_max_score * q.max_weight) + (factors.search_avg_score * q.avg_weight)
+    variance_penalty = min(q.variance_cap, factors.search_score_variance * q.variance_weight)
+    return max(0.0, combined - variance_penalty)
 
 
-def tool_success(calls: int, successes: int) -> float | None:
-    """Successes / calls, None when the step made no tool call."""
-    return successes / calls if calls > 0 else None
+def tool_success(factors: ConfidenceFactors) -> float:
+    """The original's `_calc_tool_success`: successes / executions, or the given rate when no
+    execution is counted."""
+    if factors.tool_execution_count == 0:
+        return factors.tool_success_rate
+    return factors.tool_success_count / factors.tool_execution_count
 
 
-def level_reason(level: InterventionLevel, thresholds: Thresholds, penalties: Sequence[str]) -> str:
-    """The reason of a decision: the threshold band it fell in, then the penalties applied."""
+def tool_failures_name(rate: float) -> str:
+    """The penalty's name as the original writes it, the rate with two decimals."""
+    return f"tool_failures(rate={rate:.2f})"
+
+
+def level_reason(
+    level: InterventionLevel,
+    thresholds: Thresholds,
+    penalties: Sequence[str],
+    critical: str = "",
+) -> str:
+    """The reason of a decision: the threshold band it fell in, the penalties applied, and the
+    critical failure note of `critical_check` aggregation."""
     t = thresholds
     band = {
         InterventionLevel.SILENT: f"at or above the silent threshold {t.silent}",
@@ -71,7 +92,14 @@ def level_reason(level: InterventionLevel, thresholds: Thresholds, penalties: Se
         InterventionLevel.CONFIRM: f"below notify {t.notify}, at or above confirm {t.confirm}",
         InterventionLevel.ESCALATE: f"below the confirm threshold {t.confirm}",
     }[level]
-    return f"confidence {band}" + (f"; penalties: {', '.join(penalties)}" if penalties else "")
+    listed = f"; penalties: {', '.join(penalties)}" if penalties else ""
+    return f"confidence {band}{listed}{critical}"
+
+
+def critical_note(config: ConfidenceConfig) -> str:
+    """What the reason adds when `critical_check` aggregation found a critical failure."""
+    c = config.critical_check
+    return f"; a step scored below the critical threshold {c.threshold} (x{c.multiplier})"
 
 
 class ConfidenceCalculator:
@@ -81,87 +109,99 @@ class ConfidenceCalculator:
         self.config = config or ConfidenceConfig()
 
     def calculate(self, factors: ConfidenceFactors) -> ConfidenceScore:
-        """The step's confidence: base score, minus the penalties that apply, clamped to [0, 1].
-
-        A search step's base is search_quality * tool_success (an unknown search quality
-        counts as 0, an unknown tool success as 1). Any other step's base is the weighted mean
-        of the factors present (0.0 when none is).
-        """
-        c = self.config
-        quality = search_quality(
-            factors.search_result_count, factors.search_scores, c.expected_results
-        )
-        success = tool_success(factors.tool_calls, factors.tool_successes)
-        values = {
+        """The original's `calculate`: a base score, the penalty multipliers applied in turn,
+        clamped to [0, 1] and rounded (Python's round) to `score_decimals`."""
+        quality = search_quality(factors, self.config)
+        success = tool_success(factors)
+        breakdown = {
             "search_quality": quality,
-            "tool_success": success,
             "source_agreement": factors.source_agreement,
-            "llm_self_eval": factors.llm_self_eval,
+            "llm_self_eval": factors.llm_self_confidence,
+            "tool_success": success,
             "query_coverage": factors.query_coverage,
         }
-        weights = dict.fromkeys(FACTORS, 0.0)
+        included = dict.fromkeys(FACTORS, False)
         if factors.is_search_step:
-            base = (quality if quality is not None else 0.0) * (
-                success if success is not None else 1.0
-            )
+            base = quality
+            if success < 1.0:
+                base *= success
+            breakdown["llm_self_eval"] = 0.0
+            breakdown["query_coverage"] = 0.0
         else:
-            w = c.weights
-            if quality is not None and quality > 0:
-                weights["search_quality"] = w.search_quality
-            if success is not None:
-                weights["tool_success"] = w.tool_success
-            if (
-                factors.source_count is not None
-                and factors.source_count > 1
-                and factors.source_agreement is not None
-            ):
-                weights["source_agreement"] = w.source_agreement
-            if factors.llm_self_eval is not None and factors.llm_self_eval > c.llm_self_eval_floor:
-                weights["llm_self_eval"] = w.llm_self_eval
-            if factors.query_coverage is not None:
-                weights["query_coverage"] = w.query_coverage
+            included = self._included(factors, quality)
+            weighted_sum = 0.0
             total = 0.0
-            weighted = 0.0
             for name in FACTORS:
-                if weights[name] > 0:
-                    total += weights[name]
-                    weighted += weights[name] * (values[name] or 0.0)
-            base = weighted / total if total > 0 else 0.0
-        applied, penalty = self._penalties(factors)
-        breakdown: dict[str, float | None] = dict(values)
-        breakdown.update({f"w_{name}": weights[name] for name in FACTORS})
-        breakdown.update(base=base, penalty=penalty)
-        score = min(max(base - penalty, 0.0), 1.0)
+                if included[name]:
+                    weight = getattr(self.config.weights, name)
+                    weighted_sum += breakdown[name] * weight
+                    total += weight
+            base = weighted_sum / total if total > 0 else 0.0
+        penalized, applied = self._penalties(base, factors)
+        score = round(min(1.0, max(0.0, penalized)), self.config.score_decimals)
+        w = self.config.weights
+        breakdown.update(
+            {f"w_{n}": getattr(w, n) if included[n] else 0.0 for n in FACTORS}, base=base
+        )
         return ConfidenceScore(score, breakdown, applied)
 
-    def _penalties(self, factors: ConfidenceFactors) -> tuple[tuple[str, ...], float]:
-        p = self.config.penalties
-        conditions = {
-            "zero_search_results": factors.search_result_count == 0,
-            "no_sources": factors.source_count == 0,
-            "tool_failure": factors.tool_successes < factors.tool_calls,
+    def _included(self, factors: ConfidenceFactors, quality: float) -> dict[str, bool]:
+        """Which factors join a non-search step's mean (tool success always does)."""
+        c = self.config
+        return {
+            "search_quality": quality > c.search_quality_floor,
+            "tool_success": True,
+            "source_agreement": factors.source_count > c.source_count_floor,
+            "llm_self_eval": factors.llm_self_confidence > c.llm_self_eval_floor,
+            "query_coverage": factors.query_coverage > c.query_coverage_floor,
         }
-        applied = tuple(
-            name for name, holds in conditions.items() if holds and getattr(p, name) > 0
-        )
-        total = 0.0
-        for name in applied:
-            total += getattr(p, name)
-        return applied, total
+
+    def _penalties(self, score: float, factors: ConfidenceFactors) -> tuple[float, tuple[str, ...]]:
+        """The original's `_apply_penalties`: each multiplier in turn, each name recorded."""
+        p = self.config.penalties
+        applied = []
+        if factors.is_search_step and factors.search_result_count == 0:
+            score *= p.no_search_results
+            applied.append("no_search_results")
+        if factors.tool_success_rate < 1.0:
+            multiplier = p.tool_failures_base + p.tool_failures_per_rate * factors.tool_success_rate
+            score *= multiplier
+            applied.append(tool_failures_name(factors.tool_success_rate))
+        if factors.source_count == 0:
+            exempt = (factors.is_search_step and factors.search_result_count > 0) or (
+                not factors.is_search_step
+                and factors.llm_self_confidence >= p.no_sources_exempt_from
+            )
+            if not exempt:
+                score *= p.no_sources
+                applied.append("no_sources")
+        return score, tuple(applied)
 
     def decide_action(self, score: ConfidenceScore) -> ActionDecision:
-        """SILENT, NOTIFY, CONFIRM or ESCALATE by the configured thresholds (each inclusive)."""
-        t = self.config.thresholds
-        if score.score >= t.silent:
-            level = InterventionLevel.SILENT
-        elif score.score >= t.notify:
-            level = InterventionLevel.NOTIFY
-        elif score.score >= t.confirm:
-            level = InterventionLevel.CONFIRM
-        else:
-            level = InterventionLevel.ESCALATE
-        reason = level_reason(level, t, score.penalties_applied)
+        """SILENT, NOTIFY, CONFIRM or ESCALATE by the configured thresholds, each inclusive
+        (within LEVEL_TOLERANCE)."""
+        level = level_of(score.score, self.config.thresholds)
+        reason = level_reason(level, self.config.thresholds, score.penalties_applied)
         return ActionDecision(level, reason, RECOMMENDED_ACTIONS[level])
+
+
+def level_of(score: float, thresholds: Thresholds) -> InterventionLevel:
+    """The level of a score: the first threshold it reaches, within LEVEL_TOLERANCE."""
+    if score >= thresholds.silent - LEVEL_TOLERANCE:
+        return InterventionLevel.SILENT
+    if score >= thresholds.notify - LEVEL_TOLERANCE:
+        return InterventionLevel.NOTIFY
+    if score >= thresholds.confirm - LEVEL_TOLERANCE:
+        return InterventionLevel.CONFIRM
+    return InterventionLevel.ESCALATE
+
+
+def _plain_sum(values: Sequence[float]) -> float:
+    """Left-to-right float sum: CPython 3.11's sum() (3.12 compensates, which differs by ulps)."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 class ConfidenceAggregator:
@@ -171,22 +211,40 @@ class ConfidenceAggregator:
         self.config = config or ConfidenceConfig()
 
     def aggregate(self, scores: Sequence[ConfidenceScore], method: str | None = None) -> float:
-        """mean, min, or weighted (step k of n weighs k: later steps count more); [] gives 0.0.
+        """mean, min, weighted (step k of n weighs k: later steps count more) or
+        critical_check (`aggregate_with_critical_check`'s score); [] gives 0.0 whatever the
+        method, as in the original.
 
         Raises:
-            ValueError: `method` is not one of mean, min, weighted.
+            ValueError: `method` is not one of AGGREGATION_METHODS.
         """
         method = method or self.config.aggregation
-        values = [s.score for s in scores]
-        if method not in ("mean", "min", "weighted"):
-            raise ValueError(f"aggregation method {method!r} is unknown; use mean, min or weighted")
-        if not values:
+        if not scores:
             return 0.0
+        values = [s.score for s in scores]
         if method == "mean":
-            return sum(values) / len(values)
+            return _plain_sum(values) / len(values)
         if method == "min":
             return min(values)
-        total = 0.0
-        for rank, value in enumerate(values, start=1):
-            total += rank * value
-        return total / (len(values) * (len(values) + 1) / 2)
+        if method == "weighted":
+            ranks = range(1, len(values) + 1)
+            return _plain_sum([v * k for v, k in zip(values, ranks, strict=True)]) / sum(ranks)
+        if method == "critical_check":
+            return self.aggregate_with_critical_check(scores)[0]
+        raise ValueError(
+            f"aggregation method {method!r} is unknown; use {', '.join(AGGREGATION_METHODS)}"
+        )
+
+    def aggregate_with_critical_check(
+        self, scores: Sequence[ConfidenceScore], critical_threshold: float | None = None
+    ) -> tuple[float, bool]:
+        """The mean, times the critical multiplier (0.7) when a step scores strictly below the
+        critical threshold (0.3 unless given); and whether one did. [] gives (0.0, False)."""
+        check = self.config.critical_check
+        threshold = check.threshold if critical_threshold is None else critical_threshold
+        if not scores:
+            return 0.0, False
+        values = [s.score for s in scores]
+        critical = any(v < threshold for v in values)
+        mean = _plain_sum(values) / len(values)
+        return (mean * check.multiplier, True) if critical else (mean, False)

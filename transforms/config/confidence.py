@@ -1,7 +1,10 @@
 """Configuration of GRACE confidence and intervention levels (SPEC 5): TOML, validated at load.
 
 Every key sits under `[confidence]`, so the seed's `config.confidence.thresholds` reads the same
-here. docs/confidence.md shows a whole file; configs/confidence.toml carries the defaults.
+here. Every number of the original calculator (grace/confidence.py at ceb06343, where all but
+the thresholds are written into the code) is a key, its default the original's value;
+docs/confidence.md shows a whole file, configs/confidence.toml carries the defaults, and
+docs/configuration.md lists what replaced the keys that had no counterpart in the original.
 """
 
 from __future__ import annotations
@@ -20,43 +23,75 @@ __all__ = [
     "ConfidenceConfig",
     "ConfidenceFile",
     "ConfidenceWeights",
+    "CriticalCheck",
     "LLMConfig",
     "Penalties",
+    "SearchQuality",
     "Thresholds",
 ]
 
-AGGREGATION_METHODS = ("mean", "min", "weighted")
+AGGREGATION_METHODS = ("mean", "min", "weighted", "critical_check")
 """How step scores become one trace score (docs/confidence.md)."""
 
 _Unit = Annotated[float, Field(ge=0.0, le=1.0)]
-_Weight = Annotated[float, Field(ge=0.0)]
+_NonNegative = Annotated[float, Field(ge=0.0)]
 
+
+class SearchQuality(_Strict):
+    """Search quality from the search statistics (the original's `_calc_search_quality`)."""
+
+    max_alone_from: _NonNegative = 0.6
+    """A best score at or above this is the search quality by itself."""
+    max_weight: _NonNegative = 0.7
+    """Below it: max_weight * best + avg_weight * mean - the variance penalty."""
+    avg_weight: _NonNegative = 0.3
+    """Weight of the mean score in that blend."""
+    variance_weight: _NonNegative = 0.3
+    """Variance penalty: min(variance_cap, variance_weight * variance)."""
+    variance_cap: _NonNegative = 0.15
+    """The most the variance penalty takes off."""
 
 
 class ConfidenceWeights(_Strict):
-    """Weights of the non-search weighted mean; a factor joins the mean only when present."""
+    """Weights of a non-search step's weighted mean (the original's hard-coded 0.6, 0.4, 0.2,
+    0.3, 0.1); a factor joins the mean only when its floor allows it (tool success always)."""
 
-    search_quality: _Weight = 0.6
-    """Search quality, counted when it is above 0."""
-    tool_success: _Weight = 0.4
-    """Tool successes / tool calls, counted when the step made tool calls."""
-    source_agreement: _Weight = 0.2
-    """Agreement of the sources' answers, counted when there are more than one source."""
-    llm_self_eval: _Weight = 0.3
-    """LLM self-evaluation, counted when above `llm_self_eval_floor`."""
-    query_coverage: _Weight = 0.2
-    """Query coverage, counted when present (0 leaves it out)."""
+    search_quality: _NonNegative = 0.6
+    """Search quality, counted when above `search_quality_floor`."""
+    tool_success: _NonNegative = 0.4
+    """Tool success, always counted."""
+    source_agreement: _NonNegative = 0.2
+    """Source agreement, counted when source_count is above `source_count_floor`."""
+    llm_self_eval: _NonNegative = 0.3
+    """LLM self-confidence, counted when above `llm_self_eval_floor`."""
+    query_coverage: _NonNegative = 0.1
+    """Query coverage, counted when above `query_coverage_floor`."""
 
 
 class Penalties(_Strict):
-    """Amounts subtracted from the base score when their condition holds; 0 turns one off."""
+    """Multipliers of the score when their condition holds (the original's `_apply_penalties`),
+    applied one after the other in this order."""
 
-    zero_search_results: _Unit = 0.3
-    """The step reports a search result count of 0."""
-    no_sources: _Unit = 0.2
-    """The step reports a source count of 0."""
-    tool_failure: _Unit = 0.1
-    """At least one of the step's tool calls failed."""
+    no_search_results: _NonNegative = 0.5
+    """A search step with 0 results: score x this."""
+    tool_failures_base: _NonNegative = 0.8
+    """tool_success_rate < 1: score x (tool_failures_base + tool_failures_per_rate * rate)."""
+    tool_failures_per_rate: _NonNegative = 0.2
+    """See tool_failures_base."""
+    no_sources: _NonNegative = 0.7
+    """source_count 0: score x this, unless exempt."""
+    no_sources_exempt_from: _NonNegative = 0.8
+    """A non-search step whose LLM self-confidence is at least this is exempt from no_sources
+    (a search step with results always is)."""
+
+
+class CriticalCheck(_Strict):
+    """aggregation = "critical_check": the original's `aggregate_with_critical_check`."""
+
+    threshold: _NonNegative = 0.3
+    """A step scoring strictly below this is a critical failure."""
+    multiplier: _NonNegative = 0.7
+    """With a critical failure, the trace's mean x this."""
 
 
 class Thresholds(_Strict):
@@ -90,20 +125,30 @@ class LLMConfig(_Strict):
 
 
 class ConfidenceConfig(_Strict):
-    """`[confidence]`: factors, weights, penalties, thresholds and aggregation."""
+    """`[confidence]`: the calculator's constants, thresholds, aggregation, derived mode, LLM."""
 
+    search_quality: SearchQuality = Field(default_factory=SearchQuality)
+    """How search statistics become search quality."""
     weights: ConfidenceWeights = Field(default_factory=ConfidenceWeights)
     """Weights of the non-search weighted mean."""
+    search_quality_floor: _NonNegative = 0.0
+    """Search quality joins the non-search mean only when strictly above this."""
+    source_count_floor: Annotated[int, Field(ge=0)] = 1
+    """Source agreement joins it only when source_count is strictly above this."""
     llm_self_eval_floor: _Unit = 0.6
-    """LLM self-evaluation joins the mean only when strictly above this."""
-    expected_results: Annotated[int, Field(ge=1)] = 1
-    """Search results at which the volume part of search quality reaches 1."""
+    """LLM self-confidence joins it only when strictly above this."""
+    query_coverage_floor: _Unit = 0.1
+    """Query coverage joins it only when strictly above this."""
     penalties: Penalties = Field(default_factory=Penalties)
-    """Named penalties."""
+    """Penalty multipliers."""
+    score_decimals: Annotated[int, Field(ge=0, le=3)] = 3
+    """A step score is clamped to [0, 1], then rounded to this many decimals (Python's round)."""
     thresholds: Thresholds = Field(default_factory=Thresholds)
     """Intervention level thresholds."""
-    aggregation: Literal["mean", "min", "weighted"] = "weighted"
+    aggregation: Literal["mean", "min", "weighted", "critical_check"] = "weighted"
     """How a trace's step scores combine (weighted: step k of n weighs k)."""
+    critical_check: CriticalCheck = Field(default_factory=CriticalCheck)
+    """The constants of aggregation = "critical_check"."""
     search_tool_pattern: str = "(?i)search|retriev|lookup|query|find"
     """Derived mode: a tool_call step whose tool name matches this regex is a search step."""
     llm: LLMConfig = Field(default_factory=LLMConfig)

@@ -9,12 +9,17 @@ import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from transforms.config._base import StrictModel as _Strict
+from transforms.judge.metrics import BUILTIN_METRICS
 from transforms.judge.providers import parse_model
 
 __all__ = [
     "BUILTIN_DEFAULTS",
+    "CustomMetricRef",
+    "MODEL_FORMAT",
+    "WEIGHTS",
     "JudgeExecution",
     "JudgeSettings",
     "LLMDefault",
@@ -32,29 +37,50 @@ BUILTIN_DEFAULTS: dict[str, Any] = {
 }
 """The built-in defaults of seed FR-019."""
 
+MODEL_FORMAT = "model_format"
+"""The validation error type of a model that is not "provider:model-name"."""
+WEIGHTS = "weights"
+"""The validation error type of a weight that breaks a rule."""
+
+
+def _model_form(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            parse_model(value)
+        except ValueError as exc:
+            raise PydanticCustomError(MODEL_FORMAT, "{message}", {"message": str(exc)}) from None
+    return value
+
 
 class _LLMParams(_Strict):
     model: str | None = None
     """The judge model as "provider:model-name"."""
     temperature: float | None = None
-    """Sampling temperature, >= 0."""
+    """Sampling temperature, 0.0 to 2.0."""
     max_tokens: int | None = None
     """Most output tokens per call, > 0; unset leaves the provider's default."""
     max_retries: int | None = None
     """Retries of a transient failure after the first attempt, >= 0."""
+    timeout_seconds: float | None = None
+    """Deadline of one attempt, > 0; unset uses `[retry] timeout_s`."""
+    top_p: float | None = None
+    """Nucleus sampling, 0.0 to 1.0; unset leaves the provider's default."""
+    seed: int | None = None
+    """Sampling seed, for providers that take one."""
+    stop_sequences: list[str] | None = None
+    """Texts that end the answer when the model writes them."""
 
-    @field_validator("model")
-    @classmethod
-    def _model_form(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_model(value)
-        return value
+    _check_model = field_validator("model")(_model_form)
 
     @field_validator("temperature")
     @classmethod
     def _temperature(cls, value: float | None) -> float | None:
         if value is not None and (value < 0 or not math.isfinite(value)):
             raise ValueError(f"temperature {value} is negative; use a value >= 0.0, e.g. 0.0")
+        if value is not None and value > 2.0:
+            raise ValueError(
+                f"temperature {value} is above 2.0; providers take 0.0 to 2.0, e.g. 0.0"
+            )
         return value
 
     @field_validator("max_tokens")
@@ -70,9 +96,33 @@ class _LLMParams(_Strict):
     @field_validator("max_retries")
     @classmethod
     def _max_retries(cls, value: int | None) -> int | None:
-        if value is not None and value < 0:
-            raise ValueError(f"max_retries {value} is negative; use 0 (no retry) or more")
+        return _retries(value)
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float | None) -> float | None:
+        return _timeout(value)
+
+    @field_validator("top_p")
+    @classmethod
+    def _top_p(cls, value: float | None) -> float | None:
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ValueError(f"top_p {value} is outside 0.0 to 1.0; use e.g. 0.9")
         return value
+
+
+def _retries(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise ValueError(f"max_retries {value} is negative; use 0 (no retry) or more")
+    return value
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise ValueError(
+            f"timeout_seconds {value} is not positive; use a number of seconds > 0, e.g. 120"
+        )
+    return value
 
 
 class LLMDefault(_LLMParams):
@@ -83,18 +133,43 @@ class MetricEntry(_LLMParams):
     """One `[[metrics]]` element."""
 
     name: str
-    """Class name (ClarityCoherence), snake_case alias (clarity_coherence) or "module:Class"."""
+    """Class name (ClarityCoherence), snake_case alias (clarity_coherence), "module:Class", or
+    a name of `[custom_metrics]`; surrounding spaces are ignored."""
     weight: float | None = None
     """Weight in the overall score; all metrics have one, or none (equal weights)."""
     system_instruction: str | None = None
     """Replaces the metric's built-in prompt entirely."""
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the metric name is empty; write a metric's name, e.g. 'Coverage'")
+        return value.strip()
+
     @field_validator("weight")
     @classmethod
     def _weight(cls, value: float | None) -> float | None:
         if value is not None and (value < 0 or not math.isfinite(value)):
-            raise ValueError(f"weight {value} is negative; use a weight >= 0")
+            raise PydanticCustomError(
+                WEIGHTS, "{message}", {"message": f"weight {value} is negative; use a weight >= 0"}
+            )
         return value
+
+
+class CustomMetricRef(_Strict):
+    """A `[custom_metrics]` entry of the original evaluator: `name = { module = "pkg.mod",
+    class = "ClassName" }`, so that `[[metrics]] name = "name"` uses that class."""
+
+    module: str
+    """The module, importable from the working directory or the configuration's folder."""
+    class_name: str = Field(alias="class")
+    """The metric class in that module."""
+
+    @property
+    def spec(self) -> str:
+        """The class as "module:Class"."""
+        return f"{self.module}:{self.class_name}"
 
 
 class RateLimit(_Strict):
@@ -177,15 +252,25 @@ class JudgeExecution(_Strict):
         return self.shards if self.shards is not None else self.workers
 
 
+_IGNORED_TOP_LEVEL = ("temperature", "max_tokens", "top_p", "seed", "stop_sequences")
+"""LLM parameters the original evaluator silently ignored at the top level."""
+
+
 class JudgeSettings(_Strict):
     """The whole file."""
 
     default_model: str | None = None
     """Default judge model (seed FR-016); the same as `[llm_default] model`."""
+    max_retries: int | None = None
+    """The original evaluator's top-level form of `[llm_default] max_retries`."""
+    timeout_seconds: float | None = None
+    """The original evaluator's top-level form of `[llm_default] timeout_seconds`."""
     llm_default: LLMDefault = LLMDefault()
     """Fallback LLM parameters."""
     metrics: list[MetricEntry] | None = None
     """The metrics; absent means the four built-ins with equal weights."""
+    custom_metrics: dict[str, CustomMetricRef] = Field(default_factory=dict)
+    """The original evaluator's custom metric table: names usable in `[[metrics]]`."""
     mode: Literal["live", "batch"] = "live"
     """live: direct requests; batch: the provider batch API (docs/judge.md)."""
     max_concurrency: Annotated[int, Field(ge=1)] = 8
@@ -204,6 +289,29 @@ class JudgeSettings(_Strict):
     """Local calls, or shards on a Dask cluster; never part of the config hash (where calls
     run changes no judgement)."""
 
+    _check_default_model = field_validator("default_model")(_model_form)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _llm_keys_at_top_level(cls, data: Any) -> Any:
+        misplaced = [key for key in _IGNORED_TOP_LEVEL if isinstance(data, dict) and key in data]
+        if misplaced:
+            raise ValueError(
+                f"{', '.join(misplaced)} at the top level is not read (the original evaluator "
+                "ignored it too); move it into [llm_default], before any [[metrics]]"
+            )
+        return data
+
+    @field_validator("max_retries")
+    @classmethod
+    def _max_retries(cls, value: int | None) -> int | None:
+        return _retries(value)
+
+    @field_validator("timeout_seconds")
+    @classmethod
+    def _timeout(cls, value: float | None) -> float | None:
+        return _timeout(value)
+
     @model_validator(mode="after")
     def _dask_is_live(self) -> JudgeSettings:
         if self.execution.engine == "dask" and self.mode == "batch":
@@ -213,9 +321,19 @@ class JudgeSettings(_Strict):
             )
         return self
 
-    @field_validator("default_model")
-    @classmethod
-    def _default_model(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_model(value)
-        return value
+    @property
+    def enabled_metrics(self) -> list[str]:
+        """The metric names in order, as written (the four built-ins when none are listed)."""
+        if self.metrics is None:
+            return list(BUILTIN_METRICS)
+        return [entry.name for entry in self.metrics]
+
+    @property
+    def metric_weights(self) -> dict[str, float | None]:
+        """Weight by metric name as written, equal weights when none is given (the seed's
+        `metric_weights`); resolving the configuration checks them."""
+        names = self.enabled_metrics
+        given = [None] * len(names) if self.metrics is None else [m.weight for m in self.metrics]
+        if all(weight is None for weight in given):
+            return dict.fromkeys(names, 1.0 / len(names)) if names else {}
+        return dict(zip(names, given, strict=True))

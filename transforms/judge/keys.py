@@ -10,6 +10,8 @@ from typing import Any
 
 __all__ = ["cache_key", "score_key"]
 
+_SAMPLING = ("top_p", "seed", "stop_sequences")
+
 
 def _digest(payload: Any) -> str:
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -28,9 +30,12 @@ def cache_key(
 ) -> str:
     """Hash of everything that determines a judgement: texts, metric, prompt, model, parameters.
 
-    `parameters` holds temperature and max_tokens (not max_retries: retries do not change a
-    judgement, only whether one is obtained).
+    `parameters` holds temperature and max_tokens, and top_p, seed and stop_sequences when set
+    (unset ones are left out, so keys stored before they existed still match); not max_retries
+    nor the timeout: they do not change a judgement, only whether one is obtained.
     """
+    keyed = {k: parameters.get(k) for k in ("temperature", "max_tokens")}
+    keyed |= {k: parameters[k] for k in _SAMPLING if parameters.get(k) is not None}
     return _digest(
         [
             "judge-v1",
@@ -41,7 +46,7 @@ def cache_key(
             prompt_version,
             instruction,
             model,
-            {k: parameters.get(k) for k in ("temperature", "max_tokens")},
+            keyed,
         ]
     )
 

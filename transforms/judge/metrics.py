@@ -6,12 +6,15 @@ is recorded with every judgement and enters the cache key, so editing a prompt r
 
 from __future__ import annotations
 
-import importlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from transforms.config._base import import_object
 
 __all__ = [
     "BUILTIN_METRICS",
@@ -150,22 +153,21 @@ def snake_case(name: str) -> str:
     return _CAMEL.sub("_", name).lower()
 
 
-def metric_class(name: str) -> type[BaseMetric]:
+def metric_class(name: str, search: Sequence[Path] = ()) -> type[BaseMetric]:
     """The metric class a TOML `name` refers to: class name, snake_case alias or "module:Class".
+
+    A "module:Class" is imported from sys.path, the working directory or a `search` folder
+    (the configuration file's).
 
     Raises:
         LookupError: the name is unknown; the message lists the available names.
         ImportError: a "module:Class" cannot be imported or is not a metric.
     """
     if ":" in name:
-        module_name, _, class_name = name.partition(":")
         try:
-            cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as exc:
-            raise ImportError(
-                f"metric class {name!r} cannot be imported ({exc}); check the module path and "
-                "that the module is importable from the working directory"
-            ) from None
+            cls = import_object(name, search)
+        except ImportError as exc:
+            raise ImportError(f"metric class {exc}") from None
         if not (isinstance(cls, type) and issubclass(cls, BaseMetric)):
             raise ImportError(
                 f"{name!r} is not a metric; subclass tracegrade.judge.BaseMetric (non-LLM) "
@@ -179,7 +181,8 @@ def metric_class(name: str) -> type[BaseMetric]:
         f"{cls.__name__} ({snake_case(cls.__name__)})" for cls in _known_metrics()
     )
     raise LookupError(
-        f"unknown metric {name!r}; available: {available}, or a custom class as 'module:Class'"
+        f"unknown metric {name!r}: not found among the built-in and imported metrics; "
+        f"available: {available}, or a custom class as 'module:Class'"
     )
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "estimated_tokens",
     "is_blank",
     "plan_items",
+    "planned_item",
 ]
 
 _CHARS_PER_TOKEN = 4.0
@@ -86,25 +87,33 @@ class PlannedItem:
         return is_blank(self.submission)
 
 
+def planned_item(
+    item_id: str, user_query: str, submission: str, config: JudgeConfig
+) -> PlannedItem:
+    """One submission with a judgement per configured metric, each with its cache key."""
+    item = PlannedItem(item_id, user_query, submission)
+    for metric in config.metrics:
+        cls = type(metric.metric)
+        key = cache_key(
+            user_query,
+            submission,
+            metric.name,
+            f"{cls.__module__}:{cls.__qualname__}",
+            cls.prompt_version,
+            metric.instruction,
+            metric.model,
+            metric.parameters,
+        )
+        item.judgements.append(PlannedJudgement(metric, key, None))
+    return item
+
+
 def plan_items(items: pl.DataFrame, config: JudgeConfig, sink: JudgeSink) -> list[PlannedItem]:
     """Every item with its judgements' cache keys and the stored results that can be reused."""
-    planned: list[PlannedItem] = []
-    for row in items.iter_rows(named=True):
-        item = PlannedItem(str(row["item_id"]), row["user_query"] or "", row["submission"] or "")
-        for metric in config.metrics:
-            cls = type(metric.metric)
-            key = cache_key(
-                item.user_query,
-                item.submission,
-                metric.name,
-                f"{cls.__module__}:{cls.__qualname__}",
-                cls.prompt_version,
-                metric.instruction,
-                metric.model,
-                metric.parameters,
-            )
-            item.judgements.append(PlannedJudgement(metric, key, None))
-        planned.append(item)
+    planned = [
+        planned_item(str(row["item_id"]), row["user_query"] or "", row["submission"] or "", config)
+        for row in items.iter_rows(named=True)
+    ]
     keys = [j.cache_key for item in planned for j in item.judgements]
     found = sink.reusable(keys) if keys else {}
     for item in planned:
@@ -123,7 +132,10 @@ def estimated_tokens(
     """Estimated (input, output) tokens of one call: the prompt at ~4 characters a token, and
     `estimated_output_tokens` (capped by max_tokens) for the answer."""
     assert isinstance(metric.metric, LLMJudgeMetric)
-    prompt = metric.instruction + metric.metric.user_prompt(item.user_query, item.submission)
+    try:
+        prompt = metric.instruction + metric.metric.user_prompt(item.user_query, item.submission)
+    except Exception:  # a custom metric's own bug, recorded by the call; estimate from the texts
+        prompt = metric.instruction + item.user_query + item.submission
     output = default_output if metric.max_tokens is None else min(metric.max_tokens, default_output)
     return int(len(prompt) / _CHARS_PER_TOKEN) + 1, output
 

@@ -1,8 +1,9 @@
 """A judge configuration resolved: each metric with every LLM parameter decided, the weights
-checked, and the API keys the models need (SPEC 4).
+checked, and the packages and API keys the models need (SPEC 4).
 
-Resolution per LLM parameter: the metric's value, else `[llm_default]` (or the top-level
-`default_model`), else the built-in default.
+Resolution per LLM parameter: the metric's value, else `[llm_default]` (or the original
+evaluator's top-level `default_model`, `max_retries`, `timeout_seconds`), else the built-in
+default.
 """
 
 from __future__ import annotations
@@ -10,19 +11,48 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from transforms.config._base import validate_config
-from transforms.config.judge import BUILTIN_DEFAULTS, JudgeSettings, MetricEntry
-from transforms.errors import JudgeConfigError, MissingApiKeyError
+from pydantic import ValidationError
+
+from transforms.config._base import describe_validation_error
+from transforms.config.judge import (
+    BUILTIN_DEFAULTS,
+    MODEL_FORMAT,
+    WEIGHTS,
+    JudgeSettings,
+    LLMDefault,
+    MetricEntry,
+)
+from transforms.errors import (
+    JudgeConfigError,
+    MissingApiKeyError,
+    ModelFormatError,
+    ProviderPackageError,
+    WeightValidationError,
+)
 from transforms.judge.metrics import BUILTIN_METRICS, BaseMetric, LLMJudgeMetric, metric_class
-from transforms.judge.providers import KEYLESS_WITH_BASE_URL, api_key_variable
+from transforms.judge.providers import api_key_variables, keyless_with_base_url, missing_package
 
-__all__ = ["JudgeConfig", "ResolvedMetric", "check_api_keys", "judge_config"]
+__all__ = [
+    "JudgeConfig",
+    "ResolvedMetric",
+    "check_api_keys",
+    "check_environment",
+    "check_packages",
+    "judge_config",
+    "resolve_settings",
+]
 
-_WEIGHT_TOLERANCE = 1e-9
+WEIGHT_TOLERANCE = 0.001
+"""How far the weights may sum from 1.0, inclusive, as in the original (0.333 x 3 is fine)."""
+
+_SAMPLING = ("top_p", "seed", "stop_sequences")
+"""Parameters recorded and keyed only when set, so that results stored before they existed
+keep their parameters and cache keys."""
 
 
 @dataclass(frozen=True)
@@ -37,16 +67,26 @@ class ResolvedMetric:
     temperature: float | None
     max_tokens: int | None
     max_retries: int
+    timeout_seconds: float | None = None
+    """Deadline of one attempt; None uses the run's `[retry] timeout_s`."""
+    top_p: float | None = None
+    seed: int | None = None
+    stop_sequences: tuple[str, ...] | None = None
 
     @property
     def parameters(self) -> dict[str, Any]:
         """The parameters recorded with each result (no credentials)."""
-        return {
+        recorded: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "max_retries": self.max_retries,
             "custom_instruction": self.system_instruction is not None,
         }
+        for key in _SAMPLING:
+            value = getattr(self, key)
+            if value is not None:
+                recorded[key] = list(value) if key == "stop_sequences" else value
+        return recorded
 
     @property
     def instruction(self) -> str:
@@ -54,6 +94,22 @@ class ResolvedMetric:
         if self.system_instruction is not None:
             return self.system_instruction
         return self.metric.instruction if isinstance(self.metric, LLMJudgeMetric) else ""
+
+
+_NEW_KEYS = {"max_retries", "timeout_seconds", "custom_metrics"}
+_NEW_LLM_KEYS = {"timeout_seconds", *_SAMPLING}
+
+
+def _hashed(settings: JudgeSettings) -> dict[str, Any]:
+    """The settings as hashed: keys added after hashes were first stored are left out while
+    unset, so that a file that does not use them keeps its hash."""
+    data = settings.model_dump(mode="json", exclude={"execution"})
+    tables = [data["llm_default"], *(data["metrics"] or [])]
+    for table, keys in [(data, _NEW_KEYS), *((t, _NEW_LLM_KEYS) for t in tables)]:
+        for key in keys:
+            if table.get(key) in (None, {}):
+                table.pop(key, None)
+    return data
 
 
 @dataclass(frozen=True)
@@ -67,9 +123,7 @@ class JudgeConfig:
     @property
     def config_hash(self) -> str:
         """Hash of the file's validated content."""
-        payload = json.dumps(
-            self.settings.model_dump(mode="json", exclude={"execution"}), sort_keys=True
-        )
+        payload = json.dumps(_hashed(self.settings), sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     @property
@@ -85,27 +139,71 @@ def _weights(entries: list[MetricEntry], names: list[str], source: str) -> list[
     missing = [name for name, weight in zip(names, given, strict=True) if weight is None]
     if missing:
         with_weight = [name for name, w in zip(names, given, strict=True) if w is not None]
-        raise JudgeConfigError(
+        raise WeightValidationError(
             f"{source}: weights are given for {', '.join(with_weight)} but not for "
             f"{', '.join(missing)}; give every metric a weight, or none for equal weights"
         )
     weights = [float(w) for w in given if w is not None]
     total = sum(weights)
-    if abs(total - 1.0) > _WEIGHT_TOLERANCE:
+    if abs(total - 1.0) > WEIGHT_TOLERANCE + 1e-12:
         listing = ", ".join(f"{n}={w:g}" for n, w in zip(names, weights, strict=True))
-        raise JudgeConfigError(
+        raise WeightValidationError(
             f"{source}: metric weights sum to {total:g}, expected 1.0 ({listing}); adjust them "
-            "to sum to 1.0, or remove every weight for equal weights"
+            "to sum to 1.0 (within 0.001), or remove every weight for equal weights"
         )
     return weights
 
 
-def _resolve(settings: JudgeSettings, source: str) -> tuple[ResolvedMetric, ...]:
-    if settings.default_model is not None and settings.llm_default.model is not None:
+def _classes(
+    settings: JudgeSettings, entries: list[MetricEntry], source: str, search: Sequence[Path]
+) -> list[tuple[str, type[BaseMetric]]]:
+    """Each entry's result name and metric class."""
+    found: list[tuple[str, type[BaseMetric]]] = []
+    for number, entry in enumerate(entries):
+        custom = settings.custom_metrics.get(entry.name)
+        try:
+            cls = metric_class(entry.name if custom is None else custom.spec, search)
+        except (LookupError, ImportError) as exc:
+            raise JudgeConfigError(f"{source}: metrics.{number}.name: {exc}") from None
+        found.append((cls.__name__ if custom is None else entry.name, cls))
+    names = [name for name, _ in found]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
         raise JudgeConfigError(
-            f"{source}: default_model = {settings.default_model!r} and [llm_default] model = "
-            f"{settings.llm_default.model!r} both set the default model; keep only one"
+            f"{source}: metric {', '.join(repeated)} is listed more than once; list each once "
+            "(duplicate metric names)"
         )
+    return found
+
+
+def _one_of(source: str, key: str, top: Any, table: Any, table_key: str | None = None) -> Any:
+    """The value of a key the original allowed at the top level or in [llm_default]."""
+    if top is not None and table is not None:
+        what = "model" if key == "default_model" else key
+        raise JudgeConfigError(
+            f"{source}: {key} = {top!r} and [llm_default] {table_key or key} = {table!r} both "
+            f"set the default {what}; keep only one"
+        )
+    return table if table is not None else top
+
+
+def resolve_settings(
+    settings: JudgeSettings, source: str, search: Sequence[Path] = ()
+) -> JudgeConfig:
+    """Validated settings resolved into metrics; `search` holds folders custom metric modules
+    are imported from besides the working directory.
+
+    Raises:
+        JudgeConfigError: a metric is unknown or listed twice, or the defaults conflict.
+        WeightValidationError: the weights break a rule.
+    """
+    default = settings.llm_default.model_copy(
+        update={
+            key: _one_of(source, key, getattr(settings, key), getattr(settings.llm_default, key))
+            for key in ("max_retries", "timeout_seconds")
+        }
+    )
+    default_model = _one_of(source, "default_model", settings.default_model, default.model, "model")
     entries = settings.metrics
     if entries is None:
         entries = [MetricEntry(name=name) for name in BUILTIN_METRICS]
@@ -114,80 +212,125 @@ def _resolve(settings: JudgeSettings, source: str) -> tuple[ResolvedMetric, ...]
             f"{source}: metrics is an empty list; list at least one metric, or remove the key "
             "to use the four built-ins"
         )
-    classes: list[type[BaseMetric]] = []
-    for number, entry in enumerate(entries):
-        try:
-            classes.append(metric_class(entry.name))
-        except (LookupError, ImportError) as exc:
-            raise JudgeConfigError(f"{source}: metrics.{number}.name: {exc}") from None
-    names = [cls.__name__ for cls in classes]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise JudgeConfigError(
-            f"{source}: metric {', '.join(repeated)} is listed more than once; list each once"
-        )
-    weights = _weights(entries, names, source)
-    default = settings.llm_default
-    default_model = settings.default_model or default.model or BUILTIN_DEFAULTS["model"]
-    resolved = []
-    for entry, cls, weight in zip(entries, classes, weights, strict=True):
-        metric = cls()
-
-        def pick(key: str, entry: MetricEntry = entry) -> Any:
-            for value in (getattr(entry, key), getattr(default, key)):
-                if value is not None:
-                    return value
-            return BUILTIN_DEFAULTS[key]
-
-        llm = cls.uses_llm
-        resolved.append(
-            ResolvedMetric(
-                name=cls.__name__,
-                metric=metric,
-                weight=weight,
-                model=(entry.model or default_model) if llm else None,
-                system_instruction=entry.system_instruction if llm else None,
-                temperature=pick("temperature") if llm else None,
-                max_tokens=pick("max_tokens") if llm else None,
-                max_retries=int(pick("max_retries")) if llm else 0,
-            )
-        )
-    return tuple(resolved)
+    classes = _classes(settings, entries, source, search)
+    weights = _weights(entries, [name for name, _ in classes], source)
+    resolved = tuple(
+        _metric(entry, name, cls, weight, default, default_model)
+        for entry, (name, cls), weight in zip(entries, classes, weights, strict=True)
+    )
+    return JudgeConfig(settings, resolved, source)
 
 
-def judge_config(data: dict[str, Any], source: str) -> JudgeConfig:
-    """The parsed file (`source` names it in messages) validated and resolved.
+def _metric(
+    entry: MetricEntry,
+    name: str,
+    cls: type[BaseMetric],
+    weight: float,
+    default: LLMDefault,
+    default_model: str | None,
+) -> ResolvedMetric:
+    """One metric with each parameter from the entry, else `default`, else the built-in."""
+    if not cls.uses_llm:  # LLM parameters given to a non-LLM metric are ignored
+        return ResolvedMetric(name, cls(), weight, None, None, None, None, 0)
+
+    def pick(key: str) -> Any:
+        for value in (getattr(entry, key), getattr(default, key)):
+            if value is not None:
+                return value
+        return BUILTIN_DEFAULTS.get(key)
+
+    stops = pick("stop_sequences")
+    return ResolvedMetric(
+        name=name,
+        metric=cls(),
+        weight=weight,
+        model=entry.model or default_model or BUILTIN_DEFAULTS["model"],
+        system_instruction=entry.system_instruction,
+        temperature=pick("temperature"),
+        max_tokens=pick("max_tokens"),
+        max_retries=int(pick("max_retries")),
+        timeout_seconds=pick("timeout_seconds"),
+        top_p=pick("top_p"),
+        seed=pick("seed"),
+        stop_sequences=None if stops is None else tuple(stops),
+    )
+
+
+def _error_class(error: ValidationError) -> type[JudgeConfigError]:
+    """The most precise error class every problem of `error` belongs to."""
+    kinds = {item["type"] for item in error.errors()}
+    if kinds == {MODEL_FORMAT}:
+        return ModelFormatError
+    if kinds == {WEIGHTS}:
+        return WeightValidationError
+    return JudgeConfigError
+
+
+def judge_config(data: dict[str, Any], source: str, folder: Path | None = None) -> JudgeConfig:
+    """The parsed file (`source` names it in messages, `folder` holds it) validated and
+    resolved.
 
     Raises:
-        JudgeConfigError: the data breaks a rule of SPEC section 4.
+        JudgeConfigError: the data breaks a rule of SPEC section 4; ModelFormatError and
+            WeightValidationError when only models or only weights are at fault.
     """
     if "metric" in data and "metrics" not in data:
         raise JudgeConfigError(f"{source}: [[metric]] is not a section; write [[metrics]] (plural)")
-    settings = validate_config(
-        data,
-        JudgeSettings,
-        source,
-        kind="judge configuration",
-        error=JudgeConfigError,
-        show_input=False,
-    )
-    return JudgeConfig(settings, _resolve(settings, source), source)
+    try:
+        settings = JudgeSettings.model_validate(dict(data))
+    except ValidationError as exc:
+        message = describe_validation_error(
+            exc, source, subject="judge configuration", show_input=False
+        )
+        raise _error_class(exc)(message) from None
+    return resolve_settings(settings, source, () if folder is None else (folder,))
+
+
+def check_packages(config: JudgeConfig) -> None:
+    """Raise ProviderPackageError naming what to install for the first model whose provider's
+    client package is missing."""
+    for model in config.models:
+        package = missing_package(model)
+        if package is None:
+            continue
+        provider = model.partition(":")[0]
+        users = [m.name for m in config.metrics if m.model == model]
+        raise ProviderPackageError(
+            f"{config.source}: model {model!r} (metrics {', '.join(users)}) needs the client "
+            f"package of provider {provider!r}, which is not installed; install it with "
+            f'pip install "{package}"',
+            provider=provider,
+            package=package,
+        )
 
 
 def check_api_keys(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> None:
     """Raise MissingApiKeyError naming the variable of the first model whose key is unset."""
     env = os.environ if environ is None else environ
     for model in config.models:
-        provider = model.partition(":")[0]
-        variable = api_key_variable(model)
-        if variable is None or env.get(variable, "").strip():
+        variables = api_key_variables(model)
+        if not variables or any(env.get(name, "").strip() for name in variables):
             continue
-        if provider in KEYLESS_WITH_BASE_URL and env.get("OPENAI_BASE_URL", "").strip():
+        if keyless_with_base_url(model) and env.get("OPENAI_BASE_URL", "").strip():
             continue
+        variable = variables[0]
         users = [m.name for m in config.metrics if m.model == model]
+        others = f" (or {', '.join(variables[1:])})" if len(variables) > 1 else ""
         raise MissingApiKeyError(
             f"{config.source}: model {model!r} (metrics {', '.join(users)}) needs an API key in "
-            f"the environment variable {variable}, which is not set; export {variable}=... "
-            "before running (keys are never read from the configuration file)",
+            f"the environment variable {variable}{others}, which is not set; export "
+            f"{variable}=... before running (keys are never read from the configuration file)",
             variable=variable,
         )
+
+
+def check_environment(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> None:
+    """Every model's provider package installed, then its API key set (SPEC 4: both before
+    any call).
+
+    Raises:
+        ProviderPackageError: a provider's client package is missing.
+        MissingApiKeyError: a model's API key is not in the environment.
+    """
+    check_packages(config)
+    check_api_keys(config, environ)

@@ -1,0 +1,139 @@
+"""A run's staged traces: temporary DuckDB tables on the writer's own connection.
+
+Valid rows of every read batch are appended through Arrow as they are validated, so the heavy
+columns (the steps and their text) are written once, into DuckDB, and never pass through
+Parquet files or a second copy in memory. The stages read back only the columns they need;
+the commit copies the staged rows into `traces` inside DuckDB. A temporary table vanishes
+with the connection, so a crash leaves nothing half-staged behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import polars as pl
+
+from storage.duckdb_store import DuckDBStore
+
+__all__ = [
+    "STAGED_LIGHT",
+    "append_staged",
+    "create_staging",
+    "delete_staged",
+    "delete_staged_file",
+    "drop_staging",
+    "limit_staged",
+    "staged_count_by_file",
+    "staged_rows",
+    "staged_table",
+    "staged_view",
+]
+
+STAGED_LIGHT = (
+    "trace_id",
+    "content_hash",
+    "created_at",
+    "agent_id",
+    "task_domain",
+    "success",
+    "source_file",
+    "row_number",
+    "text_sha",
+)
+"""The identity and replay columns of a staged trace (no text, no steps)."""
+
+
+def staged_table(run_id: str) -> str:
+    """The name of the run's staging table."""
+    return f"staged_{run_id}"
+
+
+def create_staging(store: DuckDBStore, run_id: str, schema: pl.Schema) -> None:
+    """Create the run's empty staging table with the columns and types of `schema`."""
+    store.create_temp_table(staged_table(run_id), pl.DataFrame(schema=schema))
+
+
+def append_staged(store: DuckDBStore, run_id: str, rows: pl.DataFrame) -> None:
+    """Append validated rows to the run's staging table (by column name, through Arrow)."""
+    if rows.height:
+        store.append(staged_table(run_id), rows)
+
+
+def staged_view(
+    store: DuckDBStore, source_run: str, run_id: str, low: datetime, high: datetime
+) -> None:
+    """Stage, for `run_id`, the traces of `source_run` whose created_at lies in [low, high)
+    (a view: no copy of the rows)."""
+    store.execute(
+        f"CREATE OR REPLACE TEMP VIEW {staged_table(run_id)} AS SELECT * FROM "
+        f"{staged_table(source_run)} WHERE created_at >= TIMESTAMPTZ '{low.isoformat()}' "
+        f"AND created_at < TIMESTAMPTZ '{high.isoformat()}'"
+    )
+
+
+def staged_rows(
+    store: DuckDBStore,
+    run_id: str,
+    columns: Sequence[str],
+    *,
+    ids: pl.Series | None = None,
+    light_steps: bool = False,
+) -> pl.DataFrame:
+    """Columns of the staged rows (of `ids` only, when given), in staging order. With
+    `light_steps`, `steps` holds only each step's type, tool_present and tool_name."""
+    selected = [
+        "list_transform(steps, lambda s: {'type': s.type, 'tool_present': s.tool_present, "
+        "'tool_name': s.tool_name}) AS steps"
+        if light_steps and name == "steps"
+        else name
+        for name in columns
+    ]
+    query = f"SELECT {', '.join(selected)} FROM {staged_table(run_id)}"
+    if ids is None:
+        return store.sql(f"{query} ORDER BY _order")
+    return store.sql_with(
+        f"{query} SEMI JOIN __ids USING (trace_id) ORDER BY _order", ids=ids.to_frame("trace_id")
+    )
+
+
+def staged_count_by_file(store: DuckDBStore, run_id: str) -> pl.DataFrame:
+    """source_file and the number of staged rows of each file."""
+    return store.sql(
+        f"SELECT source_file, count(*) AS rows_scored FROM {staged_table(run_id)} "
+        "GROUP BY source_file"
+    )
+
+
+def delete_staged(store: DuckDBStore, run_id: str, rows: pl.DataFrame) -> None:
+    """Remove the staged rows named by (source_file, row_number) in `rows`."""
+    if rows.height:
+        store.execute_with(
+            f"DELETE FROM {staged_table(run_id)} t USING __rows r "
+            "WHERE t.source_file = r.source_file AND t.row_number = r.row_number",
+            rows=rows.select("source_file", "row_number"),
+        )
+
+
+def delete_staged_file(store: DuckDBStore, run_id: str, source_file: str) -> None:
+    """Remove every staged row of one file (a file rejected after some of its batches)."""
+    store.execute(f"DELETE FROM {staged_table(run_id)} WHERE source_file = ?", [source_file])
+
+
+def limit_staged(store: DuckDBStore, run_id: str, low: object, high: object) -> pl.DataFrame:
+    """Keep the staged rows with created_at in [low, high); returns the others' count per
+    file (source_file, rows_out_of_range)."""
+    table = staged_table(run_id)
+    outside = "NOT (created_at >= ? AND created_at < ?)"
+    counts = store.sql(
+        f"SELECT source_file, count(*) AS rows_out_of_range FROM {table} WHERE {outside} "
+        "GROUP BY source_file",
+        [low, high],
+    )
+    store.execute(f"DELETE FROM {table} WHERE {outside}", [low, high])
+    return counts
+
+
+def drop_staging(store: DuckDBStore, run_id: str) -> None:
+    """Drop the run's staging table or view, if any."""
+    store.drop_temp(staged_table(run_id))
