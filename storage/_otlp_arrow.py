@@ -58,16 +58,10 @@ def _value_text(value: pl.Expr) -> pl.Expr:
     )
 
 
-def _wanted_attributes(column: pl.Expr, wanted: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
-    """The wanted key-value pairs of an attribute list, each value still an AnyValue struct."""
-    element = pl.element()
-    return column.list.eval(element.filter(wanted(element.struct.field("key"))))
-
-
-def deeper_than_schema(spans: pl.DataFrame) -> bool:
-    """True when a wanted attribute holds arrays or lists nested deeper than the schema reads
+def deeper_than_schema(attributes: pl.DataFrame) -> bool:
+    """True when one of the attribute rows (`key`, `value`) holds arrays or lists nested deeper than the schema reads
     (the empty-struct marker of `collector_schema` is set): such lines need the full parser."""
-    values = spans.select(pl.col("_attributes").explode().struct.field("value")).to_series()
+    values = attributes["value"]
     if values.is_empty():
         return False
     nested = [
@@ -135,39 +129,39 @@ def arrow_rows(
 ) -> pl.DataFrame | None:
     """The span rows of JSON lines Arrow read (`records`: each line's number), or None when a
     wanted attribute nests deeper than the schema holds."""
-    spans = (
+    resources = (
         pl.from_arrow(table)
         .with_columns(record_number=pl.Series(records, dtype=pl.Int64))  # type: ignore[union-attr]
         .explode("resourceSpans")
         .unnest("resourceSpans")
-        .with_columns(
-            _resource=_wanted_attributes(pl.col("resource").struct.field("attributes"), wanted)
-        )
+        .with_row_index("_res")
+    )
+    spans = (
+        resources.select("record_number", "_res", "scopeSpans")
         .explode("scopeSpans")
-        .select("record_number", "_resource", _s=pl.col("scopeSpans").struct.field("spans"))
+        .select("record_number", "_res", _s=pl.col("scopeSpans").struct.field("spans"))
         .explode("_s")
         .drop_nulls("_s")
         .unnest("_s")
-        .with_columns(
-            _attributes=pl.concat_list(
-                _wanted_attributes(pl.col("attributes"), wanted).fill_null([]),
-                pl.col("_resource").fill_null([]),
-            )
-        )
         .with_row_index("_span")
     )
-    if deeper_than_schema(spans):
-        return None
-    return _span_frame(spans, source)
-
-
-def _span_frame(spans: pl.DataFrame, source: str) -> pl.DataFrame:
-    attributes = (
-        spans.select("_span", "_attributes")
-        .explode("_attributes")
-        .unnest("_attributes")
-        .drop_nulls("key")
+    own = _long(spans.select("_span", "attributes"), "attributes", wanted)
+    shared = _long(
+        resources.select("_res", _a=pl.col("resource").struct.field("attributes")), "_a", wanted
     )
+    inherited = spans.select("_span", "_res").join(shared, on="_res").drop("_res")
+    attributes = pl.concat([own, inherited])
+    if deeper_than_schema(attributes):
+        return None
+    return _span_frame(spans, attributes, source)
+
+
+def _long(frame: pl.DataFrame, column: str, wanted: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:
+    """One row per wanted attribute: the frame's key column, `key`, `value` (an AnyValue)."""
+    return frame.explode(column).unnest(column).drop_nulls("key").filter(wanted(pl.col("key")))
+
+
+def _span_frame(spans: pl.DataFrame, attributes: pl.DataFrame, source: str) -> pl.DataFrame:
     grouped = (
         _texts(attributes)
         .group_by("_span", maintain_order=True)
@@ -190,7 +184,7 @@ def _span_frame(spans: pl.DataFrame, source: str) -> pl.DataFrame:
     ).list.first()
     status = pl.col("status").struct
     frame = (
-        spans.drop("attributes", "_attributes", "_resource")
+        spans.drop("attributes")
         .join(grouped, on="_span", how="left", maintain_order="left")
         .select(
             pl.lit(source).alias("source_file"),

@@ -1,12 +1,12 @@
 """OpenTelemetry span files in, span rows out, a piece at a time.
 
 Three kinds of file hold spans: OTLP JSON lines (the Collector's file exporter: one
-`ExportTraceServiceRequest` a line), OTLP protobuf (the file exporter's `proto` format: each
-message after its length as 4 big-endian bytes, or one bare message), and Phoenix span tables
-(Parquet, or JSON Lines of its spans dataframe). `iter_span_chunks` reads any of them in pieces
-of bounded size and never stops at a bad record: a line or message that cannot be parsed
-becomes a `malformed_record` rejection and the file goes on. A file that cannot be read at all
-raises `InputError`. docs/import.md describes the formats.
+`ExportTraceServiceRequest` a line), OTLP protobuf (the file exporter's `proto` format, framed
+as `storage._otlp_frames` reads it), and Phoenix span tables (Parquet, or JSON Lines of its
+spans dataframe). `iter_span_chunks` reads any of them in pieces of bounded size and never
+stops at a bad record: a line or message that cannot be parsed becomes a `malformed_record`
+rejection and the file goes on. A file that cannot be read at all raises `InputError`.
+docs/import.md describes the formats.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from storage._json_values import RecordProblem, parse_record
 from storage._names import path_text
 from storage._otlp import collector_schema, request_rows, rows_frame
 from storage._otlp_arrow import arrow_rows
+from storage._otlp_frames import protobuf_messages
 from storage._phoenix import PHOENIX_COLUMNS, is_phoenix_row, phoenix_rows
 from storage._surrogates import SURROGATE_ESCAPE
 from storage.errors import InputError
@@ -56,6 +57,7 @@ CHUNK_BYTES = 16 << 20
 _LINES = (".json", ".jsonl", ".ndjson")
 _PARQUET = (".parquet", ".pq")
 _PHOENIX_BATCH_ROWS = 20_000
+_BLOCK_BYTES = 4 << 20
 _SCHEMAS = (collector_schema(False), collector_schema(True))
 
 
@@ -161,10 +163,11 @@ def _slow_chunk(
 
 
 def _fast_chunk(
-    data: bytes, records: list[int], source: str, config: OtelImportConfig
+    data: bytes, records: list[int], longest: int, source: str, config: OtelImportConfig
 ) -> pl.DataFrame | None:
     """The chunk's span rows through Arrow's JSON reader, or None when it cannot take them."""
-    options = pa_json.ReadOptions(block_size=len(data) + 1, use_threads=True)
+    block = max(_BLOCK_BYTES, longest + 1)
+    options = pa_json.ReadOptions(block_size=block, use_threads=True)
     for schema in _SCHEMAS:
         parse = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
         try:
@@ -177,6 +180,28 @@ def _fast_chunk(
     return None
 
 
+def _line_numbers(data: bytes, first: int) -> tuple[list[int], int]:
+    """The numbers of the chunk's lines that are not blank, and the longest line's length.
+
+    A line of more than 64 bytes is taken as not blank without looking (one of only spaces
+    would make the reader's row count differ, and the chunk then takes the full parser)."""
+    starts = [0]
+    find = data.find
+    at = find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find(b"\n", at + 1)
+    starts.append(len(data) + 1)
+    numbers, longest = [], 0
+    for index in range(len(starts) - 1):
+        begin, end = starts[index], starts[index + 1] - 1
+        size = end - begin
+        if size > 64 or data[begin:end].strip():
+            numbers.append(first + index)
+            longest = max(longest, size)
+    return numbers, longest
+
+
 def _json_chunk(data: bytes, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
     source = path_text(path)
     try:
@@ -184,13 +209,14 @@ def _json_chunk(data: bytes, first: int, path: Path, config: OtelImportConfig) -
     except UnicodeDecodeError as exc:
         line = first + data.count(b"\n", 0, exc.start)
         raise InputError(f"{path} is not UTF-8 text (line {line}); re-export it as UTF-8") from None
-    lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
-    if not lines:
+    numbers, longest = _line_numbers(data, first)
+    if not numbers:
         return SpanChunk(rows_frame([]))
     if SURROGATE_ESCAPE.search(text) is None:
-        spans = _fast_chunk(data, [number for number, _ in lines], source, config)
+        spans = _fast_chunk(data, numbers, longest, source, config)
         if spans is not None:
-            return SpanChunk(spans, records=len(lines))
+            return SpanChunk(spans, records=len(numbers))
+    lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
     return _slow_chunk(lines, source, _key_check(config))
 
 
@@ -213,41 +239,10 @@ def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytes, int]]:
         yield carry, number
 
 
-def _messages(path: Path) -> Iterator[tuple[int, bytes | str]]:
-    """The protobuf messages of a file (number, bytes), or (number, reason) for a broken one.
-
-    The file exporter writes each message after its size as 4 big-endian bytes; a file whose
-    first byte is a field tag (0x0a) holds one bare message instead.
-    """
-    data = path.read_bytes()
-    if data[:1] == b"\x0a":
-        yield 1, data
-        return
-    offset, number = 0, 0
-    while offset < len(data):
-        number += 1
-        if len(data) - offset < 4:
-            yield (
-                number,
-                f"message {number} is cut short: {len(data) - offset} bytes left where a 4-byte size was expected",
-            )
-            return
-        size = int.from_bytes(data[offset : offset + 4], "big")
-        body = data[offset + 4 : offset + 4 + size]
-        if len(body) < size:
-            yield (
-                number,
-                f"message {number} is cut short: {size} bytes announced, {len(body)} left in the file",
-            )
-            return
-        yield number, body
-        offset += 4 + size
-
-
 def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
     source, wanted = path_text(path), _key_check(config)
     chunk, rows, used = SpanChunk(rows_frame([])), [], 0
-    for number, body in _messages(path):
+    for number, body in protobuf_messages(path):
         chunk.records += 1
         if isinstance(body, str):
             chunk.rejections.append(

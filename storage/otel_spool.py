@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -52,6 +53,7 @@ class SpanSpool:
         self._held: list[list[pl.DataFrame]] = [[] for _ in range(buckets)]
         self._held_bytes = 0.0
         self._parts = 0
+        self._lock = threading.Lock()
         self.rows = 0
         """Rows added so far."""
 
@@ -66,11 +68,13 @@ class SpanSpool:
     ) -> None:
         self.close()
 
-    def add(self, spans: pl.DataFrame) -> None:
-        """Park `spans` (rows with a `trace_hex` column) in their buckets."""
+    def add(self, spans: pl.DataFrame, order: int = 0) -> None:
+        """Park `spans` (rows with a `trace_hex` column) in their buckets. Threads may add at
+        once; `buckets()` hands rows back sorted by `order` (stable), so a caller adding each
+        file's rows from its own thread still gets them in file order."""
         if spans.is_empty():
             return
-        self.rows += spans.height
+        spans = spans.with_columns(_order=pl.lit(order, dtype=pl.Int32))
         if self._buckets == 1:
             parts = {0: spans}
         else:
@@ -80,11 +84,13 @@ class SpanSpool:
                 int(key[0]): part.drop("_bucket")  # type: ignore[call-overload]
                 for key, part in keyed.partition_by("_bucket", as_dict=True).items()
             }
-        for bucket_index, part in parts.items():
-            self._held[bucket_index].append(part)
-            self._held_bytes += part.estimated_size()
-        if self._held_bytes > self._memory_bytes:
-            self._write_out()
+        with self._lock:
+            self.rows += spans.height
+            for bucket_index, part in parts.items():
+                self._held[bucket_index].append(part)
+                self._held_bytes += part.estimated_size()
+            if self._held_bytes > self._memory_bytes:
+                self._write_out()
 
     def _write_out(self) -> None:
         if self._folder is None:
@@ -110,7 +116,9 @@ class SpanSpool:
             frames.extend(self._held[index])
             self._held[index] = []
             if frames:
-                yield pl.concat(frames, how="vertical")
+                bucket = pl.concat(frames, how="vertical")
+                del frames
+                yield bucket.sort("_order", maintain_order=True).drop("_order")
 
     def close(self) -> None:
         """Remove the temporary parts."""
