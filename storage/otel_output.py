@@ -125,6 +125,44 @@ def write_otel_report(rejections: Sequence[pl.DataFrame], out: str | Path) -> Pa
     return target
 
 
+_STEP = pl.Struct(
+    {
+        "step_id": pl.Int64,
+        "type": pl.String,
+        "content": pl.String,
+        "tool_name": pl.String,
+        "input": pl.String,
+        "output_summary": pl.String,
+        "latency_ms": pl.Float64,
+    }
+)
+
+
+def _no_traces() -> pl.DataFrame:
+    """A mapped-traces frame with no rows, for a piece of a file that gave no trace."""
+    schema = {k: v for k, v in CANONICAL_SCHEMA.items() if k != "steps"}
+    return pl.DataFrame(schema={**schema, "steps": pl.List(_STEP)})
+
+
+def _rejected_rows(rejections: pl.DataFrame, source: str) -> pl.DataFrame:
+    """Rejections as canonical rows that carry their rule as `read_rule`."""
+    return rejections.select(
+        pl.lit(source).alias("source_file"),
+        "trace_id",
+        pl.col("rule").alias("read_rule"),
+        pl.concat_str(
+            "reason",
+            pl.lit(" ("),
+            pl.coalesce(
+                pl.concat_str(pl.lit("OTel trace "), "otel_trace_id", pl.lit(", ")), pl.lit("")
+            ),
+            pl.lit("line or row "),
+            pl.col("record_number").cast(pl.String),
+            pl.lit(")"),
+        ).alias("read_reason"),
+    )
+
+
 def canonical_rows(
     traces: pl.DataFrame | None, rejections: pl.DataFrame, source: str, first_row: int
 ) -> pl.DataFrame:
@@ -144,55 +182,25 @@ def canonical_rows(
             step("latency_ms"),
         )
     )
-    if traces is None:
-        traces = pl.DataFrame(
-            schema={
-                **{k: v for k, v in CANONICAL_SCHEMA.items() if k != "steps"},
-                "steps": pl.List(
-                    pl.Struct(
-                        {
-                            "step_id": pl.Int64,
-                            "type": pl.String,
-                            "content": pl.String,
-                            "tool_name": pl.String,
-                            "input": pl.String,
-                            "output_summary": pl.String,
-                            "latency_ms": pl.Float64,
-                        }
-                    )
-                ),
-            }
+    good = (
+        (_no_traces() if traces is None else traces)
+        .select(
+            pl.lit(source).alias("source_file"),
+            "trace_id",
+            "created_at",
+            pl.col("created_at").dt.to_string(_ISO_UTC).alias("created_at_raw"),
+            "agent_id",
+            "task_domain",
+            "success",
+            "objective",
+            "result_summary",
+            "confidence",
+            steps.fill_null([]).alias("steps"),
         )
-    good = traces.select(
-        pl.lit(source).alias("source_file"),
-        "trace_id",
-        "created_at",
-        pl.col("created_at").dt.to_string(_ISO_UTC).alias("created_at_raw"),
-        "agent_id",
-        "task_domain",
-        "success",
-        "objective",
-        "result_summary",
-        "confidence",
-        steps.fill_null([]).alias("steps"),
-    ).cast({"steps": CANONICAL_SCHEMA["steps"]})
-    good = good.with_columns(content_hash=content_hashes(good))
-    bad = rejections.select(
-        pl.lit(source).alias("source_file"),
-        "trace_id",
-        pl.col("rule").alias("read_rule"),
-        pl.concat_str(
-            "reason",
-            pl.lit(" ("),
-            pl.coalesce(
-                pl.concat_str(pl.lit("OTel trace "), "otel_trace_id", pl.lit(", ")), pl.lit("")
-            ),
-            pl.lit("line or row "),
-            pl.col("record_number").cast(pl.String),
-            pl.lit(")"),
-        ).alias("read_reason"),
+        .cast({"steps": CANONICAL_SCHEMA["steps"]})
     )
-    rows = pl.concat([good, bad], how="diagonal_relaxed")
+    good = good.with_columns(content_hash=content_hashes(good))
+    rows = pl.concat([good, _rejected_rows(rejections, source)], how="diagonal_relaxed")
     numbered = rows.with_columns(
         row_number=pl.int_range(first_row, first_row + rows.height, dtype=pl.Int64),
         steps=pl.col("steps").fill_null([]),
