@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.capabilities import Instrumentation
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.instrumented import InstrumentationSettings
 
-__all__ = ["CollectorFileExporter", "collector_line", "tracer_provider"]
+# The judge tests' fake OpenAI-compatible server (judge_helpers) is reused here.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
+
+__all__ = ["CollectorFileExporter", "collector_line", "tracer_provider", "weather_agent"]
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
@@ -64,8 +74,58 @@ class CollectorFileExporter(SpanExporter):
         pass
 
 
-def tracer_provider(exporter: SpanExporter) -> TracerProvider:
+def tracer_provider(exporter: SpanExporter, service: str | None = None) -> TracerProvider:
     """An SDK tracer provider that hands every finished span to `exporter` at once."""
-    provider = TracerProvider()
+    resource = Resource.create({} if service is None else {"service.name": service})
+    provider = TracerProvider(resource=resource)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider
+
+
+def weather_agent(provider: TracerProvider, fail_first_convert: bool) -> Agent[None, str]:
+    """A pydantic-ai agent with two tools under its built-in OpenTelemetry instrumentation.
+
+    Its FunctionModel says it will look up the weather and calls get_weather, then calls
+    convert ("abc" first when `fail_first_convert`: the tool raises ModelRetry and the model
+    calls it again with "21"), then answers.
+    """
+    script: list[ModelResponse] = [
+        ModelResponse(
+            parts=[
+                TextPart("Let me look up the weather."),
+                ToolCallPart("get_weather", {"city": "Paris"}),
+            ]
+        ),
+        *(
+            [ModelResponse(parts=[ToolCallPart("convert", {"celsius": "abc"})])]
+            if fail_first_convert
+            else []
+        ),
+        ModelResponse(parts=[ToolCallPart("convert", {"celsius": "21"})]),
+        ModelResponse(parts=[TextPart("It is 21 C (69.8 F) in Paris.")]),
+    ]
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return script.pop(0)
+
+    settings = InstrumentationSettings(tracer_provider=provider)
+    agent = Agent(
+        FunctionModel(model),
+        name="weather_agent",
+        capabilities=[Instrumentation(settings=settings)],
+    )
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return "21 C, sunny"
+
+    @agent.tool_plain
+    def convert(celsius: str) -> float:
+        """Degrees Celsius in Fahrenheit."""
+        try:
+            return float(celsius) * 9 / 5 + 32
+        except ValueError:
+            raise ModelRetry("celsius must be a number") from None
+
+    return agent
