@@ -164,9 +164,11 @@ def _documents(long: pl.DataFrame) -> pl.DataFrame:
 
 
 def _first_model_calls(frame: pl.DataFrame) -> pl.Series:
-    """True for the earliest model call of each trace in this frame: the one whose input
-    holds the objective. Later calls repeat the history, so only this one is decoded."""
-    rank = pl.col("start_ns").rank("ordinal").over("trace_hex", pl.col("kind") == "llm")
+    """True for the earliest model call under each parent span in this frame: the one whose
+    input holds the objective of its agent run (an OTel trace may hold several runs, each its
+    own trace when grouped by agent). Later calls repeat the history, so they are not decoded."""
+    model_call = pl.col("kind") == "llm"
+    rank = pl.col("start_ns").rank("ordinal").over("trace_hex", "parent_hex", model_call)
     return frame.select((pl.col("kind") == "llm") & (rank == 1)).to_series()
 
 
@@ -206,8 +208,9 @@ def _aligned(frame: pl.DataFrame, texts: pl.DataFrame) -> pl.Series:
 def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
     """The `FACT_SCHEMA` row of every span of `raw` (`RAW_SPAN_SCHEMA`), in the same order.
 
-    Only the earliest model call of each trace in `raw` gets a `user_text`, so a reader that
-    hands over a file in pieces keeps at most one copy of a trace's first prompt per piece.
+    Only the earliest model call under each parent span in `raw` gets a `user_text`, so a
+    reader that hands over a file in pieces keeps one copy of an agent run's first prompt per
+    piece, not one per model call.
     """
     rows = raw.with_row_index("_row")
     long = (

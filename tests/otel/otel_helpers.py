@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,13 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 # The judge tests' fake OpenAI-compatible server (judge_helpers) is reused here.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 
-__all__ = ["CollectorFileExporter", "collector_line", "tracer_provider", "weather_agent"]
+__all__ = [
+    "CollectorFileExporter",
+    "collector_line",
+    "phoenix_rows",
+    "tracer_provider",
+    "weather_agent",
+]
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
@@ -48,6 +56,57 @@ def collector_line(spans: Sequence[ReadableSpan]) -> str:
     message = json_format.MessageToDict(encode_spans(spans), use_integers_for_enums=True)
     _hex_ids(message)
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_INDEXED = re.compile(r"^(?P<list>.+?)\.(?P<index>\d+)\.(?P<rest>.+)$")
+
+
+def _phoenix_attributes(attributes: Any) -> dict[str, Any]:
+    """Span attributes as the `attributes.*` columns of Phoenix's spans dataframe: one column a
+    key, and keys flattened from a list (`llm.input_messages.0.message.role`) gathered into one
+    column of objects (`attributes.llm.input_messages`: `[{"message.role": ...}]`)."""
+    columns: dict[str, Any] = {}
+    for key, value in dict(attributes).items():
+        plain = list(value) if isinstance(value, tuple) else value
+        indexed = _INDEXED.match(key)
+        if indexed is None:
+            columns[f"attributes.{key}"] = plain
+            continue
+        items = columns.setdefault(f"attributes.{indexed['list']}", [])
+        while len(items) <= int(indexed["index"]):
+            items.append({})
+        items[int(indexed["index"])][indexed["rest"]] = plain
+    return columns
+
+
+def phoenix_rows(spans: Sequence[ReadableSpan]) -> list[dict[str, Any]]:
+    """The rows of Phoenix's spans dataframe (`get_spans_dataframe`) for SDK spans: context
+    ids as hex, times as UTC datetimes, status names, events, `attributes.*` columns."""
+    rows = []
+    for span in spans:
+        context, parent = span.get_span_context(), span.parent
+        assert context is not None and span.start_time is not None and span.end_time is not None
+        attributes = dict(span.attributes or {})
+        rows.append(
+            {
+                "name": span.name,
+                "span_kind": attributes.get("openinference.span.kind", "UNKNOWN"),
+                "parent_id": None if parent is None else f"{parent.span_id:016x}",
+                "start_time": _EPOCH + timedelta(microseconds=span.start_time // 1000),
+                "end_time": _EPOCH + timedelta(microseconds=span.end_time // 1000),
+                "status_code": span.status.status_code.name,
+                "status_message": span.status.description or "",
+                "events": [
+                    {"name": event.name, "attributes": dict(event.attributes or {})}
+                    for event in span.events
+                ],
+                "context.span_id": f"{context.span_id:016x}",
+                "context.trace_id": f"{context.trace_id:032x}",
+                **_phoenix_attributes(attributes),
+            }
+        )
+    return rows
 
 
 class CollectorFileExporter(SpanExporter):
