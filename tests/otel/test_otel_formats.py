@@ -125,3 +125,25 @@ def test_a_success_attribute_the_root_lacks_rejects_the_trace_and_counts_its_spa
     report = pl.read_csv(tmp_path / "t.import-report.csv")
     assert report["rule"].to_list() == ["invalid_success"]
     assert "eval.passed" in report["reason"][0] and "missing" in report["reason"][0]
+
+
+def test_score_format_otel_scores_the_span_folder_as_the_imported_parquet(tmp_path: Path) -> None:
+    from pipelines.score import score_traces
+    from storage.duckdb_store import DuckDBStore
+
+    _run(tmp_path / "spans")
+    import_otel([str(tmp_path / "spans")], str(tmp_path / "t.parquet"))
+    score_traces([str(tmp_path / "t.parquet")], db=str(tmp_path / "a.duckdb"), no_embedder=True)
+    score_traces(
+        [str(tmp_path / "spans")],
+        db=str(tmp_path / "b.duckdb"),
+        no_embedder=True,
+        input_format="otel",
+    )
+    query = "SELECT * EXCLUDE (run_id) FROM latest_scores"
+    rows = []
+    for name in ("a", "b"):
+        with DuckDBStore(str(tmp_path / f"{name}.duckdb"), read_only=True) as store:
+            rows.append(store.sql(query).to_dicts())
+    assert len(rows[0]) == 1 and rows[0][0]["error_recovery"] == 1
+    assert rows[1] == rows[0]
