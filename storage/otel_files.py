@@ -51,7 +51,7 @@ __all__ = [
 OTEL_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".otlp", ".parquet", ".pq")
 """Extensions read (case-insensitive); folders are searched for these."""
 
-CHUNK_BYTES = 16 << 20
+CHUNK_BYTES = 8 << 20
 """About how many bytes of a file are read into one chunk of spans."""
 
 _LINES = (".json", ".jsonl", ".ndjson")

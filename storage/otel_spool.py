@@ -20,7 +20,7 @@ import polars as pl
 
 __all__ = ["DEFAULT_SPOOL_BYTES", "SpanSpool", "bucket_count"]
 
-DEFAULT_SPOOL_BYTES = 192 << 20
+DEFAULT_SPOOL_BYTES = 64 << 20
 """Span rows held in memory before the spool writes them to disk."""
 
 _BYTES_PER_BUCKET = 96 << 20
@@ -32,6 +32,14 @@ def bucket_count(input_bytes: int) -> int:
     """How many buckets to spread the spans of `input_bytes` of files over: one per 96 MiB,
     so that one bucket's spans stay well within memory whatever the input's size."""
     return max(1, min(_MAX_BUCKETS, -(-input_bytes // _BYTES_PER_BUCKET)))
+
+
+def _compacted(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with its own copy of its text. Polars text columns can point into the buffers
+    of the frame they were cut from: a span's tool arguments keep the whole chunk's attribute
+    values alive (the full message histories), so parked rows would hold ten times their size.
+    A pass through Arrow's plain strings copies only the bytes the rows use."""
+    return pl.DataFrame(pl.from_arrow(frame.to_arrow(compat_level=pl.CompatLevel.oldest())))
 
 
 class SpanSpool:
@@ -74,7 +82,7 @@ class SpanSpool:
         file's rows from its own thread still gets them in file order."""
         if spans.is_empty():
             return
-        spans = spans.with_columns(_order=pl.lit(order, dtype=pl.Int32))
+        spans = _compacted(spans).with_columns(_order=pl.lit(order, dtype=pl.Int32))
         if self._buckets == 1:
             parts = {0: spans}
         else:
