@@ -232,13 +232,16 @@ def _json_format_rate(path: Path, limit: int = 40) -> float:
 
 
 def _import_in_child(folder: Path) -> tuple[dict[str, Any], int]:
-    """The child's JSON line, and its peak RSS in bytes."""
+    """The child's JSON line (with its CPU seconds, user + system, added), and its peak RSS
+    in bytes."""
     with tempfile.TemporaryDirectory() as scratch:
         out = str(Path(scratch) / "traces.parquet")
         command = [sys.executable, __file__, "--child", str(folder), out]
         result = subprocess.run(command, check=True, capture_output=True, text=True)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return json.loads(result.stdout.strip().splitlines()[-1]), peak
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    run["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    return run, usage.ru_maxrss * 1024
 
 
 def _checks(rate: float, peak: int, baseline: float) -> list[Check]:
@@ -296,6 +299,13 @@ def main() -> None:
         f"(single run); spans read = mapped + dropped: {run['balanced']}"
     )
     print_table(_checks(rate, peak, baseline))
+    cores = info["cores_usable"]
+    print(
+        f"CPU time of the import: {run['cpu_seconds']:.1f} s (user + system), "
+        f"{run['spans_read'] / run['cpu_seconds']:,.0f} spans per CPU-second; with all "
+        f"{cores} cores to itself the wall time could not drop below {run['cpu_seconds'] / cores:.1f} s "
+        f"({cores * run['spans_read'] / run['cpu_seconds']:,.0f} spans/s at most)"
+    )
     print(
         f"otel import: {run['spans_read']:,} spans at {rate:,.0f} spans/s, peak RSS "
         f"{peak / 2**20:,.0f} MiB, on {info['cpu']} ({info['cpu_detail']}), {info['cores']} cores"

@@ -37,12 +37,12 @@ def _retries(config: OtelImportConfig) -> dict[str, pl.Expr]:
     call retries the previous model call when that one failed and no tool ran between them.
     """
     is_tool = pl.col("kind") != "llm"
-    same_tool = ["group", "_is_tool", "_tool"]
+    same_tool = ["_g", "_is_tool", "_tool"]
     failed_before = pl.col("status").shift(1).over(same_tool) == _ERROR
     between = pl.col("_tool_ord") - pl.col("_tool_ord").shift(1).over(same_tool) - 1
     within = pl.lit(True) if config.retry_window is None else between <= config.retry_window
     tool_retry = is_tool & failed_before & within
-    same_kind = ["group", "_is_tool"]
+    same_kind = ["_g", "_is_tool"]
     model_retry = (
         ~is_tool
         & (pl.col("status").shift(1).over(same_kind) == _ERROR)
@@ -52,7 +52,8 @@ def _retries(config: OtelImportConfig) -> dict[str, pl.Expr]:
 
 
 def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
-    """Every span that may be a step, in step order, with `retry` and `keep`.
+    """Every span that may be a step, in step order, with `retry`, `keep` and `_g` (the
+    group's number in this order: windows over an integer run faster than over the text id).
 
     A model call is kept when its output has text, when it failed, or when it is a retry;
     a model call that only asked for tool calls is not kept: the tool spans that follow are
@@ -62,11 +63,16 @@ def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         "group", "start_ns", "span_hex"
     )
     is_tool = pl.col("kind") != "llm"
-    marked = candidates.with_columns(
-        _is_tool=is_tool,
-        _tool=pl.when(is_tool).then(pl.coalesce("tool_name", "name")),
-        _tool_ord=is_tool.cast(pl.Int64).cum_sum().over("group"),
-    ).with_columns(**_retries(config))
+    group_number = (pl.col("group") != pl.col("group").shift(1)).fill_null(True).cum_sum()
+    marked = (
+        candidates.with_columns(
+            _g=group_number,
+            _is_tool=is_tool,
+            _tool=pl.when(is_tool).then(pl.coalesce("tool_name", "name")),
+        )
+        .with_columns(_tool_ord=is_tool.cast(pl.Int64).cum_sum().over("_g"))
+        .with_columns(**_retries(config))
+    )
     text_present = pl.col("text").str.strip_chars().str.len_chars().fill_null(0) > 0
     return marked.with_columns(
         keep=pl.col("_is_tool") | pl.col("retry") | (pl.col("status") == _ERROR) | text_present
@@ -80,7 +86,7 @@ def steps_per_group(rows: pl.DataFrame, config: OtelImportConfig) -> pl.DataFram
     limit = config.output_summary_chars
     is_tool = pl.col("_is_tool")
     step = pl.struct(
-        step_id=pl.int_range(pl.len()).over("group").cast(pl.Int64),
+        step_id=pl.int_range(pl.len()).over("_g").cast(pl.Int64),
         type=pl.when(pl.col("retry"))
         .then(pl.lit("error_recovery"))
         .when(is_tool)
