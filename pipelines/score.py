@@ -17,10 +17,11 @@ from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
 from storage.parquet_export import export_scores
-from storage.readers import expand_paths
+from storage.readers import FileFormat
 from storage.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
+from transforms.errors import ConfigError
 from transforms.summary import RunSummary, build_summary
 
 __all__ = ["score_run", "score_traces", "scoring_run", "summarise"]
@@ -109,6 +110,18 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     )
 
 
+def _file_format(input_format: str, format_config: str | None) -> FileFormat | None:
+    """The reader of the input files: None for trace exports, or the OTel span reader."""
+    if input_format == "traces":
+        return None
+    if input_format != "otel":
+        raise ConfigError(f"input format {input_format!r} is not known; use traces or otel")
+    from storage.config_files import load_otel_config
+    from storage.otel_readers import OtelFileFormat
+
+    return OtelFileFormat(load_otel_config(format_config))
+
+
 def score_traces(
     paths: list[str],
     db: str = "tracegrade.duckdb",
@@ -117,6 +130,8 @@ def score_traces(
     force: bool = False,
     confidence_config: str | None = None,
     judge_config: str | None = None,
+    input_format: str = "traces",
+    format_config: str | None = None,
 ) -> RunSummary:
     """Score trace exports (files, folders or globs) into the DuckDB file `db`.
 
@@ -129,17 +144,27 @@ def score_traces(
         confidence_config: a confidence TOML file (docs/confidence.md); None: the defaults.
         judge_config: an evaluator.toml; when given (and its API keys are set) the stored
             traces are judged after scoring, else the summary says why the judge was skipped.
+        input_format: "traces" (ReasoningTrace exports) or "otel" (OpenTelemetry span files,
+            docs/import.md), each file mapped to traces on its own.
+        format_config: for "otel", a TOML file of the OTel import mapping's keys.
     """
     settings = load_settings(config)
     confidence = load_confidence_config(confidence_config)
-    expand_paths(paths)  # a path that names nothing stops the run before the database opens
+    file_format = _file_format(input_format, format_config)
+    staging.input_files(paths, file_format)  # a path that names nothing stops the run here
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,
         scoring_run(store, "score_traces", settings, embed=embed, recover=True) as steps,
     ):
         steps.step(
-            "read and validate", staging.stage_inputs, store, steps.run, paths, force=force
+            "read and validate",
+            staging.stage_inputs,
+            store,
+            steps.run,
+            paths,
+            force=force,
+            file_format=file_format,
         )
         score_run(steps, settings, embed, config, confidence)
         counts = steps.tally.counts

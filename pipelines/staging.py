@@ -17,6 +17,7 @@ from storage.hashing import file_sha256, sha256_hex
 from storage.readers import (
     CANONICAL_SCHEMA,
     DEFAULT_BATCH_ROWS,
+    FileFormat,
     FileInfo,
     ReadResult,
     expand_paths,
@@ -42,6 +43,7 @@ __all__ = [
     "QUARANTINE",
     "SCORES",
     "commit_ledger",
+    "input_files",
     "limit_to_range",
     "stage_chunk",
     "stage_inputs",
@@ -86,20 +88,24 @@ def stage_inputs(
     *,
     force: bool = False,
     batch_rows: int | None = None,
+    file_format: FileFormat | None = None,
 ) -> dict[str, int]:
     """Read and validate the input files not loaded before; stage valid rows and quarantine.
 
     Files are read a batch at a time and each batch is validated and written out at once, so
     memory stays bounded whatever the input size. Duplicate ids are settled afterwards over
     the light key columns of every batch. A file whose (path, content hash) is already in the
-    ledger, wholly loaded or quarantined, is skipped unless `force`.
+    ledger, wholly loaded or quarantined, is skipped unless `force`. `file_format` reads span
+    files (or another kind) instead of trace files.
     """
-    files = expand_paths(paths)
+    files = input_files(paths, file_format)
     known = store.sql("SELECT path, content_hash FROM files WHERE status <> 'partial'")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
     todo = [f for f in files if force or not _in_ledger(f, seen)]
     create_staging(store, run.run_id, pl.Schema(_valid_schema()))
-    infos, rejected_parts = _read_batches(store, run, todo, batch_rows or DEFAULT_BATCH_ROWS)
+    infos, rejected_parts = _read_batches(
+        store, run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format
+    )
     rejected = _settle_duplicates(store, run, infos, rejected_parts)
     quarantine = _write_quarantine(run, infos, rejected)
     valid_rows = staged_count_by_file(store, run.run_id)
@@ -123,8 +129,19 @@ def _in_ledger(path: Path, seen: set[tuple[str, str]]) -> bool:
         return False
 
 
+def input_files(paths: list[str], file_format: FileFormat | None = None) -> list[Path]:
+    """The files a run reads: `expand_paths` with the extensions of `file_format`, if any."""
+    if file_format is None:
+        return expand_paths(paths)
+    return expand_paths(paths, extensions=file_format.extensions, what=file_format.what)
+
+
 def _read_batches(
-    store: DuckDBStore, run: Run, files: list[Path], batch_rows: int
+    store: DuckDBStore,
+    run: Run,
+    files: list[Path],
+    batch_rows: int,
+    file_format: FileFormat | None,
 ) -> tuple[list[FileInfo], list[pl.DataFrame]]:
     """Each file's batches validated and staged; a file rejected whole leaves no staged row.
     Returns the files' outcomes and their rejected rows."""
@@ -132,7 +149,7 @@ def _read_batches(
     rejected: list[pl.DataFrame] = []
     for index, path in enumerate(files):
         writer = _BatchWriter(store, run, index)
-        info = read_file_batches(path, writer, batch_rows)
+        info = read_file_batches(path, writer, batch_rows, file_format)
         if info.rule is not None:
             delete_staged_file(store, run.run_id, info.path)
         else:

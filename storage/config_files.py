@@ -16,6 +16,7 @@ from transforms.config._base import validate_config
 from transforms.config.chat import ChatImportConfig
 from transforms.config.confidence import ConfidenceConfig, ConfidenceFile
 from transforms.config.operations import OperationsConfig, OperationsSettings, scorer_set
+from transforms.config.otel import OtelImportConfig
 from transforms.config.scoring import Settings
 from transforms.errors import ConfigError, JudgeConfigError
 from transforms.judge.resolve import JudgeConfig, check_environment, judge_config
@@ -26,6 +27,7 @@ __all__ = [
     "load_confidence_config",
     "load_judge_config",
     "load_operations_settings",
+    "load_otel_config",
     "load_scorer_set",
     "load_settings",
     "read_toml",
@@ -102,6 +104,22 @@ def load_chat_config(
         "command-line options" if path is None else str(path),
         kind="chat import configuration",
         unknown_key_fix=f"the keys are {known}",
+    )
+
+
+def load_otel_config(
+    path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+) -> OtelImportConfig:
+    """The OTel import mapping: the file's keys (top level), then every key of `overrides`."""
+    data = {} if path is None else read_toml(path, "OTel import configuration")
+    known = ", ".join(OtelImportConfig.model_fields)
+    return validate_config(
+        data | dict(overrides or {}),
+        OtelImportConfig,
+        "command-line options" if path is None else str(path),
+        kind="OTel import configuration",
+        unknown_key_fix=f"the keys are {known}",
+        skip_mapping_input=True,
     )
 
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 import pyarrow as pa
@@ -32,6 +32,7 @@ __all__ = [
     "STEP_DTYPE",
     "SUPPORTED_EXTENSIONS",
     "DEFAULT_BATCH_ROWS",
+    "FileFormat",
     "FileInfo",
     "ReadResult",
     "expand_paths",
@@ -101,11 +102,11 @@ class ReadResult:
         )
 
 
-def _supported(path: Path) -> bool:
-    return path.suffix.lower() in SUPPORTED_EXTENSIONS
+def _supported(path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> bool:
+    return path.suffix.lower() in extensions
 
 
-def _folder_files(folder: Path) -> list[Path]:
+def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> list[Path]:
     """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
     editors' and systems' files). A link that leads nowhere (dangling, or a loop) is kept, so
     that reading it quarantines it as unreadable_file instead of skipping it unseen."""
@@ -113,27 +114,27 @@ def _folder_files(folder: Path) -> list[Path]:
         path
         for path in folder.rglob("*")
         if (path.is_file() or (path.is_symlink() and not path.exists()))
-        and _supported(path)
+        and _supported(path, extensions)
         and not any(part.startswith(".") for part in path.relative_to(folder).parts)
     ]
 
 
-def _expand_one(given: str | Path) -> list[Path]:
+def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list[Path]:
     text = str(given)
     path = Path(text).expanduser()
-    allowed = ", ".join(SUPPORTED_EXTENSIONS)
+    allowed = ", ".join(extensions)
     if path.is_file():
-        if not _supported(path):
+        if not _supported(path, extensions):
             raise InputError(
                 f"input file {text!r} has extension {path.suffix!r}; tracegrade reads "
                 f"{allowed}: rename the file or export it in one of these formats"
             )
         return [path]
     if path.is_dir():
-        files = _folder_files(path)
+        files = _folder_files(path, extensions)
         if not files:
             raise InputError(
-                f"input folder {text!r} holds no trace files ({allowed}, searched "
+                f"input folder {text!r} holds no {what} ({allowed}, searched "
                 "recursively); check the path"
             )
         return files
@@ -142,23 +143,29 @@ def _expand_one(given: str | Path) -> list[Path]:
         for match in sorted(glob.glob(str(path), recursive=True)):
             matched = Path(match)
             if matched.is_dir():
-                files.extend(_folder_files(matched))
-            elif matched.is_file() and _supported(matched):
+                files.extend(_folder_files(matched, extensions))
+            elif matched.is_file() and _supported(matched, extensions):
                 files.append(matched)
         if not files:
             raise InputError(
-                f"glob pattern {text!r} matches no trace files ({allowed}); check the "
+                f"glob pattern {text!r} matches no {what} ({allowed}); check the "
                 "pattern (use ** to search folders recursively)"
             )
         return files
     raise InputError(f"input path {text!r} does not exist; give a file, a folder or a glob pattern")
 
 
-def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
+def expand_paths(
+    paths: Sequence[str | Path],
+    *,
+    extensions: Sequence[str] = SUPPORTED_EXTENSIONS,
+    what: str = "trace files",
+) -> list[Path]:
     """The trace files named by files, folders (recursive) and glob patterns.
 
     Returns resolved paths, sorted and without duplicates, so a run reads the
     same files in the same order whatever order the paths were given in.
+    `extensions` and `what` serve readers of other formats (OTel spans).
 
     Raises:
         InputError: No path was given, a path matches no trace file, or a file
@@ -168,7 +175,7 @@ def expand_paths(paths: Sequence[str | Path]) -> list[Path]:
         paths = [paths]
     if not paths:
         raise InputError("no input paths given; pass at least one file, folder or glob pattern")
-    found = {_resolved(path) for given in paths for path in _expand_one(given)}
+    found = {_resolved(path) for given in paths for path in _expand_one(given, extensions, what)}
     return sorted(found, key=str)
 
 
@@ -184,16 +191,42 @@ DEFAULT_BATCH_ROWS = 25_000
 """Rows per batch when a Parquet file is read in pieces."""
 
 
+class FileFormat(Protocol):
+    """Another kind of input file a scoring run can read as canonical rows (OTel span files:
+    `storage.otel_readers.OtelFileFormat`); trace files need none."""
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """File extensions of this kind (folders are searched for these)."""
+        ...
+
+    @property
+    def what(self) -> str:
+        """What the files are called in messages ("span files")."""
+        ...
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        """`read_file_batches` for this kind of file."""
+        ...
+
+
 def read_file_batches(
-    path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int = DEFAULT_BATCH_ROWS
+    path: Path,
+    consume: Callable[[pl.DataFrame], None],
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    file_format: FileFormat | None = None,
 ) -> FileInfo:
     """Read one trace file, handing its canonical rows to `consume` a batch at a time.
 
     Parquet is read `batch_rows` rows at a time so a large file never sits in memory whole;
     JSON and JSONL arrive as one batch. A file rejected after some batches were consumed
     returns a FileInfo with its rule: the caller must discard what it consumed of that file.
-    Never raises for a bad file.
+    Never raises for a bad file. `file_format` reads another kind of file the same way.
     """
+    if file_format is not None:
+        return file_format.read_batches(path, consume, batch_rows)
     name = path_text(path)
     is_parquet = path.suffix.lower() in _PARQUET
     try:

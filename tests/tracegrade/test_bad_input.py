@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import SEED_TRACE, query_rows
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "otel"))
+from otel_helpers import CollectorFileExporter, tracer_provider, weather_agent  # noqa: E402
+
 TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
 DEEP = "[" * 10_000 + "]" * 10_000
 
@@ -263,6 +266,37 @@ def _factors_quarantined(rule: str) -> Callable[[Path], None]:
     return check
 
 
+def _agent_spans(tmp: Path) -> list[str]:
+    """The OTLP JSON lines of a real pydantic-ai run (FunctionModel) in tmp/spans.jsonl."""
+    exporter = CollectorFileExporter(tmp / "spans.jsonl")
+    weather_agent(tracer_provider(exporter), fail_first_convert=False).run_sync("Weather?")
+    return (tmp / "spans.jsonl").read_text().splitlines()
+
+
+def _otel_truncated_line(tmp: Path) -> list[str]:
+    lines = _agent_spans(tmp)
+    (tmp / "spans.jsonl").write_text("\n".join([*lines, lines[0][: len(lines[0]) // 2]]) + "\n")
+    return _score("spans.jsonl", extra=("--format", "otel"))
+
+
+def _otel_not_otlp_protobuf(tmp: Path) -> list[str]:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    _agent_spans(tmp)
+    (tmp / "value.pb").write_bytes(AnyValue(string_value="not a trace request").SerializeToString())
+    return ["import", "otel", "value.pb", "spans.jsonl", "--out", "o.parquet"]
+
+
+def _otel_report_names(tmp: Path) -> None:
+    import polars as pl
+
+    report = pl.read_csv(tmp / "o.import-report.csv")
+    assert report["rule"].to_list() == ["malformed_record"]
+    assert report["source_file"].to_list() == [str(tmp / "value.pb")]
+    assert "not an OTLP ExportTraceServiceRequest" in report["reason"][0]
+    assert query_parquet_rows(tmp / "o.parquet") == 1
+
+
 def _judge_table(tmp: Path) -> list[str]:
     (tmp / "ev.toml").write_text('[llm_default]\nmodel = "openai:gpt-4o-mini"\n')
     (tmp / "answers.jsonl").write_text(
@@ -272,6 +306,19 @@ def _judge_table(tmp: Path) -> list[str]:
 
 
 CASES = [
+    Case(
+        "otel: a truncated OTLP JSON line after a whole run",
+        _otel_truncated_line,
+        0,
+        "malformed_record",
+        scored=1,
+    ),
+    Case(
+        "otel: a protobuf file that is not an OTLP request",
+        _otel_not_otlp_protobuf,
+        0,
+        checks=[_otel_report_names],
+    ),
     Case(
         "judge: a table line that is not JSON",
         _judge_table,

@@ -1,4 +1,5 @@
-"""`tracegrade import chat`: chat-message trajectories to trace Parquet that `tracegrade score` reads."""
+"""`tracegrade import chat` and `import otel`: agent logs (chat-message trajectories, OpenTelemetry
+spans) to trace Parquet that `tracegrade score` reads."""
 
 from __future__ import annotations
 
@@ -107,9 +108,7 @@ def import_options(args: argparse.Namespace) -> dict[str, Any]:
 def _cmd_import_chat(args: argparse.Namespace) -> int:
     from pipelines.chat_import import import_chat
 
-    summary = import_chat(
-        args.file, args.out, args.report, args.config, import_options(args)
-    )
+    summary = import_chat(args.file, args.out, args.report, args.config, import_options(args))
     print(summary.markdown)
     print(
         f"tracegrade: imported {summary.imported} of {summary.records} trajectories, "
@@ -119,10 +118,112 @@ def _cmd_import_chat(args: argparse.Namespace) -> int:
     return EXIT_OK if summary.imported else EXIT_NOTHING_SCORED
 
 
+_OTEL_OPTIONS = (
+    (
+        "--group-by",
+        "group_by",
+        str,
+        "trace|agent",
+        "one trace per OTel trace id (default) or per top-level agent span",
+    ),
+    (
+        "--success",
+        "success",
+        str,
+        "RULE",
+        "not_error (default), ok, or attribute (with --success-attribute)",
+    ),
+    (
+        "--success-attribute",
+        "success_attribute",
+        str,
+        "KEY",
+        "root span attribute holding true or false",
+    ),
+    (
+        "--confidence-attribute",
+        "confidence_attribute",
+        str,
+        "KEY",
+        "root span attribute holding the confidence",
+    ),
+    (
+        "--default-confidence",
+        "default_confidence",
+        float,
+        "X",
+        "confidence without that attribute (default: 1.0)",
+    ),
+    (
+        "--domain-attribute",
+        "task_domain_attribute",
+        str,
+        "KEY",
+        "attribute holding the domain (default: tracegrade.task_domain)",
+    ),
+    ("--domain", "task_domain", str, "NAME", "domain of traces without the attribute"),
+    (
+        "--agent-id",
+        "agent_id",
+        str,
+        "ID",
+        "agent id of traces with neither gen_ai.agent.name nor service.name",
+    ),
+)
+
+
+def _cmd_import_otel(args: argparse.Namespace) -> int:
+    from pipelines.otel_import import import_otel
+
+    options = {
+        key: getattr(args, key) for _, key, *_ in _OTEL_OPTIONS if getattr(args, key) is not None
+    }
+    if args.retry_window is not None:
+        options["retry_window"] = args.retry_window
+    summary = import_otel(args.paths, args.out, args.report, args.config, options)
+    print(summary.markdown)
+    print(
+        f"tracegrade: imported {summary.imported} traces from {summary.spans_read} spans, "
+        f"rejected {sum(summary.rejected.values())} traces and {summary.records_rejected} records",
+        file=sys.stderr,
+    )
+    return EXIT_OK if summary.imported else EXIT_NOTHING_SCORED
+
+
+def _add_otel(kinds: Any) -> None:
+    otel = kinds.add_parser(
+        "otel",
+        help="OpenTelemetry spans (OTLP JSON lines or protobuf, Phoenix span tables) to trace Parquet",
+        description="Mapping tables, rules and options: docs/import.md.",
+    )
+    otel.add_argument(
+        "paths", nargs="+", metavar="FILE_OR_DIR", help="span files, folders or globs"
+    )
+    otel.add_argument("--out", required=True, metavar="FILE", help="the Parquet file to write")
+    otel.add_argument(
+        "--report",
+        metavar="FILE",
+        help="CSV of rejected traces and records (default: beside --out)",
+    )
+    otel.add_argument(
+        "--config", metavar="FILE", help="a TOML file of mapping keys (docs/import.md)"
+    )
+    for flag, key, kind, metavar, text in _OTEL_OPTIONS:
+        otel.add_argument(flag, dest=key, type=kind, metavar=metavar, help=text)
+    otel.add_argument(
+        "--retry-window",
+        type=_retry_window,
+        metavar="N",
+        help="tool calls allowed between a failed tool span and its retry (default: 3; 'any')",
+    )
+    otel.set_defaults(handler=_cmd_import_otel)
+
+
 def add_import_command(commands: Any) -> None:
-    """Add `import chat` to the subcommands of the `tracegrade` parser."""
+    """Add `import chat` and `import otel` to the subcommands of the `tracegrade` parser."""
     importer = commands.add_parser("import", help="convert agent logs into trace files")
     kinds = importer.add_subparsers(dest="kind", required=True)
+    _add_otel(kinds)
     chat = kinds.add_parser(
         "chat",
         help="OpenAI-style chat trajectories (JSON array or JSONL) to trace Parquet",

@@ -34,12 +34,21 @@ DEMO_QUERIES = (
 )
 
 
+def _format_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`input_format` and `format_config` of `score_traces` when --format otel was given."""
+    if getattr(args, "format", "traces") == "traces":
+        return {}
+    return {"input_format": args.format, "format_config": args.otel_config}
+
+
 def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int:
-    from storage.config_files import load_confidence_config, load_settings
+    from storage.config_files import load_confidence_config, load_otel_config, load_settings
     from tracegrade.cli.execution import flow, flow_mode
 
     settings = load_settings(args.config)
     load_confidence_config(args.confidence_config)
+    if _format_options(args):
+        load_otel_config(args.otel_config)
     check_database(db)
     with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
         score_traces = flow("score_traces", prefect)
@@ -52,6 +61,7 @@ def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int
                 force=args.force,
                 judge_config=args.judge_config,
                 confidence_config=args.confidence_config,
+                **_format_options(args),
             )
     print(summary.markdown)
     if summary.nothing_scored:
@@ -140,6 +150,16 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     )
     score.add_argument(
         "--force", action="store_true", help="read files already in the ledger again"
+    )
+    score.add_argument(
+        "--format",
+        choices=("traces", "otel"),
+        default="traces",
+        help="traces: ReasoningTrace exports (default); otel: OpenTelemetry span files (OTLP "
+        "JSON or protobuf, Phoenix span tables), each file mapped to traces (docs/import.md)",
+    )
+    score.add_argument(
+        "--otel-config", metavar="FILE", help="with --format otel: a TOML file of mapping keys"
     )
     score.set_defaults(handler=_cmd_score)
     return score

@@ -1,0 +1,200 @@
+"""The `import_otel` flow: OpenTelemetry span files in, nested trace Parquet and a report out.
+
+read each file in chunks -> facts of each span -> park by trace id (spool) -> map each bucket's
+traces -> append to Parquet -> write the report;
+`import_and_score_otel` then runs `score_traces` on the Parquet.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipelines.runs import Steps, publish_markdown
+from storage.config_files import load_otel_config
+from storage.otel_files import iter_span_chunks, otel_input_files
+from storage.otel_output import otel_report_path, otel_trace_writer, write_otel_report
+from storage.otel_spool import SpanSpool, bucket_count
+from transforms.config.otel import OtelImportConfig
+from transforms.otel import DROP_RULES, TRACE_RULES, map_spans
+from transforms.otel_spans import span_facts
+from transforms.summary import RunSummary
+
+__all__ = ["OtelImportSummary", "import_and_score_otel", "import_otel"]
+
+
+@dataclass(frozen=True)
+class OtelImportSummary:
+    """What one OTel import did: spans in and out, traces, rejections, where the files went."""
+
+    files: int
+    out: str
+    report: str
+    records: int
+    records_rejected: int
+    spans_read: int
+    spans: dict[str, int] = field(default_factory=dict)
+    imported: int = 0
+    succeeded: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def spans_dropped(self) -> int:
+        """Spans that did not become a step, all rules together."""
+        return sum(count for rule, count in self.spans.items() if rule != "mapped")
+
+    @property
+    def balanced(self) -> bool:
+        """Spans read = spans mapped + spans dropped: nothing was lost without a rule."""
+        return self.spans_read == self.spans.get("mapped", 0) + self.spans_dropped
+
+    @property
+    def markdown(self) -> str:
+        """The summary as a Markdown table; drops and rejections by rule in rule order."""
+        lines = [
+            "# OTel import",
+            "",
+            "| count | value |",
+            "|---|---|",
+            f"| files read | {self.files:,} |",
+            f"| records read (lines, messages, table rows) | {self.records:,} |",
+            f"| records rejected (malformed_record) | {self.records_rejected:,} |",
+            f"| spans read | {self.spans_read:,} |",
+            f"| spans mapped to steps | {self.spans.get('mapped', 0):,} |",
+            f"| spans dropped | {self.spans_dropped:,} |",
+        ]
+        lines += [
+            f"| spans dropped: {rule} | {n:,} |"
+            for rule, n in self.spans.items()
+            if rule != "mapped" and n
+        ]
+        lines += [
+            f"| traces imported | {self.imported:,} |",
+            f"| imported, success | {self.succeeded:,} |",
+            f"| imported, failure | {self.imported - self.succeeded:,} |",
+            f"| traces rejected | {sum(self.rejected.values()):,} |",
+        ]
+        lines += [f"| traces rejected: {rule} | {n:,} |" for rule, n in self.rejected.items()]
+        check = "=" if self.balanced else "!="
+        lines += [
+            "",
+            f"Spans read {check} spans mapped + spans dropped "
+            f"({self.spans_read:,} {check} {self.spans.get('mapped', 0):,} + {self.spans_dropped:,}).",
+            f"Traces: {self.out}",
+            f"Rejections (one row each, with the reason): {self.report}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+READERS = 2
+"""Files read at once. Arrow's JSON reader and Polars release the GIL, so two threads keep
+both cores of a small machine busy; each holds one chunk (about 16 MB of input) at a time."""
+
+
+def _read_files(
+    files: list[Path], settings: OtelImportConfig, spool: SpanSpool, malformed: list[dict[str, Any]]
+) -> int:
+    """Read every file into the spool (each file's rows tagged with its place in `files`, so
+    the spool hands them back in file order); returns how many records were read."""
+
+    def read(index: int) -> tuple[int, list[dict[str, Any]]]:
+        records, rejections = 0, []
+        for chunk in iter_span_chunks(files[index], settings):
+            records += chunk.records
+            rejections.extend(chunk.rejections)
+            spool.add(span_facts(chunk.spans, settings), order=index)
+        return records, rejections
+
+    with ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="otel-read") as pool:
+        results = list(pool.map(read, range(len(files))))
+    for _, rejections in results:
+        malformed.extend(rejections)
+    return sum(records for records, _ in results)
+
+
+def _import(
+    paths: list[str],
+    out: str,
+    report: str | None,
+    config: str | None,
+    options: dict[str, Any] | None,
+) -> OtelImportSummary:
+    settings = load_otel_config(config, options)
+    files = otel_input_files(paths)
+    report_path = Path(report) if report is not None else otel_report_path(out)
+    size = sum(path.stat().st_size for path in files)
+    rejections: list[pl.DataFrame] = []
+    malformed: list[dict[str, Any]] = []
+    spans: Counter[str] = Counter()
+    with (
+        SpanSpool(bucket_count(size), Path(out).expanduser().resolve().parent) as spool,
+        otel_trace_writer(out) as writer,
+    ):
+        records = _read_files(files, settings, spool, malformed)
+        for bucket in spool.buckets():
+            mapping = map_spans(bucket, settings)
+            writer.add(mapping.traces)
+            rejections.append(mapping.rejections)
+            spans.update(mapping.spans)
+        imported, succeeded, spans_read = writer.rows, writer.succeeded, spool.rows
+    if malformed:
+        rejections.append(pl.DataFrame(malformed))
+    write_otel_report(rejections, report_path)
+    rules = Counter(rule for frame in rejections if not frame.is_empty() for rule in frame["rule"])
+    return OtelImportSummary(
+        files=len(files),
+        out=str(out),
+        report=str(report_path),
+        records=records,
+        records_rejected=len(malformed),
+        spans_read=spans_read,
+        spans={rule: spans[rule] for rule in ("mapped", *DROP_RULES)},
+        imported=imported,
+        succeeded=succeeded,
+        rejected={rule: rules[rule] for rule in TRACE_RULES if rules[rule]},
+    )
+
+
+def import_otel(
+    paths: list[str],
+    out: str,
+    report: str | None = None,
+    config: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> OtelImportSummary:
+    """Import OpenTelemetry span files (OTLP JSON lines, OTLP protobuf, Phoenix span tables)
+    into trace Parquet and a report.
+
+    Args:
+        paths: files, folders (searched recursively) or glob patterns.
+        out: the Parquet file to write (replaced atomically).
+        report: the CSV of rejected traces and records; default beside `out`.
+        config: a TOML file of `OtelImportConfig` keys.
+        options: keys of `OtelImportConfig` that override the file's.
+    """
+    summary = Steps().step("import", _import, list(paths), out, report, config, options)
+    publish_markdown(summary.markdown, "import-otel-summary", "tracegrade OTel import")
+    return summary
+
+
+def import_and_score_otel(
+    paths: list[str],
+    out: str,
+    db: str,
+    report: str | None = None,
+    config: str | None = None,
+    options: dict[str, Any] | None = None,
+    score_config: str | None = None,
+    no_embedder: bool = False,
+) -> tuple[OtelImportSummary, RunSummary]:
+    """Import span files, then score the traces written into the DuckDB file `db`."""
+    from pipelines.score import score_traces
+
+    imported = import_otel(paths, out, report, config, options)
+    scored = score_traces([out], db=db, config=score_config, no_embedder=no_embedder)
+    return imported, scored

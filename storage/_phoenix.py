@@ -1,0 +1,132 @@
+"""Phoenix span tables (its spans dataframe, saved as Parquet or JSON Lines) to span rows.
+
+Phoenix's `get_spans_dataframe` has one row per span: `context.trace_id`, `context.span_id`,
+`parent_id`, `name`, `span_kind`, `start_time`, `end_time`, `status_code`, `status_message`,
+`events`, and one `attributes.<key>` column per attribute, where OpenInference lists are lists
+of objects (`attributes.llm.output_messages`: `[{"message.role": ..., "message.content": ...}]`)
+and other dotted keys are nested objects (`attributes.gen_ai`: `{"operation": {"name": ...}}`).
+`phoenix_rows` flattens them back into the attribute keys the spans were recorded with.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["PHOENIX_COLUMNS", "is_phoenix_row", "phoenix_rows"]
+
+PHOENIX_COLUMNS = ("context.trace_id", "context.span_id")
+"""Columns every Phoenix span table has; a table or line without them is not one."""
+
+_JSON_STRING_ATTRIBUTES = ("tool.parameters", "metadata", "llm.prompt_template.variables")
+_STATUS = {"OK": "OK", "ERROR": "ERROR", "UNSET": "UNSET"}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def is_phoenix_row(value: object) -> bool:
+    """True for a JSON object that looks like a row of a Phoenix spans table."""
+    return isinstance(value, dict) and all(column in value for column in PHOENIX_COLUMNS)
+
+
+def _flat(prefix: str, value: Any, into: list[tuple[str, Any]]) -> None:
+    """`value` under `prefix` as attribute key-value pairs, lists of objects indexed."""
+    if value is None:
+        return
+    if prefix.endswith(_JSON_STRING_ATTRIBUTES) and isinstance(value, dict | list):
+        into.append((prefix, json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _flat(f"{prefix}.{key}", item, into)
+    elif isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+        for index, item in enumerate(value):
+            _flat(f"{prefix}.{index}", item, into)
+    else:
+        into.append((prefix, value))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _nanoseconds(value: Any) -> int | None:
+    """A span time: a timestamp, epoch milliseconds (pandas' JSON), or ISO-8601 text."""
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        delta = aware - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value * 1_000_000)
+    if isinstance(value, str):
+        try:
+            return _nanoseconds(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+        except ValueError:
+            return None
+    return None
+
+
+def _hex(value: Any, size: int) -> str | None:
+    text = value.strip().lower() if isinstance(value, str) else ""
+    digits = text.removeprefix("0x")
+    if len(digits) != 2 * size or any(c not in "0123456789abcdef" for c in digits):
+        return None
+    return digits
+
+
+def _exception_message(events: Any) -> str | None:
+    for event in events if isinstance(events, list) else []:
+        if isinstance(event, Mapping) and event.get("name") == "exception":
+            attributes = event.get("attributes")
+            if isinstance(attributes, Mapping):
+                message = attributes.get("exception.message")
+                if message is None and isinstance(attributes.get("exception"), Mapping):
+                    message = attributes["exception"].get("message")
+                return None if message is None else _text(message)
+    return None
+
+
+def _attributes(row: Mapping[str, Any], wanted: Callable[[str], bool]) -> list[dict[str, str]]:
+    pairs: list[tuple[str, Any]] = []
+    for column, value in row.items():
+        if column.startswith("attributes."):
+            _flat(column.removeprefix("attributes."), value, pairs)
+    attributes = [{"key": key, "value": _text(value)} for key, value in pairs if wanted(key)]
+    kinds = {item["key"] for item in attributes}
+    kind = row.get("span_kind")
+    if "openinference.span.kind" not in kinds and isinstance(kind, str) and kind:
+        attributes.append({"key": "openinference.span.kind", "value": kind})
+    return attributes
+
+
+def phoenix_rows(
+    rows: Iterable[tuple[int, Mapping[str, Any]]], source: str, wanted: Callable[[str], bool]
+) -> list[tuple[Any, ...]]:
+    """Span rows (`RAW_SPAN_SCHEMA` order) of Phoenix table rows given with their numbers."""
+    spans = []
+    for number, row in rows:
+        status = row.get("status_code")
+        message = row.get("status_message")
+        spans.append(
+            (
+                source,
+                number,
+                _hex(row.get("context.trace_id"), 16),
+                _hex(row.get("context.span_id"), 8),
+                _hex(row.get("parent_id"), 8),
+                row.get("name") if isinstance(row.get("name"), str) else None,
+                _nanoseconds(row.get("start_time")),
+                _nanoseconds(row.get("end_time")),
+                _STATUS.get(status.upper(), "UNSET") if isinstance(status, str) else "UNSET",
+                message if isinstance(message, str) and message else None,
+                _exception_message(row.get("events")),
+                _attributes(row, wanted),
+            )
+        )
+    return spans

@@ -1,0 +1,371 @@
+"""OpenTelemetry span files in, span rows out, a piece at a time.
+
+Three kinds of file hold spans: OTLP JSON lines (the Collector's file exporter: one
+`ExportTraceServiceRequest` a line), OTLP protobuf (the file exporter's `proto` format, framed
+as `storage._otlp_frames` reads it), and Phoenix span tables (Parquet, or JSON Lines of its
+spans dataframe). `iter_span_chunks` reads any of them in pieces of bounded size and never
+stops at a bad record: a line or message that cannot be parsed becomes a `malformed_record`
+rejection and the file goes on. A file that cannot be read at all raises `InputError`.
+docs/import.md describes the formats.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from storage._json_values import RecordProblem, parse_record
+from storage._names import path_text
+from storage._otlp import collector_schema, request_rows, rows_frame
+from storage._otlp_arrow import arrow_rows
+from storage._otlp_frames import protobuf_messages
+from storage._phoenix import PHOENIX_COLUMNS, is_phoenix_row, phoenix_rows
+from storage._surrogates import SURROGATE_ESCAPE
+from storage.errors import InputError
+from storage.readers import expand_paths
+from transforms.config.otel import OtelImportConfig
+from transforms.otel import REJECTION_SCHEMA
+from transforms.otel_spans import ATTRIBUTE_KEYS, ATTRIBUTE_PREFIXES, wanted_key_filter
+
+__all__ = [
+    "CHUNK_BYTES",
+    "OTEL_EXTENSIONS",
+    "SpanChunk",
+    "iter_span_chunks",
+    "otel_input_files",
+]
+
+OTEL_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".otlp", ".parquet", ".pq")
+"""Extensions read (case-insensitive); folders are searched for these."""
+
+CHUNK_BYTES = 8 << 20
+"""About how many bytes of a file are read into one chunk of spans."""
+
+_LINES = (".json", ".jsonl", ".ndjson")
+_PARQUET = (".parquet", ".pq")
+_PHOENIX_BATCH_ROWS = 20_000
+_BLOCK_BYTES = 4 << 20
+_SCHEMAS = (collector_schema(False), collector_schema(True))
+
+
+@dataclass
+class SpanChunk:
+    """Spans read from a piece of a file, with the records that could not be read."""
+
+    spans: pl.DataFrame
+    rejections: list[dict[str, Any]] = field(default_factory=list)
+    records: int = 0
+
+
+def otel_input_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The span files named by files, folders (recursive) and glob patterns, sorted.
+
+    Raises:
+        InputError: a path names no span file, or a file with another extension.
+    """
+    return expand_paths(paths, extensions=OTEL_EXTENSIONS, what="span files")
+
+
+def _key_check(config: OtelImportConfig) -> Callable[[str], bool]:
+    exact = frozenset((*ATTRIBUTE_KEYS, *config.attribute_keys()))
+
+    def wanted(key: str) -> bool:
+        return key in exact or key.startswith(ATTRIBUTE_PREFIXES)
+
+    return wanted
+
+
+def _malformed(source: str, number: int, reason: str) -> dict[str, Any]:
+    return dict.fromkeys(REJECTION_SCHEMA) | {
+        "source_file": source,
+        "record_number": number,
+        "rule": "malformed_record",
+        "reason": reason,
+    }
+
+
+def _with_base64_ids(request: Any) -> None:
+    """Turn the hex ids of OTLP JSON into the base64 the protobuf JSON mapping reads."""
+    for resource_spans in _objects(request, "resourceSpans", "resource_spans"):
+        for scope_spans in _objects(resource_spans, "scopeSpans", "scope_spans"):
+            for span in _objects(scope_spans, "spans"):
+                for key in (
+                    "traceId",
+                    "trace_id",
+                    "spanId",
+                    "span_id",
+                    "parentSpanId",
+                    "parent_span_id",
+                ):
+                    text = span.get(key)
+                    if isinstance(text, str) and len(text) in (16, 32):
+                        with contextlib.suppress(ValueError):
+                            span[key] = base64.b64encode(bytes.fromhex(text)).decode("ascii")
+
+
+def _objects(parent: Any, *keys: str) -> list[dict[str, Any]]:
+    for key in keys:
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if isinstance(value, list):
+            return [item for item in value if isinstance(item, dict)]
+    return []
+
+
+def _parsed_line(
+    text: str, number: int, source: str, wanted: Callable[[str], bool]
+) -> tuple[list[Any], dict[str, Any] | None]:
+    """One JSON line through the official parser: its span rows, or its rejection."""
+    try:
+        value = parse_record(text, f"line {number}")
+    except RecordProblem as problem:
+        return [], _malformed(source, number, problem.reason)
+    if not isinstance(value, dict):
+        return [], _malformed(
+            source,
+            number,
+            f"line {number} is a JSON {type(value).__name__}, not an ExportTraceServiceRequest object",
+        )
+    _with_base64_ids(value)
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(value, request, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        reason = f"line {number} is not an OTLP ExportTraceServiceRequest ({exc}); re-export it with the Collector's file exporter"
+        return [], _malformed(source, number, reason)
+    return request_rows(request, wanted, source, number), None
+
+
+def _slow_chunk(
+    lines: list[tuple[int, str]], source: str, wanted: Callable[[str], bool]
+) -> SpanChunk:
+    rows: list[Any] = []
+    chunk = SpanChunk(rows_frame([]))
+    for number, text in lines:
+        found, problem = _parsed_line(text, number, source, wanted)
+        rows.extend(found)
+        if problem is not None:
+            chunk.rejections.append(problem)
+    chunk.spans, chunk.records = rows_frame(rows), len(lines)
+    return chunk
+
+
+def _fast_chunk(
+    data: bytes, records: list[int], longest: int, source: str, config: OtelImportConfig
+) -> pl.DataFrame | None:
+    """The chunk's span rows through Arrow's JSON reader, or None when it cannot take them."""
+    block = max(_BLOCK_BYTES, longest + 1)
+    options = pa_json.ReadOptions(block_size=block, use_threads=True)
+    for schema in _SCHEMAS:
+        parse = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+        try:
+            table = pa_json.read_json(io.BytesIO(data), read_options=options, parse_options=parse)
+        except pa.ArrowInvalid:
+            continue
+        if table.num_rows != len(records):
+            return None
+        return arrow_rows(table, records, source, lambda key: wanted_key_filter(key, config))
+    return None
+
+
+def _line_numbers(data: bytes, first: int) -> tuple[list[int], int]:
+    """The numbers of the chunk's lines that are not blank, and the longest line's length.
+
+    A line of more than 64 bytes is taken as not blank without looking (one of only spaces
+    would make the reader's row count differ, and the chunk then takes the full parser)."""
+    starts = [0]
+    find = data.find
+    at = find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find(b"\n", at + 1)
+    starts.append(len(data) + 1)
+    numbers, longest = [], 0
+    for index in range(len(starts) - 1):
+        begin, end = starts[index], starts[index + 1] - 1
+        size = end - begin
+        if size > 64 or data[begin:end].strip():
+            numbers.append(first + index)
+            longest = max(longest, size)
+    return numbers, longest
+
+
+def _json_chunk(data: bytes, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
+    source = path_text(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first + data.count(b"\n", 0, exc.start)
+        raise InputError(f"{path} is not UTF-8 text (line {line}); re-export it as UTF-8") from None
+    numbers, longest = _line_numbers(data, first)
+    if not numbers:
+        return SpanChunk(rows_frame([]))
+    if SURROGATE_ESCAPE.search(text) is None:
+        spans = _fast_chunk(data, numbers, longest, source, config)
+        if spans is not None:
+            return SpanChunk(spans, records=len(numbers))
+    lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
+    return _slow_chunk(lines, source, _key_check(config))
+
+
+def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytes, int]]:
+    """The file in blocks that end at a line break, each with its first line's number."""
+    number, carry = 1, b""
+    with path.open("rb") as handle:
+        while block := handle.read(size):
+            data = carry + block
+            if number == 1 and not carry:
+                data = data.removeprefix(b"\xef\xbb\xbf")
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
+                continue
+            carry = data[cut + 1 :]
+            yield data[: cut + 1], number
+            number += data.count(b"\n", 0, cut + 1)
+    if carry:
+        yield carry, number
+
+
+def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
+    source, wanted = path_text(path), _key_check(config)
+    chunk, rows, used = SpanChunk(rows_frame([])), [], 0
+    for number, body in protobuf_messages(path):
+        chunk.records += 1
+        if isinstance(body, str):
+            chunk.rejections.append(
+                _malformed(source, number, body + "; the file was probably truncated")
+            )
+            continue
+        request = ExportTraceServiceRequest()
+        try:
+            request.ParseFromString(body)
+        except DecodeError as exc:
+            chunk.rejections.append(
+                _malformed(
+                    source,
+                    number,
+                    f"message {number} is not an OTLP ExportTraceServiceRequest ({exc})",
+                )
+            )
+            continue
+        rows.extend(request_rows(request, wanted, source, number))
+        used += len(body)
+        if used >= size:
+            chunk.spans = rows_frame(rows)
+            yield chunk
+            chunk, rows, used = SpanChunk(rows_frame([])), [], 0
+    chunk.spans = rows_frame(rows)
+    yield chunk
+
+
+def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk]:
+    source, wanted = path_text(path), _key_check(config)
+    try:
+        table = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{path} is not a readable Parquet file ({exc}); re-export the span table"
+        ) from None
+    missing = [name for name in PHOENIX_COLUMNS if name not in table.schema_arrow.names]
+    if missing:
+        raise InputError(
+            f"{path} has no column {', '.join(missing)}: it is not a Phoenix span table "
+            "(export it with px.Client().get_spans_dataframe(...).to_parquet(...))"
+        )
+    offset = 0
+    for batch in table.iter_batches(_PHOENIX_BATCH_ROWS):
+        rows = batch.to_pylist()
+        numbered = zip(range(offset + 1, offset + len(rows) + 1), rows, strict=True)
+        yield SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(rows))
+        offset += len(rows)
+
+
+def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
+    source, wanted = path_text(path), _key_check(config)
+    for data, first in _line_blocks(path, size):
+        chunk, good = SpanChunk(rows_frame([])), []
+        text = _decoded(data, path)
+        for index, line in enumerate(text.split("\n")):
+            if not line.strip():
+                continue
+            number = first + index
+            chunk.records += 1
+            try:
+                value = parse_record(line, f"line {number}")
+            except RecordProblem as problem:
+                chunk.rejections.append(_malformed(source, number, problem.reason))
+                continue
+            if not is_phoenix_row(value):
+                chunk.rejections.append(
+                    _malformed(
+                        source,
+                        number,
+                        f"line {number} is not a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)})",
+                    )
+                )
+                continue
+            good.append((number, value))
+        chunk.spans = rows_frame(phoenix_rows(good, source, wanted))
+        yield chunk
+
+
+def _decoded(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text; re-export it as UTF-8") from None
+
+
+def _is_phoenix_lines(path: Path) -> bool:
+    """True when the first non-blank line is a Phoenix table row rather than an OTLP request."""
+    with path.open("rb") as handle:
+        for raw in handle:
+            line = raw.strip().removeprefix(b"\xef\xbb\xbf")
+            if not line:
+                continue
+            if line.startswith(b'{"resourceSpans"') or b'"resourceSpans"' in line[:200]:
+                return False
+            try:
+                return is_phoenix_row(parse_record(line.decode("utf-8", "replace"), "line 1"))
+            except RecordProblem:
+                return False
+    return False
+
+
+def iter_span_chunks(
+    path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[SpanChunk]:
+    """The spans of one file, a chunk of about `chunk_bytes` at a time.
+
+    Raises:
+        InputError: the file cannot be opened or read, is not UTF-8 (JSON), or is a Parquet
+            file that is not a Phoenix span table.
+    """
+    suffix = path.suffix.lower()
+    try:
+        if suffix in _PARQUET:
+            yield from _phoenix_parquet(path, config)
+        elif suffix not in _LINES:
+            yield from _protobuf_chunks(path, config, chunk_bytes)
+        elif _is_phoenix_lines(path):
+            yield from _phoenix_lines(path, config, chunk_bytes)
+        else:
+            for data, first in _line_blocks(path, chunk_bytes):
+                yield _json_chunk(data, first, path, config)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path} ({exc}); check the path and its permissions"
+        ) from None

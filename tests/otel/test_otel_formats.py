@@ -1,0 +1,149 @@
+"""The same instrumented runs through every input layout and grouping: OTLP JSON with the
+protobuf JSON mapping's base64 ids, Phoenix span tables (Parquet and JSON lines), one trace per
+OTel trace or per agent run, and a success rule that rejects a trace with its spans counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from google.protobuf import json_format
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from otel_helpers import CollectorFileExporter, phoenix_rows, tracer_provider, weather_agent
+
+from pipelines.otel_import import import_otel
+
+QUESTION = "What is the weather in Paris, in Fahrenheit?"
+
+
+def _run(folder: Path) -> CollectorFileExporter:
+    folder.mkdir()
+    exporter = CollectorFileExporter(folder / "spans.jsonl")
+    weather_agent(tracer_provider(exporter), fail_first_convert=True).run_sync(QUESTION)
+    return exporter
+
+
+def _traces(path: Path) -> list[dict[str, Any]]:
+    return pl.read_parquet(path).to_dicts()
+
+
+def _without_latency(trace: dict[str, Any]) -> dict[str, Any]:
+    return {**trace, "steps": [{**s, "latency_ms": None} for s in trace["steps"]]}
+
+
+def _write_phoenix(rows: list[dict[str, Any]], path: Path) -> None:
+    if path.suffix == ".parquet":
+        pl.DataFrame(rows, infer_schema_length=None).write_parquet(path)
+        return
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            times = {key: row[key].isoformat() for key in ("start_time", "end_time")}
+            handle.write(json.dumps({**row, **times}) + "\n")
+
+
+def test_base64_ids_of_the_protobuf_json_mapping_read_like_hex(tmp_path: Path) -> None:
+    exporter = _run(tmp_path / "hex")
+    (tmp_path / "b64").mkdir()
+    line = json_format.MessageToJson(encode_spans(exporter.spans), indent=None)
+    (tmp_path / "b64" / "spans.json").write_text(line + "\n")
+
+    hex_summary = import_otel([str(tmp_path / "hex")], str(tmp_path / "hex.parquet"))
+    b64_summary = import_otel([str(tmp_path / "b64")], str(tmp_path / "b64.parquet"))
+
+    assert b64_summary.spans == hex_summary.spans and b64_summary.imported == 1
+    assert _traces(tmp_path / "b64.parquet") == _traces(tmp_path / "hex.parquet")
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_a_phoenix_span_table_gives_the_trace_the_otlp_spans_give(
+    tmp_path: Path, suffix: str
+) -> None:
+    exporter = _run(tmp_path / "otlp")
+    table = tmp_path / f"phoenix{suffix}"
+    _write_phoenix(phoenix_rows(exporter.spans), table)
+
+    otlp = import_otel([str(tmp_path / "otlp")], str(tmp_path / "otlp.parquet"))
+    phoenix = import_otel([str(table)], str(tmp_path / "phoenix.parquet"))
+
+    assert phoenix.spans_read == otlp.spans_read == len(exporter.spans)
+    assert phoenix.spans == otlp.spans and phoenix.balanced
+    (expected,) = _traces(tmp_path / "otlp.parquet")
+    (got,) = _traces(tmp_path / "phoenix.parquet")
+    assert _without_latency(got) == _without_latency(expected)
+    assert [s["type"] for s in got["steps"]].count("error_recovery") == 1
+    for mine, theirs in zip(got["steps"], expected["steps"], strict=True):
+        assert mine["latency_ms"] == pytest.approx(theirs["latency_ms"], abs=0.002)
+
+
+def _two_runs_under_one_span(folder: Path) -> CollectorFileExporter:
+    folder.mkdir()
+    exporter = CollectorFileExporter(folder / "spans.jsonl")
+    provider = tracer_provider(exporter, service="nightly")
+    with provider.get_tracer("batch").start_as_current_span("nightly batch"):
+        for city in ("Paris", "Oslo"):
+            agent = weather_agent(provider, fail_first_convert=city == "Oslo")
+            agent.run_sync(f"What is the weather in {city}?")
+    return exporter
+
+
+def test_group_by_agent_makes_one_trace_per_agent_run(tmp_path: Path) -> None:
+    exporter = _two_runs_under_one_span(tmp_path / "spans")
+    by_trace = import_otel([str(tmp_path / "spans")], str(tmp_path / "t.parquet"))
+    by_agent = import_otel(
+        [str(tmp_path / "spans")], str(tmp_path / "a.parquet"), options={"group_by": "agent"}
+    )
+
+    assert by_trace.spans_read == by_agent.spans_read == len(exporter.spans) == 1 + 6 + 8
+    assert by_trace.imported == 1 and by_trace.spans["agent_span"] == 2
+    assert by_trace.spans["not_agent_work"] == 1 and by_trace.balanced
+    (whole,) = _traces(tmp_path / "t.parquet")
+    assert whole["task"]["objective"] == "What is the weather in Paris?"
+    assert len(whole["steps"]) == 4 + 5
+
+    assert by_agent.imported == 2 and by_agent.spans["outside_agent"] == 1 and by_agent.balanced
+    runs = sorted(_traces(tmp_path / "a.parquet"), key=lambda t: t["metadata"]["created_at"])
+    assert [t["task"]["objective"] for t in runs] == [
+        "What is the weather in Paris?",
+        "What is the weather in Oslo?",
+    ]
+    assert [[s["type"] for s in t["steps"]].count("error_recovery") for t in runs] == [0, 1]
+    assert len({t["id"] for t in runs} | {whole["id"]}) == 3
+
+
+def test_a_success_attribute_the_root_lacks_rejects_the_trace_and_counts_its_spans(
+    tmp_path: Path,
+) -> None:
+    exporter = _run(tmp_path / "spans")
+    options = {"success": "attribute", "success_attribute": "eval.passed"}
+    summary = import_otel([str(tmp_path / "spans")], str(tmp_path / "t.parquet"), options=options)
+
+    assert summary.imported == 0 and summary.rejected == {"invalid_success": 1}
+    assert summary.spans["rejected_trace"] == summary.spans_read == len(exporter.spans)
+    report = pl.read_csv(tmp_path / "t.import-report.csv")
+    assert report["rule"].to_list() == ["invalid_success"]
+    assert "eval.passed" in report["reason"][0] and "missing" in report["reason"][0]
+
+
+def test_score_format_otel_scores_the_span_folder_as_the_imported_parquet(tmp_path: Path) -> None:
+    from pipelines.score import score_traces
+    from storage.duckdb_store import DuckDBStore
+
+    _run(tmp_path / "spans")
+    import_otel([str(tmp_path / "spans")], str(tmp_path / "t.parquet"))
+    score_traces([str(tmp_path / "t.parquet")], db=str(tmp_path / "a.duckdb"), no_embedder=True)
+    score_traces(
+        [str(tmp_path / "spans")],
+        db=str(tmp_path / "b.duckdb"),
+        no_embedder=True,
+        input_format="otel",
+    )
+    query = "SELECT * EXCLUDE (run_id) FROM latest_scores"
+    rows = []
+    for name in ("a", "b"):
+        with DuckDBStore(str(tmp_path / f"{name}.duckdb"), read_only=True) as store:
+            rows.append(store.sql(query).to_dicts())
+    assert len(rows[0]) == 1 and rows[0][0]["error_recovery"] == 1
+    assert rows[1] == rows[0]

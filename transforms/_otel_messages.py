@@ -1,0 +1,170 @@
+"""Message texts out of span attributes: the model's output text and the first user message.
+
+Two conventions record messages. The OpenTelemetry GenAI conventions put them in one attribute
+as JSON (`gen_ai.input.messages`, `gen_ai.output.messages`: a list of messages, each a role and
+a list of parts); OpenInference (and the older `gen_ai.prompt.N` / `gen_ai.completion.N`
+layout) flatten them into one attribute per field (`llm.output_messages.0.message.content`).
+Everything here works on Polars frames, one row per span; nothing reads or writes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import polars as pl
+
+__all__ = ["FLAT_MESSAGE_PREFIXES", "flat_message_texts", "json_message_texts"]
+
+FLAT_MESSAGE_PREFIXES = (
+    "llm.input_messages.",
+    "llm.output_messages.",
+    "gen_ai.prompt.",
+    "gen_ai.completion.",
+)
+"""Attribute key prefixes of messages flattened one field per attribute."""
+
+_FLAT = (
+    r"^(?P<family>llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion)"
+    r"\.(?P<index>\d+)\.(?P<field>.+)$"
+)
+_INPUT_FAMILIES = ("llm.input_messages", "gen_ai.prompt")
+_ROLE_FIELDS = ("message.role", "role")
+_CONTENT_FIELDS = ("message.content", "content")
+_PART_TEXT = r"^message\.contents\.(\d+)\.message_content\.text$"
+_MESSAGES = pl.List(
+    pl.Struct(
+        {
+            "role": pl.String,
+            "content": pl.String,
+            "parts": pl.List(pl.Struct({"type": pl.String, "content": pl.String})),
+        }
+    )
+)
+
+
+def flat_message_texts(long: pl.DataFrame) -> pl.DataFrame:
+    """Per span row: `output_text` (its output messages' texts joined by newlines) and
+    `user_text` (the text of its first input message with role user), from flattened keys.
+
+    Args:
+        long: one row per attribute: `_row` (the span), `key`, `value`.
+    """
+    parts = (
+        long.filter(
+            pl.col("key").str.contains(
+                r"^(llm\.(in|out)put_messages|gen_ai\.(prompt|completion))\."
+            )
+        )
+        .with_columns(pl.col("key").str.extract_groups(_FLAT).alias("_k"))
+        .unnest("_k")
+        .drop_nulls("family")
+        .with_columns(
+            pl.col("index").cast(pl.Int64),
+            pl.col("field").str.extract(_PART_TEXT, 1).cast(pl.Int64).alias("part"),
+        )
+    )
+    texts = (
+        parts.filter(pl.col("field").is_in(_CONTENT_FIELDS) | pl.col("part").is_not_null())
+        .sort("_row", "family", "index", pl.col("part").fill_null(-1))
+        .group_by("_row", "family", "index", maintain_order=True)
+        .agg(pl.col("value").str.join("\n").alias("text"))
+    )
+    roles = parts.filter(pl.col("field").is_in(_ROLE_FIELDS)).select(
+        "_row", "family", "index", pl.col("value").alias("role")
+    )
+    messages = texts.join(roles, on=["_row", "family", "index"], how="left")
+    output = (
+        messages.filter(~pl.col("family").is_in(_INPUT_FAMILIES) & (pl.col("text") != ""))
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("text").str.join("\n").alias("output_text"))
+    )
+    user = (
+        messages.filter(pl.col("family").is_in(_INPUT_FAMILIES) & (pl.col("role") == "user"))
+        .sort("_row", "index")
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("text").first().alias("user_text"))
+    )
+    return output.join(user, on="_row", how="full", coalesce=True)
+
+
+def _python_texts(value: str | None, user: bool) -> str | None:
+    """The same extraction as `_decoded_texts`, for a value the vectorized decoder refused."""
+    if value is None:
+        return None
+    try:
+        messages: Any = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(messages, list):
+        return None
+    texts = []
+    for message in messages:
+        if not isinstance(message, dict) or (user and message.get("role") != "user"):
+            continue
+        text = _message_text(message)
+        if user:
+            return text
+        if text:
+            texts.append(text)
+    return None if user else ("\n".join(texts) if texts else None)
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    pieces = [message["content"]] if isinstance(message.get("content"), str) else []
+    for part in message.get("parts") or []:
+        if isinstance(part, dict) and part.get("type") == "text":
+            content = part.get("content")
+            if isinstance(content, str):
+                pieces.append(content)
+    return "\n".join(pieces)
+
+
+def _decoded_texts(values: pl.Series, user: bool) -> pl.Series:
+    """Output text (all messages) or first user message text of GenAI JSON message lists."""
+    frame = values.str.json_decode(_MESSAGES).rename("m").to_frame().with_row_index("_i")
+    messages = frame.explode("m").unnest("m").with_row_index("_n")
+    if user:
+        messages = messages.filter(pl.col("role") == "user")
+    parts = messages.explode("parts").with_columns(
+        pl.when(pl.col("parts").struct.field("type") == "text")
+        .then(pl.col("parts").struct.field("content"))
+        .alias("piece")
+    )
+    per_message = (
+        parts.group_by("_i", "_n", maintain_order=True)
+        .agg(pl.col("content").first(), pl.col("piece").drop_nulls().str.join("\n"))
+        .select(
+            "_i",
+            pl.concat_str(
+                pl.col("content"),
+                pl.when(pl.col("piece") != "").then(pl.col("piece")),
+                separator="\n",
+                ignore_nulls=True,
+            ).alias("text"),
+        )
+    )
+    if user:
+        per_row = per_message.group_by("_i", maintain_order=True).agg(pl.col("text").first())
+    else:
+        per_row = (
+            per_message.filter(pl.col("text") != "")
+            .group_by("_i", maintain_order=True)
+            .agg(pl.col("text").str.join("\n"))
+        )
+    joined = frame.select("_i").join(per_row, on="_i", how="left", maintain_order="left")
+    return joined["text"]
+
+
+def json_message_texts(values: pl.Series, user: bool) -> pl.Series:
+    """Per value of a GenAI messages attribute (JSON text): the output text (every message's
+    text parts, joined by newlines) or, with `user`, the text of the first user message.
+
+    Values that are not a JSON list of messages give null. The list is decoded by Polars in one
+    pass; when one value breaks the expected shape, the values are decoded one by one instead.
+    """
+    try:
+        return _decoded_texts(values, user).rename(values.name)
+    except pl.exceptions.PolarsError:
+        texts = [_python_texts(value, user) for value in values.to_list()]
+        return pl.Series(values.name, texts, dtype=pl.String)

@@ -1,0 +1,111 @@
+"""The steps of imported OTel traces: which spans become steps, of which type, in which order.
+
+Works on `FACT_SCHEMA` rows that carry a `group` column (the trace each span belongs to); the
+rules are docs/import.md ("Importing OpenTelemetry spans", steps). Pure Polars.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms.config.otel import OtelImportConfig
+
+__all__ = ["STEP_KINDS", "shortened", "step_rows", "steps_per_group"]
+
+STEP_KINDS = ("llm", "tool", "retrieval")
+"""Span kinds that become steps."""
+
+_ERROR = "ERROR"
+
+
+def shortened(text: pl.Expr, limit: int) -> pl.Expr:
+    """`text` cut to at most `limit` characters, the last one "…" when something was cut."""
+    if limit == 0:
+        return pl.lit(None, dtype=pl.String)
+    return (
+        pl.when(text.str.len_chars() > limit)
+        .then(pl.concat_str(text.str.slice(0, limit - 1), pl.lit("…")))
+        .otherwise(text)
+    )
+
+
+def _retries(config: OtelImportConfig) -> dict[str, pl.Expr]:
+    """`retry`: the span retries an earlier span of the same group that failed.
+
+    A tool (or retrieval) span retries the previous call of the same tool when that call's
+    status was ERROR and at most `retry_window` calls of other tools came between. A model
+    call retries the previous model call when that one failed and no tool ran between them.
+    """
+    is_tool = pl.col("kind") != "llm"
+    same_tool = ["_g", "_is_tool", "_tool"]
+    failed_before = pl.col("status").shift(1).over(same_tool) == _ERROR
+    between = pl.col("_tool_ord") - pl.col("_tool_ord").shift(1).over(same_tool) - 1
+    within = pl.lit(True) if config.retry_window is None else between <= config.retry_window
+    tool_retry = is_tool & failed_before & within
+    same_kind = ["_g", "_is_tool"]
+    model_retry = (
+        ~is_tool
+        & (pl.col("status").shift(1).over(same_kind) == _ERROR)
+        & (pl.col("_tool_ord") == pl.col("_tool_ord").shift(1).over(same_kind))
+    )
+    return {"retry": (tool_retry | model_retry).fill_null(False)}
+
+
+def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
+    """Every span that may be a step, in step order, with `retry`, `keep` and `_g` (the
+    group's number in this order: windows over an integer run faster than over the text id).
+
+    A model call is kept when its output has text, when it failed, or when it is a retry;
+    a model call that only asked for tool calls is not kept: the tool spans that follow are
+    its steps (docs/import.md says why).
+    """
+    candidates = spans.filter(pl.col("kind").is_in(STEP_KINDS)).sort(
+        "group", "start_ns", "span_hex"
+    )
+    is_tool = pl.col("kind") != "llm"
+    group_number = (pl.col("group") != pl.col("group").shift(1)).fill_null(True).cum_sum()
+    marked = (
+        candidates.with_columns(
+            _g=group_number,
+            _is_tool=is_tool,
+            _tool=pl.when(is_tool).then(pl.coalesce("tool_name", "name")),
+        )
+        .with_columns(_tool_ord=is_tool.cast(pl.Int64).cum_sum().over("_g"))
+        .with_columns(**_retries(config))
+    )
+    text_present = pl.col("text").str.strip_chars().str.len_chars().fill_null(0) > 0
+    return marked.with_columns(
+        keep=pl.col("_is_tool") | pl.col("retry") | (pl.col("status") == _ERROR) | text_present
+    )
+
+
+def steps_per_group(rows: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
+    """One row per group: `steps`, the list of step structs (ReasoningTrace step fields, with
+    `tool_name` for `tool.name`), numbered from 0 in start order."""
+    kept = rows.filter(pl.col("keep"))
+    limit = config.output_summary_chars
+    is_tool = pl.col("_is_tool")
+    step = pl.struct(
+        step_id=pl.int_range(pl.len()).over("_g").cast(pl.Int64),
+        type=pl.when(pl.col("retry"))
+        .then(pl.lit("error_recovery"))
+        .when(is_tool)
+        .then(pl.lit("tool_call"))
+        .otherwise(pl.lit("thought")),
+        content=pl.when(~is_tool).then(pl.col("text")),
+        tool_name=pl.when(is_tool).then(pl.col("_tool")),
+        input=pl.when(is_tool).then(pl.col("tool_input")),
+        output_summary=shortened(
+            pl.when(is_tool).then(pl.coalesce("tool_output", "error")).otherwise(pl.col("error")),
+            limit,
+        ),
+        latency_ms=pl.when(pl.col("end_ns") >= pl.col("start_ns")).then(
+            (pl.col("end_ns") - pl.col("start_ns")) / 1e6
+        ),
+    )
+    return (
+        kept.with_columns(step=step)
+        .group_by("group", maintain_order=True)
+        .agg("step")
+        .rename({"step": "steps"})
+    )

@@ -1,0 +1,277 @@
+"""What each OpenTelemetry span says, in one row of plain columns: its kind (model call, tool,
+retrieval, agent, other), its tool, its texts, its error.
+
+The readers (storage) turn OTLP JSON, OTLP protobuf and Phoenix span tables into rows of
+`RAW_SPAN_SCHEMA`, keeping only the attributes `is_wanted_key` names; `span_facts` turns those
+into `FACT_SCHEMA` rows, which is what the trace mapping (`transforms.otel`) reads. Both
+conventions are read here, GenAI (`gen_ai.*`) and OpenInference; docs/import.md has the tables.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms._otel_messages import (
+    FLAT_MESSAGE_PREFIXES,
+    flat_message_texts,
+    json_message_texts,
+)
+from transforms.config.otel import OtelImportConfig
+
+__all__ = [
+    "ATTRIBUTE_KEYS",
+    "ATTRIBUTE_PREFIXES",
+    "FACT_SCHEMA",
+    "KINDS",
+    "RAW_SPAN_SCHEMA",
+    "empty_raw_spans",
+    "span_facts",
+    "wanted_key_filter",
+]
+
+ATTRIBUTE = pl.Struct({"key": pl.String, "value": pl.String})
+
+RAW_SPAN_SCHEMA: dict[str, pl.DataType] = {
+    "source_file": pl.String(),
+    "record_number": pl.Int64(),
+    "trace_hex": pl.String(),
+    "span_hex": pl.String(),
+    "parent_hex": pl.String(),
+    "name": pl.String(),
+    "start_ns": pl.Int64(),
+    "end_ns": pl.Int64(),
+    "status": pl.String(),
+    "status_message": pl.String(),
+    "exception_message": pl.String(),
+    "attributes": pl.List(ATTRIBUTE),
+}
+"""One span as a reader hands it over: ids as lowercase hex (null when missing or malformed),
+times in Unix nanoseconds, status UNSET/OK/ERROR, and the wanted attributes as text (the span's
+own first, then its resource's, so the first of a key wins)."""
+
+ATTRIBUTE_KEYS = (
+    "gen_ai.operation.name",
+    "gen_ai.agent.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "final_result",
+    "openinference.span.kind",
+    "input.value",
+    "output.value",
+    "tool.name",
+    "tool.parameters",
+    "agent.name",
+    "service.name",
+)
+"""Attributes the mapping reads by exact key (configured keys are added to these)."""
+
+ATTRIBUTE_PREFIXES = (*FLAT_MESSAGE_PREFIXES, "retrieval.documents.")
+"""Attributes the mapping reads by key prefix (flattened lists)."""
+
+KINDS = ("llm", "tool", "retrieval", "agent", "chain", "other")
+"""What a span is to the mapping; llm, tool and retrieval spans become steps."""
+
+FACT_SCHEMA: dict[str, pl.DataType] = {
+    "source_file": pl.String(),
+    "record_number": pl.Int64(),
+    "trace_hex": pl.String(),
+    "span_hex": pl.String(),
+    "parent_hex": pl.String(),
+    "name": pl.String(),
+    "start_ns": pl.Int64(),
+    "end_ns": pl.Int64(),
+    "status": pl.String(),
+    "error": pl.String(),
+    "kind": pl.String(),
+    "agent_name": pl.String(),
+    "service_name": pl.String(),
+    "tool_name": pl.String(),
+    "tool_input": pl.String(),
+    "tool_output": pl.String(),
+    "text": pl.String(),
+    "user_text": pl.String(),
+    "domain": pl.String(),
+    "success_value": pl.String(),
+    "confidence_value": pl.String(),
+}
+"""One span as the trace mapping reads it (see `span_facts`)."""
+
+_LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+_AGENT_OPERATIONS = ("invoke_agent", "create_agent")
+_OI_KINDS = {
+    "LLM": "llm",
+    "TOOL": "tool",
+    "RETRIEVER": "retrieval",
+    "AGENT": "agent",
+    "CHAIN": "chain",
+}
+_DOCUMENT = r"^retrieval\.documents\.(\d+)\.document\.content$"
+
+
+def empty_raw_spans() -> pl.DataFrame:
+    """A frame of `RAW_SPAN_SCHEMA` with no rows."""
+    return pl.DataFrame(schema=RAW_SPAN_SCHEMA)
+
+
+def wanted_key_filter(key: pl.Expr, config: OtelImportConfig) -> pl.Expr:
+    """True for the attribute keys the mapping reads; readers drop every other attribute."""
+    wanted = key.is_in([*ATTRIBUTE_KEYS, *config.attribute_keys()])
+    for prefix in ATTRIBUTE_PREFIXES:
+        wanted = wanted | key.str.starts_with(prefix)
+    return wanted
+
+
+def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr) -> pl.Expr:
+    """gen_ai.operation.name first, then openinference.span.kind, then a gen_ai.tool.name."""
+    genai = (
+        pl.when(operation.is_in(_LLM_OPERATIONS))
+        .then(pl.lit("llm"))
+        .when(operation == "execute_tool")
+        .then(pl.lit("tool"))
+        .when(operation.is_in(_AGENT_OPERATIONS))
+        .then(pl.lit("agent"))
+        .when(operation.is_not_null())
+        .then(pl.lit("other"))
+    )
+    openinference = oi_kind.str.to_uppercase().replace_strict(
+        _OI_KINDS, default=pl.when(oi_kind.is_not_null()).then(pl.lit("other"))
+    )
+    return pl.coalesce(
+        genai, openinference, pl.when(tool_name.is_not_null()).then(pl.lit("tool")), pl.lit("other")
+    )
+
+
+def _exact_values(long: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """One column per key (the first value of that key per span row)."""
+    picked = long.filter(pl.col("key").is_in(keys))
+    return picked.group_by("_row").agg(
+        pl.col("value").filter(pl.col("key") == key).first().alias(key) for key in keys
+    )
+
+
+def _documents(long: pl.DataFrame) -> pl.DataFrame:
+    """Per retrieval span row: its documents' contents, joined by blank lines, in order."""
+    return (
+        long.with_columns(pl.col("key").str.extract(_DOCUMENT, 1).cast(pl.Int64).alias("_doc"))
+        .drop_nulls("_doc")
+        .sort("_row", "_doc")
+        .group_by("_row", maintain_order=True)
+        .agg(pl.col("value").str.join("\n\n").alias("documents"))
+    )
+
+
+def _first_model_calls(frame: pl.DataFrame) -> pl.Series:
+    """True for the earliest model call under each parent span in this frame: the one whose
+    input holds the objective of its agent run (an OTel trace may hold several runs, each its
+    own trace when grouped by agent). Later calls repeat the history, so they are not decoded."""
+    model_call = pl.col("kind") == "llm"
+    rank = pl.col("start_ns").rank("ordinal").over("trace_hex", "parent_hex", model_call)
+    return frame.select((pl.col("kind") == "llm") & (rank == 1)).to_series()
+
+
+def _user_texts(frame: pl.DataFrame) -> pl.Series:
+    """The first user message of each span that may hold the objective, else null: model
+    calls first in their trace (GenAI JSON, then flattened messages, then input.value) and
+    agent or chain spans (input.value)."""
+    candidates = frame.with_columns(_first=_first_model_calls(frame)).filter(
+        pl.col("_first") | pl.col("kind").is_in(["agent", "chain"])
+    )
+    decoded = json_message_texts(candidates["gen_ai.input.messages"], user=True)
+    texts = candidates.with_columns(decoded.alias("_decoded")).select(
+        "_row", pl.coalesce("_decoded", "flat_user_text", "input.value").alias("text")
+    )
+    return _aligned(frame, texts)
+
+
+def _output_texts(frame: pl.DataFrame) -> pl.Series:
+    """A model call's output text; an agent or chain span's final answer."""
+    model = frame.filter(pl.col("kind") == "llm")
+    model_texts = model.with_columns(
+        json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded")
+    ).select("_row", pl.coalesce("_decoded", "flat_output_text").alias("text"))
+    runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
+    run_texts = runs.with_columns(
+        json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded")
+    ).select("_row", pl.coalesce("final_result", "_decoded", "output.value").alias("text"))
+    return _aligned(frame, pl.concat([model_texts, run_texts]))
+
+
+def _aligned(frame: pl.DataFrame, texts: pl.DataFrame) -> pl.Series:
+    """`texts` (`_row`, `text`) as a column aligned with `frame`'s rows (null elsewhere)."""
+    joined = frame.select("_row").join(texts, on="_row", how="left", maintain_order="left")
+    return joined["text"]
+
+
+def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
+    """The `FACT_SCHEMA` row of every span of `raw` (`RAW_SPAN_SCHEMA`), in the same order.
+
+    Only the earliest model call under each parent span in `raw` gets a `user_text`, so a
+    reader that hands over a file in pieces keeps one copy of an agent run's first prompt per
+    piece, not one per model call.
+    """
+    rows = raw.with_row_index("_row")
+    long = (
+        rows.select("_row", "attributes")
+        .explode("attributes")
+        .unnest("attributes")
+        .drop_nulls("key")
+    )
+    keys = list(dict.fromkeys([*ATTRIBUTE_KEYS, *config.attribute_keys()]))
+    exact = _exact_values(long, keys)
+    flat = flat_message_texts(long).rename(
+        {"output_text": "flat_output_text", "user_text": "flat_user_text"}
+    )
+    frame = (
+        rows.drop("attributes")
+        .join(exact, on="_row", how="left", maintain_order="left")
+        .join(flat, on="_row", how="left", maintain_order="left")
+        .join(_documents(long), on="_row", how="left", maintain_order="left")
+        .with_columns(
+            _kind(
+                pl.col("gen_ai.operation.name"),
+                pl.col("openinference.span.kind"),
+                pl.col("gen_ai.tool.name"),
+            ).alias("kind")
+        )
+    )
+    return _facts(frame, config)
+
+
+def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
+    def attribute(key: str | None) -> pl.Expr:
+        return pl.lit(None, dtype=pl.String) if key is None else pl.col(key)
+
+    retrieval = pl.col("kind") == "retrieval"
+    return (
+        frame.with_columns(text=_output_texts(frame), user_text=_user_texts(frame))
+        .select(
+            *(
+                name
+                for name in RAW_SPAN_SCHEMA
+                if name not in ("attributes", "status_message", "exception_message")
+            ),
+            error=pl.coalesce(
+                pl.when(pl.col("status_message") != "").then(pl.col("status_message")),
+                "exception_message",
+            ),
+            kind="kind",
+            agent_name=pl.coalesce("gen_ai.agent.name", "agent.name"),
+            service_name="service.name",
+            tool_name=pl.when(retrieval)
+            .then(pl.lit(config.retrieval_tool))
+            .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),
+            tool_input=pl.coalesce("gen_ai.tool.call.arguments", "tool.parameters", "input.value"),
+            tool_output=pl.when(retrieval)
+            .then(pl.coalesce("documents", "output.value"))
+            .otherwise(pl.coalesce("gen_ai.tool.call.result", "output.value")),
+            text="text",
+            user_text="user_text",
+            domain=attribute(config.task_domain_attribute),
+            success_value=attribute(config.success_attribute),
+            confidence_value=attribute(config.confidence_attribute),
+        )
+        .cast(pl.Schema(FACT_SCHEMA))
+    )  # type: ignore[arg-type]
