@@ -93,6 +93,11 @@ def _sql_not_duckdb(tmp: Path) -> list[str]:
     return ["sql", "SELECT 1", "--db", "t.duckdb"]
 
 
+def _sql_bad_column(tmp: Path) -> list[str]:
+    assert _run(_score(str(good(tmp))), tmp, {}).returncode == 0
+    return ["sql", "--db", "t.duckdb", "SELECT no_such_column FROM scores"]
+
+
 def _binary(tmp: Path) -> Path:
     path = tmp / "c.toml"
     path.write_bytes(b"\xff\xfe")
@@ -332,6 +337,7 @@ CASES = [
     Case("--db is not a DuckDB file", _not_duckdb, 2, message="cannot be opened as a DuckDB"),
     Case("--db is a folder", _db_folder, 2, message="is a folder"),
     Case("sql --db is not a DuckDB file", _sql_not_duckdb, 2, message="cannot be opened"),
+    Case("sql: a column that does not exist", _sql_bad_column, 2, message="the query failed"),
     *_config_cases(),
     Case(
         "chat: a JSONL line nested 10,000 deep",

@@ -124,13 +124,21 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
+    import duckdb
     import polars as pl
 
     from storage.duckdb_store import DuckDBStore
+    from storage.errors import InputError
 
     check_database(args.db, must_exist=True)
     with DuckDBStore(args.db, read_only=True) as store:
-        frame = store.sql(args.query)
+        try:
+            frame = store.sql(args.query)
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(
+                f"the query failed: {first} (the tables and their columns: docs/storage.md)"
+            ) from None
     with pl.Config(tbl_rows=args.rows, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
         print(frame)
     return EXIT_OK
