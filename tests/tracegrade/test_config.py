@@ -94,7 +94,7 @@ outcome_confidence = 0.4
             '[execution]\ndask_address = "tcp://x:8786"\n',
             "dask_address = 'tcp://x:8786' is set but engine = 'local'; set engine = 'dask'",
         ),
-        ("[output]\nscores_parquet = \"\"\n", "output.scores_parquet = ''"),
+        ('[output]\nscores_parquet = ""\n', "output.scores_parquet = ''"),
         ("[unknown]\n", "unknown: unknown key"),
     ],
 )
