@@ -109,6 +109,16 @@ def test_sigkill_after_the_server_started_leaves_no_process(tmp_path: Path) -> N
             child.communicate()
 
 
+def _wait_for_run_folder(work: Path, child: subprocess.Popen[str]) -> None:
+    """Wait until the run has begun (its work folder exists), however slow the machine is;
+    reading 20,000 traces then takes longer than the signal takes to arrive."""
+    deadline = time.monotonic() + 120
+    while not (work.is_dir() and any(work.iterdir())):
+        assert child.poll() is None, "the run ended before it could be stopped"
+        assert time.monotonic() < deadline, "the run did not begin within 120 s"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_sigterm_and_sigint_stop_the_run_as_failed_with_their_status(
     tmp_path: Path, signum: int, status: int
@@ -116,7 +126,7 @@ def test_sigterm_and_sigint_stop_the_run_as_failed_with_their_status(
     export = _export(tmp_path, 20_000)
     db = tmp_path / "t.duckdb"
     child = _start(["score", str(export), "--db", str(db), "--no-embedder"], tmp_path)
-    time.sleep(2.0)  # importing and starting the run; reading 20,000 traces takes longer
+    _wait_for_run_folder(tmp_path / ".t.duckdb.work", child)
     child.send_signal(signum)
     _, err = child.communicate(timeout=120)
     assert child.returncode == status, err
