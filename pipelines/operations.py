@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.runs import Run, RunSteps, publish_markdown
+from pipelines.report import publish_run
+from pipelines.runs import Run, RunSteps
 from storage.config_files import load_scorer_set
 from storage.duckdb_store import DuckDBStore
 from storage.operation_cases import expand_case_paths, read_eval_cases
@@ -32,6 +33,7 @@ CASES, CASE_ROWS, SCORE_ROWS, FILES, QUARANTINE = (
     "files.parquet",
     "quarantine.parquet",
 )
+
 
 def stage_cases(
     store: DuckDBStore, run: Run, config: OperationsConfig, paths: list[str], force: bool
@@ -147,5 +149,5 @@ def score_operations(
         steps.step("commit", commit, store, run)
         report = _report(steps, config)
         steps.finish("completed", report.markdown)
-    publish_markdown(report.markdown, "score-operations-report", "operation scores report")
+    publish_run(db, report.markdown, "score-operations-report", "operation scores report")
     return report
