@@ -98,23 +98,24 @@ class _Session:
         return result["result"].get("value")
 
 
-def _launch(binary: str, profile: str) -> tuple[subprocess.Popen[str], str]:
+def _launch(binary: str, profile: str) -> tuple[subprocess.Popen[bytes], str]:
     command = [
         binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-extensions", "--disable-background-networking", "--disable-sync",
         "--disable-component-update", "--disable-default-apps", "--mute-audio",
         f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank",
     ]  # fmt: skip
-    browser = subprocess.Popen(
-        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
-    )
-    assert browser.stderr is not None
-    for line in browser.stderr:
-        found = re.search(r"DevTools listening on (ws://\S+)", line)
+    log = Path(profile) / "stderr.log"  # a file, not a pipe: a full pipe would stall Chromium
+    with log.open("wb") as sink:
+        browser = subprocess.Popen(command, stderr=sink, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and browser.poll() is None:
+        found = re.search(r"DevTools listening on (ws://\S+)", log.read_text(errors="replace"))
         if found:
             return browser, found.group(1)
+        time.sleep(0.05)
     browser.kill()
-    raise RuntimeError(f"{binary} exited before it listened for DevTools ({browser.wait()})")
+    raise RuntimeError(f"{binary} did not listen for DevTools: {log.read_text(errors='replace')}")
 
 
 def _page(session: _Session) -> None:
