@@ -21,7 +21,7 @@ from storage.operations_store import (
 from storage.registry import held_store
 from transforms.config.operations import OperationsConfig
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.report import OperationsReport, build_operations_report
+from transforms.operations.report import OperationsReport, build_operations_report, case_blocks
 from transforms.operations.scoring import score_cases
 
 __all__ = ["commit", "score_operations", "score_staged", "stage_cases"]
@@ -111,8 +111,16 @@ def _report(steps: RunSteps, config: OperationsConfig) -> OperationsReport:
     cases, scores = latest_operation_results(steps.store, config.name, case_ids)
     tally = steps.tally
     quarantine = pl.read_parquet(run.path(QUARANTINE), columns=["rule", "reason"])
+    staged = pl.read_parquet(run.path(CASES), columns=["case_id", "original_blocks"])
     return build_operations_report(
-        run.run_id, config, tally.counts, tally.timings, cases, scores, quarantine
+        run.run_id,
+        config,
+        tally.counts,
+        tally.timings,
+        cases,
+        scores,
+        quarantine,
+        case_blocks(staged),
     )
 
 
