@@ -32,13 +32,14 @@ lint: install
 test: lint browser
 	$(BIN)/python -m pytest
 
-bench: install
+bench: install browser
 	$(BIN)/python bench/bench_value.py
 	$(BIN)/python bench/bench_novelty.py
 	$(BIN)/python bench/bench_embedding.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_confidence.py
 	$(BIN)/python bench/bench_judge.py
+	$(BIN)/python bench/bench_report.py
 
 clean:
 	rm -rf $(VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache
