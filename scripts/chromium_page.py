@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import itertools
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -107,15 +110,24 @@ def _launch(binary: str, profile: str) -> tuple[subprocess.Popen[bytes], str]:
     ]  # fmt: skip
     log = Path(profile) / "stderr.log"  # a file, not a pipe: a full pipe would stall Chromium
     with log.open("wb") as sink:
-        browser = subprocess.Popen(command, stderr=sink, stdout=subprocess.DEVNULL)
+        browser = subprocess.Popen(
+            command, stderr=sink, stdout=subprocess.DEVNULL, start_new_session=True
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and browser.poll() is None:
         found = re.search(r"DevTools listening on (ws://\S+)", log.read_text(errors="replace"))
         if found:
             return browser, found.group(1)
         time.sleep(0.05)
-    browser.kill()
+    _stop(browser)
     raise RuntimeError(f"{binary} did not listen for DevTools: {log.read_text(errors='replace')}")
+
+
+def _stop(browser: subprocess.Popen[bytes]) -> None:
+    """End the browser and the helper processes it started (its own process group)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(browser.pid, signal.SIGKILL)
+    browser.wait()
 
 
 def _page(session: _Session) -> None:
@@ -153,7 +165,9 @@ def open_page(path: Path, screenshot: Path | None = None, timeout: float = 60.0)
         raise RuntimeError("no chromium on PATH (make browser installs Debian's package)")
     check = PageCheck()
     page_url = path.resolve().as_uri()
-    with tempfile.TemporaryDirectory(prefix="tracegrade-chromium-") as profile:
+    with tempfile.TemporaryDirectory(
+        prefix="tracegrade-chromium-", ignore_cleanup_errors=True
+    ) as profile:
         browser, endpoint = _launch(binary, profile)
         try:
             with connect(endpoint, max_size=None, open_timeout=30) as socket:
@@ -176,8 +190,7 @@ def open_page(path: Path, screenshot: Path | None = None, timeout: float = 60.0)
                 session.evaluate("1")
                 _findings(session, page_url, check)
         finally:
-            browser.kill()
-            browser.wait()
+            _stop(browser)
     return check
 
 

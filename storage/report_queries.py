@@ -1,6 +1,10 @@
 """The SQL behind the HTML report: every figure is an aggregate computed in DuckDB (bins, daily
 medians, counts), never one row per trace, so the report's size does not grow with the table.
 
+Medians and percentiles are DuckDB's `approx_quantile` (a t-digest of fixed size per group):
+exact ones keep every value of a group in memory, which does not fit the store's 512 MB at
+10,000,000 traces.
+
 Each query reads `__window`, a one-row table of the report's bounds (`since`, `until`,
 timestamps, UTC), groups time by `__unit` (day, week or month, so a long window keeps the page
 small), and reads the tables it names; `storage.report_store` runs only the queries whose
@@ -10,12 +14,15 @@ tables exist.
 from __future__ import annotations
 
 __all__ = [
+    "LATEST_SQL",
+    "LEVELS_SQL",
     "LIST_SQL",
     "LOW_NOVELTY",
     "QUERIES",
     "SCORE_BINS",
     "TABLE_ROWS",
     "TOP_AGENTS",
+    "fast_form",
 ]
 
 SCORE_BINS = 20
@@ -30,16 +37,27 @@ LOW_NOVELTY = 0.2
 TABLE_ROWS = 15
 """Rows shown per table of traces; the table says how many it leaves out."""
 
-_SCORES = """
-    SELECT * FROM latest_scores, __window
-    WHERE created_at >= since AND created_at < until
+LATEST_SQL = """
+CREATE OR REPLACE TEMP TABLE __latest AS
+SELECT trace_id, created_at, agent_id, task_domain, profile, score, novelty, shareable, overrides,
+       w_complexity * complexity AS c_part, w_novelty * novelty AS n_part,
+       w_tool_diversity * tool_diversity AS d_part,
+       w_outcome_confidence * outcome_confidence AS o_part
+FROM latest_scores, __window WHERE created_at >= since AND created_at < until
 """
+"""The window's latest scores, read once into a temporary table that the score queries share
+(the `latest_scores` view ranks every score row each time it is read)."""
 
-_LEVELS = """
-    SELECT trace_id, arg_max(level, computed_at) AS level, arg_max(reason, computed_at) AS reason,
-           arg_max(aggregate, computed_at) AS aggregate
-    FROM confidence_traces GROUP BY trace_id
+LEVELS_SQL = """
+CREATE OR REPLACE TEMP TABLE __levels AS
+SELECT trace_id, arg_max(level, computed_at) AS level, arg_max(reason, computed_at) AS reason,
+       arg_max(aggregate, computed_at) AS aggregate
+FROM confidence_traces SEMI JOIN __latest USING (trace_id) GROUP BY trace_id
 """
+"""Each trace's newest level (of any source), for the traces in the window."""
+
+_LEVELS = """(SELECT trace_id, arg_max(level, computed_at) AS level, arg_max(reason, computed_at)
+AS reason, arg_max(aggregate, computed_at) AS aggregate FROM confidence_traces GROUP BY trace_id)"""
 
 QUERIES: dict[str, tuple[tuple[str, ...], str]] = {
     "score_bins": (
@@ -48,52 +66,50 @@ QUERIES: dict[str, tuple[tuple[str, ...], str]] = {
         SELECT coalesce(task_domain, '(none)') || ' / ' || profile AS series,
                least(floor(score * {SCORE_BINS}), {SCORE_BINS - 1}) / {SCORE_BINS} AS bin,
                count(*) AS traces
-        FROM ({_SCORES}) GROUP BY ALL ORDER BY series, bin
+        FROM __latest GROUP BY ALL ORDER BY series, bin
         """,
     ),
     "agent_days": (
         ("latest_scores",),
         f"""
-        WITH s AS ({_SCORES}),
-        top AS (
-            SELECT agent_id FROM s WHERE agent_id IS NOT NULL
+        WITH top AS (
+            SELECT agent_id FROM __latest WHERE agent_id IS NOT NULL
             GROUP BY agent_id ORDER BY count(*) DESC, agent_id LIMIT {TOP_AGENTS}
         )
         SELECT CAST(date_trunc('__unit', created_at) AS DATE) AS day, '__unit' AS unit,
                CASE WHEN agent_id IN (SELECT agent_id FROM top) THEN agent_id
                     ELSE '(other agents)' END AS agent,
-               count(*) AS traces, median(score) AS median_score,
-               median(novelty) AS median_novelty,
+               count(*) AS traces, approx_quantile(score, 0.5) AS median_score,
+               approx_quantile(novelty, 0.5) AS median_novelty,
                avg(CAST(novelty < {LOW_NOVELTY} AS DOUBLE)) AS low_novelty_share
-        FROM s GROUP BY ALL ORDER BY agent, day
+        FROM __latest GROUP BY ALL ORDER BY agent, day
         """,
     ),
     "contributions": (
         ("latest_scores",),
-        f"""
+        """
         SELECT coalesce(task_domain, '(none)') AS domain, count(*) AS traces,
-               avg(w_complexity * complexity) AS C, avg(w_novelty * novelty) AS N,
-               avg(w_tool_diversity * tool_diversity) AS D,
-               avg(w_outcome_confidence * outcome_confidence) AS O, avg(score) AS mean_score
-        FROM ({_SCORES}) GROUP BY ALL ORDER BY traces DESC, domain
+               avg(c_part) AS C, avg(n_part) AS N, avg(d_part) AS D, avg(o_part) AS O,
+               avg(score) AS mean_score
+        FROM __latest GROUP BY ALL ORDER BY traces DESC, domain
         """,
     ),
     "domains": (
         ("latest_scores",),
-        f"""
+        """
         SELECT coalesce(task_domain, '(none)') AS domain, count(*) AS traces,
-               round(median(score), 4) AS median_score,
-               round(quantile_cont(score, 0.9), 4) AS p90_score,
-               round(median(novelty), 4) AS median_novelty,
+               round(approx_quantile(score, 0.5), 4) AS median_score,
+               round(approx_quantile(score, 0.9), 4) AS p90_score,
+               round(approx_quantile(novelty, 0.5), 4) AS median_novelty,
                round(avg(CAST(shareable AS DOUBLE)), 4) AS shareable_rate
-        FROM ({_SCORES}) GROUP BY ALL ORDER BY traces DESC, domain
+        FROM __latest GROUP BY ALL ORDER BY traces DESC, domain
         """,
     ),
     "level_days": (
         ("latest_scores", "confidence_traces"),
-        f"""
+        """
         SELECT CAST(date_trunc('__unit', s.created_at) AS DATE) AS day, '__unit' AS unit, c.level, count(*) AS traces
-        FROM ({_SCORES}) s JOIN ({_LEVELS}) c USING (trace_id)
+        FROM __latest s JOIN __levels c USING (trace_id)
         GROUP BY ALL ORDER BY day, level
         """,
     ),
@@ -217,7 +233,7 @@ LIST_SQL: dict[str, tuple[tuple[str, ...], str]] = {
     "escalate": (
         ("latest_scores", "confidence_traces"),
         "SELECT c.trace_id, s.agent_id, s.task_domain, round(c.aggregate, 3) AS confidence, "
-        "c.reason FROM confidence_traces c JOIN latest_scores s USING (trace_id) "
+        f"c.reason FROM {' '.join(_LEVELS.split())} c JOIN latest_scores s USING (trace_id) "
         "WHERE c.level = 'ESCALATE'{window} ORDER BY c.aggregate, c.trace_id",
     ),
     "failing_cases": (
@@ -234,4 +250,10 @@ LIST_SQL: dict[str, tuple[tuple[str, ...], str]] = {
 }
 """Tables of rows: name -> (tables needed, the query that lists every row, shown to the reader
 so the rest can be listed with `tracegrade sql`; `{window}` and `{judged}` take the report's
-date bounds as literal conditions)."""
+date bounds as literal conditions). The report runs them over `__latest` and `__levels`
+(`fast_form`), which hold the same rows."""
+
+
+def fast_form(query: str) -> str:
+    """`query` over the temporary tables the report has already filled."""
+    return query.replace(" ".join(_LEVELS.split()), "__levels").replace("latest_scores", "__latest")

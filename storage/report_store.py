@@ -11,7 +11,14 @@ from pathlib import Path
 import polars as pl
 
 from storage.duckdb_store import DuckDBStore
-from storage.report_queries import LIST_SQL, QUERIES, TABLE_ROWS
+from storage.report_queries import (
+    LATEST_SQL,
+    LEVELS_SQL,
+    LIST_SQL,
+    QUERIES,
+    TABLE_ROWS,
+    fast_form,
+)
 
 __all__ = ["ReportData", "ReportWindow", "plotly_bundle", "read_report_data", "write_report_file"]
 
@@ -96,6 +103,10 @@ def read_report_data(store: DuckDBStore, window: ReportWindow) -> ReportData:
     data = ReportData(str(store.path), window, 0, tables)
     bounds = window.bounds_sql()
     unit = _time_unit(store, tables, bounds)
+    if "latest_scores" in tables:
+        store.execute(LATEST_SQL.replace("__window", bounds))
+        if "confidence_traces" in tables:
+            store.execute(LEVELS_SQL)
     for name, (needs, query) in QUERIES.items():
         if set(needs) <= tables:
             sql = query.replace("__window", bounds).replace("__unit", unit)
@@ -109,7 +120,7 @@ def read_report_data(store: DuckDBStore, window: ReportWindow) -> ReportData:
             query = template.format(
                 window=window.condition("created_at"), judged=window.condition("judged_at")
             )
-            rows, total = _list(store, query)
+            rows, total = _list(store, fast_form(query))
             data.lists[name] = (rows, total, query)
         else:
             data.absent[name] = sorted(set(needs) - tables)
