@@ -100,8 +100,11 @@ def _by_reason(
 
 def case_blocks(cases: pl.DataFrame) -> dict[str, frozenset[str]]:
     """The block ids of each case's original document (`case_id`, `original_blocks` rows)."""
-    ids = cases["original_blocks"].list.eval(pl.element().struct.field("id"))
-    return {case: frozenset(found) for case, found in zip(cases["case_id"], ids, strict=True)}
+    ids = cases["original_blocks"].list.eval(pl.element().struct.field("id")).to_list()
+    return {
+        case: frozenset(found or ())  # a case with input errors may have no document
+        for case, found in zip(cases["case_id"], ids, strict=True)
+    }
 
 
 def _target(value: dict[str, Any] | None, blocks: frozenset[str] | None) -> str:

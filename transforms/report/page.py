@@ -120,13 +120,13 @@ def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> st
     if kind == "frame":
         frame = inputs.frames[name]
         if frame.is_empty():
-            return title + '<p class="note">No rows in the report\'s window.</p>'
+            return title + '<p class="note">No rows in the database for the report\'s window.</p>'
         shown = min(frame.height, inputs.table_rows)
         more = f'<p class="more">{_shown(shown, frame.height)}.</p>'
         return title + _table(frame, inputs.table_rows) + more
     rows, total, sql = inputs.lists[name]
     if total == 0:
-        return title + '<p class="note">No rows in the report\'s window.</p>'
+        return title + '<p class="note">No rows in the database for the report\'s window.</p>'
     listing = (
         f'<p class="more">{_shown(rows.height, total)}; the SQL that lists them all '
         '(<code>tracegrade sql --db FILE "..."</code>):</p>'
