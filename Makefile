@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean
+.PHONY: install browser demo test lint bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,13 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# Headless Chromium for the report's browser test (tests/tracegrade/test_report_browser.py);
+# installed from Debian when missing and root, otherwise that test skips with the reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+		|| echo "chromium not installed (needs root and apt-get): the browser test will skip"; }
+
 demo: install
 	$(BIN)/tracegrade demo
 
@@ -22,16 +29,17 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest
 
-bench: install
+bench: install browser
 	$(BIN)/python bench/bench_value.py
 	$(BIN)/python bench/bench_novelty.py
 	$(BIN)/python bench/bench_embedding.py
 	$(BIN)/python bench/bench_memory.py
 	$(BIN)/python bench/bench_confidence.py
 	$(BIN)/python bench/bench_judge.py
+	$(BIN)/python bench/bench_report.py
 
 clean:
 	rm -rf $(VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache

@@ -15,7 +15,8 @@ from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock
 
 from pipelines import staging
-from pipelines.runs import RunSteps, RunTally, publish_markdown
+from pipelines.report import publish_run
+from pipelines.runs import RunSteps, RunTally
 from pipelines.score import score_run, scoring_run, summarise
 from storage.config_files import load_settings
 from storage.readers import expand_paths
@@ -88,7 +89,7 @@ def backfill(
         archive.tally.counts["rows_scored"] = archive.tally.counts.pop("rows_valid", 0)
         summary = summarise(archive, "completed", chunk_runs)
         archive.finish("completed", summary.markdown)
-    publish_markdown(summary.markdown, "backfill-summary", "tracegrade backfill summary")
+    publish_run(db, summary.markdown, "backfill-summary", "tracegrade backfill summary")
     return summary
 
 

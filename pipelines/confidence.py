@@ -11,7 +11,8 @@ from pathlib import Path
 import polars as pl
 
 from pipelines import confidence_stages as stages
-from pipelines.runs import RunSteps, publish_markdown
+from pipelines.report import publish_run
+from pipelines.runs import RunSteps
 from storage.confidence_store import run_levels, run_quarantine_rules
 from storage.config_files import load_confidence_config
 from storage.duckdb_store import DuckDBStore
@@ -101,5 +102,5 @@ def confidence_traces(
             run_quarantine_rules(store, run_id),
         )
         steps.finish("completed", report.markdown)
-    publish_markdown(report.markdown, "confidence-traces-report", "confidence levels report")
+    publish_run(db, report.markdown, "confidence-traces-report", "confidence levels report")
     return report

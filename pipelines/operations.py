@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipelines.runs import Run, RunSteps, publish_markdown
+from pipelines.report import publish_run
+from pipelines.runs import Run, RunSteps
 from storage.config_files import load_scorer_set
 from storage.duckdb_store import DuckDBStore
 from storage.operation_cases import expand_case_paths, read_eval_cases
@@ -20,7 +21,7 @@ from storage.operations_store import (
 from storage.registry import held_store
 from transforms.config.operations import OperationsConfig
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.report import OperationsReport, build_operations_report
+from transforms.operations.report import OperationsReport, build_operations_report, case_blocks
 from transforms.operations.scoring import score_cases
 
 __all__ = ["commit", "score_operations", "score_staged", "stage_cases"]
@@ -32,6 +33,7 @@ CASES, CASE_ROWS, SCORE_ROWS, FILES, QUARANTINE = (
     "files.parquet",
     "quarantine.parquet",
 )
+
 
 def stage_cases(
     store: DuckDBStore, run: Run, config: OperationsConfig, paths: list[str], force: bool
@@ -109,8 +111,16 @@ def _report(steps: RunSteps, config: OperationsConfig) -> OperationsReport:
     cases, scores = latest_operation_results(steps.store, config.name, case_ids)
     tally = steps.tally
     quarantine = pl.read_parquet(run.path(QUARANTINE), columns=["rule", "reason"])
+    staged = pl.read_parquet(run.path(CASES), columns=["case_id", "original_blocks"])
     return build_operations_report(
-        run.run_id, config, tally.counts, tally.timings, cases, scores, quarantine
+        run.run_id,
+        config,
+        tally.counts,
+        tally.timings,
+        cases,
+        scores,
+        quarantine,
+        case_blocks(staged),
     )
 
 
@@ -147,5 +157,5 @@ def score_operations(
         steps.step("commit", commit, store, run)
         report = _report(steps, config)
         steps.finish("completed", report.markdown)
-    publish_markdown(report.markdown, "score-operations-report", "operation scores report")
+    publish_run(db, report.markdown, "score-operations-report", "operation scores report")
     return report

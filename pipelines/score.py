@@ -12,7 +12,8 @@ import polars as pl
 
 from pipelines import confidence_stages, novelty_stages, stages, staging
 from pipelines.judge.flow import judge_after_scoring
-from pipelines.runs import RunSteps, publish_markdown
+from pipelines.report import publish_run
+from pipelines.runs import RunSteps
 from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
@@ -172,6 +173,6 @@ def score_traces(
         counts.pop("rows_scored_now", None)
         summary = summarise(steps, "completed", [steps.run.run_id])
         steps.finish("completed", summary.markdown)
-    publish_markdown(summary.markdown, "score-traces-summary", "tracegrade run summary")
+    publish_run(db, summary.markdown, "score-traces-summary", "tracegrade run summary")
     summary.markdown += "\n" + judge_after_scoring(db, judge_config).markdown
     return summary

@@ -15,6 +15,7 @@ import polars as pl
 from pipelines.errors import JudgeRunFailed
 from pipelines.judge.batch import batch_items, run_batch
 from pipelines.judge.runner import run_live
+from pipelines.report import publish_run
 from pipelines.runs import RunSteps, publish_markdown, run_logger
 from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
@@ -185,7 +186,7 @@ def _judge_run(name: str, db: str, request: JudgeRequest, collect_only: bool) ->
             outcome["stop_reason"],
         )
         steps.finish(status, report.markdown)
-    publish_markdown(report.markdown, name.replace("_", "-") + "-report", name)
+    publish_run(db, report.markdown, name.replace("_", "-") + "-report", name)
     return report
 
 

@@ -9,7 +9,7 @@ from storage.config_files import load_scorer_set
 from storage.operation_cases import read_eval_cases
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.report import build_operations_report
+from transforms.operations.report import EXAMPLES, build_operations_report, case_blocks
 
 
 def report_for(cases: pl.DataFrame, preset: str) -> str:
@@ -17,7 +17,7 @@ def report_for(cases: pl.DataFrame, preset: str) -> str:
     scored = score_cases(cases.select(list(CASE_SCHEMA)), config.scorer_set)
     counts = {"files_read": 1, "rows_read": cases.height, "rows_scored": cases.height}
     return build_operations_report(
-        "r1", config, counts, {"score": 0.5}, scored.cases, scored.scores
+        "r1", config, counts, {"score": 0.5}, scored.cases, scored.scores, None, case_blocks(cases)
     ).markdown
 
 
@@ -40,7 +40,7 @@ def test_report_of_the_shipped_cases_follows_the_debugging_flow() -> None:
     assert "| target mismatch | 1 | 1 | wrong-target |" in markdown
     assert "| type mismatch | 1 | 1 | type-mismatch |" in markdown
     assert "| wrong-target | b2 (index 2) | b1 (index 1) |" in markdown
-    assert "| unknown-block | (none) | b7 |" in markdown
+    assert "| unknown-block | (none) | b7 (unknown block) |" in markdown
     assert (
         "| invalid-regex | Page 'Checkout': Invalid pattern '(up to 50': unclosed group |"
         in markdown
@@ -66,3 +66,18 @@ def test_position_mismatch_and_many_examples() -> None:
 def test_all_passing() -> None:
     markdown = report_for(pl.DataFrame([case(case_id="ok")], schema=CASE_SCHEMA), "strict")
     assert "Every case met every threshold." in markdown and "Pass rate: 100.0%" in markdown
+
+
+def test_a_truncated_table_says_how_many_rows_it_leaves_out() -> None:
+    n = EXAMPLES * 2 + 3
+    rows = [
+        case([op("update", "b1", "x")], [op("update", "b2", "x")], case_id=f"w{i}")
+        for i in range(n)
+    ]
+    markdown = report_for(pl.DataFrame(rows, schema=CASE_SCHEMA), "standard")
+    assert f"### target-block-precision below 0.75: {n} cases" in markdown
+    assert markdown.count("| b1 | b2 |") == EXAMPLES * 2
+    assert (
+        "... and 3 more (their details: SELECT case_id, details FROM latest_operation_scores "
+        "WHERE scorer = 'target-block-precision' AND NOT passed)" in markdown
+    )

@@ -37,6 +37,11 @@ def test_flow_scores_with_the_real_embedder_and_leaves_a_summary(
     assert "| invalid_json | 1 |" in summary.markdown
     artifact = Artifact.get("score-traces-summary")
     assert artifact is not None and summary.run_id in str(artifact.data)
+    domains = Artifact.get("score-traces-summary-domains")
+    assert domains is not None and '"traces": 2' in str(domains.data)
+    link = Artifact.get("score-traces-summary-report")
+    report = db_path.with_name(db_path.name + ".report.html")
+    assert link is not None and report.as_uri() in str(link.data) and report.exists()
 
     con = duckdb.connect(str(db_path), read_only=True)
     rows = con.sql(

@@ -338,6 +338,30 @@ CASES = [
     Case("--db is a folder", _db_folder, 2, message="is a folder"),
     Case("sql --db is not a DuckDB file", _sql_not_duckdb, 2, message="cannot be opened"),
     Case("sql: a column that does not exist", _sql_bad_column, 2, message="the query failed"),
+    Case(
+        "report --db does not exist",
+        lambda tmp: ["report", "--db", "t.duckdb", "--out", "r.html"],
+        2,
+        message="database t.duckdb does not exist",
+    ),
+    Case(
+        "report --db is not a DuckDB file",
+        lambda tmp: ["report", *_sql_not_duckdb(tmp)[2:], "--out", "r.html"],
+        2,
+        message="cannot be opened as a DuckDB",
+    ),
+    Case(
+        "report --since is not a date",
+        lambda tmp: ["report", "--db", "t.duckdb", "--since", "2026-13-01"],
+        2,
+        message="--since '2026-13-01' is not a date",
+    ),
+    Case(
+        "report --since after --until",
+        lambda tmp: ["report", "--db", "t.duckdb", "--since", "2026-10-05", "--until", "2026-10-01"],
+        2,
+        message="--since 2026-10-05 is after --until 2026-10-01",
+    ),
     *_config_cases(),
     Case(
         "chat: a JSONL line nested 10,000 deep",

@@ -15,6 +15,7 @@ from tracegrade.cli.exits import EXIT_FAILED, EXIT_LOCKED, EXIT_USAGE, exit_for_
 from tracegrade.cli.imports import add_import_command
 from tracegrade.cli.judge import add_judge_command
 from tracegrade.cli.operations import add_operations_command
+from tracegrade.cli.report import add_report_command
 from tracegrade.cli.scoring import add_scoring_commands
 
 __all__ = ["main"]
@@ -34,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     add_import_command(commands)
     add_confidence_command(commands)
     add_judge_command(commands)
+    add_report_command(commands)
     return parser
 
 

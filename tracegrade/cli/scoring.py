@@ -120,6 +120,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f'Query the scores with SQL, for example: tracegrade sql --db {db} "<query>"\n')
     for title, query in DEMO_QUERIES:
         print(f"-- {title}\n{query}\n")
+    from pipelines.report import report_path, write_report
+
+    write_report(db, report_path(db))
+    print(f"The report (charts and tables, opens offline): {report_path(db)}")
+    print(f"Write it again with: tracegrade report --db {db} --out report.html")
     return status
 
 

@@ -18,7 +18,7 @@ import polars as pl
 
 from transforms.config.operations import OperationsConfig
 
-__all__ = ["OperationsReport", "build_operations_report"]
+__all__ = ["OperationsReport", "build_operations_report", "case_blocks"]
 
 EXAMPLES = 5
 """Example cases listed per reason."""
@@ -98,16 +98,43 @@ def _by_reason(
     ]
 
 
-def _target(value: dict[str, Any] | None) -> str:
+def case_blocks(cases: pl.DataFrame) -> dict[str, frozenset[str]]:
+    """The block ids of each case's original document (`case_id`, `original_blocks` rows)."""
+    ids = cases["original_blocks"].list.eval(pl.element().struct.field("id")).to_list()
+    return {
+        case: frozenset(found or ())  # a case with input errors may have no document
+        for case, found in zip(cases["case_id"], ids, strict=True)
+    }
+
+
+def _target(value: dict[str, Any] | None, blocks: frozenset[str] | None) -> str:
     if value is None:
         return "(none)"
     block, index = value["targetBlockId"], value["targetIndex"]
     if block is None:
         return f"index {index}"
+    if blocks is not None and block not in blocks:
+        block = f"{block} (unknown block)"
     return block if index is None else f"{block} (index {index})"
 
 
-def _section(kind: str | None, failing: list[tuple[str, dict[str, Any]]]) -> list[str]:
+def _first(header: list[str], rows: list[list[Any]], limit: int, scorer: str) -> list[str]:
+    """The first `limit` rows as a table, and how many it leaves out and where they are."""
+    lines = _table(header, rows[:limit])
+    if len(rows) > limit:
+        lines.append(
+            f"... and {len(rows) - limit:,} more (their details: SELECT case_id, details FROM "
+            f"latest_operation_scores WHERE scorer = '{scorer}' AND NOT passed)"
+        )
+    return lines
+
+
+def _section(
+    kind: str | None,
+    scorer: str,
+    failing: list[tuple[str, dict[str, Any]]],
+    blocks: dict[str, frozenset[str]],
+) -> list[str]:
     reason_header = ["reason", "items", "cases", "examples"]
     if kind == "operation-accuracy":
         return _table(
@@ -116,14 +143,15 @@ def _section(kind: str | None, failing: list[tuple[str, dict[str, Any]]]) -> lis
         )
     if kind == "target-block-precision":
         rows = [
-            [case_id, _target(t["expected"]), _target(t["actual"])]
+            [case_id, _target(t["expected"], known), _target(t["actual"], known)]
             for case_id, d in failing
+            for known in [blocks.get(case_id)]
             for t in d["incorrectTargets"]
         ]
-        return _table(["case", "expected target", "actual target"], rows[: EXAMPLES * 2])
+        return _first(["case", "expected target", "actual target"], rows, EXAMPLES * 2, scorer)
     if kind == "content-quality":
         rows = [[case_id, issue] for case_id, d in failing for issue in d["contentIssues"]]
-        return _table(["case", "issue"], rows[: EXAMPLES * 2])
+        return _first(["case", "issue"], rows, EXAMPLES * 2, scorer)
     if kind == "operation-result":
         return _table(
             reason_header,
@@ -138,7 +166,7 @@ def _section(kind: str | None, failing: list[tuple[str, dict[str, Any]]]) -> lis
 
         return _table(reason_header, _by_reason(failing, violations))
     rows = [[case_id, json.dumps(d, ensure_ascii=False)] for case_id, d in failing]
-    return _table(["case", "details"], rows[:EXAMPLES])
+    return _first(["case", "details"], rows, EXAMPLES, scorer)
 
 
 def _count_lines(
@@ -178,7 +206,9 @@ def _scorer_lines(config: OperationsConfig, scores: pl.DataFrame) -> list[str]:
     return _table(["scorer", "weight", "threshold", "mean score", "passed", "failed"], summary)
 
 
-def _failing_lines(config: OperationsConfig, scores: pl.DataFrame) -> list[str]:
+def _failing_lines(
+    config: OperationsConfig, scores: pl.DataFrame, blocks: dict[str, frozenset[str]]
+) -> list[str]:
     """Per scorer with failing cases: how many, what to check, and its reasons section."""
     lines: list[str] = []
     for entry in config.entries:
@@ -192,7 +222,7 @@ def _failing_lines(config: OperationsConfig, scores: pl.DataFrame) -> list[str]:
             "",
             f"{advice[0].upper()}{advice[1:]}",
             "",
-            *_section(entry["type"], failing),
+            *_section(entry["type"], entry["name"], failing, blocks),
             "",
         ]
     return lines or ["Every case met every threshold.", ""]
@@ -233,11 +263,13 @@ def build_operations_report(
     cases: pl.DataFrame,
     scores: pl.DataFrame,
     quarantine: pl.DataFrame | None = None,
+    blocks: dict[str, frozenset[str]] | None = None,
 ) -> OperationsReport:
     """The report of a run over the latest results of its input's cases.
 
     `cases` and `scores` are latest_operation_cases and latest_operation_scores rows;
-    `quarantine` the run's rejected lines and files (rule, reason).
+    `quarantine` the run's rejected lines and files (rule, reason); `blocks` the block ids of
+    each case's original document, so a target that names none of them is marked unknown.
     """
     total = cases.height
     passed = int(cases["passed"].sum()) if total else 0
@@ -253,7 +285,7 @@ def build_operations_report(
         "",
         "## Failing cases by reason",
         "",
-        *_failing_lines(config, scores),
+        *_failing_lines(config, scores, blocks or {}),
         "## Input errors",
         "",
         *_input_error_lines(errors),

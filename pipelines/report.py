@@ -1,0 +1,93 @@
+"""The HTML report of a database (`tracegrade report`), and the artifacts every flow run
+publishes inside Prefect: its summary, a table of the per-domain figures and the report's path.
+
+A flow run inside Prefect writes the report beside its database, as `<database>.report.html`
+(`report_path`), so the link artifact always names the newest one; plain runs (the command
+line with no Prefect API, tests) write none unless asked with `tracegrade report`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipelines.runs import in_prefect, publish_markdown, run_logger
+from storage.duckdb_store import DuckDBStore
+from storage.report_queries import TABLE_ROWS
+from storage.report_store import (
+    ReportData,
+    ReportWindow,
+    plotly_bundle,
+    read_report_data,
+    write_report_file,
+)
+from transforms.report import ReportInputs, report_html
+
+__all__ = ["ReportWindow", "publish_run", "report_path", "write_report"]
+
+
+def report_path(db: str | Path) -> Path:
+    """Where flow runs write the report of `db`: beside it, `<name>.report.html`."""
+    path = Path(db)
+    return path.with_name(f"{path.name}.report.html")
+
+
+def _inputs(data: ReportData) -> ReportInputs:
+    return ReportInputs(
+        database=data.database,
+        window=data.window.describe(),
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        traces=data.traces,
+        frames=data.frames,
+        lists=data.lists,
+        absent=data.absent,
+        table_rows=TABLE_ROWS,
+    )
+
+
+def write_report(db: str | Path, out: str | Path, window: ReportWindow | None = None) -> ReportData:
+    """Write the HTML report of the database `db` (opened read-only) to `out`.
+
+    Args:
+        db: an existing tracegrade database.
+        out: the HTML file to write (replaced whole).
+        window: the UTC days to cover; None covers every day.
+    """
+    with DuckDBStore(db, read_only=True) as store:
+        data = read_report_data(store, window or ReportWindow())
+    write_report_file(out, report_html(_inputs(data), plotly_bundle()))
+    return data
+
+
+def _domain_rows(data: ReportData) -> list[dict[str, object]]:
+    frame = data.frames.get("domains")
+    return [] if frame is None else frame.to_dicts()
+
+
+def publish_run(db: str | Path, markdown: str, key: str, description: str) -> None:
+    """Inside a Prefect flow run: the run's Markdown summary, a table artifact of the
+    per-domain figures, and a link artifact to the report written beside `db`. Elsewhere,
+    nothing (the command line prints the summary itself)."""
+    publish_markdown(markdown, key, description)
+    if not in_prefect():
+        return
+    from prefect.artifacts import create_link_artifact, create_table_artifact
+
+    out = report_path(db)
+    try:
+        data = write_report(db, out)
+    except Exception as error:  # a report that cannot be written must not fail the run
+        run_logger().warning("the report of %s was not written: %r", db, error)
+        return
+    rows = _domain_rows(data)
+    create_table_artifact(
+        rows or [{"domain": "(no scored traces)"}],
+        key=f"{key}-domains",
+        description=f"per-domain figures of {db} after this run",
+    )
+    create_link_artifact(
+        out.resolve().as_uri(),
+        link_text=str(out),
+        key=f"{key}-report",
+        description=f"HTML report of {db} (tracegrade report)",
+    )

@@ -1,0 +1,123 @@
+"""The HTML report (`tracegrade report`): every chart and table from the database's
+aggregates, offline, with the rows each table leaves out counted; sections whose tables are
+missing or empty say so. The browser check is test_report_browser.py."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import query_rows
+
+from pipelines.report import ReportWindow, write_report
+from storage.report_queries import TABLE_ROWS
+from tracegrade.cli import main
+from tracegrade.demo import DEMO_START, write_demo_archive
+from transforms.report import CHARTS
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES_FILE = ROOT / "tests" / "cases" / "operations" / "cases.jsonl"
+
+_JUDGE_ROWS = """
+INSERT INTO judge_results BY NAME
+SELECT 'r1' AS run_id, 1 AS run_seq, 'kp:trace:' || i AS item_id, 'traces' AS source,
+       m AS metric, 'k' || i || m AS cache_key,
+       CASE WHEN i % 7 = 0 THEN 'error' ELSE 'ok' END AS status,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 37) % 100 END AS score,
+       NULL AS comment, CASE WHEN i % 7 = 0 THEN 'timeout' END AS error, 'test-model' AS model,
+       'v1' AS prompt_version, '{}' AS parameters, 100 AS input_tokens, 20 AS output_tokens,
+       5.0 AS latency_ms, 1 AS attempts, 0.001 AS cost_usd, 'live' AS mode,
+       'h' AS config_hash, TIMESTAMPTZ '2026-10-02 10:00:00+00' + INTERVAL (i % 3) DAY AS judged_at
+FROM range(40) AS t(i), (VALUES ('Clarity'), ('Coverage')) AS v(m)
+"""
+
+
+@pytest.fixture(scope="module")
+def full_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Scores, levels, quarantine, runs, operation scores and judge results in one file."""
+    from pipelines.operations import score_operations
+    from pipelines.score import score_traces
+
+    folder = tmp_path_factory.mktemp("report")
+    write_demo_archive(folder / "archive", n_traces=600, days=6, seed=7)
+    db = folder / "scores.duckdb"
+    score_traces([str(folder / "archive")], db=str(db), no_embedder=True)
+    score_operations([str(CASES_FILE)], db=str(db))
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(_JUDGE_ROWS)
+    finally:
+        con.close()
+    return db
+
+
+def test_the_page_holds_every_chart_and_fetches_nothing(full_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    write_report(full_db, out)
+    page = out.read_text()
+    for spec in CHARTS:
+        assert f'id="chart-{spec.key}"' in page, spec.key
+        assert spec.hint in page.replace("&#x27;", "'")
+    assert page.count("<script") == len(CHARTS) + 1  # plotly.js once, one call per chart
+    ours = page.split("</script>", 1)[1]  # the page after the inlined plotly.js
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", ours)
+    assert " src=" not in page.split("<script", 2)[1][:40]
+    assert "<link" not in ours and "@import" not in ours
+    assert out.stat().st_size < 5_000_000
+
+
+def test_each_table_counts_what_it_leaves_out_and_shows_its_sql(
+    full_db: Path, tmp_path: Path
+) -> None:
+    data = write_report(full_db, tmp_path / "report.html")
+    page = (tmp_path / "report.html").read_text()
+    for name in ("lowest_scores", "failing_cases", "judge_failures", "novel_shareable"):
+        rows, total, sql = data.lists[name]
+        assert query_rows(full_db, f"SELECT count(*) FROM ({sql})") == [(total,)]
+        assert rows.height == min(total, TABLE_ROWS)
+        if total > TABLE_ROWS:
+            expected = f"{TABLE_ROWS} of {total:,} rows shown, and {total - TABLE_ROWS:,} more"
+        else:
+            expected = f"all {total:,} rows shown"
+        assert expected in page, name
+    ((scored,),) = query_rows(full_db, "SELECT count(*) FROM latest_scores")
+    assert data.lists["lowest_scores"][1] == scored > TABLE_ROWS
+    ((failing,),) = query_rows(
+        full_db, "SELECT count(*) FROM latest_operation_scores WHERE NOT passed"
+    )
+    assert data.lists["failing_cases"][1] == failing > 0
+
+
+def test_the_window_limits_the_traces_drawn(full_db: Path, tmp_path: Path) -> None:
+    day = date(DEMO_START.year, DEMO_START.month, DEMO_START.day + 2)
+    data = write_report(full_db, tmp_path / "r.html", ReportWindow(since=day, until=day))
+    ((expected,),) = query_rows(
+        full_db,
+        f"SELECT count(*) FROM latest_scores WHERE CAST(created_at AS DATE) = DATE '{day}'",
+    )
+    assert data.traces == expected > 0
+    days = data.frames["agent_days"]["day"].unique().to_list()
+    assert days == [day]
+    assert f"AND created_at >= TIMESTAMPTZ '{day}'" in data.lists["lowest_scores"][2]
+
+
+def test_a_database_without_the_tables_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "other.duckdb"
+    duckdb.connect(str(db)).close()
+    data = write_report(db, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text()
+    assert data.frames == {} and data.traces == 0
+    assert "this database has no latest_scores" in page
+    assert "this database has no latest_judge_results" in page
+    assert 'id="chart-' not in page.split("</script>", 1)[1]
+
+
+def test_the_command_writes_the_report(
+    full_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sub" / "r.html"
+    assert main(["report", "--db", str(full_db), "--out", str(out), "--since", "2026-10-01"]) == 0
+    assert out.exists() and f"Wrote {out}" in capsys.readouterr().out

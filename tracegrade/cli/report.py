@@ -1,0 +1,58 @@
+"""`tracegrade report`: one self-contained HTML page of a database's scores, levels, judge
+results, quarantine and runs (docs/report.md)."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from tracegrade.cli.exits import EXIT_OK
+from tracegrade.cli.shared import check_database
+
+__all__ = ["add_report_command"]
+
+
+def _day(option: str, text: str | None) -> date | None:
+    from storage.errors import InputError
+
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{option} {text!r} is not a date; use YYYY-MM-DD (a UTC day)") from None
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from pipelines.report import ReportWindow, write_report
+    from storage.errors import InputError
+
+    window = ReportWindow(_day("--since", args.since), _day("--until", args.until))
+    if window.since and window.until and window.since > window.until:
+        raise InputError(
+            f"--since {window.since} is after --until {window.until}; give the earlier day first"
+        )
+    if Path(args.out).is_dir():
+        raise InputError(f"--out {args.out} is a folder; give the path of an HTML file")
+    check_database(args.db, must_exist=True)
+    data = write_report(args.db, args.out, window)
+    size = Path(args.out).stat().st_size
+    print(
+        f"Wrote {args.out} ({size / 1e6:.1f} MB): {data.traces:,} scored traces, "
+        f"{window.describe()}; open it in a browser, it needs no network"
+    )
+    return EXIT_OK
+
+
+def add_report_command(commands: Any) -> None:
+    """Register `report` on the CLI's subcommands."""
+    report = commands.add_parser(
+        "report", help="write a self-contained HTML report of a database (charts and tables)"
+    )
+    report.add_argument("--db", required=True, metavar="FILE", help="the database (read only)")
+    report.add_argument("--out", default="report.html", metavar="FILE", help="the HTML file")
+    report.add_argument("--since", metavar="DATE", help="first UTC day (YYYY-MM-DD)")
+    report.add_argument("--until", metavar="DATE", help="last UTC day, inclusive")
+    report.set_defaults(handler=_cmd_report)

@@ -1,0 +1,181 @@
+"""The report as one self-contained HTML page: plotly.js inlined once, every chart's data as
+JSON beside its div, styles inline, no link, font or script fetched from anywhere."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.io as pio
+import polars as pl
+
+from transforms.report.figures import CHARTS, ChartSpec
+
+__all__ = ["ReportInputs", "SECTIONS", "report_html"]
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1180px; padding: 0 20px;
+       color: #1d2433; }
+header { border-bottom: 1px solid #d0d7e2; padding: 12px 0; }
+h1 { font-size: 1.5em; margin: 0 0 4px; } h2 { margin-top: 32px; border-bottom: 1px solid #e3e8ef; }
+nav a { margin-right: 12px; } .meta, .hint, .note, .more { color: #56627a; font-size: 0.92em; }
+.note { background: #f4f6fa; padding: 8px 12px; border-left: 3px solid #b8c2d3; }
+.chart { margin: 18px 0 26px; } .hint { margin: 0 0 2px 8px; }
+table { border-collapse: collapse; font-size: 0.88em; margin: 8px 0; }
+th, td { border: 1px solid #e0e5ee; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f6fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f4f6fa; padding: 8px; white-space: pre-wrap; font-size: 0.85em; }
+"""
+
+SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
+    ("overview", "Domains", (("frame", "domains", "Per-domain figures"),)),
+    ("scores", "Scores", ()),
+    ("agents", "Agents day by day", ()),
+    ("levels", "Intervention levels", (("list", "escalate", "ESCALATE traces and why"),)),
+    (
+        "traces",
+        "Traces to look at",
+        (
+            ("list", "novel_shareable", "The most novel shareable traces"),
+            ("list", "lowest_scores", "The lowest-scoring traces"),
+        ),
+    ),
+    (
+        "judge",
+        "LLM judge",
+        (
+            ("frame", "judge_metrics", "Per metric (latest result per item)"),
+            ("list", "judge_failures", "Results that are not ok"),
+        ),
+    ),
+    ("quarantine", "Quarantine", ()),
+    ("runs", "Runs", ()),
+    (
+        "operations",
+        "Operation scorers",
+        (
+            ("frame", "operation_scorers", "Per scorer set and scorer (latest result per case)"),
+            ("list", "failing_cases", "Failing cases, with the first reason their details give"),
+        ),
+    ),
+)
+"""Section key, title, and its tables (kind, name, caption); its charts come from CHARTS."""
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """Everything the page shows, already aggregated (storage.report_store reads it)."""
+
+    database: str
+    window: str
+    generated_at: str
+    traces: int
+    frames: Mapping[str, pl.DataFrame]
+    lists: Mapping[str, tuple[pl.DataFrame, int, str]]
+    absent: Mapping[str, list[str]]
+    table_rows: int
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return '<td class="note">-</td>'
+    if isinstance(value, list):
+        value = ", ".join(str(item) for item in value)
+    if isinstance(value, float):
+        return f'<td class="num">{value:,.4g}</td>'
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f'<td class="num">{value:,}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+def _table(frame: pl.DataFrame, limit: int) -> str:
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in frame.columns)
+    body = "".join(
+        "<tr>" + "".join(_cell(value) for value in row) + "</tr>"
+        for row in frame.head(limit).iter_rows()
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _shown(shown: int, total: int) -> str:
+    if total > shown:
+        return f"{shown:,} of {total:,} rows shown, and {total - shown:,} more"
+    return f"all {total:,} rows shown"
+
+
+def _missing(name: str, inputs: ReportInputs, what: str) -> str | None:
+    if name in inputs.absent:
+        tables = ", ".join(inputs.absent[name])
+        return f'<p class="note">No {what}: this database has no {html.escape(tables)}.</p>'
+    return None
+
+
+def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> str:
+    title = f"<h3>{html.escape(caption)}</h3>"
+    missing = _missing(name, inputs, "table")
+    if missing:
+        return title + missing
+    if kind == "frame":
+        frame = inputs.frames[name]
+        if frame.is_empty():
+            return title + '<p class="note">No rows in the database for the report\'s window.</p>'
+        shown = min(frame.height, inputs.table_rows)
+        more = f'<p class="more">{_shown(shown, frame.height)}.</p>'
+        return title + _table(frame, inputs.table_rows) + more
+    rows, total, sql = inputs.lists[name]
+    if total == 0:
+        return title + '<p class="note">No rows in the database for the report\'s window.</p>'
+    listing = (
+        f'<p class="more">{_shown(rows.height, total)}; the SQL that lists them all '
+        '(<code>tracegrade sql --db FILE "..."</code>):</p>'
+        f"<pre><code>{html.escape(sql)}</code></pre>"
+    )
+    return title + _table(rows, inputs.table_rows) + listing
+
+
+def _chart_block(spec: ChartSpec, inputs: ReportInputs) -> str:
+    missing = _missing(spec.frame, inputs, f"chart {spec.key}")
+    if missing:
+        return missing
+    frame = inputs.frames[spec.frame]
+    if frame.is_empty():
+        return f'<p class="note">No chart {spec.key}: no rows in the report\'s window.</p>'
+    figure = spec.build(frame)
+    div = pio.to_html(
+        figure,
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"chart-{spec.key}",
+        config={"displaylogo": False, "responsive": True},
+    )
+    return f'<div class="chart"><p class="hint">{html.escape(spec.hint)}</p>{div}</div>'
+
+
+def _section(
+    key: str, title: str, tables: tuple[tuple[str, str, str], ...], inputs: ReportInputs
+) -> str:
+    parts = [f'<section id="{key}"><h2>{html.escape(title)}</h2>']
+    parts += [_chart_block(spec, inputs) for spec in CHARTS if spec.section == key]
+    parts += [_table_block(kind, name, caption, inputs) for kind, name, caption in tables]
+    return "".join(parts) + "</section>"
+
+
+def report_html(inputs: ReportInputs, plotly_js: str) -> str:
+    """The whole page; `plotly_js` is the plotly.js bundle, inlined once."""
+    nav = " ".join(f'<a href="#{key}">{html.escape(title)}</a>' for key, title, _ in SECTIONS)
+    header = (
+        f'<header><h1>tracegrade report</h1><p class="meta">{html.escape(inputs.database)}: '
+        f"{inputs.traces:,} scored traces, {html.escape(inputs.window)}; generated "
+        f"{html.escape(inputs.generated_at)}. Every figure is an aggregate computed in "
+        f"DuckDB.</p><nav>{nav}</nav></header>"
+    )
+    body = "".join(_section(key, title, tables, inputs) for key, title, tables in SECTIONS)
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>tracegrade report</title><style>{_STYLE}</style>"
+        f'<script type="text/javascript">{plotly_js}</script></head>'
+        f"<body>{header}<main>{body}</main></body></html>"
+    )
