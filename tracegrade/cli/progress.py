@@ -125,11 +125,16 @@ class LogProgress:
 
     def _tick(self) -> None:
         while not self._stop.wait(min(1.0, self._interval)):
-            now = self._clock()
-            with self._lock:
-                for state in self._stages:
-                    if now - state.last >= self._interval:
-                        self._write(state, now)
+            self.write_due()
+
+    def write_due(self) -> None:
+        """Write a line for every running stage whose last line is `interval_s` old (the
+        sink's thread calls this every second)."""
+        now = self._clock()
+        with self._lock:
+            for state in self._stages:
+                if now - state.last >= self._interval:
+                    self._write(state, now)
 
     def _write(self, state: _Stage, now: float) -> None:
         state.last = now

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Literal
+from urllib.parse import urlparse
 
 from pydantic import field_validator
 
@@ -48,7 +49,7 @@ class Endpoint(StrictModel):
     @field_validator("base_url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")) or len(value) <= len("https://"):
+        if not value.startswith(("http://", "https://")) or not urlparse(value).hostname:
             raise ValueError(
                 "base_url must be an http:// or https:// address of an OpenAI-compatible "
                 'server, e.g. "http://127.0.0.1:8080/v1"'
