@@ -45,8 +45,7 @@ class EndpointChatModel(OpenAIChatModel):
             # Whether an arbitrary server can call tools is unknown; every one answers text.
             default_structured_output_mode="prompted",
             supports_json_schema_output=True,
-            # Prompted means the prompt alone: some servers (LM Studio) refuse json_object.
-            supports_json_object_output=False,
+            supports_json_object_output=endpoint.json_mode,
             openai_system_prompt_role=endpoint.system_role,
             openai_chat_supports_max_completion_tokens=(
                 endpoint.token_field == "max_completion_tokens"

@@ -243,3 +243,13 @@ def test_log_progress_writes_every_tenth_and_after_the_interval() -> None:
     assert "judge: 4/20 (20%)" in lines[3] and "elapsed 35s" in lines[3]
     assert "judge: 20/20 (100%)" in lines[-1] and "ETA" not in lines[-1]
     assert len(lines) == 1 + 10 + 1
+
+
+def test_json_mode_makes_prompted_requests_ask_the_server_for_json(tmp_path: Path) -> None:
+    with serve(lambda n: text_reply('{"score": 40, "comment": "thin"}')) as local:
+        text = LOCAL.format(
+            url=local.url, mode='output_mode = "prompted"', endpoint="json_mode = true"
+        )
+        judge_once(tmp_path / "j.duckdb", write_config(tmp_path, text), items([("t1", "q?", "a")]))
+    assert local.requests[0]["response_format"] == {"type": "json_object"}
+    assert rows(tmp_path / "j.duckdb") == [("t1", "Relevance", "ok", 40.0, "thin")]

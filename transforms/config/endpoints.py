@@ -42,6 +42,10 @@ class Endpoint(StrictModel):
     (vLLM, Ollama, LM Studio, llama.cpp's llama-server), or `{"type": "json_object",
     "schema": ...}` (llama-cpp-python's server)."""
 
+    json_mode: bool = False
+    """`prompted` requests also ask the server for JSON (`{"type": "json_object"}`, no schema),
+    which llama.cpp enforces with a grammar; off by default, as some servers (LM Studio)
+    refuse it."""
     system_role: Literal["system", "user"] = "system"
     """The role the metric's instructions are sent in: `system`, or `user` for models whose
     chat format drops system messages (Gemma's, in llama-cpp-python's server)."""
