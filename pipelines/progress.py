@@ -6,13 +6,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
 
-__all__ = ["ProgressSink", "progress_sink", "stage_progress"]
+__all__ = ["Details", "ProgressSink", "progress_sink", "stage_progress"]
+
+Details = Callable[[], str]
+"""What a stage says about itself besides done/total (statuses, calls, tokens, cost), asked
+for whenever a progress line is written."""
 
 
 class ProgressSink(Protocol):
     """Receives (stage, total) once, then advances."""
 
-    def start(self, stage: str, total: int) -> Callable[[int], None]:
+    def start(
+        self, stage: str, total: int, details: Details | None = None
+    ) -> Callable[[int], None]:
         """Begin a stage of `total` units; returns the function that advances it."""
         ...
 
@@ -30,8 +36,8 @@ def progress_sink(sink: ProgressSink) -> Iterator[None]:
         _current.pop()
 
 
-def stage_progress(stage: str, total: int) -> Callable[[int], None]:
+def stage_progress(stage: str, total: int, details: Details | None = None) -> Callable[[int], None]:
     """The advance function for a stage, or a no-op when nobody is watching."""
     if not _current:
         return lambda _done: None
-    return _current[-1].start(stage, total)
+    return _current[-1].start(stage, total, details)

@@ -18,9 +18,10 @@ from pathlib import Path
 from pydantic_ai.models import Model
 
 from pipelines.errors import CustomMetricError, MetricFailedError, ModelCallError
-from pipelines.judge.calls import ModelFactory, default_model_factory
+from pipelines.judge.calls import ModelFactory
 from pipelines.judge.control import RunControl
 from pipelines.judge.evaluation import evaluate_submission, run_sync
+from pipelines.judge.models import judge_model_factory
 from storage.config_files import load_judge_config
 from transforms.config.judge import JudgeSettings, LLMDefault, MetricEntry
 from transforms.errors import (
@@ -108,11 +109,11 @@ class Evaluator:
         if model is not None and model_factory is not None:
             raise ValueError("give model or model_factory, not both")
         self._overridden = model is not None or model_factory is not None
+        self._judge = self._resolved(config)
         if model is not None:
             self._factory: ModelFactory = lambda name: model
         else:
-            self._factory = model_factory or default_model_factory
-        self._judge = self._resolved(config)
+            self._factory = model_factory or judge_model_factory(self._judge.settings.endpoints)
         self._gate = RunControl(self._judge, None, batch=False)
 
     def _resolved(self, config: str | Path | JudgeSettings | None) -> JudgeConfig:
@@ -142,12 +143,14 @@ class Evaluator:
             CustomMetricError: a metric that needs no model failed.
             JudgeConfigError: `request.config` breaks a rule (checked like the Evaluator's).
         """
-        judge, gate = self._judge, self._gate
+        judge, gate, factory = self._judge, self._gate, self._factory
         if request.config is not None:
             judge = self._resolved(request.config)
             gate = RunControl(judge, None, batch=False)
+            if not self._overridden:
+                factory = judge_model_factory(judge.settings.endpoints)
         return await evaluate_submission(
-            judge, request.user_query, request.submission, factory=self._factory, gate=gate
+            judge, request.user_query, request.submission, factory=factory, gate=gate
         )
 
     def evaluate(self, request: EvaluationRequest) -> EvaluationResult:

@@ -24,6 +24,7 @@ from pipelines.judge.calls import (
     judgement_from,
     judgement_request,
 )
+from pipelines.judge.models import effective_output_mode, judge_model_factory
 from pipelines.judge.results import JudgeRunResult
 from pipelines.judge.runner import copied_row, result_row
 from pipelines.judge.submission import local_outcome, outcome_of_row, overall_row
@@ -72,11 +73,14 @@ def _metric(config: JudgeConfig, name: str) -> ResolvedMetric | None:
     return next((m for m in config.metrics if m.name == name), None)
 
 
-def _request(config: JudgeConfig, custom_id: str, meta: dict[str, Any]) -> BatchRequest:
+def _request(
+    config: JudgeConfig, custom_id: str, meta: dict[str, Any], model: Model
+) -> BatchRequest:
     metric = _metric(config, meta["metric"])
     assert metric is not None
+    mode = effective_output_mode(metric.output_mode, model)
     messages, settings, parameters = judgement_request(
-        metric, meta["user_query"], meta["submission"], timeout_s=None
+        metric, meta["user_query"], meta["submission"], timeout_s=None, mode=mode
     )
     return BatchRequest(
         custom_id=custom_id,
@@ -92,7 +96,7 @@ def _decode(model: Model, request: BatchRequest, result: Any) -> Outcome:
     except Exception as exc:  # the request's own error (a ModelAPIError, usually)
         attempt = classify_error(exc)
         return Outcome(attempt.status, error=attempt.error, attempts=1)
-    found = judgement_from(response)
+    found = judgement_from(response, request.model_request_parameters.output_mode)
     usage = response.usage
     if isinstance(found, Judgement):
         outcome = Outcome("ok", found.score, found.comment, attempts=1)
@@ -123,7 +127,7 @@ async def collect_batches(
             metric = None if meta is None else _metric(config, meta["metric"])
             if meta is None or metric is None:
                 continue
-            outcome = _decode(model, _request(config, item.custom_id, meta), item)
+            outcome = _decode(model, _request(config, item.custom_id, meta, model), item)
             cost = cost_usd(
                 config, stored["model"], outcome.input_tokens, outcome.output_tokens, batch=True
             )
@@ -192,7 +196,9 @@ async def _submit(
         size = model.batch_max_requests
         for start in range(0, len(requests), size):
             chunk = requests[start : start + size]
-            encoded = [await model.batch_encode(_request(config, cid, meta)) for cid, meta in chunk]
+            encoded = [
+                await model.batch_encode(_request(config, cid, meta, model)) for cid, meta in chunk
+            ]
             batch = await model.batch_create(encoded)
             sink.put_batch(
                 batch_id=batch.id,
@@ -283,7 +289,7 @@ async def run_batch(
 ) -> JudgeRunResult:
     """Collect ended batches, then (with `submit`) submit what has no result and is in no
     open batch."""
-    factory = factory or default_model_factory
+    factory = factory or judge_model_factory(config.settings.endpoints, default_model_factory)
     result = JudgeRunResult(batch=True)
     fresh = await collect_batches(config, sink, identity, factory, result)
     planned = plan_items(frame, config, sink)

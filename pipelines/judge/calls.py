@@ -8,12 +8,9 @@ request and `attempts` counts what the provider saw.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import os
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
@@ -35,13 +32,20 @@ from pydantic_ai.exceptions import (
     UnexpectedModelBehavior,
 )
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models import Model, ModelRequestParameters, infer_model
+from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.output import OutputObjectDefinition
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
+from pipelines.judge.models import (
+    EndpointChatModel,
+    ModelFactory,
+    default_model_factory,
+    effective_output_mode,
+)
 from transforms.config.judge import RetryPolicy
-from transforms.judge.metrics import JUDGEMENT_TOOL, Judgement, LLMJudgeMetric
-from transforms.judge.providers import pydantic_ai_model
+from transforms.judge.metrics import JSON_INSTRUCTION, JUDGEMENT_TOOL, Judgement, LLMJudgeMetric
+from transforms.judge.replies import json_object_in
 from transforms.judge.resolve import ResolvedMetric
 
 __all__ = [
@@ -76,13 +80,15 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 FAILED_STATUSES = frozenset(STATUSES) - {"ok"}
 """Every status but ok: the submission gets no overall score."""
 
-ModelFactory = Callable[[str], Model]
-"""Turns "provider:model-name" into a pydantic-ai Model (tests pass FunctionModel here)."""
-
 _OUTPUT_TOOL = ToolDefinition(
     name=JUDGEMENT_TOOL,
     description="Record the score (0-100) and the comment of this judgement.",
     parameters_json_schema=Judgement.model_json_schema(),
+)
+_OUTPUT_OBJECT = OutputObjectDefinition(
+    json_schema=Judgement.model_json_schema(),
+    name=JUDGEMENT_TOOL,
+    description="The score (0-100) and the comment of this judgement.",
 )
 
 
@@ -114,6 +120,10 @@ class Outcome:
     """The status of each attempt, in order."""
     delays: list[float] = field(default_factory=list)
     """Seconds waited before each retry."""
+    output_mode: str = ""
+    """The output mode the requests used (tool, native or prompted)."""
+    largest_reply: int = 0
+    """The most output tokens of one attempt's reply."""
 
 
 class CallGate(Protocol):
@@ -128,45 +138,44 @@ class CallGate(Protocol):
         ...
 
 
-_models: dict[str, Model] = {}
-
-
-def default_model_factory(model: str) -> Model:
-    """pydantic-ai's model for "provider:model-name", built once per process.
-
-    Keys and base URLs come from the provider's environment variables (e.g. OPENAI_API_KEY,
-    OPENAI_BASE_URL); "openai-chat:" reaches any OpenAI-compatible chat completions server.
-    """
-    # A model holds the client built from the environment when it was made: a changed base URL
-    # or key (another server, a rotated key) gets a new one. Only a digest of the key is kept.
-    environment = sorted(
-        (name, hashlib.sha256(value.encode()).hexdigest())
-        for name, value in os.environ.items()
-        if name.endswith(("_BASE_URL", "_API_KEY"))
+def _parameters(mode: str) -> ModelRequestParameters:
+    """The output part of a request: the judgement tool, or the judgement's JSON schema as a
+    response format (`native`) or in the instructions (`prompted`, pydantic-ai's template)."""
+    if mode == "tool":
+        return ModelRequestParameters(
+            output_mode="tool", output_tools=[_OUTPUT_TOOL], allow_text_output=False
+        )
+    return ModelRequestParameters(
+        output_mode="native" if mode == "native" else "prompted",
+        output_object=_OUTPUT_OBJECT,
+        prompted_output_template=False,  # JSON_INSTRUCTION asks for the object instead
+        allow_text_output=True,
     )
-    key = f"{model}|{environment}"
-    if key not in _models:
-        _models[key] = infer_model(pydantic_ai_model(model))
-    return _models[key]
 
 
 def judgement_request(
-    metric: ResolvedMetric, user_query: str, submission: str, *, timeout_s: float | None
+    metric: ResolvedMetric,
+    user_query: str,
+    submission: str,
+    *,
+    timeout_s: float | None,
+    mode: str = "tool",
+    native_format: str = "json_schema",
 ) -> tuple[list[ModelRequest], ModelSettings, ModelRequestParameters]:
-    """Messages, settings and the output tool of one judgement request; the metric's own
-    `timeout_seconds` replaces `timeout_s` (the run's attempt deadline)."""
+    """Messages, settings and output parameters of one judgement request in output `mode`;
+    the metric's own `timeout_seconds` replaces `timeout_s` (the run's attempt deadline).
+    `native_format` "json_object" sends the schema as `{"type": "json_object", "schema": ...}`
+    (llama-cpp-python's server) instead of OpenAI's `json_schema`."""
     assert isinstance(metric.metric, LLMJudgeMetric)
-    prompt = metric.metric.user_prompt(user_query, submission)
-    messages = [ModelRequest.user_text_prompt(prompt, instructions=metric.instruction)]
+    prompt = metric.metric.request_prompt(user_query, submission, mode)
+    instructions = metric.instruction
+    if mode != "tool":
+        instructions = f"{instructions}\n\n{JSON_INSTRUCTION}".strip()
+    messages = [ModelRequest.user_text_prompt(prompt, instructions=instructions)]
     settings = ModelSettings(max_retries=0)
-    if metric.temperature is not None:
-        settings["temperature"] = metric.temperature
-    if metric.max_tokens is not None:
-        settings["max_tokens"] = metric.max_tokens
-    if metric.top_p is not None:
-        settings["top_p"] = metric.top_p
-    if metric.seed is not None:
-        settings["seed"] = metric.seed
+    for key in ("temperature", "max_tokens", "top_p", "seed"):
+        if getattr(metric, key) is not None:
+            settings[key] = getattr(metric, key)  # type: ignore[literal-required]
     if metric.stop_sequences is not None:
         settings["stop_sequences"] = list(metric.stop_sequences)
     if metric.timeout_seconds is not None and timeout_s is not None:
@@ -174,18 +183,43 @@ def judgement_request(
     if timeout_s is not None:
         settings["timeout"] = timeout_s
         settings["request_timeout"] = timeout_s
-    parameters = ModelRequestParameters(
-        output_mode="tool", output_tools=[_OUTPUT_TOOL], allow_text_output=False
-    )
-    return messages, settings, parameters
+    if mode == "native" and native_format == "json_object":
+        schema = _OUTPUT_OBJECT.json_schema
+        settings["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
+    return messages, settings, _parameters(mode)
 
 
-def judgement_from(response: ModelResponse) -> Judgement | Attempt:
-    """The judgement in a response, or the reason there is none."""
+def _text_judgement(response: ModelResponse) -> Judgement | Attempt:
+    """The judgement written as JSON in a text reply (native and prompted modes)."""
+    text = " ".join(p.content for p in response.parts if isinstance(p, TextPart)).strip()
+    found = json_object_in(text)
+    if found is None:
+        cut = " (cut at max_tokens)" if response.finish_reason == "length" else ""
+        return Attempt("parse_error", f"the reply holds no JSON object{cut}: {text[:200]!r}", True)
+    # Keys a small model adds of its own (an echo of the query, a title) are not the judgement.
+    return _validated({key: found[key] for key in ("score", "comment") if key in found})
+
+
+def _validated(args: Any) -> Judgement | Attempt:
+    try:
+        return Judgement.model_validate(args)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'judgement'}={e.get('input')!r}: {e['msg']}"
+            for e in exc.errors()
+        )
+        return Attempt("parse_error", f"judgement out of range or malformed: {problems}", True)
+
+
+def judgement_from(response: ModelResponse, mode: str = "tool") -> Judgement | Attempt:
+    """The judgement in a response to a request in output `mode`, or the reason there is
+    none."""
     if response.finish_reason == "content_filter":
         return Attempt("refusal", "the provider's content filter stopped the answer", False)
     calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
     calls = [p for p in calls if p.tool_name == JUDGEMENT_TOOL] or calls
+    if mode != "tool" and not calls:
+        return _text_judgement(response)
     if not calls:
         text = " ".join(p.content for p in response.parts if isinstance(p, TextPart)).strip()
         return Attempt(
@@ -201,14 +235,7 @@ def judgement_from(response: ModelResponse) -> Judgement | Attempt:
             return Attempt(
                 "parse_error", f"judgement is not valid JSON ({exc}): {args[:200]!r}", True
             )
-    try:
-        return Judgement.model_validate(args)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'judgement'}={e.get('input')!r}: {e['msg']}"
-            for e in exc.errors()
-        )
-        return Attempt("parse_error", f"judgement out of range or malformed: {problems}", True)
+    return _validated(args)
 
 
 def classify_error(exc: BaseException) -> Attempt:
@@ -258,11 +285,11 @@ async def _attempt(
     model_name: str,
     outcome: Outcome,
 ) -> Judgement | Attempt:
-    """One request: the judgement, or how the attempt failed; its usage is added to
-    `outcome` and reported to `gate`."""
+    """One request, never longer than `timeout_s`: the judgement, or how the attempt failed;
+    its usage is added to `outcome` and reported to `gate`."""
     messages, settings, parameters = request
     try:
-        async with asyncio.timeout(timeout_s + 1.0):
+        async with asyncio.timeout(timeout_s):
             response = await model_request(
                 model, messages, model_settings=settings, model_request_parameters=parameters
             )
@@ -271,8 +298,9 @@ async def _attempt(
     usage = response.usage
     outcome.input_tokens += usage.input_tokens
     outcome.output_tokens += usage.output_tokens
+    outcome.largest_reply = max(outcome.largest_reply, usage.output_tokens)
     gate.spent(model_name, usage.input_tokens, usage.output_tokens)
-    return judgement_from(response)
+    return judgement_from(response, outcome.output_mode)
 
 
 async def judge_call(
@@ -292,11 +320,15 @@ async def judge_call(
     assert metric.model is not None
     model = factory(metric.model)
     timeout_s = metric.timeout_seconds or policy.timeout_s
+    mode = effective_output_mode(metric.output_mode, model)
+    native = model.native_format if isinstance(model, EndpointChatModel) else "json_schema"
     try:
-        request = judgement_request(metric, user_query, submission, timeout_s=timeout_s)
+        request = judgement_request(
+            metric, user_query, submission, timeout_s=timeout_s, mode=mode, native_format=native
+        )
     except Exception as exc:  # a custom LLM metric's user_prompt raised: that metric fails
         return Outcome("metric_error", error=f"{type(exc).__name__}: {exc}"[:500])
-    outcome = Outcome(status="provider_error")
+    outcome = Outcome(status="provider_error", output_mode=mode)
     started = time.perf_counter()
     last: Attempt | None = None
     for attempt in range(1, metric.max_retries + 2):

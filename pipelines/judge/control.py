@@ -40,6 +40,8 @@ class RunControl:
             self._limits[provider] = self._pacers(limit)
         self.cost = 0.0
         self.calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
         self.stop_reason: str | None = None
         self.stop_fails_run = False
         self._failures_in_row = 0
@@ -79,7 +81,9 @@ class RunControl:
         return True
 
     def spent(self, model: str, input_tokens: int, output_tokens: int) -> None:
-        """Add one response's cost."""
+        """Add one response's tokens and cost."""
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
         self.cost += (
             cost_usd(self._config, model, input_tokens, output_tokens, batch=self._batch) or 0.0
         )

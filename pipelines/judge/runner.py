@@ -14,6 +14,7 @@ from typing import Any
 
 from pipelines.judge.calls import ModelFactory, Outcome, default_model_factory, judge_call
 from pipelines.judge.control import RunControl
+from pipelines.judge.models import judge_model_factory
 from pipelines.judge.results import JudgeRunResult
 from pipelines.judge.submission import judge_submission, outcome_of_row, overall_row
 from pipelines.progress import stage_progress
@@ -176,6 +177,18 @@ class _LiveRun:
         return called
 
 
+def _details(result: JudgeRunResult, control: RunControl) -> str:
+    """Judgements by status, calls, tokens and cost so far, for a progress line."""
+    ok = result.statuses.get("ok", 0) + result.cached
+    failed = {k: v for k, v in sorted(result.statuses.items()) if k != "ok" and v}
+    by_status = f" ({', '.join(f'{k} {v}' for k, v in failed.items())})" if failed else ""
+    return (
+        f"judgements ok {ok}, failed {sum(failed.values())}{by_status}; calls {result.calls}; "
+        f"tokens {control.input_tokens} in, {control.output_tokens} out; "
+        f"cost ${control.cost:.4f}"
+    )
+
+
 async def run_live(
     items: list[PlannedItem],
     config: JudgeConfig,
@@ -198,12 +211,12 @@ async def run_live(
         control,
         writer,
         identity,
-        factory or default_model_factory,
+        factory or judge_model_factory(config.settings.endpoints, default_model_factory),
         sink.stored_score_keys([item.item_id for item in items]),
         result,
     )
     semaphore = asyncio.Semaphore(config.settings.max_concurrency)
-    advance = stage_progress("judge", len(items))
+    advance = stage_progress("judge", len(items), lambda: _details(result, control))
 
     async def one(item: PlannedItem) -> None:
         async with semaphore:

@@ -20,6 +20,7 @@ from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from pipelines.judge.models import judge_model_factory
 from pipelines.judge.results import JudgeRunResult
 from pipelines.judge.runner import run_live
 from storage.config_files import load_judge_config
@@ -35,6 +36,9 @@ __all__ = [
     "fake_server",
     "items",
     "judge_once",
+    "responses_reply",
+    "serve",
+    "text_reply",
     "tool_reply",
     "write_config",
 ]
@@ -96,6 +100,8 @@ class FakeServer:
     def __init__(self, script: Callable[[int], Reply]) -> None:
         self.script = script
         self.requests: list[dict[str, Any]] = []
+        self.seen: list[tuple[str, str]] = []
+        """(path, Authorization header) of each request."""
         self._lock = threading.Lock()
         server = self
 
@@ -105,6 +111,7 @@ class FakeServer:
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append(payload)
+                    server.seen.append((self.path, self.headers.get("authorization", "")))
                     number = len(server.requests)
                 reply = server.script(number)
                 time.sleep(reply.delay_s)
@@ -135,6 +142,73 @@ class FakeServer:
     def count(self) -> int:
         """Requests received so far."""
         return len(self.requests)
+
+
+@contextmanager
+def serve(script: Callable[[int], Reply]) -> Iterator[FakeServer]:
+    """Serve `script` on 127.0.0.1, leaving the environment alone."""
+    from pydantic_ai.models import override_allow_model_requests
+
+    server = FakeServer(script)
+    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with override_allow_model_requests(True):
+            yield server
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()
+
+
+def text_reply(content: str, finish_reason: str = "stop") -> Reply:
+    """A chat completion answering in text."""
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "judge",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 90, "completion_tokens": 25, "total_tokens": 115},
+    }
+    return Reply(body=json.dumps(body))
+
+
+def responses_reply(arguments: dict[str, Any]) -> Reply:
+    """An OpenAI Responses API answer calling the judgement tool."""
+    body = {
+        "id": "resp_fake",
+        "object": "response",
+        "created_at": 1_700_000_000,
+        "model": "gpt-judge",
+        "status": "completed",
+        "output": [
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "record_judgement",
+                "arguments": json.dumps(arguments),
+                "status": "completed",
+            }
+        ],
+        "parallel_tool_calls": False,
+        "tool_choice": "required",
+        "tools": [],
+        "usage": {
+            "input_tokens": 100,
+            "output_tokens": 20,
+            "total_tokens": 120,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+    return Reply(body=json.dumps(body))
 
 
 @contextmanager
@@ -216,6 +290,8 @@ def judge_once(
     def factory(name: str) -> Model:
         if model is not None:
             return model
+        if name.partition(":")[0] in config.settings.endpoints:
+            return judge_model_factory(config.settings.endpoints)(name)
         if name not in built:
             built[name] = infer_model(name)
         return built[name]

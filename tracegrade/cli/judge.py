@@ -47,9 +47,9 @@ def _metric_line(metric: ResolvedMetric) -> str:
         f"model {metric.model}, temperature {metric.temperature}, max_tokens "
         f"{metric.max_tokens}, max_retries {metric.max_retries}"
     )
-    for key in ("timeout_seconds", "top_p", "seed", "stop_sequences"):
+    for key in ("timeout_seconds", "top_p", "seed", "stop_sequences", "output_mode"):
         value = getattr(metric, key)
-        if value is not None:
+        if value is not None and value != "auto":
             llm += f", {key} {list(value) if key == 'stop_sequences' else value}"
     return f"  {metric.name}: weight {metric.weight:g}; {llm}"
 
@@ -61,8 +61,24 @@ def _check(args: argparse.Namespace) -> int:
     print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
     for metric in config.metrics:
         print(_metric_line(metric))
-    print("Provider packages and API keys: present for every model (nothing was called)")
-    return 0
+    if not args.probe:
+        print("Provider packages and API keys: present for every model (nothing was called)")
+        return EXIT_OK
+    from pipelines.judge.probe import probe_models
+
+    print("Provider packages and API keys: present for every model")
+    print("Probe (one tiny judgement per model and output mode):")
+    results = probe_models(config)
+    for result in results:
+        print(result.line())
+    if all(result.worked for result in results):
+        return EXIT_OK
+    print(
+        "tracegrade: the probe failed for "
+        f"{', '.join(r.model for r in results if not r.worked)}; see the lines above",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED
 
 
 def _dry_run(args: argparse.Namespace) -> int:
@@ -113,6 +129,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    if args.probe and not args.check:
+        print("tracegrade: --probe goes with --check (judge --check --probe)", file=sys.stderr)
+        return EXIT_USAGE
     if args.check:
         return _check(args)
     if args.db is None:
@@ -145,6 +164,12 @@ def add_judge_command(commands: Any) -> None:
     )
     judge.add_argument(
         "--check", action="store_true", help="validate the configuration and API keys, call nothing"
+    )
+    judge.add_argument(
+        "--probe",
+        action="store_true",
+        help="with --check: send one tiny judgement to each model and report latency, whether "
+        "its output mode worked and the token field used",
     )
     judge.add_argument(
         "--dry-run", action="store_true", help="print calls, tokens and cost; call nothing"

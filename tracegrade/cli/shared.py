@@ -4,6 +4,7 @@ work, and the progress bars."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,9 +45,13 @@ def check_database(db: str, *, must_exist: bool = False) -> None:
 
 @contextmanager
 def progress_bars() -> Iterator[None]:
-    """Progress of the block's long stages as bars on stderr."""
-    from pipelines.progress import progress_sink
-    from tracegrade.cli.progress import RichProgress
+    """Progress of the block's long stages: bars on stderr when stdout is a terminal, else log
+    lines on stderr (at every 10 % and at least every 30 s), which cron, CI and a Prefect
+    worker keep."""
+    from pipelines.progress import ProgressSink, progress_sink
+    from tracegrade.cli.progress import LogProgress, RichProgress
 
-    with RichProgress() as bars, progress_sink(bars):
+    sink: RichProgress | LogProgress = RichProgress() if sys.stdout.isatty() else LogProgress()
+    shown: ProgressSink = sink
+    with sink, progress_sink(shown):
         yield

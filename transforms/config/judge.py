@@ -12,8 +12,9 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from transforms.config._base import StrictModel as _Strict
+from transforms.config.endpoints import ENDPOINT_NAME, Endpoint, OutputMode
 from transforms.judge.metrics import BUILTIN_METRICS
-from transforms.judge.providers import parse_model
+from transforms.judge.providers import PROVIDERS, model_parts
 
 __all__ = [
     "BUILTIN_DEFAULTS",
@@ -44,9 +45,10 @@ WEIGHTS = "weights"
 
 
 def _model_form(value: str | None) -> str | None:
+    # The form only: whether the provider is known depends on [endpoints], checked on resolving.
     if value is not None:
         try:
-            parse_model(value)
+            model_parts(value)
         except ValueError as exc:
             raise PydanticCustomError(MODEL_FORMAT, "{message}", {"message": str(exc)}) from None
     return value
@@ -69,6 +71,10 @@ class _LLMParams(_Strict):
     """Sampling seed, for providers that take one."""
     stop_sequences: list[str] | None = None
     """Texts that end the answer when the model writes them."""
+    output_mode: OutputMode | None = None
+    """How the judgement is asked for: `tool` (the model calls an output tool), `native` (a
+    JSON-schema response format), `prompted` (JSON asked for in the instructions and read from
+    the text), or `auto` (unset: what the model's profile says it supports)."""
 
     _check_model = field_validator("model")(_model_form)
 
@@ -288,6 +294,8 @@ class JudgeSettings(_Strict):
     execution: JudgeExecution = JudgeExecution()
     """Local calls, or shards on a Dask cluster; never part of the config hash (where calls
     run changes no judgement)."""
+    endpoints: dict[str, Endpoint] = Field(default_factory=dict)
+    """OpenAI-compatible servers by name: `[endpoints.local]` makes `local:model` a model."""
 
     _check_default_model = field_validator("default_model")(_model_form)
 
@@ -311,6 +319,22 @@ class JudgeSettings(_Strict):
     @classmethod
     def _timeout(cls, value: float | None) -> float | None:
         return _timeout(value)
+
+    @field_validator("endpoints")
+    @classmethod
+    def _endpoint_names(cls, value: dict[str, Endpoint]) -> dict[str, Endpoint]:
+        for name in value:
+            if name in PROVIDERS:
+                raise ValueError(
+                    f"[endpoints.{name}] has the name of the provider {name!r}; call the "
+                    "endpoint otherwise, e.g. [endpoints.local], and its models local:NAME"
+                )
+            if not ENDPOINT_NAME.fullmatch(name):
+                raise ValueError(
+                    f"[endpoints.{name}]: an endpoint's name is written before the colon of "
+                    "its models; use lower-case letters, digits, - and _, e.g. local"
+                )
+        return value
 
     @model_validator(mode="after")
     def _dask_is_live(self) -> JudgeSettings:

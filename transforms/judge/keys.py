@@ -31,11 +31,15 @@ def cache_key(
     """Hash of everything that determines a judgement: texts, metric, prompt, model, parameters.
 
     `parameters` holds temperature and max_tokens, and top_p, seed and stop_sequences when set
-    (unset ones are left out, so keys stored before they existed still match); not max_retries
-    nor the timeout: they do not change a judgement, only whether one is obtained.
+    (unset ones are left out, so keys stored before they existed still match), and the output
+    mode when it is native or prompted (the tool call of every earlier judgement is not keyed);
+    not max_retries nor the timeout: they do not change a judgement, only whether one is
+    obtained.
     """
     keyed = {k: parameters.get(k) for k in ("temperature", "max_tokens")}
     keyed |= {k: parameters[k] for k in _SAMPLING if parameters.get(k) is not None}
+    if parameters.get("output_mode") in ("native", "prompted"):
+        keyed["output_mode"] = parameters["output_mode"]
     return _digest(
         [
             "judge-v1",

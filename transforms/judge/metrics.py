@@ -21,6 +21,7 @@ __all__ = [
     "BaseMetric",
     "ClarityCoherence",
     "Coverage",
+    "JSON_INSTRUCTION",
     "JUDGEMENT_TOOL",
     "Judgement",
     "LLMJudgeMetric",
@@ -33,6 +34,14 @@ __all__ = [
 
 JUDGEMENT_TOOL = "record_judgement"
 """The output tool the judge must call with its score and comment."""
+_TOOL_CLOSING = f"Call {JUDGEMENT_TOOL} once with your score (0 to 100) and a short comment."
+JSON_INSTRUCTION = (
+    'Answer with one JSON object and nothing else. It has two keys: "score", a number from 0 '
+    'to 100, and "comment", one or two sentences of your own saying why.'
+)
+"""What the `prompted` and `native` output modes add to the instructions: the judgement's
+shape, short enough for a small local model (pydantic-ai's template sends the whole schema,
+which such models copy back)."""
 
 
 class Judgement(BaseModel):
@@ -86,8 +95,16 @@ class LLMJudgeMetric(BaseMetric):
             "<submission>\n"
             f"{submission}\n"
             "</submission>\n\n"
-            f"Call {JUDGEMENT_TOOL} once with your score (0 to 100) and a short comment."
+            f"{_TOOL_CLOSING}"
         )
+
+    def request_prompt(self, user_query: str, submission: str, mode: str) -> str:
+        """`user_prompt` as sent in output `mode`: in the text modes (native, prompted) the
+        built-in closing line asks for the JSON object instead of the tool call."""
+        prompt = self.user_prompt(user_query, submission)
+        if mode != "tool" and prompt.endswith(_TOOL_CLOSING):
+            prompt = prompt.removesuffix(_TOOL_CLOSING) + "Reply with the JSON object only."
+        return prompt
 
 
 _SCALE = (

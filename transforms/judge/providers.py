@@ -10,6 +10,7 @@ does and nothing else here.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "api_key_variables",
     "keyless_with_base_url",
     "missing_package",
+    "model_parts",
     "parse_model",
     "pydantic_ai_model",
 ]
@@ -80,12 +82,11 @@ def _known_to_pydantic_ai(provider: str) -> bool:
     return True
 
 
-def parse_model(model: str) -> tuple[str, str]:
-    """Split "provider:model-name".
+def model_parts(model: str) -> tuple[str, str]:
+    """Split "provider:model-name", checking the form only.
 
     Raises:
-        ValueError: the form is wrong or the provider is unknown; the message names the value
-            and lists the providers that are accepted.
+        ValueError: either side of the colon is missing; the message names the value.
     """
     provider, sep, name = model.partition(":")
     if not sep or not provider.strip() or not name.strip():
@@ -93,10 +94,25 @@ def parse_model(model: str) -> tuple[str, str]:
             f"model {model!r} must read 'provider:model-name', for example "
             "'openai:gpt-5' or 'anthropic:claude-sonnet-4-5-20250929'"
         )
-    if provider not in PROVIDERS and not _known_to_pydantic_ai(provider):
+    return provider, name
+
+
+def parse_model(model: str, endpoints: Collection[str] = ()) -> tuple[str, str]:
+    """Split "provider:model-name" whose provider is known or one of `endpoints` (the names of
+    the configuration's `[endpoints]`).
+
+    Raises:
+        ValueError: the form is wrong or the provider is unknown; the message names the value
+            and lists the providers that are accepted.
+    """
+    provider, name = model_parts(model)
+    known = provider in endpoints or provider in PROVIDERS
+    if not known and not _known_to_pydantic_ai(provider):
+        named = f", an endpoint ({', '.join(sorted(endpoints))})" if endpoints else ""
         raise ValueError(
             f"model {model!r} names provider {provider!r}, which is not known; use one of "
-            f"{', '.join(sorted(PROVIDERS))}; or another provider pydantic-ai knows"
+            f"{', '.join(sorted(PROVIDERS))}{named}; or another provider pydantic-ai knows; "
+            f"or add [endpoints.{provider}] with the base_url of an OpenAI-compatible server"
         )
     return provider, name
 

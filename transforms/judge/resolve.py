@@ -35,7 +35,12 @@ from transforms.errors import (
     WeightValidationError,
 )
 from transforms.judge.metrics import BUILTIN_METRICS, BaseMetric, LLMJudgeMetric, metric_class
-from transforms.judge.providers import api_key_variables, keyless_with_base_url, missing_package
+from transforms.judge.providers import (
+    api_key_variables,
+    keyless_with_base_url,
+    missing_package,
+    parse_model,
+)
 
 __all__ = [
     "JudgeConfig",
@@ -72,6 +77,8 @@ class ResolvedMetric:
     top_p: float | None = None
     seed: int | None = None
     stop_sequences: tuple[str, ...] | None = None
+    output_mode: str = "auto"
+    """tool, native, prompted, or auto (the model's profile decides when the call is made)."""
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -86,6 +93,8 @@ class ResolvedMetric:
             value = getattr(self, key)
             if value is not None:
                 recorded[key] = list(value) if key == "stop_sequences" else value
+        if self.output_mode != "auto":
+            recorded["output_mode"] = self.output_mode
         return recorded
 
     @property
@@ -96,8 +105,8 @@ class ResolvedMetric:
         return self.metric.instruction if isinstance(self.metric, LLMJudgeMetric) else ""
 
 
-_NEW_KEYS = {"max_retries", "timeout_seconds", "custom_metrics"}
-_NEW_LLM_KEYS = {"timeout_seconds", *_SAMPLING}
+_NEW_KEYS = {"max_retries", "timeout_seconds", "custom_metrics", "endpoints"}
+_NEW_LLM_KEYS = {"timeout_seconds", "output_mode", *_SAMPLING}
 
 
 def _hashed(settings: JudgeSettings) -> dict[str, Any]:
@@ -187,6 +196,22 @@ def _one_of(source: str, key: str, top: Any, table: Any, table_key: str | None =
     return table if table is not None else top
 
 
+def _check_providers(settings: JudgeSettings, source: str) -> None:
+    """Every model names a known provider or one of the file's endpoints."""
+    models = [
+        ("default_model", settings.default_model),
+        ("llm_default.model", settings.llm_default.model),
+        *((f"metrics.{n}.model", entry.model) for n, entry in enumerate(settings.metrics or [])),
+    ]
+    for key, model in models:
+        if model is None:
+            continue
+        try:
+            parse_model(model, settings.endpoints)
+        except ValueError as exc:
+            raise ModelFormatError(f"{source}: {key}: {exc}") from None
+
+
 def resolve_settings(
     settings: JudgeSettings, source: str, search: Sequence[Path] = ()
 ) -> JudgeConfig:
@@ -196,7 +221,9 @@ def resolve_settings(
     Raises:
         JudgeConfigError: a metric is unknown or listed twice, or the defaults conflict.
         WeightValidationError: the weights break a rule.
+        ModelFormatError: a model names a provider that is neither known nor an endpoint.
     """
+    _check_providers(settings, source)
     default = settings.llm_default.model_copy(
         update={
             key: _one_of(source, key, getattr(settings, key), getattr(settings.llm_default, key))
@@ -253,6 +280,7 @@ def _metric(
         top_p=pick("top_p"),
         seed=pick("seed"),
         stop_sequences=None if stops is None else tuple(stops),
+        output_mode=pick("output_mode") or "auto",
     )
 
 
@@ -286,11 +314,17 @@ def judge_config(data: dict[str, Any], source: str, folder: Path | None = None) 
     return resolve_settings(settings, source, () if folder is None else (folder,))
 
 
+def _as_known(config: JudgeConfig, model: str) -> str:
+    """The model as pydantic-ai names it: an endpoint's model is an OpenAI chat model."""
+    provider, _, name = model.partition(":")
+    return f"openai-chat:{name}" if provider in config.settings.endpoints else model
+
+
 def check_packages(config: JudgeConfig) -> None:
     """Raise ProviderPackageError naming what to install for the first model whose provider's
     client package is missing."""
     for model in config.models:
-        package = missing_package(model)
+        package = missing_package(_as_known(config, model))
         if package is None:
             continue
         provider = model.partition(":")[0]
@@ -304,21 +338,35 @@ def check_packages(config: JudgeConfig) -> None:
         )
 
 
+def _key_variables(config: JudgeConfig, model: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The variables one of which must be set for `model`; empty when none is needed."""
+    endpoint = config.settings.endpoints.get(model.partition(":")[0])
+    if endpoint is not None:
+        return () if endpoint.api_key_env is None else (endpoint.api_key_env,)
+    if keyless_with_base_url(model) and env.get("OPENAI_BASE_URL", "").strip():
+        return ()
+    return api_key_variables(model)
+
+
 def check_api_keys(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> None:
     """Raise MissingApiKeyError naming the variable of the first model whose key is unset."""
     env = os.environ if environ is None else environ
     for model in config.models:
-        variables = api_key_variables(model)
+        variables = _key_variables(config, model, env)
         if not variables or any(env.get(name, "").strip() for name in variables):
             continue
-        if keyless_with_base_url(model) and env.get("OPENAI_BASE_URL", "").strip():
-            continue
         variable = variables[0]
+        provider = model.partition(":")[0]
         users = [m.name for m in config.metrics if m.model == model]
         others = f" (or {', '.join(variables[1:])})" if len(variables) > 1 else ""
+        named = (
+            f" ([endpoints.{provider}] api_key_env)"
+            if provider in config.settings.endpoints
+            else ""
+        )
         raise MissingApiKeyError(
             f"{config.source}: model {model!r} (metrics {', '.join(users)}) needs an API key in "
-            f"the environment variable {variable}{others}, which is not set; export "
+            f"the environment variable {variable}{others}{named}, which is not set; export "
             f"{variable}=... before running (keys are never read from the configuration file)",
             variable=variable,
         )
