@@ -115,7 +115,7 @@ def derived_stage(
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
     scored = 0
     for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES)):
-        stale = stale_derived_traces(store, ids["trace_id"]).lazy()
+        stale = stale_derived_traces(store, ids).lazy()
         hashes = stale.select("trace_id", input_hash="content_hash").collect()
         scored += _results(
             derived_factors(stale, config),

@@ -23,11 +23,40 @@ __all__ = [
 ]
 
 
+_UNFINISHED = (
+    "SELECT trace_id FROM traces WHERE run_id IN "
+    "(SELECT run_id FROM runs WHERE status <> 'completed')"
+)
+"""Traces stored by a run that has not completed: the run in progress, and any that stopped
+after its commit and before its confidence step."""
+
+
+def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
+    """True when every trace outside _UNFINISHED has a derived level from `config_hash`: no
+    stored level used another configuration, and there are as many levels outside the
+    unfinished runs' traces as traces. (A trace's content only changes when a run stores it,
+    so a level outside those traces cannot be stale by its input.) Counts, not a join of
+    every trace with every level: a nightly run into a large database stays cheap."""
+    (other_config, traces, unfinished, leveled), *_ = store.sql(
+        f"WITH u AS ({_UNFINISHED}) SELECT "
+        "(SELECT count(*) FROM confidence_traces WHERE source = 'derived' AND config_hash <> ?), "
+        "(SELECT count(*) FROM traces), (SELECT count(*) FROM u), "
+        "(SELECT count(*) FROM confidence_traces c WHERE c.source = 'derived' "
+        "AND c.trace_id NOT IN (SELECT trace_id FROM u))",
+        [config_hash],
+    ).rows()
+    return other_config == 0 and leveled == traces - unfinished
+
+
 def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
-    """The ids (trace_id, sorted) of stored traces whose derived level is missing, or was
-    computed from other content or configuration (all of them with `force`)."""
+    """The ids (trace_id, sorted; run_id) of stored traces whose derived level is missing, or was
+    computed from other content or configuration (all of them with `force`). Only the traces
+    of unfinished runs are compared when no other can be stale."""
+    narrow = not force and _only_unfinished_can_be_stale(store, config_hash)
+    candidates = f"(SELECT * FROM traces SEMI JOIN ({_UNFINISHED}) USING (trace_id))"
     return store.sql(
-        "SELECT t.trace_id FROM traces t LEFT JOIN confidence_traces c "
+        f"SELECT t.trace_id, t.run_id FROM {candidates if narrow else 'traces'} t "
+        "LEFT JOIN confidence_traces c "
         "ON c.trace_id = t.trace_id AND c.source = 'derived' "
         "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
         "OR c.config_hash <> ? ORDER BY t.trace_id",
@@ -35,16 +64,21 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> p
     )
 
 
-def stale_derived_traces(store: DuckDBStore, ids: pl.Series) -> pl.DataFrame:
-    """The stored traces of `ids`, sorted by id: trace_id, content_hash, confidence and steps
-    (step_id, type, tool_name, content, output_summary)."""
+def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
+    """The stored traces of `ids` (trace_id, run_id), sorted by id: trace_id, content_hash,
+    confidence and steps (step_id, type, tool_name, content, output_summary).
+
+    The runs are named in a filter DuckDB applies while it scans, so the steps of traces of
+    other runs are never read (a join alone would read every trace's steps)."""
+    runs = ", ".join("'" + run.replace("'", "''") + "'" for run in ids["run_id"].unique())
     return store.sql_with(
         "SELECT t.trace_id, t.content_hash, t.confidence, "
         "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
         "'tool_name': s.tool_name, 'content': s.content, 'output_summary': s.output_summary}) "
         "AS steps "
-        "FROM traces t SEMI JOIN __ids USING (trace_id) ORDER BY t.trace_id",
-        ids=ids.to_frame("trace_id"),
+        f"FROM traces t SEMI JOIN __ids USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) "
+        "ORDER BY t.trace_id",
+        ids=ids.select("trace_id"),
     )
 
 
@@ -66,14 +100,21 @@ def commit_confidence(
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW __conf_traces AS SELECT * FROM read_parquet('{quoted}')"
         )
-        con.execute(
-            "DELETE FROM confidence_steps s USING __conf_traces n "
-            "WHERE s.trace_id = n.trace_id AND s.source = n.source"
-        )
-        con.execute(
-            "DELETE FROM confidence_traces s USING __conf_traces n "
-            "WHERE s.trace_id = n.trace_id AND s.source = n.source"
-        )
+        # New traces (a nightly run's usual case) have no rows to replace: the step table,
+        # ten rows a trace, is only scanned when some trace is levelled again.
+        replaced = con.execute(
+            "SELECT count(*) FROM confidence_traces s SEMI JOIN __conf_traces n "
+            "ON s.trace_id = n.trace_id AND s.source = n.source"
+        ).fetchone()
+        if replaced is not None and replaced[0] > 0:
+            con.execute(
+                "DELETE FROM confidence_steps s USING __conf_traces n "
+                "WHERE s.trace_id = n.trace_id AND s.source = n.source"
+            )
+            con.execute(
+                "DELETE FROM confidence_traces s USING __conf_traces n "
+                "WHERE s.trace_id = n.trace_id AND s.source = n.source"
+            )
         con.execute("INSERT INTO confidence_traces BY NAME SELECT * FROM __conf_traces")
         con.execute(
             "INSERT INTO confidence_steps BY NAME SELECT * FROM read_parquet(?)", [str(steps)]

@@ -100,3 +100,28 @@ def test_derived_levels_in_parts_equal_one_part(
         )
     assert len(tables[7][0]) > 7 * 3
     assert tables[7] == tables[1_000_000]
+
+
+def test_a_level_missing_outside_the_running_run_is_still_found(tmp_path: Path) -> None:
+    """Derived mode compares only the traces of unfinished runs when counts show that no
+    other trace can lack a current level; a level lost elsewhere is still found and written."""
+    import duckdb
+
+    archive = tmp_path / "archive"
+    write_demo_archive(archive, n_traces=60, days=1, seed=9)
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(archive), "--db", str(db), "--no-embedder"]) == EXIT_OK
+    before = query_rows(db, "SELECT trace_id, level FROM confidence_traces ORDER BY 1")
+    con = duckdb.connect(str(db))
+    con.execute(
+        "DELETE FROM confidence_traces WHERE trace_id IN "
+        "(SELECT trace_id FROM confidence_traces ORDER BY trace_id LIMIT 5)"
+    )
+    con.close()
+    assert main(["confidence", "--db", str(db)]) == EXIT_OK
+    assert query_rows(db, "SELECT trace_id, level FROM confidence_traces ORDER BY 1") == before
+    assert main(["confidence", "--db", str(db)]) == EXIT_OK
+    ((runs,),) = query_rows(
+        db, "SELECT count(*) FROM runs WHERE flow = 'confidence_traces' AND rows_scored = 0"
+    )
+    assert runs == 1
