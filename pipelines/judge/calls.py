@@ -65,6 +65,10 @@ __all__ = [
     "text_reply",
 ]
 
+_JITTER = random.Random()
+"""Retry jitter from a generator of its own: drawing from the global one would change the
+random state of whatever else runs in the process (a caller's seeded simulation, a test)."""
+
 Status = Literal[
     "ok",
     "invalid_input",
@@ -271,7 +275,7 @@ def classify_error(exc: BaseException) -> Attempt:
 def backoff_delay(retry: int, policy: RetryPolicy, retry_after: float | None = None) -> float:
     """Seconds before retry number `retry` (1-based): exponential, jittered, >= Retry-After."""
     delay = min(policy.max_delay_s, policy.base_delay_s * 2 ** (retry - 1))
-    delay *= 1 + random.uniform(-policy.jitter, policy.jitter)
+    delay *= 1 + _JITTER.uniform(-policy.jitter, policy.jitter)
     if retry_after is not None:
         delay = max(delay, retry_after)
     return max(0.0, delay)
