@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from transforms.config._base import validate_config
 from transforms.config.chat import ChatImportConfig
@@ -33,6 +33,8 @@ __all__ = [
     "read_toml",
 ]
 
+
+_Mapping = TypeVar("_Mapping", ChatImportConfig, OtelImportConfig)
 
 BUILTIN_SOURCE = "(built-in defaults)"
 """The source named by a judge configuration loaded from no file."""
@@ -92,34 +94,39 @@ def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
     ).confidence
 
 
+def _import_mapping(
+    path: str | Path | None,
+    overrides: Mapping[str, Any] | None,
+    model: type[_Mapping],
+    kind: str,
+    *,
+    skip_mapping_input: bool = False,
+) -> _Mapping:
+    """An importer's mapping: the file's keys (top level), then every key of `overrides`."""
+    data = {} if path is None else read_toml(path, kind)
+    return validate_config(
+        data | dict(overrides or {}),
+        model,
+        "command-line options" if path is None else str(path),
+        kind=kind,
+        unknown_key_fix=f"the keys are {', '.join(model.model_fields)}",
+        skip_mapping_input=skip_mapping_input,
+    )
+
+
 def load_chat_config(
     path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> ChatImportConfig:
     """The chat import mapping: the file's keys (top level), then every key of `overrides`."""
-    data = {} if path is None else read_toml(path, "chat import configuration")
-    known = ", ".join(ChatImportConfig.model_fields)
-    return validate_config(
-        data | dict(overrides or {}),
-        ChatImportConfig,
-        "command-line options" if path is None else str(path),
-        kind="chat import configuration",
-        unknown_key_fix=f"the keys are {known}",
-    )
+    return _import_mapping(path, overrides, ChatImportConfig, "chat import configuration")
 
 
 def load_otel_config(
     path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> OtelImportConfig:
     """The OTel import mapping: the file's keys (top level), then every key of `overrides`."""
-    data = {} if path is None else read_toml(path, "OTel import configuration")
-    known = ", ".join(OtelImportConfig.model_fields)
-    return validate_config(
-        data | dict(overrides or {}),
-        OtelImportConfig,
-        "command-line options" if path is None else str(path),
-        kind="OTel import configuration",
-        unknown_key_fix=f"the keys are {known}",
-        skip_mapping_input=True,
+    return _import_mapping(
+        path, overrides, OtelImportConfig, "OTel import configuration", skip_mapping_input=True
     )
 
 
