@@ -79,18 +79,22 @@ def run_with_rss(command: list[str]) -> dict[str, Any]:
     """Run `command` (no Prefect API); its wall time from start to exit, its stdout, and its
     own peak RSS in bytes (the child is reaped with os.wait4, whose usage is the child's)."""
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = process.stdout.read() if process.stdout else b""
-    err = process.stderr.read() if process.stderr else b""
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
+    # Output goes to files, not pipes: reading one pipe to its end while the child fills the
+    # other would stall both.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
     if process.returncode != 0:
-        print(out.decode()[-3000:], err.decode()[-3000:], sep="\n", file=sys.stderr)
+        print(stdout[-3000:], stderr[-3000:], sep="\n", file=sys.stderr)
         shown = " ".join(part if len(part) < 80 else part[:60] + "..." for part in command[:4])
         raise SystemExit(f"{shown} failed with exit code {process.returncode}")
-    return {"wall_s": wall, "peak_rss": usage.ru_maxrss * 1024, "stdout": out.decode()}
+    return {"wall_s": wall, "peak_rss": usage.ru_maxrss * 1024, "stdout": stdout}
 
 
 def child_python(code: str, *args: str) -> dict[str, Any]:
