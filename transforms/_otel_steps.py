@@ -79,6 +79,16 @@ def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
     )
 
 
+def _error_object(limit: int) -> pl.Expr:
+    """A failed tool span's output_summary: `{"error": ...}` holding its error (else its output)
+    cut to `limit`. A step has no status field and an error message alone does not read as a
+    failure; derived confidence reads this object as one (`error_keys`). Null when `limit` is 0."""
+    if limit == 0:
+        return pl.lit(None, dtype=pl.String)
+    message = pl.coalesce("error", "tool_output", pl.lit("status ERROR"))
+    return pl.struct(error=shortened(message, limit)).struct.json_encode()
+
+
 def steps_per_group(rows: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
     """One row per group: `steps`, the list of step structs (ReasoningTrace step fields, with
     `tool_name` for `tool.name`), numbered from 0 in start order."""
@@ -95,9 +105,15 @@ def steps_per_group(rows: pl.DataFrame, config: OtelImportConfig) -> pl.DataFram
         content=pl.when(~is_tool).then(pl.col("text")),
         tool_name=pl.when(is_tool).then(pl.col("_tool")),
         input=pl.when(is_tool).then(pl.col("tool_input")),
-        output_summary=shortened(
-            pl.when(is_tool).then(pl.coalesce("tool_output", "error")).otherwise(pl.col("error")),
-            limit,
+        output_summary=pl.when(is_tool & (pl.col("status") == _ERROR))
+        .then(_error_object(limit))
+        .otherwise(
+            shortened(
+                pl.when(is_tool)
+                .then(pl.coalesce("tool_output", "error"))
+                .otherwise(pl.col("error")),
+                limit,
+            )
         ),
         latency_ms=pl.when(pl.col("end_ns") >= pl.col("start_ns")).then(
             (pl.col("end_ns") - pl.col("start_ns")) / 1e6
