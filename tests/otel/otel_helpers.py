@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -27,6 +27,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
 
 __all__ = [
+    "GAVE_UP",
     "CollectorFileExporter",
     "collector_line",
     "phoenix_rows",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+GAVE_UP = "It is 21 C in Paris; I could not convert it to Fahrenheit."
+"""weather_agent's answer when it does not call convert again after the failure."""
 
 
 def _hex_ids(value: Any) -> None:
@@ -141,12 +145,17 @@ def tracer_provider(exporter: SpanExporter, service: str | None = None) -> Trace
     return provider
 
 
-def weather_agent(provider: TracerProvider, fail_first_convert: bool) -> Agent[None, str]:
+def weather_agent(
+    provider: TracerProvider,
+    fail_first_convert: bool,
+    after_failure: Literal["retry", "answer", "crash"] = "retry",
+) -> Agent[None, str]:
     """A pydantic-ai agent with two tools under its built-in OpenTelemetry instrumentation.
 
     Its FunctionModel says it will look up the weather and calls get_weather, then calls
     convert ("abc" first when `fail_first_convert`: the tool raises ModelRetry and the model
-    calls it again with "21"), then answers.
+    calls it again with "21"), then answers. `after_failure` "answer": the model answers at once
+    instead of calling convert again; "crash": convert raises RuntimeError, which ends the run.
     """
     script: list[ModelResponse] = [
         ModelResponse(
@@ -160,8 +169,14 @@ def weather_agent(provider: TracerProvider, fail_first_convert: bool) -> Agent[N
             if fail_first_convert
             else []
         ),
-        ModelResponse(parts=[ToolCallPart("convert", {"celsius": "21"})]),
-        ModelResponse(parts=[TextPart("It is 21 C (69.8 F) in Paris.")]),
+        *(
+            [ModelResponse(parts=[TextPart(GAVE_UP)])]
+            if fail_first_convert and after_failure == "answer"
+            else [
+                ModelResponse(parts=[ToolCallPart("convert", {"celsius": "21"})]),
+                ModelResponse(parts=[TextPart("It is 21 C (69.8 F) in Paris.")]),
+            ]
+        ),
     ]
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -185,6 +200,8 @@ def weather_agent(provider: TracerProvider, fail_first_convert: bool) -> Agent[N
         try:
             return float(celsius) * 9 / 5 + 32
         except ValueError:
+            if after_failure == "crash":
+                raise RuntimeError("converter unavailable") from None
             raise ModelRetry("celsius must be a number") from None
 
     return agent
