@@ -74,7 +74,7 @@ def _records_failed_tool(exporter: CollectorFileExporter) -> bool:
     return False
 
 
-def test_every_trace_that_records_a_failed_tool_call_is_less_calm_than_its_clean_peers(
+def test_every_trace_that_records_a_failed_tool_call_is_less_calm_than_every_clean_one(
     tmp_path: Path,
 ) -> None:
     runs = {}
@@ -105,12 +105,13 @@ def test_every_trace_that_records_a_failed_tool_call_is_less_calm_than_its_clean
         )
     }
     assert levels.keys() == failed.keys()
-    calmest_clean = min(LEVELS.index(levels[t][0]) for t, fails in failed.items() if not fails)
+    # The clean runs are SILENT (one call, OpenInference) and NOTIFY (pydantic-ai).
+    least_calm_clean = max(LEVELS.index(levels[t][0]) for t, fails in failed.items() if not fails)
     for trace_id, fails in failed.items():
         level, penalties = levels[trace_id]
         failures = [p for p in penalties if p.startswith("tool_failures")]
         if fails:
             assert failures, (trace_id, level, penalties)
-            assert LEVELS.index(level) > calmest_clean, (trace_id, level, penalties)
+            assert LEVELS.index(level) > least_calm_clean, (trace_id, level, penalties)
         else:
             assert not failures, (trace_id, level, penalties)
