@@ -12,6 +12,7 @@ import shlex
 import socket
 import subprocess
 import time
+import tomllib
 import urllib.request
 from pathlib import Path
 
@@ -20,7 +21,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = os.environ.get("TRACEGRADE_LLAMA_VENV")
-MAX_TOKENS = 100
 RUN_LIMIT_S = 300.0
 
 pytestmark = pytest.mark.skipif(
@@ -66,6 +66,13 @@ def run(line: str, env: dict[str, str]) -> tuple[int, str, float]:
     return done.returncode, done.stdout + done.stderr, elapsed
 
 
+def max_tokens(line: str) -> int:
+    """The cap the judge command's config file sets (`[llm_default] max_tokens`)."""
+    args = shlex.split(line)
+    config = tomllib.loads((ROOT / args[args.index("--config") + 1]).read_text(encoding="utf-8"))
+    return int(config["llm_default"]["max_tokens"])
+
+
 def judged(db: Path) -> list[tuple[object, ...]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -100,8 +107,9 @@ def test_twenty_traces_in_prompted_and_native_mode_against_llama_cpp() -> None:
             assert len(rows) == 20 * 4
             assert {row[2] for row in rows} <= {"ok", "parse_error"}, rows
             assert any(row[2] == "ok" for row in rows)
+            cap = max_tokens(line)
             for _, _, status, score, output_tokens, attempts in rows:
-                assert attempts == 1 and 0 < int(str(output_tokens)) <= MAX_TOKENS
+                assert attempts == 1 and 0 < int(str(output_tokens)) <= cap
                 if status == "ok":
                     assert score is not None and math.isfinite(float(str(score)))
                     assert 0 <= float(str(score)) <= 100
