@@ -48,9 +48,11 @@ LEAF_COLUMNS = [
     "steps.list.element.step_id",
     "steps.list.element.type",
     "steps.list.element.tool.name",
+    "steps.list.element.input",
     "steps.list.element.content",
     "steps.list.element.output_summary",
     "outcome.confidence",
+    "outcome.result_summary",
 ]
 """Parquet leaf paths derived mode needs; nothing else is decoded."""
 
@@ -61,19 +63,21 @@ def read_needed(path: Path) -> pa.Table:
 
 
 def trace_inputs(table: pa.Table) -> pl.LazyFrame:
-    """trace_id, confidence and steps as list<struct{step_id, type, tool_name, content,
-    output_summary}>."""
+    """trace_id, confidence, result_summary and steps as list<struct{step_id, type, tool_name,
+    input, content, output_summary}>."""
     step = pl.element().struct
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
     return frame.lazy().select(
         trace_id="id",
         confidence=pl.col("outcome").struct.field("confidence"),
+        result_summary=pl.col("outcome").struct.field("result_summary"),
         steps=pl.col("steps").list.eval(
             pl.struct(
                 step_id=step.field("step_id"),
                 type=step.field("type"),
                 tool_name=step.field("tool").struct.field("name"),
+                input=step.field("input"),
                 content=step.field("content"),
                 output_summary=step.field("output_summary"),
             )
@@ -85,7 +89,7 @@ def vectorized(path: Path) -> pl.DataFrame:
     """Read, project, derive, score, aggregate, decide; the collected per-trace frame."""
     traces = trace_inputs(read_needed(path))
     factors = derived_factors(traces, CONFIG)
-    caps = outcome_caps(traces)
+    caps = outcome_caps(traces, CONFIG.derived)
     return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True, caps=caps).collect()
 
 
@@ -98,12 +102,16 @@ def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
                 "step_id": step["step_id"],
                 "type": step["type"],
                 "tool_name": step["tool"]["name"] if step["tool"] else None,
+                "input": step["input"],
                 "content": step["content"],
                 "output_summary": step["output_summary"],
             }
             for step in row["steps"]
         ]
-        result = reference_trace_confidence(steps, row["outcome"]["confidence"], CONFIG)
+        outcome = row["outcome"]
+        result = reference_trace_confidence(
+            steps, outcome["confidence"], CONFIG, outcome["result_summary"]
+        )
         out.append((row["id"], result.aggregate, result.level.value, result.reason))
     return out
 
@@ -123,7 +131,7 @@ def breakdown(path: Path) -> dict[str, float]:
     scored = step_scores(factors.lazy(), CONFIG).collect()
     parts["trace_levels"] = timed(
         lambda: trace_levels(
-            scored.lazy(), CONFIG, ordered=True, caps=outcome_caps(inputs.lazy())
+            scored.lazy(), CONFIG, ordered=True, caps=outcome_caps(inputs.lazy(), CONFIG.derived)
         ).collect()
     ).seconds
     return parts

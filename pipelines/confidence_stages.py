@@ -125,7 +125,7 @@ def derived_stage(
             run_id,
             work_dir,
             ordered=True,
-            caps=outcome_caps(stale),
+            caps=outcome_caps(stale, config.derived),
             part=part,
         )
     commit_stage(store, work_dir, run_id)

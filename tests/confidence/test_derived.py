@@ -19,6 +19,7 @@ STEP = pl.Struct(
         "step_id": pl.Int64,
         "type": pl.String,
         "tool_name": pl.String,
+        "input": pl.String,
         "content": pl.String,
         "output_summary": pl.String,
     }
@@ -31,11 +32,13 @@ def step(
     tool: str | None = None,
     content: str | None = None,
     output: str | None = None,
+    arguments: str | None = None,
 ) -> dict[str, object]:
     return {
         "step_id": step_id,
         "type": kind,
         "tool_name": tool,
+        "input": arguments,
         "content": content,
         "output_summary": output,
     }
@@ -63,12 +66,12 @@ EDGE_TRACES = [
         1.0,
         [
             step(0, "thought", content="let me look"),
-            step(1, "tool_call", "get_order"),
+            step(1, "tool_call", "get_order", arguments='{"id": 7}'),
             step(2, "tool_call", "search_items"),
             step(3, "observation", content="Error: order 7 not found"),
             step(4, "observation", content="[]"),
             step(5, "thought", content="one more try"),
-            step(6, "error_recovery", "get_order"),
+            step(6, "error_recovery", "get_order", arguments='{"id": 8}'),
             step(7, "observation", content='{"id": 8, "status": "shipped"}'),
         ],
     ),
@@ -117,6 +120,7 @@ def synthetic(n: int) -> pl.DataFrame:
                 step_id=el.field("step_id"),
                 type=el.field("type"),
                 tool_name=el.field("tool").struct.field("name"),
+                input=el.field("input"),
                 content=el.field("content"),
                 output_summary=el.field("output_summary"),
             )
@@ -126,7 +130,9 @@ def synthetic(n: int) -> pl.DataFrame:
 
 def levels_of(traces: pl.DataFrame, config: ConfidenceConfig) -> pl.DataFrame:
     scored = step_scores(derived_factors(traces.lazy(), config), config)
-    return trace_levels(scored, config, ordered=True, caps=outcome_caps(traces.lazy())).collect()
+    return trace_levels(
+        scored, config, ordered=True, caps=outcome_caps(traces.lazy(), config.derived)
+    ).collect()
 
 
 @pytest.mark.parametrize(
@@ -137,7 +143,7 @@ def levels_of(traces: pl.DataFrame, config: ConfidenceConfig) -> pl.DataFrame:
 def test_derived_batch_equals_reference(method: str, source: str, engine: str) -> None:
     config = ConfidenceConfig(aggregation=method)  # type: ignore[arg-type]
     traces = traces_frame(EDGE_TRACES) if source == "edge" else synthetic(1500)
-    caps = outcome_caps(traces.lazy())
+    caps = outcome_caps(traces.lazy(), config.derived)
     scored = step_scores(derived_factors(traces.lazy(), config), config)
     decided = trace_levels(scored, config, ordered=True, caps=caps)
     levels = decided.collect(engine=engine)  # type: ignore[call-overload]
@@ -162,15 +168,13 @@ def test_derived_batch_equals_reference(method: str, source: str, engine: str) -
 def test_failures_are_read_from_the_results_in_every_shape() -> None:
     steps = derived_factors(traces_frame(EDGE_TRACES).lazy(), ConfidenceConfig()).collect()
     chat = steps.filter(pl.col("trace_id") == "chat-import")
-    assert chat["step_kind"].to_list() == ["thought", "tool_call", "tool_call", "thought"] + [
-        "tool_call",
-        "answer",
-    ]
-    # get_order answered by the first observation (an error), search_items by "[]" (found
-    # nothing), the retry by a JSON object whose status is not an error.
-    assert chat["tool_success_count"].to_list() == [0, 0, 1, 0, 1, 2]
-    assert chat["search_result_count"].to_list() == [0, 0, 0, 0, 0, 0]
-    assert chat["is_search_step"].to_list() == [False, False, True, False, False, False]
+    # get_order answered by the first observation (an error): a plan step; search_items by
+    # "[]" and the retry (other input) by a JSON object whose status is not an error: calls
+    # that did not fail and repeat nothing, counted by the answer only.
+    assert chat["step_kind"].to_list() == ["thought", "tool_call", "thought", "answer"]
+    assert chat["tool_success_count"].to_list() == [0, 0, 0, 2]
+    assert chat["search_result_count"].to_list() == [0, 0, 0, 0]
+    assert chat["is_search_step"].to_list() == [False, False, False, False]
     assert chat["tool_execution_count"].to_list()[-1] == 3
     otel = steps.filter(pl.col("trace_id") == "otel-like")
     assert otel["step_kind"].to_list() == ["thought", "thought", "tool_call"] + [
@@ -179,11 +183,46 @@ def test_failures_are_read_from_the_results_in_every_shape() -> None:
         "thought",
         "answer",
     ]
-    # convert failed (a retry follows it), its retry did not, lookup flagged isError.
+    # convert failed (a retry follows it), its retry (same tool, same input: a repeat) did
+    # not, lookup flagged isError.
     assert otel["tool_success_count"].to_list() == [0, 0, 0, 1, 0, 0, 1]
     early = steps.filter(pl.col("trace_id") == "observation-before-call")
-    assert early["tool_success_count"].to_list() == [1, 1]
+    assert early["step_kind"].to_list() == ["answer"]
+    assert early["tool_success_count"].to_list() == [1]
     assert steps.filter(pl.col("trace_id") == "empty")["step_kind"].to_list() == ["answer"]
+
+
+def test_only_failed_or_repeated_calls_are_plan_steps() -> None:
+    lookup = {"tool": "lookup", "output": "found"}
+    calls = [
+        step(0, "tool_call", **lookup, arguments='{"q": "a"}'),
+        step(1, "tool_call", **lookup, arguments='{"q": "b"}'),
+        step(2, "tool_call", **lookup, arguments='{"q": "a"}'),
+    ]
+    traces = traces_frame([("three-calls", 1.0, calls), ("one-call", 1.0, calls[:1])])
+    steps = derived_factors(traces.lazy(), ConfidenceConfig()).collect()
+    three = steps.filter(pl.col("trace_id") == "three-calls")
+    assert three["step_kind"].to_list() == ["tool_call", "answer"]
+    assert three["source_step_id"].to_list() == [2, None]
+    levels = levels_of(traces, ConfidenceConfig())
+    by_id = dict(zip(levels["trace_id"], levels["aggregate"], strict=True))
+    assert by_id["three-calls"] < by_id["one-call"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "capped"), [("", True), ("  \n", True), ("done", False), (None, False)]
+)
+def test_a_blank_answer_caps_the_confidence(answer: str | None, *, capped: bool) -> None:
+    config = ConfidenceConfig()
+    traces = traces_frame([("t", 1.0, [step(0, "thought", content="x")])]).with_columns(
+        result_summary=pl.lit(answer, pl.String)
+    )
+    levels = levels_of(traces, config)
+    expected = reference_trace_confidence(traces["steps"][0].to_list(), 1.0, config, answer)
+    assert levels["aggregate"][0] == pytest.approx(expected.aggregate)
+    assert levels["reason"][0] == expected.reason
+    assert (levels["aggregate"][0] == config.derived.empty_answer_cap) is capped
+    assert (levels["level"][0] == "ESCALATE") is capped
 
 
 @pytest.mark.parametrize(
@@ -253,4 +292,4 @@ def test_lower_outcome_confidence_never_gives_a_calmer_level(
     ranks = [order.index(level) for level in levels["level"]]
     assert ranks == sorted(ranks)
     assert levels["level"][0] == "ESCALATE"
-    assert "capped by the trace's outcome.confidence 0.0" in levels["reason"][0]
+    assert "capped at 0.0 by the trace's outcome" in levels["reason"][0]

@@ -10,15 +10,20 @@ Rules (docs/confidence.md, Derived mode; the constants are `[confidence.derived]
 - a call failed when the step right after it is an error_recovery step, or when its result
   reads as an error (`error_pattern`, or a JSON object with an error key, an error status,
   an error flag true or a success flag false);
+- a call is a plan step of its own only when it failed or repeats an earlier call of the
+  trace (same tool, same input): a successful first call is work done, not doubt, so the
+  number of calls does not lower confidence (it means failure on one agent and success on
+  another; docs/confidence.md, Checked elsewhere);
 - a call is a search when its tool name matches `search_tool_pattern`; a search that did not
   fail has one result of relevance `search_relevance`, unless its result is empty
   (`empty_result_pattern`): then it has none;
 - with `thought_steps`, each thought step (and error_recovery step without a tool: a retried
   model call) is a plan step without tools;
-- every trace ends with one `answer` step (non-search): tool counts summed over the trace,
-  tool_success_rate = successes / executions (1.0 without tools), the searches with results
-  as results, source_count = successful calls. The trace's outcome.confidence is not a factor:
-  it caps the trace's confidence (`outcome_caps`), so a lower one never gives a calmer level.
+- every trace ends with one `answer` step (non-search, no search results): tool counts summed
+  over every call of the trace, tool_success_rate = successes / executions (1.0 without
+  tools), source_count = successful calls. The trace's outcome.confidence is not a factor:
+  it caps the trace's confidence (`outcome_caps`), so a lower one never gives a calmer level;
+  so does `empty_answer_cap` when the final answer (outcome.result_summary) is blank.
 """
 
 from __future__ import annotations
@@ -86,7 +91,8 @@ def _step_rows(traces: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
-    """The tool-call rows of `_step_rows` with `ok`, `search` and `found`."""
+    """The tool-call rows of `_step_rows` with `ok`, `search`, `found` and `step` (a plan step
+    of its own: failed, or a repeat of an earlier call)."""
     rules = config.derived
     kind = pl.col("type")
     is_call = (kind == "tool_call") | (
@@ -96,6 +102,7 @@ def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     observation = kind == "observation"
     marked = steps.with_columns(
         _retried=(kind.shift(-1).over("_trace") == "error_recovery").fill_null(False),
+        _repeat=~pl.struct("tool_name", "input").is_first_distinct().over("_trace", is_call),
         _is_call=is_call,
         _k=pl.when(awaits).then(awaits.cast(pl.Int64).cum_sum().over("_trace")),
         _obs_k=pl.when(observation).then(observation.cast(pl.Int64).cum_sum().over("_trace")),
@@ -116,17 +123,20 @@ def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
             search=search,
             _empty=pl.col("_result").str.contains(rules.empty_result_pattern).fill_null(False),
         )
-        .with_columns(found=pl.col("search") & pl.col("ok") & ~pl.col("_empty"))
+        .with_columns(
+            found=pl.col("search") & pl.col("ok") & ~pl.col("_empty"),
+            step=~pl.col("ok") | pl.col("_repeat"),
+        )
     )
 
 
 def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     """Every plan step (_trace, step_index, source_step_id, kind, ok, search, found), the
-    answer rows (with the trace's calls, successes, hits) last in each trace."""
+    answer rows (with the trace's calls and successes) last in each trace."""
     steps = _step_rows(traces)
     keep = ["_trace", "pos", "step_id", "ok", "search", "found"]
-    calls = _calls(steps, config).select(*keep, kind=pl.lit("tool_call"))
-    parts = [calls]
+    calls = _calls(steps, config).select(*keep, "step", kind=pl.lit("tool_call"))
+    parts = [calls.filter("step").drop("step")]
     if config.derived.thought_steps:
         kind = pl.col("type")
         reasoning = (kind == "thought") | (
@@ -143,24 +153,22 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
                 kind=pl.lit("thought"),
             )
         )
-    counts = calls.group_by("_trace").agg(
-        calls=pl.len(), successes=pl.col("ok").sum(), hits=pl.col("found").sum()
-    )
+    counts = calls.group_by("_trace").agg(calls=pl.len(), successes=pl.col("ok").sum())
     answers = (
         traces.with_row_index("_trace")
         .select("_trace", pos=pl.col("steps").list.len().cast(pl.Int64))
         .join(counts, on="_trace", how="left", maintain_order="left")
-        .with_columns(pl.col("calls", "successes", "hits").fill_null(0).cast(pl.Int64))
+        .with_columns(pl.col("calls", "successes").fill_null(0).cast(pl.Int64))
         .with_columns(
             step_id=pl.lit(None, pl.Int64),
             ok=True,
             search=False,
-            found=pl.col("hits") > 0,
+            found=False,
             kind=pl.lit("answer"),
         )
     )
     plan = pl.concat(parts, how="diagonal_relaxed").with_columns(
-        calls=pl.lit(None, pl.Int64), successes=pl.lit(None, pl.Int64), hits=pl.lit(None, pl.Int64)
+        calls=pl.lit(None, pl.Int64), successes=pl.lit(None, pl.Int64)
     )
     trace_ids = traces.with_row_index("_trace").select("_trace", "trace_id")
     return (
@@ -174,10 +182,10 @@ def _factors(relevance: float) -> dict[str, pl.Expr]:
     """The ConfidenceFactors columns of tool-call, thought and answer rows."""
     kind, ok, search, found = pl.col("kind"), pl.col("ok"), pl.col("search"), pl.col("found")
     answer, call = kind == "answer", kind == "tool_call"
-    calls, successes, hits = pl.col("calls"), pl.col("successes"), pl.col("hits")
+    calls, successes = pl.col("calls"), pl.col("successes")
     rate = pl.when(calls > 0).then(divide(successes, calls)).otherwise(1.0)
     return {
-        "search_result_count": pl.when(answer).then(hits).otherwise(found.cast(pl.Int64)),
+        "search_result_count": found.cast(pl.Int64),
         "search_avg_score": pl.when(found).then(relevance).otherwise(0.0),
         "search_max_score": pl.when(found).then(relevance).otherwise(0.0),
         "search_score_variance": pl.when(found).then(0.0).otherwise(1.0),
@@ -202,7 +210,7 @@ def _factors(relevance: float) -> dict[str, pl.Expr]:
 
 def derived_factors(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     """Plan steps with their factors, from trace_id and steps (step_id, type, tool_name,
-    content, output_summary); one `answer` step per trace, so a trace with no steps still gets
+    input, content, output_summary); one `answer` step per trace, so a trace with no steps still gets
     one. A null factor (self-confidence, query coverage) is left for the original's default.
 
     Rows come trace by trace in input order, each trace's plan steps in step order with its
@@ -221,6 +229,16 @@ def derived_factors(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFr
     )
 
 
-def outcome_caps(traces: pl.LazyFrame) -> pl.LazyFrame:
-    """trace_id and cap: the trace's outcome.confidence, the most derived confidence it gets."""
-    return traces.select("trace_id", cap=pl.col("confidence").cast(pl.Float64))
+def outcome_caps(traces: pl.LazyFrame, rules: DerivedRules) -> pl.LazyFrame:
+    """trace_id and cap, the most derived confidence a trace gets: its outcome.confidence, and
+    at most `empty_answer_cap` when its result_summary is blank (a null one was not recorded:
+    no cap; a frame without the column has none)."""
+    cap = pl.col("confidence").cast(pl.Float64)
+    if "result_summary" in traces.collect_schema().names():
+        blank = pl.col("result_summary").str.strip_chars() == ""
+        cap = (
+            pl.when(blank.fill_null(False))
+            .then(pl.min_horizontal(cap, pl.lit(rules.empty_answer_cap)))
+            .otherwise(cap)
+        )
+    return traces.select("trace_id", cap=cap)

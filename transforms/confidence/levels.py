@@ -163,8 +163,8 @@ def _aggregate(config: ConfidenceConfig) -> pl.Expr:
 
 
 def cap_note(cap: float) -> str:
-    """What the reason adds when the trace's outcome.confidence capped its confidence."""
-    return f"; capped by the trace's outcome.confidence {cap}"
+    """What the reason adds when the trace's outcome capped its confidence."""
+    return f"; capped at {cap} by the trace's outcome (outcome.confidence, or a blank answer)"
 
 
 def _decisions(frame: pl.DataFrame, config: ConfidenceConfig) -> pl.DataFrame:

@@ -105,11 +105,13 @@ def _search(results: int, relevance: float) -> dict[str, Any]:
 def derived_step_factors(
     steps: Sequence[Mapping[str, Any]], config: ConfidenceConfig
 ) -> list[ConfidenceFactors]:
-    """The plan steps derived mode reads off one trace (calls and thoughts, then the answer)."""
+    """The plan steps derived mode reads off one trace (failed or repeated calls, thoughts,
+    then the answer)."""
     rules = config.derived
     results = _results(steps)
     out = []
-    calls = successes = hits = 0
+    calls = successes = 0
+    seen: set[tuple[Any, Any]] = set()
     for index, step in enumerate(steps):
         if index in results:
             following = steps[index + 1]["type"] if index + 1 < len(steps) else None
@@ -121,7 +123,11 @@ def derived_step_factors(
             found = int(search and ok == 1 and not empty)
             calls += 1
             successes += ok
-            hits += found
+            call = (name, step.get("input"))
+            repeat = call in seen
+            seen.add(call)
+            if ok == 1 and not repeat:
+                continue
             out.append(
                 ConfidenceFactors(
                     **_search(found, rules.search_relevance),
@@ -135,7 +141,6 @@ def derived_step_factors(
         elif rules.thought_steps and step["type"] in ("thought", "error_recovery"):
             out.append(ConfidenceFactors(source_agreement=SOURCE_AGREEMENT))
     answer = ConfidenceFactors(
-        **_search(hits, rules.search_relevance),
         source_agreement=SOURCE_AGREEMENT,
         source_count=successes,
         tool_success_rate=successes / calls if calls > 0 else 1.0,
@@ -146,10 +151,17 @@ def derived_step_factors(
 
 
 def reference_trace_confidence(
-    steps: Sequence[Mapping[str, Any]], confidence: float | None, config: ConfidenceConfig
+    steps: Sequence[Mapping[str, Any]],
+    confidence: float | None,
+    config: ConfidenceConfig,
+    answer: str | None = None,
 ) -> TraceConfidence:
     """Derived mode for one trace: factors, step scores, aggregate (capped by the trace's
-    outcome `confidence`) and decision."""
+    outcome `confidence`, and by `empty_answer_cap` when the final `answer` is blank) and
+    decision."""
+    if answer is not None and not answer.strip():
+        cap = config.derived.empty_answer_cap
+        confidence = cap if confidence is None else min(confidence, cap)
     calculator = ConfidenceCalculator(config)
     aggregator = ConfidenceAggregator(config)
     scores = [calculator.calculate(f) for f in derived_step_factors(steps, config)]

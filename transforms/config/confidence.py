@@ -165,6 +165,9 @@ class DerivedRules(_Strict):
     thought_steps: bool = True
     """Each thought (and each retry of a model call) is a plan step of its own, as the
     original's executor scores reasoning steps."""
+    empty_answer_cap: _Unit = 0.3
+    """The most confidence a trace whose final answer (outcome.result_summary) is blank gets;
+    below the default `confirm` threshold, so such a trace is ESCALATE."""
 
     _patterns = field_validator("error_pattern", "empty_result_pattern")(_regex)
     _json_keys = field_validator("error_keys", "status_keys", "error_flags", "success_flags")(_keys)
