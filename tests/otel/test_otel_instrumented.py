@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,9 @@ def test_pydantic_ai_run_with_a_retried_tool_imports_step_by_step(
     root = next(span for span in exporter.spans if span.parent is None)
     assert trace["metadata"]["agent_id"] == "weather_agent"
     assert trace["metadata"]["success"] is True
-    assert trace["metadata"]["created_at"].timestamp() == pytest.approx(
-        root.start_time / 1e9, abs=1e-6
-    )
+    created = trace["metadata"]["created_at"]  # the root's start, in whole microseconds
+    epoch = datetime(1970, 1, 1, tzinfo=created.tzinfo)
+    assert created == epoch + timedelta(microseconds=root.start_time // 1000)
 
     scored = _score(tmp_path / "traces.parquet", tmp_path / "scores.duckdb")
     assert (scored["n_steps"], scored["error_recovery"], scored["unique_tools"]) == (5, 1, 2)
