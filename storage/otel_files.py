@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import io
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +32,7 @@ from storage._otlp import collector_schema, request_rows, rows_frame
 from storage._otlp_arrow import arrow_rows
 from storage._otlp_frames import protobuf_messages
 from storage._phoenix import PHOENIX_COLUMNS, is_phoenix_row, phoenix_rows
-from storage._surrogates import SURROGATE_ESCAPE
+from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
 from storage.readers import expand_paths
 from transforms.config.otel import OtelImportConfig
@@ -163,15 +162,18 @@ def _slow_chunk(
 
 
 def _fast_chunk(
-    data: bytes, records: list[int], longest: int, source: str, config: OtelImportConfig
+    data: bytearray, records: list[int], longest: int, source: str, config: OtelImportConfig
 ) -> pl.DataFrame | None:
     """The chunk's span rows through Arrow's JSON reader, or None when it cannot take them."""
     block = max(_BLOCK_BYTES, longest + 1)
-    options = pa_json.ReadOptions(block_size=block, use_threads=True)
+    # One thread: the import reads files side by side (pipelines.otel_import.READERS).
+    options = pa_json.ReadOptions(block_size=block, use_threads=False)
     for schema in _SCHEMAS:
         parse = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
         try:
-            table = pa_json.read_json(io.BytesIO(data), read_options=options, parse_options=parse)
+            table = pa_json.read_json(
+                pa.BufferReader(data), read_options=options, parse_options=parse
+            )
         except pa.ArrowInvalid:
             continue
         if table.num_rows != len(records):
@@ -180,7 +182,7 @@ def _fast_chunk(
     return None
 
 
-def _line_numbers(data: bytes, first: int) -> tuple[list[int], int]:
+def _line_numbers(data: bytearray, first: int) -> tuple[list[int], int]:
     """The numbers of the chunk's lines that are not blank, and the longest line's length.
 
     A line of more than 64 bytes is taken as not blank without looking (one of only spaces
@@ -202,41 +204,44 @@ def _line_numbers(data: bytes, first: int) -> tuple[list[int], int]:
     return numbers, longest
 
 
-def _json_chunk(data: bytes, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
+def _json_chunk(data: bytearray, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
     source = path_text(path)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = first + data.count(b"\n", 0, exc.start)
-        raise InputError(f"{path} is not UTF-8 text (line {line}); re-export it as UTF-8") from None
+    if not data.isascii():  # ASCII is UTF-8; only other bytes need the decoder's check
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = first + data.count(b"\n", 0, exc.start)
+            raise InputError(
+                f"{path} is not UTF-8 text (line {line}); re-export it as UTF-8"
+            ) from None
     numbers, longest = _line_numbers(data, first)
     if not numbers:
         return SpanChunk(rows_frame([]))
-    if SURROGATE_ESCAPE.search(text) is None:
+    if SURROGATE_ESCAPE_BYTES.search(data) is None:
         spans = _fast_chunk(data, numbers, longest, source, config)
         if spans is not None:
             return SpanChunk(spans, records=len(numbers))
+    text = data.decode("utf-8")
     lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
     return _slow_chunk(lines, source, _key_check(config))
 
 
-def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytes, int]]:
-    """The file in blocks that end at a line break, each with its first line's number."""
-    number, carry = 1, b""
+def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytearray, int]]:
+    """The file in blocks that end at a line break (about `size` bytes, then the rest of the
+    last line), each with its first line's number. A block is read into one buffer and never
+    copied: the reader threads run these byte operations holding the GIL."""
+    number = 1
     with path.open("rb") as handle:
-        while block := handle.read(size):
-            data = carry + block
-            if number == 1 and not carry:
-                data = data.removeprefix(b"\xef\xbb\xbf")
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                carry = data
-                continue
-            carry = data[cut + 1 :]
-            yield data[: cut + 1], number
-            number += data.count(b"\n", 0, cut + 1)
-    if carry:
-        yield carry, number
+        while True:
+            data = bytearray(size)
+            data[handle.readinto(data) :] = b""
+            if not data:
+                return
+            data += handle.readline()
+            if number == 1 and data.startswith(b"\xef\xbb\xbf"):
+                del data[:3]
+            yield data, number
+            number += data.count(b"\n")
 
 
 def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
@@ -322,7 +327,7 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
         yield chunk
 
 
-def _decoded(data: bytes, path: Path) -> str:
+def _decoded(data: bytearray, path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

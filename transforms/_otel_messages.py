@@ -121,39 +121,25 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def _decoded_texts(values: pl.Series, user: bool) -> pl.Series:
-    """Output text (all messages) or first user message text of GenAI JSON message lists."""
-    frame = values.str.json_decode(_MESSAGES).rename("m").to_frame().with_row_index("_i")
-    messages = frame.explode("m").unnest("m").with_row_index("_n")
-    if user:
-        messages = messages.filter(pl.col("role") == "user")
-    parts = messages.explode("parts").with_columns(
-        pl.when(pl.col("parts").struct.field("type") == "text")
-        .then(pl.col("parts").struct.field("content"))
-        .alias("piece")
+    """Output text (all messages) or first user message text of GenAI JSON message lists,
+    each message's text worked out inside its list (no explode and regroup)."""
+    message = pl.element()
+    pieces = message.struct.field("parts").list.eval(
+        pl.element().filter(pl.element().struct.field("type") == "text").struct.field("content")
     )
-    per_message = (
-        parts.group_by("_i", "_n", maintain_order=True)
-        .agg(pl.col("content").first(), pl.col("piece").drop_nulls().str.join("\n"))
-        .select(
-            "_i",
-            pl.concat_str(
-                pl.col("content"),
-                pl.when(pl.col("piece") != "").then(pl.col("piece")),
-                separator="\n",
-                ignore_nulls=True,
-            ).alias("text"),
-        )
+    piece = pieces.list.join("\n")
+    text = pl.concat_str(
+        message.struct.field("content"),
+        pl.when(piece != "").then(piece),
+        separator="\n",
+        ignore_nulls=True,
     )
+    messages = values.str.json_decode(_MESSAGES)
     if user:
-        per_row = per_message.group_by("_i", maintain_order=True).agg(pl.col("text").first())
-    else:
-        per_row = (
-            per_message.filter(pl.col("text") != "")
-            .group_by("_i", maintain_order=True)
-            .agg(pl.col("text").str.join("\n"))
-        )
-    joined = frame.select("_i").join(per_row, on="_i", how="left", maintain_order="left")
-    return joined["text"]
+        is_user = message.struct.field("role") == "user"
+        return messages.list.eval(text.filter(is_user)).list.first()
+    joined = messages.list.eval(text.filter(text != "")).list.join("\n")
+    return joined.to_frame("t").select(pl.when(pl.col("t") != "").then(pl.col("t")))["t"]
 
 
 def json_message_texts(values: pl.Series, user: bool) -> pl.Series:

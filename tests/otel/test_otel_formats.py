@@ -147,3 +147,37 @@ def test_score_format_otel_scores_the_span_folder_as_the_imported_parquet(tmp_pa
             rows.append(store.sql(query).to_dicts())
     assert len(rows[0]) == 1 and rows[0][0]["error_recovery"] == 1
     assert rows[1] == rows[0]
+
+
+def test_small_blocks_keep_line_numbers_and_spans_of_one_block_read(tmp_path: Path) -> None:
+    """A file read in blocks far smaller than its lines (each block then runs to the end of its
+    line), with a byte-order mark, blank lines and a malformed line: the same spans as one
+    block, and the malformed line rejected under its own number."""
+    from storage.errors import InputError
+    from storage.otel_files import iter_span_chunks
+    from transforms.config.otel import OtelImportConfig
+
+    exporter = _run(tmp_path / "run")
+    export = (tmp_path / "run" / "spans.jsonl").read_bytes().strip().split(b"\n")
+    lines = [*export, b"", *export, b"{not json", b"", *export]
+    path = tmp_path / "blocks.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + b"\n")
+    config = OtelImportConfig()
+
+    def read(chunk_bytes: int) -> tuple[pl.DataFrame, list[int], int]:
+        chunks = list(iter_span_chunks(path, config, chunk_bytes=chunk_bytes))
+        spans = pl.concat([chunk.spans for chunk in chunks])
+        rejected = [r["record_number"] for chunk in chunks for r in chunk.rejections]
+        return spans, rejected, sum(chunk.records for chunk in chunks)
+
+    whole, whole_rejected, whole_records = read(1 << 24)
+    small, small_rejected, small_records = read(64)
+    assert whole.height == 3 * len(exporter.spans)
+    assert small.equals(whole)
+    assert whole_rejected == small_rejected == [lines.index(b"{not json") + 1]
+    assert whole_records == small_records == sum(1 for line in lines if line)
+    numbers = {i + 1 for i, line in enumerate(lines) if line and line != b"{not json"}
+    assert set(small["record_number"].to_list()) == numbers
+    path.write_bytes(b"\n".join([*lines, "caf\u00e9".encode(), b"\xe9t\xe9"]) + b"\n")
+    with pytest.raises(InputError, match=rf"not UTF-8 text \(line {len(lines) + 2}\)"):
+        read(64)
