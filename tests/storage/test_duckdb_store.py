@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
@@ -96,8 +97,6 @@ def test_an_empty_file_left_by_a_killed_first_run_is_started_afresh(db_path: Pat
 def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_steps(
     db_path: Path,
 ) -> None:
-    import duckdb
-
     DuckDBStore(db_path).close()
     con = duckdb.connect(str(db_path))
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
@@ -115,3 +114,29 @@ def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_st
         assert store.sql("SELECT count(*) AS n FROM confidence_traces")["n"][0] == 0
         version = store.sql("SELECT value FROM meta WHERE key = 'schema_version'")["value"][0]
         assert version == "2"
+
+
+def test_a_writer_runs_the_schema_ddl_only_when_the_file_was_stamped_by_other_ddl(
+    tmp_path: Path,
+) -> None:
+    """The DDL's views are rewritten when the stamped SCHEMA_SQL differs (a new tracegrade
+    version), and left alone when it is the same (no catalog change to checkpoint)."""
+    db_path = tmp_path / "s.duckdb"
+    DuckDBStore(db_path).close()
+
+    def drop_view(stamp: str | None) -> None:
+        con = duckdb.connect(str(db_path))
+        con.execute("DROP VIEW latest_scores")
+        if stamp is not None:
+            con.execute("UPDATE meta SET value = ? WHERE key = 'schema_sql'", [stamp])
+        con.close()
+
+    def has_view() -> bool:
+        with DuckDBStore(db_path) as store:
+            views = store.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal")
+            return "latest_scores" in views["view_name"].to_list()
+
+    drop_view(stamp="the DDL of an older version")
+    assert has_view()
+    drop_view(stamp=None)
+    assert not has_view()
