@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
-from pydantic_ai.models import Model
 
-from pipelines.confidence_llm import llm_factors
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.confidence_store import (
     commit_confidence,
@@ -31,6 +30,9 @@ from transforms.confidence.inputs import original_factor_columns
 from transforms.confidence.prompts import FALLBACK_SCORE
 from transforms.config.confidence import ConfidenceConfig, LLMConfig
 from transforms.embedding import Embedder
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
 __all__ = [
     "FACTORS_ROWS",
@@ -204,6 +206,10 @@ def fill_model_factors(
     Adds llm_self_eval_fallback and query_coverage_fallback (see
     pipelines.confidence_llm.llm_factors).
     """
+    # pydantic-ai and the judge's request code load only here: a run without factors files
+    # (every derived-mode run) does not pay their 0.8 s of imports.
+    from pipelines.confidence_llm import llm_factors
+
     folded = _source_agreement(original_factor_columns(rows), embedder)
     return llm_factors(folded, llm, LLMConfig(timeout_s=timeout_s))
 

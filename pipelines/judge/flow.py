@@ -13,8 +13,6 @@ from typing import Any
 import polars as pl
 
 from pipelines.errors import JudgeRunFailed
-from pipelines.judge.batch import batch_items, run_batch
-from pipelines.judge.runner import run_live
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps, publish_markdown, run_logger
 from storage.config_files import load_judge_config
@@ -82,6 +80,11 @@ def judge_items(
 ) -> dict[str, Any]:
     """Plan and judge every submission (live; fanned out to Dask with engine = "dask"), or
     collect and submit batches (batch mode). Results are written as they finish."""
+    # The request code (pydantic-ai, 0.8 s of imports) loads when something is judged, not
+    # with this module: every scoring run imports it for judge_after_scoring.
+    from pipelines.judge.batch import batch_items, run_batch
+    from pipelines.judge.runner import run_live
+
     store = steps.store
     sink = DuckDBJudgeSink(store)
     ingest_leftover_shards(store)

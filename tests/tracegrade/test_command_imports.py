@@ -1,0 +1,40 @@
+"""What a plain scoring command loads: `tracegrade score --no-embedder` without a judge
+configuration neither imports the embedding model's packages (torch, sentence-transformers)
+nor the judge's (pydantic-ai), so a small nightly file is not charged their start-up."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from transforms.synth.traces import synthetic_traces, to_json_records
+
+_PROBE = """
+import json, sys
+from tracegrade.cli.app import main
+status = main(sys.argv[1:])
+heavy = ("torch", "sentence_transformers", "pydantic_ai", "openai", "anthropic")
+print(json.dumps({"status": status, "loaded": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def test_score_without_embedder_or_judge_loads_neither_model_stack(tmp_path: Path) -> None:
+    export = tmp_path / "day.jsonl"
+    records = to_json_records(synthetic_traces(12, seed=5))
+    export.write_text("".join(json.dumps(record) + "\n" for record in records))
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, "score", str(export), "--db", str(tmp_path / "s.duckdb")]
+        + ["--no-embedder"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {"status": 0, "loaded": []}, done.stderr[-2000:]
