@@ -24,6 +24,9 @@ __all__ = ["Replay", "embed_texts", "pending_texts", "put_vectors", "replay_stag
 
 Vectors = npt.NDArray[np.float32]
 
+CHUNK_TEXTS_MIN = 1024
+"""Fewest texts per stored chunk (else 32 batches): a crash loses at most one chunk's work."""
+
 
 def _texts_for(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> pl.DataFrame:
     """trace_id and novelty text of every plan row (fresh rows from staging, others stored)."""
@@ -47,7 +50,7 @@ def _other_modes(store: DuckDBStore, settings: Settings, text_shas: pl.Series) -
     for other in others:
         keys = embedding_keys(other, text_shas)
         missing = store.missing_embeddings(keys)
-        stored = text_shas.filter(~keys.is_in(missing))
+        stored = text_shas.filter(~keys.is_in(missing.implode()))
         found = pl.concat([found, stored]).unique()
     return found.len()
 
@@ -99,7 +102,7 @@ def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, i
     truncated = 0
     with ThreadPoolExecutor(1, thread_name_prefix="embedding-writer") as writer:
         written: Future[int] | None = None
-        for part in todo.iter_slices(max(embedder.batch_size * 32, 1024)):
+        for part in todo.iter_slices(max(embedder.batch_size * 32, CHUNK_TEXTS_MIN)):
             texts = part["text"].to_list()
             vectors, cut = embedder.encode_counted(texts)
             truncated += written.result() if written is not None else 0
