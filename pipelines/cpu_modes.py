@@ -246,4 +246,5 @@ class CpuModeModel:
         vectors = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))
         vectors[order] = np.concatenate(parts)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms > 0, norms, 1.0), truncated
+        vectors /= np.where(norms > 0, norms, 1.0)
+        return vectors, truncated

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pipelines.cpu_modes import CPU_MODES, CpuModeModel, TextTokenizer
+from pipelines.device_encode import pipelined_encode
 from pipelines.errors import EmbedderError
 from transforms.config.scoring import DEFAULT_MODEL, EmbeddingConfig
 
@@ -154,41 +155,44 @@ class SentenceEmbedder:
             self._cpu_mode = _prepared[identity]
         return self._cpu_mode
 
-    def truncated(self, texts: Sequence[str]) -> int:
-        """How many of `texts` are longer than `max_seq_length` tokens (cut before embedding)."""
+    def _text_tokenizer(self) -> TextTokenizer:
         if self._tokenizer is None:
             self._tokenizer = TextTokenizer(self.load(), self.config.max_seq_length)
-        return self._tokenizer.truncated(texts)
+        return self._tokenizer
+
+    def truncated(self, texts: Sequence[str]) -> int:
+        """How many of `texts` are longer than `max_seq_length` tokens (cut before embedding)."""
+        return self._text_tokenizer().truncated(texts)
 
     def encode_counted(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.float32], int | None]:
-        """Vectors of `texts`, and how many were truncated when that came for free (CPU
-        modes count while tokenizing; torch modes give None, see `truncated`)."""
+        """Vectors of `texts`, and how many were truncated when that came for free (the CPU
+        modes and cuda count while tokenizing; torch on the CPU gives None, see `truncated`).
+
+        On cuda the texts go through `pipelined_encode` (tokenizing beside the model, pinned
+        copies); on the CPU torch runs sentence-transformers' own `encode`, the reference.
+        """
         prepared = self.cpu_mode()
         if prepared is not None:
             return prepared.encode(list(texts), self.batch_size)
-        return self._encode(self.load(), list(texts)), None
+        model = self.load()
+        if self.device == "cuda":
+            tokenizer = self._text_tokenizer()
+            return pipelined_encode(model, tokenizer, texts, self.batch_size, self.device)
+        return self._encode(model, list(texts)), None
 
     def encode(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> npt.NDArray[np.float32]:
         """Embed `texts` in batches, calling `progress(done)` after each chunk."""
-        if self.cpu_mode() is not None:
-            parts = []
-            for start in range(0, len(texts), self.batch_size * 16):
-                parts.append(self.encode_counted(texts[start : start + self.batch_size * 16])[0])
-                if progress is not None:
-                    progress(len(parts[-1]))
-            return np.concatenate(parts) if parts else np.empty((0, 0), dtype=np.float32)
-        model = self.load()
-        if progress is None:
-            return self._encode(model, list(texts))
-        chunk = self.batch_size * 16
+        chunk = self.batch_size * 16 if progress is not None else max(len(texts), 1)
         parts = []
         for start in range(0, len(texts), chunk):
-            parts.append(self._encode(model, list(texts[start : start + chunk])))
-            progress(len(parts[-1]))
-        dims = model.get_embedding_dimension() or 0
-        return np.concatenate(parts) if parts else np.empty((0, dims), dtype=np.float32)
+            parts.append(self.encode_counted(texts[start : start + chunk])[0])
+            if progress is not None:
+                progress(len(parts[-1]))
+        if parts:
+            return np.concatenate(parts)
+        return np.empty((0, self.load().get_embedding_dimension() or 0), dtype=np.float32)
 
     def _encode(self, model: SentenceTransformer, texts: list[str]) -> npt.NDArray[np.float32]:
         vectors = model.encode(

@@ -179,3 +179,18 @@ def test_a_failed_write_stops_the_stage_and_earlier_chunks_stay_stored(
         run_pipeline([tmp_path / "traces.parquet"], db)
     assert writes == [32, 32]
     assert query_rows(db, "SELECT count(*) FROM embeddings") == [(64,)]
+
+
+def test_the_device_pipeline_gives_the_vectors_of_sentence_transformers(
+    embedder: SentenceEmbedder,
+) -> None:
+    from pipelines.cpu_modes import TextTokenizer
+    from pipelines.device_encode import pipelined_encode
+
+    model = embedder.load()
+    texts = TEXTS * 3
+    reference = embedder.encode(texts)
+    # on the CPU the same path runs without pinned copies: tokenizer thread, sorted batches
+    vectors, truncated = pipelined_encode(model, TextTokenizer(model, 256), texts, 2, "cpu")
+    assert np.abs(vectors - reference).max() < 1e-6
+    assert truncated == 3
