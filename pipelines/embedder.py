@@ -160,6 +160,11 @@ class SentenceEmbedder:
             self._tokenizer = TextTokenizer(self.load(), self.config.max_seq_length)
         return self._tokenizer
 
+    @property
+    def counts_truncation(self) -> bool:
+        """Whether `encode_counted` counts the truncated texts itself (the CPU modes, cuda)."""
+        return self.config.mode() in CPU_MODES or self.device == "cuda"
+
     def truncated(self, texts: Sequence[str]) -> int:
         """How many of `texts` are longer than `max_seq_length` tokens (cut before embedding)."""
         return self._text_tokenizer().truncated(texts)

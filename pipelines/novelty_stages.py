@@ -84,30 +84,36 @@ def pending_texts(
 def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
     """Embed every plan text whose vector is not stored yet, longest first, committing per chunk.
 
-    One chunk is written (and its truncated texts counted) on a writer thread while the next
-    one is encoded; counts add texts_truncated, the texts longer than max_seq_length tokens.
+    A writer thread stores each chunk while the next one is encoded (and, where the model does
+    not count them itself, counts the chunk's truncated texts while it is encoded); counts add
+    texts_truncated, the texts longer than max_seq_length tokens.
     """
     todo, counts = pending_texts(store, run, settings)
     if todo.is_empty():
         return counts
     embedder = SentenceEmbedder(settings.embedding)
+    embedder.load()  # here, not first on the writer thread
     advance = stage_progress("embedding", todo.height)
     model_key = settings.embedding.model_key()
 
-    def store_chunk(keys: list[str], texts: list[str], vectors: Vectors, cut: int | None) -> int:
+    def store_chunk(keys: list[str], vectors: Vectors, cut: int | Future[int]) -> int:
         store.put_embeddings(keys, vectors, model=model_key, run_id=run.run_id)
         advance(len(keys))
-        return embedder.truncated(texts) if cut is None else cut
+        return cut if isinstance(cut, int) else cut.result()
 
     truncated = 0
     with ThreadPoolExecutor(1, thread_name_prefix="embedding-writer") as writer:
         written: Future[int] | None = None
         for part in todo.iter_slices(max(embedder.batch_size * 32, CHUNK_TEXTS_MIN)):
             texts = part["text"].to_list()
+            counting = (
+                None if embedder.counts_truncation else writer.submit(embedder.truncated, texts)
+            )
             vectors, cut = embedder.encode_counted(texts)
             truncated += written.result() if written is not None else 0
             keys = part["embedding_key"].to_list()
-            written = writer.submit(store_chunk, keys, texts, vectors, cut)
+            count = counting if counting is not None else (cut or 0)
+            written = writer.submit(store_chunk, keys, vectors, count)
         truncated += written.result() if written is not None else 0
     return counts | {"texts_truncated": truncated}
 

@@ -141,9 +141,13 @@ class _FakeEmbedder:
     """Unit vectors from the text's hash; fails on the texts of one chosen chunk."""
 
     batch_size = 1
+    counts_truncation = False
 
     def __init__(self, _config: EmbeddingConfig) -> None:
         self.calls = 0
+
+    def load(self) -> None:
+        return None
 
     def encode_counted(self, texts: list[str]) -> tuple[np.ndarray, int | None]:
         self.calls += 1
