@@ -13,7 +13,7 @@ GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,cpu-fast]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -34,6 +34,7 @@ __all__ = [
     "per_row_baseline",
     "print_table",
     "save_result",
+    "short_machine",
     "synthetic_parquet",
     "timed",
     "wait_for_quiet",
@@ -227,10 +228,16 @@ def _seconds(timing: Timing) -> str:
     return ", ".join(f"{s:.2f}" for s in timing.all_seconds)
 
 
-def print_table(rows: list[Check]) -> None:
-    """Print the checks as an aligned table with PASS/MISS."""
-    header = ("figure", "tracegrade", "baseline", "ratio", "target", "result")
-    cells = [header] + [
+def short_machine(info: dict[str, Any]) -> str:
+    """The machine in a few words, to print beside each figure: CPU model and usable cores."""
+    cpu = str(info["cpu"]).replace("(R)", "").replace(" Processor", "")
+    return f"{cpu}, {info['cores_usable']} cores"
+
+
+def print_table(rows: list[Check], machine: str | None = None) -> None:
+    """Print the checks as an aligned table with PASS/MISS (and the machine on every row)."""
+    header: tuple[str, ...] = ("figure", "tracegrade", "baseline", "ratio", "target", "result")
+    cells = [header + (("machine",) if machine else ())] + [
         (
             r.name,
             r.ours,
@@ -239,9 +246,10 @@ def print_table(rows: list[Check]) -> None:
             r.target,
             "-" if r.passed is None else ("PASS" if r.passed else "MISS"),
         )
+        + ((machine,) if machine else ())
         for r in rows
     ]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
     for index, row in enumerate(cells):
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
         if index == 0:

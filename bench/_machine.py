@@ -42,7 +42,8 @@ def _cpu_detail() -> str:
     except OSError:
         return ""
     flags = set(fields.get("flags", "").split())
-    simd = [name for name in ("avx2", "fma", "avx512f", "amx_tile") if name in flags]
+    wanted = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+    simd = [name for name in wanted if name in flags]
     guest = ", VM guest" if "hypervisor" in flags else ""
     return (
         f"family {fields.get('cpu family', '?')} model {fields.get('model', '?')}, "
@@ -83,6 +84,8 @@ def machine_info() -> dict[str, Any]:
         "duckdb": _version("duckdb"),
         "torch": _version("torch"),
         "sentence-transformers": _version("sentence-transformers"),
+        "openvino": _version("openvino"),
+        "onnxruntime": _version("onnxruntime"),
         "date": date.today().isoformat(),
     }
 
@@ -148,7 +151,8 @@ def print_machine(title: str) -> dict[str, Any]:
     print(
         f"python {info['python']}, numpy {info['numpy']}, polars {info['polars']}, "
         f"pyarrow {info['pyarrow']}, duckdb {info['duckdb']}, torch {info['torch']}, "
-        f"sentence-transformers {info['sentence-transformers']}"
+        f"sentence-transformers {info['sentence-transformers']}, openvino {info['openvino']}, "
+        f"onnxruntime {info['onnxruntime']}"
     )
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}")
     print()

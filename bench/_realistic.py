@@ -17,11 +17,35 @@ import polars as pl
 __all__ = ["realistic_traces", "write_realistic_parquet"]
 
 _VOCABULARY = 6000
-_TOOLS = [f"tool_{name}" for name in (
-    "search", "read_file", "write_file", "sql", "http_get", "calendar", "email", "crm_lookup",
-    "refund", "ticket", "price_quote", "inventory", "geocode", "translate", "summarize",
-    "run_tests", "git_diff", "deploy", "metrics", "pager", "wiki", "kb_search", "ocr", "invoice",
-)]
+_TOOLS = [
+    f"tool_{name}"
+    for name in (
+        "search",
+        "read_file",
+        "write_file",
+        "sql",
+        "http_get",
+        "calendar",
+        "email",
+        "crm_lookup",
+        "refund",
+        "ticket",
+        "price_quote",
+        "inventory",
+        "geocode",
+        "translate",
+        "summarize",
+        "run_tests",
+        "git_diff",
+        "deploy",
+        "metrics",
+        "pager",
+        "wiki",
+        "kb_search",
+        "ocr",
+        "invoice",
+    )
+]
 _AGENTS = [f"agent-{i:02d}" for i in range(12)]
 _DOMAINS = ["code", "finance", "medical", "customer_service", "legal", "ops", None]
 _TYPES = ["thought", "tool_call", "observation", "error_recovery"]
@@ -37,14 +61,18 @@ def _words(rng: np.random.Generator) -> pl.Series:
     )
 
 
-def _sentences(rng: np.random.Generator, words: pl.Series, count: int, low: int, high: int) -> pl.Series:
+def _sentences(
+    rng: np.random.Generator, words: pl.Series, count: int, low: int, high: int
+) -> pl.Series:
     """`count` texts of low..high words each, drawn with Zipf-like word frequencies."""
     sizes = rng.integers(low, high + 1, count)
     ranks = np.minimum(rng.zipf(1.3, int(sizes.sum())) - 1, _VOCABULARY - 1)
     flat = words.gather(ranks)
     offsets = np.concatenate(([0], np.cumsum(sizes)))
-    lists = pl.Series("text", flat).to_frame().with_columns(
-        group=pl.Series(np.repeat(np.arange(count), sizes))
+    lists = (
+        pl.Series("text", flat)
+        .to_frame()
+        .with_columns(group=pl.Series(np.repeat(np.arange(count), sizes)))
     )
     joined = lists.group_by("group", maintain_order=True).agg(pl.col("text").str.join(" "))
     assert offsets[-1] == flat.len()

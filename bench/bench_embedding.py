@@ -16,7 +16,14 @@ reuses the warm one). Then a second run over the same input on the same database
 the first run is not committed, so the second still plans all texts) measures the
 embedding cache.
 
-Run: .venv/bin/python bench/bench_embedding.py [--texts 2000]
+Then the fast modes against fp32 on the demo archive (bench/_embedding_modes.py): the embed
+stage's texts/s in each mode and the largest and mean |N difference| to fp32 over every
+scored trace. Targets (issue 18): stage / bare >= 0.95 in fp32; a fast mode >= 3x fp32 with
+max |N diff| <= 0.01 and mean <= 0.001.
+
+The fp32 stage and bare encode are each timed best of --repeat (default 2) runs.
+
+Run: .venv/bin/python bench/bench_embedding.py [--texts 2000] [--repeat 2] [--modes bf16,int8]
 """
 
 from __future__ import annotations
@@ -50,10 +57,12 @@ from _common import (  # noqa: E402
     fmt_rate,
     print_table,
     save_result,
+    short_machine,
     timed,
 )
+from _embedding_modes import ModeRun, mode_checks, run_mode  # noqa: E402
 
-from pipelines.embedder import SentenceEmbedder
+from pipelines.embedder import SentenceEmbedder  # noqa: E402
 from pipelines.novelty_stages import embed_texts  # noqa: E402
 from pipelines.runs import Run  # noqa: E402
 from pipelines.stages import plan_novelty  # noqa: E402
@@ -62,9 +71,10 @@ from storage.duckdb_store import DuckDBStore  # noqa: E402
 from storage.hashing import embedding_keys, sha256_hex  # noqa: E402
 from storage.readers import read_traces  # noqa: E402
 from storage.registry import held_store  # noqa: E402
-from transforms.config.scoring import Settings
+from tracegrade.demo import write_demo_archive  # noqa: E402
+from transforms.config.scoring import Settings  # noqa: E402
 from transforms.replay import trace_text  # noqa: E402
-from transforms.synth.traces import synthetic_traces
+from transforms.synth.traces import synthetic_traces  # noqa: E402
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -163,6 +173,17 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=2000, help="distinct texts (default 2,000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=2,
+        help="best of this many runs of the fp32 stage and of bare encode (default 2)",
+    )
+    parser.add_argument(
+        "--modes",
+        default="bf16,int8",
+        help="fast precisions to compare with fp32 on the demo archive ('' skips them)",
+    )
     add_common_args(parser)
     return parser.parse_args()
 
@@ -193,8 +214,11 @@ def warm_baseline_model(settings: Settings) -> SentenceTransformer:
     return bare
 
 
-def time_stage(db: Callable[[int], Path], inputs: Path, settings: Settings) -> tuple[Timing, Path]:
-    """The timing of the embedding stage, each repetition prepared untimed on `db(repetition)`.
+def time_stage(
+    db: Callable[[int], Path], inputs: Path, settings: Settings, repeat: int = 1
+) -> tuple[Timing, Path]:
+    """The timing of the embedding stage, each repetition prepared untimed on `db(repetition)`:
+    best of `repeat` (whatever its length), or as `timed` decides when `repeat` is 1.
 
     Also returns the database of the last repetition.
     """
@@ -204,7 +228,10 @@ def time_stage(db: Callable[[int], Path], inputs: Path, settings: Settings) -> t
         runs.append(StageRun(db(len(runs)), inputs, settings))
         runs[-1].prepare()
 
-    timing = timed(lambda: runs[-1].embed(), setup=setup)
+    if repeat > 1:
+        timing = timed(lambda: runs[-1].embed(), setup=setup, repetitions=repeat, long_s=1e9)
+    else:
+        timing = timed(lambda: runs[-1].embed(), setup=setup)
     return timing, runs[-1].db
 
 
@@ -227,10 +254,16 @@ def measure(work: Path, args: argparse.Namespace, settings: Settings) -> Measure
     inputs = work / "traces.parquet"
     distinct_text_traces(args.texts, args.seed).write_parquet(inputs)
     bare = warm_baseline_model(settings)
-    first, last_db = time_stage(lambda k: work / f"first-{k}.duckdb", inputs, settings)
+    first, last_db = time_stage(
+        lambda k: work / f"first-{k}.duckdb", inputs, settings, repeat=args.repeat
+    )
     print(f"first run: {first.result}")
     text_list, stored = stored_vectors(last_db, inputs, settings)
-    base = timed(lambda: bare.encode(text_list, batch_size=BATCH_SIZE, normalize_embeddings=True))
+    base = timed(
+        lambda: bare.encode(text_list, batch_size=BATCH_SIZE, normalize_embeddings=True),
+        repetitions=args.repeat,
+        long_s=1e9,
+    )
     vector_diff = float(np.abs(stored - base.result).max())
     second, _ = time_stage(lambda _: last_db, inputs, settings)
     print(f"second run: {second.result}\n")
@@ -294,6 +327,14 @@ def figures(info: dict[str, Any], m: Measurements) -> dict[str, Any]:
     }
 
 
+def measure_modes(work: Path, precisions: list[str]) -> list[ModeRun]:
+    """fp32 and each fast precision over the demo archive; models are prepared (exported
+    once, kept in bench/out/prepared) and warmed up untimed."""
+    archive = write_demo_archive(work / "demo")
+    prepared = OUT_DIR / "prepared"
+    return [run_mode(archive, work, precision, prepared) for precision in ["fp32", *precisions]]
+
+
 def main() -> None:
     args = parse_args()
     info, load = begin("bench_embedding: embedding stage vs bare sentence-transformers", args)
@@ -303,8 +344,10 @@ def main() -> None:
     settings = checked_settings()
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="bench_embedding-", dir=OUT_DIR))
+    precisions = [p for p in args.modes.split(",") if p]
     try:
         m = measure(work, args, settings)
+        modes = measure_modes(work, precisions) if precisions else []
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(
@@ -313,9 +356,15 @@ def main() -> None:
         f"baseline {m.base.how} ({', '.join(f'{s:.2f}' for s in m.base.all_seconds)} s), "
         f"second run {m.second.how} ({', '.join(f'{s:.4f}' for s in m.second.all_seconds)} s)\n"
     )
-    print_table(report_rows(m))
+    rows = report_rows(m) + [row for run in modes[1:] for row in mode_checks(modes[0], run)]
+    print_table(rows, machine=short_machine(info))
     end(info, load)
-    save_result("bench_embedding", figures(info, m))
+    result = figures(info, m)
+    result["modes"] = {
+        run.precision: {"mode": run.mode, "counts": run.counts, "seconds": run.seconds}
+        for run in modes
+    }
+    save_result("bench_embedding", result)
 
 
 if __name__ == "__main__":

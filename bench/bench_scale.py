@@ -113,8 +113,13 @@ def part_cluster(n: int, work: Path) -> tuple[list[Check], dict[str, Any]]:
         ),
         Check("max |N diff| dask vs local", f"{diff:.1e}", "", "", "<= 1e-6", diff <= 1e-6),
     ]
-    figures = {"texts": n, "seconds": seconds, "rate": rate, "marginal_rate": steady,
-               "max_n_diff": diff}
+    figures = {
+        "texts": n,
+        "seconds": seconds,
+        "rate": rate,
+        "marginal_rate": steady,
+        "max_n_diff": diff,
+    }
     return checks, figures
 
 
@@ -196,7 +201,9 @@ def part_devices(texts: list[str], model: str | None) -> tuple[list[Check], dict
             speed, vectors = rate("cuda", precision, batch)
             diff = float(np.abs(vectors - reference).max())
             figures["cuda"][f"{precision}/{batch}"] = {"rate": speed, "max_vector_diff": diff}
-            print(f"cuda {precision} batch {batch}: {speed:,.0f} texts/s, max |v - cpu fp32| {diff:.1e}")
+            print(
+                f"cuda {precision} batch {batch}: {speed:,.0f} texts/s, max |v - cpu fp32| {diff:.1e}"
+            )
             checks.append(
                 Check(
                     f"cuda {precision}, batch {batch} (texts/s)",

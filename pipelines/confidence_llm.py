@@ -31,6 +31,7 @@ __all__ = [
     "llm_factors",
 ]
 
+
 @dataclass(frozen=True)
 class LLMFactor:
     """A factor an LLM gave.

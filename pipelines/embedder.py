@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from pipelines.cpu_modes import CPU_MODES, CpuModeModel, TextTokenizer
+from pipelines.device_encode import pipelined_encode
 from pipelines.errors import EmbedderError
 from transforms.config.scoring import DEFAULT_MODEL, EmbeddingConfig
 
@@ -52,6 +54,9 @@ _DTYPES = {"bf16": "bfloat16", "fp16": "float16"}
 _loaded: dict[tuple[str, str, str, int], SentenceTransformer] = {}
 """Models loaded in this process, shared by every embedder with the same settings."""
 
+_prepared: dict[tuple[str, str, int, str | None], CpuModeModel] = {}
+"""Prepared CPU-mode models loaded in this process, by model, mode, length and folder."""
+
 
 class SentenceEmbedder:
     """A sentence-transformers model, loaded on first use."""
@@ -60,6 +65,8 @@ class SentenceEmbedder:
         self.config = config
         self._model: SentenceTransformer | None = None
         self._device: str | None = None
+        self._cpu_mode: CpuModeModel | None = None
+        self._tokenizer: TextTokenizer | None = None
 
     @property
     def model_key(self) -> str:
@@ -90,6 +97,10 @@ class SentenceEmbedder:
         )
         if identity in _loaded:
             self._model = _loaded[identity]
+            return self._model
+        if self.config.mode() in CPU_MODES:  # the source of the export, in fp32 on the CPU
+            source = self.config.model_copy(update={"precision": "fp32"})
+            self._model = SentenceEmbedder(source).load()
             return self._model
         location, offline = model_location(self.config.model)
         if offline:
@@ -126,20 +137,67 @@ class SentenceEmbedder:
         self._model = _loaded[identity] = model
         return model
 
+    def cpu_mode(self) -> CpuModeModel | None:
+        """The prepared model of a CPU mode (prepared now if needed); None for torch modes."""
+        mode = self.config.mode()
+        if mode not in CPU_MODES:
+            return None
+        if self._cpu_mode is None:
+            identity = (
+                self.config.model,
+                mode,
+                self.config.max_seq_length,
+                self.config.prepared_dir,
+            )
+            if identity not in _prepared:
+                location, _ = model_location(self.config.model)
+                _prepared[identity] = CpuModeModel(self.load(), location, self.config)
+            self._cpu_mode = _prepared[identity]
+        return self._cpu_mode
+
+    def _text_tokenizer(self) -> TextTokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = TextTokenizer(self.load(), self.config.max_seq_length)
+        return self._tokenizer
+
+    @property
+    def counts_truncation(self) -> bool:
+        """Whether `encode_counted` counts the truncated texts itself (the CPU modes, cuda)."""
+        return self.config.mode() in CPU_MODES or self.device == "cuda"
+
+    def truncated(self, texts: Sequence[str]) -> int:
+        """How many of `texts` are longer than `max_seq_length` tokens (cut before embedding)."""
+        return self._text_tokenizer().truncated(texts)
+
+    def encode_counted(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.float32], int | None]:
+        """Vectors of `texts`, and how many were truncated when that came for free (the CPU
+        modes and cuda count while tokenizing; torch on the CPU gives None, see `truncated`).
+
+        On cuda the texts go through `pipelined_encode` (tokenizing beside the model, pinned
+        copies); on the CPU torch runs sentence-transformers' own `encode`, the reference.
+        """
+        prepared = self.cpu_mode()
+        if prepared is not None:
+            return prepared.encode(list(texts), self.batch_size)
+        model = self.load()
+        if self.device == "cuda":
+            tokenizer = self._text_tokenizer()
+            return pipelined_encode(model, tokenizer, texts, self.batch_size, self.device)
+        return self._encode(model, list(texts)), None
+
     def encode(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> npt.NDArray[np.float32]:
         """Embed `texts` in batches, calling `progress(done)` after each chunk."""
-        model = self.load()
-        if progress is None:
-            return self._encode(model, list(texts))
-        chunk = self.batch_size * 16
+        chunk = self.batch_size * 16 if progress is not None else max(len(texts), 1)
         parts = []
         for start in range(0, len(texts), chunk):
-            parts.append(self._encode(model, list(texts[start : start + chunk])))
-            progress(len(parts[-1]))
-        dims = model.get_embedding_dimension() or 0
-        return np.concatenate(parts) if parts else np.empty((0, dims), dtype=np.float32)
+            parts.append(self.encode_counted(texts[start : start + chunk])[0])
+            if progress is not None:
+                progress(len(parts[-1]))
+        if parts:
+            return np.concatenate(parts)
+        return np.empty((0, self.load().get_embedding_dimension() or 0), dtype=np.float32)
 
     def _encode(self, model: SentenceTransformer, texts: list[str]) -> npt.NDArray[np.float32]:
         vectors = model.encode(

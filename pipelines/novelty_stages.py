@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,11 @@ from transforms.replay import trace_text
 
 __all__ = ["Replay", "embed_texts", "pending_texts", "put_vectors", "replay_staged"]
 
+Vectors = npt.NDArray[np.float32]
+
+CHUNK_TEXTS_MIN = 1024
+"""Fewest texts per stored chunk (else 32 batches): a crash loses at most one chunk's work."""
+
 
 def _texts_for(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> pl.DataFrame:
     """trace_id and novelty text of every plan row (fresh rows from staging, others stored)."""
@@ -34,10 +40,26 @@ def _texts_for(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> pl.DataFrame
     return pl.concat([fresh, stored.select("trace_id", trace_text())])
 
 
+def _other_modes(store: DuckDBStore, settings: Settings, text_shas: pl.Series) -> int:
+    """How many of `text_shas` have a stored vector of another mode of the same model (made
+    under another precision or length): those texts are embedded again in this run's mode."""
+    prefix = f"{settings.embedding.model}|"
+    current = settings.embedding.model_key()
+    others = [key for key in store.embedding_models() if key.startswith(prefix) and key != current]
+    found = pl.Series("text_sha", [], dtype=pl.String)
+    for other in others:
+        keys = embedding_keys(other, text_shas)
+        missing = store.missing_embeddings(keys)
+        stored = text_shas.filter(~keys.is_in(missing.implode()))
+        found = pl.concat([found, stored]).unique()
+    return found.len()
+
+
 def pending_texts(
     store: DuckDBStore, run: Run, settings: Settings
 ) -> tuple[pl.DataFrame, dict[str, int]]:
-    """The plan's texts with no stored vector (embedding_key, text; longest first), and counts."""
+    """The plan's texts with no stored vector (embedding_key, text; longest first), and counts:
+    texts_embedded, texts_cached, and texts_other_mode (to embed, but stored in another mode)."""
     model_key = settings.embedding.model_key()
     plan = pl.read_parquet(run.path(PLAN), columns=["trace_id", "text_sha", "fresh"])
     keys = plan.with_columns(embedding_key=embedding_keys(model_key, plan["text_sha"]))
@@ -54,22 +76,46 @@ def pending_texts(
         .sort(pl.col("text").str.len_chars(), descending=True)
         .select("embedding_key", "text")
     )
-    return todo, {"texts_embedded": todo.height, "texts_cached": distinct - todo.height}
+    counts = {"texts_embedded": todo.height, "texts_cached": distinct - todo.height}
+    other_mode = _other_modes(store, settings, wanted["text_sha"])
+    return todo, counts | ({"texts_other_mode": other_mode} if other_mode else {})
 
 
 def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
-    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk."""
+    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk.
+
+    A writer thread stores each chunk while the next one is encoded (and, where the model does
+    not count them itself, counts the chunk's truncated texts while it is encoded); counts add
+    texts_truncated, the texts longer than max_seq_length tokens.
+    """
     todo, counts = pending_texts(store, run, settings)
     if todo.is_empty():
         return counts
     embedder = SentenceEmbedder(settings.embedding)
-    chunks = todo.iter_slices(max(embedder.batch_size * 32, 1024))
-    encoded = (
-        (part["embedding_key"].to_list(), embedder.encode(part["text"].to_list()))
-        for part in chunks
-    )
-    put_vectors(store, run, settings, encoded, todo.height)
-    return counts
+    embedder.load()  # here, not first on the writer thread
+    advance = stage_progress("embedding", todo.height)
+    model_key = settings.embedding.model_key()
+
+    def store_chunk(keys: list[str], vectors: Vectors, cut: int | Future[int]) -> int:
+        store.put_embeddings(keys, vectors, model=model_key, run_id=run.run_id)
+        advance(len(keys))
+        return cut if isinstance(cut, int) else cut.result()
+
+    truncated = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="embedding-writer") as writer:
+        written: Future[int] | None = None
+        for part in todo.iter_slices(max(embedder.batch_size * 32, CHUNK_TEXTS_MIN)):
+            texts = part["text"].to_list()
+            counting = (
+                None if embedder.counts_truncation else writer.submit(embedder.truncated, texts)
+            )
+            vectors, cut = embedder.encode_counted(texts)
+            truncated += written.result() if written is not None else 0
+            keys = part["embedding_key"].to_list()
+            count = counting if counting is not None else (cut or 0)
+            written = writer.submit(store_chunk, keys, vectors, count)
+        truncated += written.result() if written is not None else 0
+    return counts | {"texts_truncated": truncated}
 
 
 def put_vectors(

@@ -209,6 +209,7 @@ class RunSteps(Steps):
     ) -> None:
         super().__init__()
         self.store = store
+        self.model = model
         self.finished = False
         try:
             with uninterrupted():  # a stop request now is raised once the run is recorded

@@ -107,7 +107,7 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     levels = confidence_levels(store, "derived", scored_by)
     tally = steps.tally
     return build_summary(
-        run.run_id, status, tally.counts, tally.timings, scores, quarantine, levels
+        run.run_id, status, tally.counts, tally.timings, scores, quarantine, levels, steps.model
     )
 
 

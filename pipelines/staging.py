@@ -78,7 +78,9 @@ class _BatchWriter:
             self.run.run_id,
             valid.with_columns(text_sha=sha256_hex(valid["text"]), _order=order).drop("text"),
         )
-        self.rejected.append(checked.filter(pl.col("rule").is_not_null()).select(QUARANTINE_COLUMNS))
+        self.rejected.append(
+            checked.filter(pl.col("rule").is_not_null()).select(QUARANTINE_COLUMNS)
+        )
 
 
 def stage_inputs(

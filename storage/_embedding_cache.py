@@ -39,6 +39,12 @@ class EmbeddingCache:
         return found["embedding_key"]
 
     @uninterrupted_method
+    def embedding_models(self) -> list[str]:
+        """The model keys (model|mode|length) that stored vectors were made under."""
+        rows = self._con.sql("SELECT DISTINCT model FROM embeddings ORDER BY model").fetchall()
+        return [row[0] for row in rows]
+
+    @uninterrupted_method
     def put_embeddings(
         self, keys: Sequence[str], vectors: npt.NDArray[np.float32], *, model: str, run_id: str
     ) -> None:

@@ -27,6 +27,8 @@ _COUNT_LABELS = {
     "chunks_already_done": "backfill chunks already done (skipped)",
     "texts_embedded": "texts embedded",
     "texts_cached": "texts found in the embedding cache",
+    "texts_other_mode": "texts embedded again: their stored vector was made in another mode",
+    "texts_truncated": "texts embedded that were cut at max_seq_length tokens",
     "confidence_traces": "traces given a confidence level (derived)",
 }
 
@@ -72,9 +74,11 @@ def build_summary(
     scores: pl.DataFrame,
     quarantine: pl.DataFrame,
     levels: pl.DataFrame | None = None,
+    embedding: str | None = None,
 ) -> RunSummary:
-    """Summarise a run from the scores and quarantine rows it wrote, and the intervention
-    levels (level, traces) of its traces when given."""
+    """Summarise a run from the scores and quarantine rows it wrote, the intervention
+    levels (level, traces) of its traces when given, and the embedding identity
+    (model|mode|max_seq_length) when the run embedded texts."""
     domains = (
         scores.group_by(pl.col("task_domain").fill_null("(none)").alias("domain"))
         .agg(
@@ -91,6 +95,9 @@ def build_summary(
     lines += [
         f"| {label} | {counts[key]:,} |" for key, label in _COUNT_LABELS.items() if key in counts
     ]
+    if embedding is not None:
+        model, mode, length = (embedding.rsplit("|", 2) + ["", ""])[:3]
+        lines += ["", f"Embedding: model {model}, mode {mode}, max_seq_length {length}"]
     shared = int(scores["shareable"].sum()) if scores.height else 0
     rate = f"{shared / scores.height:.1%}" if scores.height else "n/a"
     lines += ["", f"Shareable rate of the traces scored in this run: {rate}", ""]

@@ -38,7 +38,6 @@ NOVELTY_SCOPES = ("agent", "global", "domain", "agent_id", "task_domain", "sourc
 """Novelty scopes: the three named ones, and the stored trace columns a cache can be keyed on."""
 
 
-
 class ProfileWeights(_Strict):
     """Weights of the four value dimensions for one domain profile (SPEC section 2)."""
 
@@ -139,23 +138,50 @@ class EmbeddingConfig(_Strict):
     """Texts per forward pass; none takes the device's default (see `DEVICE_BATCH_SIZE`)."""
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     """Where the model runs; `auto` takes cuda when available."""
-    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
-    """Weights and activations precision; fp32 is the reference, fp16 needs cuda."""
+    precision: Literal["fp32", "bf16", "fp16", "int8"] = "fp32"
+    """Weights and activations precision; fp32 (torch) is the reference. With device = "cpu",
+    bf16 runs the model through OpenVINO in bfloat16 and int8 through ONNX Runtime with dynamic
+    int8 quantization (both prepared once from the local model and kept in `prepared_dir`);
+    on cuda, bf16 and fp16 run in torch. See `mode`."""
     max_seq_length: Annotated[int, Field(ge=8, le=512)] = 256
     """Tokens kept per text (the model's own limit is 256)."""
+    prepared_dir: Annotated[str, Field(min_length=1)] | None = None
+    """Folder of the exported and quantized models of the CPU modes, one per model and mode;
+    none uses $XDG_CACHE_HOME/tracegrade/embedders (~/.cache when unset)."""
 
     @model_validator(mode="after")
-    def _fp16_needs_cuda(self) -> EmbeddingConfig:
+    def _precision_fits_device(self) -> EmbeddingConfig:
         if self.precision == "fp16" and self.device == "cpu":
             raise ValueError(
                 "precision = 'fp16' runs only on cuda (half precision is slower than fp32 on "
                 "CPUs); set device = 'cuda' or 'auto', or use precision = 'bf16' on the CPU"
             )
+        if self.precision == "int8" and self.device != "cpu":
+            raise ValueError(
+                f"precision = 'int8' runs only on the CPU (ONNX Runtime), not device = "
+                f"{self.device!r}; set device = 'cpu', or use bf16 or fp16 on cuda"
+            )
         return self
 
+    def mode(self) -> str:
+        """How the vectors are made: the precision, and the backend where it is not torch.
+
+        `fp32`, `fp16` and `bf16` are torch (`bf16` on cuda or `auto`); `bf16-openvino` is
+        bf16 on the CPU through OpenVINO; `int8-onnxruntime` is dynamic int8 on the CPU.
+        """
+        if self.precision == "bf16" and self.device == "cpu":
+            return "bf16-openvino"
+        if self.precision == "int8":
+            return "int8-onnxruntime"
+        return self.precision
+
     def model_key(self) -> str:
-        """Identity of the vectors this configuration produces; part of every embedding key."""
-        return f"{self.model}|{self.precision}|{self.max_seq_length}"
+        """Identity of the vectors this configuration produces; part of every embedding key.
+
+        Model, mode and length: vectors of two modes never share a key, so a replay never
+        mixes them and a change of mode embeds the texts again.
+        """
+        return f"{self.model}|{self.mode()}|{self.max_seq_length}"
 
     def batch_size_for(self, device: str) -> int:
         """Texts per forward pass on `device` ("cpu" or "cuda")."""
