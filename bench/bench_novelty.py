@@ -117,9 +117,8 @@ def sgemm_peak(size: int = 4096, repetitions: int = 5) -> float:
     return 2.0 * size**3 / best / 1e9
 
 
-def run_case(
-    name: str, vectors: npt.NDArray[np.float32], codes: npt.NDArray[np.int64], peak: float
-) -> tuple[list[Check], dict[str, Any]]:
+def run_case(name: str, vectors: npt.NDArray[np.float32], codes: npt.NDArray[np.int64],
+             peak: float) -> tuple[list[Check], dict[str, Any]]:
     """Time both sides on one scope layout; the report lines and the figures."""
     n = len(vectors)
     times = np.arange(n, dtype=np.int64) * 1_000_000
@@ -141,47 +140,23 @@ def run_case(
     compared = Comparison(n, ours, base)
     ours_gflops, base_gflops = flops / ours.seconds / 1e9, flops / base.seconds / 1e9
     share = ours_gflops / peak
-    print(
-        f"[{name}] {n:,} traces, mean window {window.mean():.0f}, useful work "
-        f"{flops / 1e9:.1f} GFLOP; tracegrade {ours.how} "
-        f"({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), baseline {base.how} "
-        f"({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)"
-    )
+    print(f"[{name}] {n:,} traces, mean window {window.mean():.0f}, useful work "
+          f"{flops / 1e9:.1f} GFLOP; tracegrade {ours.how} "
+          f"({', '.join(f'{s:.2f}' for s in ours.all_seconds)} s), baseline {base.how} "
+          f"({', '.join(f'{s:.2f}' for s in base.all_seconds)} s)")
     checks = [
         compared.throughput_check("traces", TARGET_RATIO, prefix=f"[{name}] "),
-        Check(
-            f"[{name}] useful GFLOP/s",
-            f"{ours_gflops:.1f}",
-            f"{base_gflops:.1f}",
-            f"{ours_gflops / base_gflops:.1f}x",
-            "",
-            None,
-        ),
-        Check(
-            f"[{name}] useful / sgemm peak",
-            f"{share:.2f}",
-            f"{base_gflops / peak:.2f}",
-            "",
-            f">= {TARGET_PEAK_SHARE}",
-            share >= TARGET_PEAK_SHARE,
-        ),
-        Check(
-            f"[{name}] max |N diff|",
-            f"{diff:.2e}",
-            "",
-            "",
-            f"<= {TARGET_DIFF:.0e}",
-            diff <= TARGET_DIFF,
-        ),
+        Check(f"[{name}] useful GFLOP/s", f"{ours_gflops:.1f}", f"{base_gflops:.1f}",
+              f"{ours_gflops / base_gflops:.1f}x", "", None),
+        Check(f"[{name}] useful / sgemm peak", f"{share:.2f}", f"{base_gflops / peak:.2f}", "",
+              f">= {TARGET_PEAK_SHARE}", share >= TARGET_PEAK_SHARE),
+        Check(f"[{name}] max |N diff|", f"{diff:.2e}", "", "", f"<= {TARGET_DIFF:.0e}",
+              diff <= TARGET_DIFF),
     ]
     figures = {
-        **compared.figures(),
-        "mean_window": float(window.mean()),
-        "useful_gflop": flops / 1e9,
-        "vectorized_gflops": ours_gflops,
-        "baseline_gflops": base_gflops,
-        "useful_over_peak": share,
-        "max_abs_diff": diff,
+        **compared.figures(), "mean_window": float(window.mean()), "useful_gflop": flops / 1e9,
+        "vectorized_gflops": ours_gflops, "baseline_gflops": base_gflops,
+        "useful_over_peak": share, "max_abs_diff": diff,
     }
     return checks, figures
 
@@ -193,11 +168,8 @@ def main() -> None:
     try:
         from threadpoolctl import threadpool_info
 
-        blas = [
-            f"{p['internal_api']} {p['version']} ({p['num_threads']} threads)"
-            for p in threadpool_info()
-            if p["user_api"] == "blas"
-        ]
+        blas = [f"{p['internal_api']} {p['version']} ({p['num_threads']} threads)"
+                for p in threadpool_info() if p["user_api"] == "blas"]
         print(f"BLAS: {', '.join(blas)}")
     except ImportError:
         pass
@@ -207,10 +179,8 @@ def main() -> None:
     vectors = clustered_unit_vectors(args.n, args.seed)
     checks: list[Check] = []
     figures: dict[str, Any] = {"machine": info, "sgemm_peak_gflops": peak}
-    for name, codes in (
-        ("global", np.zeros(args.n, dtype=np.int64)),
-        (f"{AGENTS} agents", agent_scopes(args.n, args.seed)),
-    ):
+    for name, codes in (("global", np.zeros(args.n, dtype=np.int64)),
+                        (f"{AGENTS} agents", agent_scopes(args.n, args.seed))):
         case_checks, figures[name] = run_case(name, vectors, codes, peak)
         checks += case_checks
     print()
