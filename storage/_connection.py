@@ -4,7 +4,10 @@ the guard that keeps a stop request from cutting a statement in the middle."""
 from __future__ import annotations
 
 import functools
+import os
 import re
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -14,7 +17,7 @@ import duckdb
 from storage.errors import StoreLockedError, StoreOpenError
 from storage.interrupts import uninterrupted
 
-__all__ = ["connect", "holder_of", "uninterrupted_method"]
+__all__ = ["LOCK_WAIT_ENV", "connect", "holder_of", "lock_wait_s", "uninterrupted_method"]
 
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
 
@@ -46,19 +49,73 @@ def uninterrupted_method(method: F) -> F:
     return cast(F, run)
 
 
-def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """A connection to `path`; a held lock or a file that is not DuckDB's is a clear error."""
+LOCK_WAIT_ENV = "TRACEGRADE_LOCK_WAIT_S"
+"""Seconds a command waits for a database another process holds (default 600)."""
+
+_DEFAULT_LOCK_WAIT_S = 600.0
+_LONGEST_PAUSE_S = 10.0
+
+
+def lock_wait_s() -> float:
+    """The wait for a held database: `TRACEGRADE_LOCK_WAIT_S`, else 10 minutes.
+
+    Raises:
+        StoreOpenError: the variable is not a number of seconds >= 0.
+    """
+    raw = os.environ.get(LOCK_WAIT_ENV)
+    if raw is None:
+        return _DEFAULT_LOCK_WAIT_S
     try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.Error as exc:
-        text = str(exc)
-        if "lock" in text.lower():
-            raise StoreLockedError(
-                f"database {path} is in use by {holder_of(text)}; wait for that process "
-                "to finish or stop it, then run again (DuckDB allows one writer per file)"
-            ) from None
-        first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
         raise StoreOpenError(
-            f"database {path} cannot be opened as a DuckDB database ({first}); give the path "
-            "of a tracegrade database, or of a new file to create"
-        ) from None
+            f"{LOCK_WAIT_ENV}={raw!r} is not a number of seconds; set it to 0 or more "
+            "(0 fails at once when another process holds the database), or unset it for 600"
+        )
+    return value
+
+
+def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """A connection to `path`; a file that is not DuckDB's is a clear error at once.
+
+    While another process holds the file (DuckDB allows one writer, or readers without a
+    writer), it tries again with pauses growing from 0.5 s to 10 s for up to `lock_wait_s`,
+    saying on stderr who holds it, then fails naming the holder. A stop request ends the wait.
+    """
+    limit = lock_wait_s()
+    deadline = time.monotonic() + limit
+    pause, announced = 0.5, ""
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as exc:
+            text = str(exc)
+            if "lock" not in text.lower():
+                raise _not_duckdb(path, text, exc) from None
+            holder, left = holder_of(text), deadline - time.monotonic()
+        if left <= 0:
+            raise StoreLockedError(
+                f"database {path} is in use by {holder}; waited {limit:.0f} s for it "
+                f"({LOCK_WAIT_ENV}); wait for that process to finish or stop it, then run "
+                "again (DuckDB allows one writer per file)"
+            )
+        if holder != announced:
+            print(
+                f"tracegrade: database {path} is in use by {holder}; waiting for it, "
+                f"{left:.0f} s at most ({LOCK_WAIT_ENV})",
+                file=sys.stderr,
+                flush=True,
+            )
+            announced = holder
+        time.sleep(min(pause, left))
+        pause = min(2 * pause, _LONGEST_PAUSE_S)
+
+
+def _not_duckdb(path: Path, text: str, exc: duckdb.Error) -> StoreOpenError:
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return StoreOpenError(
+        f"database {path} cannot be opened as a DuckDB database ({first}); give the path "
+        "of a tracegrade database, or of a new file to create"
+    )

@@ -20,6 +20,9 @@ os.environ["DO_NOT_TRACK"] = "1"
 os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
+# A test that meets a held database waits 5 s, not a command's 10 minutes
+# (tests/storage/test_duckdb_store.py sets its own waits).
+os.environ["TRACEGRADE_LOCK_WAIT_S"] = "5"
 
 import pydantic_ai.models  # noqa: E402
 

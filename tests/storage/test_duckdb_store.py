@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import polars as pl
 import pytest
 
 from storage.duckdb_store import DuckDBStore
-from storage.errors import StoreLockedError
+from storage.errors import StoreLockedError, StoreOpenError
 
 HOLD = """
 import sys, time, duckdb
@@ -32,8 +33,9 @@ def hold(db: Path, mode: str) -> subprocess.Popen[str]:
 
 @pytest.mark.parametrize("mode", ["rw", "ro"])
 def test_a_second_process_fails_fast_naming_the_file_and_the_holder(
-    db_path: Path, mode: str
+    db_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "0")
     DuckDBStore(db_path).close()
     holder = hold(db_path, mode)
     try:
@@ -50,6 +52,58 @@ def test_a_second_process_fails_fast_naming_the_file_and_the_holder(
         holder.stdout.close()
     with DuckDBStore(db_path) as store:
         assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0
+
+
+@pytest.mark.parametrize("mode", ["rw", "ro"])
+def test_a_writer_waits_for_a_holder_that_lets_go_and_says_who_held_it(
+    db_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "60")
+    DuckDBStore(db_path).close()
+    holder = hold(db_path, mode)
+    release = threading.Timer(1.5, holder.kill)
+    release.start()
+    try:
+        started = time.perf_counter()
+        with DuckDBStore(db_path) as store:
+            waited = time.perf_counter() - started
+            assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0
+    finally:
+        release.cancel()
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    assert 1.0 < waited < 30
+    said = capsys.readouterr().err
+    assert f"database {db_path} is in use by PID {holder.pid}" in said and "waiting" in said
+
+
+def test_a_writer_gives_up_after_the_wait_naming_the_holder(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "1.5")
+    DuckDBStore(db_path).close()
+    holder = hold(db_path, "rw")
+    try:
+        started = time.perf_counter()
+        with pytest.raises(StoreLockedError, match=r"waited 2 s for it \(TRACEGRADE_LOCK_WAIT_S\)"):
+            DuckDBStore(db_path)
+        assert 1.4 < time.perf_counter() - started < 10
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "nan"])
+def test_a_lock_wait_that_is_not_seconds_is_one_clear_error(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", value)
+    with pytest.raises(StoreOpenError, match="TRACEGRADE_LOCK_WAIT_S.*not a number of seconds"):
+        DuckDBStore(db_path)
 
 
 def test_session_time_zone_is_utc(db_path: Path) -> None:
