@@ -3,15 +3,18 @@ writes them: the SDK's spans, encoded by the official OTLP encoder, one JSON lin
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+import pytest
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -205,3 +208,20 @@ def weather_agent(
             raise ModelRetry("celsius must be a number") from None
 
     return agent
+
+
+@pytest.fixture(autouse=True)
+def close_agent_loop() -> Iterator[None]:
+    """Close the event loop an agent's `run_sync` leaves set on the thread once the test ends:
+    left open, it is reported when a later test's garbage collection finds it (the suite turns
+    warnings into errors), in whichever test that happens to be."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # none set (an earlier test's teardown cleared it)
+            return
+    if not loop.is_running():
+        loop.close()
+        asyncio.set_event_loop(None)

@@ -15,7 +15,13 @@ import polars as pl
 import pytest
 from conftest import query_rows
 from opentelemetry.trace import StatusCode
-from otel_helpers import GAVE_UP, CollectorFileExporter, tracer_provider, weather_agent
+from otel_helpers import (
+    GAVE_UP,
+    CollectorFileExporter,
+    close_agent_loop,  # noqa: F401 (autouse)
+    tracer_provider,
+    weather_agent,
+)
 
 from pipelines.otel_import import import_otel
 from pipelines.score import score_traces

@@ -12,7 +12,13 @@ import polars as pl
 import pytest
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from otel_helpers import CollectorFileExporter, phoenix_rows, tracer_provider, weather_agent
+from otel_helpers import (
+    CollectorFileExporter,
+    close_agent_loop,  # noqa: F401 (autouse)
+    phoenix_rows,
+    tracer_provider,
+    weather_agent,
+)
 
 from pipelines.otel_import import import_otel
 

@@ -17,7 +17,12 @@ from typing import Any
 
 import polars as pl
 import pytest
-from otel_helpers import CollectorFileExporter, tracer_provider, weather_agent
+from otel_helpers import (
+    CollectorFileExporter,
+    close_agent_loop,  # noqa: F401 (autouse)
+    tracer_provider,
+    weather_agent,
+)
 from pydantic_ai.models import override_allow_model_requests
 
 from pipelines.otel_import import import_otel

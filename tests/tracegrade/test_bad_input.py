@@ -18,7 +18,12 @@ import pytest
 from conftest import SEED_TRACE, query_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "otel"))
-from otel_helpers import CollectorFileExporter, tracer_provider, weather_agent  # noqa: E402
+from otel_helpers import (  # noqa: E402
+    CollectorFileExporter,
+    close_agent_loop,  # noqa: F401 (autouse: the OTel case runs an agent)
+    tracer_provider,
+    weather_agent,
+)
 
 TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
 DEEP = "[" * 10_000 + "]" * 10_000
