@@ -118,6 +118,7 @@ def derived_stage(
     scored = 0
     for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES)):
         stale = stale_derived_traces(store, ids).lazy()
+        store.release()  # scoring the chunk does not need the file
         hashes = stale.select("trace_id", input_hash="content_hash").collect()
         scored += _results(
             derived_factors(stale, config),

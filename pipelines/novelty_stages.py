@@ -82,7 +82,8 @@ def pending_texts(
 
 
 def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
-    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk.
+    """Embed every plan text whose vector is not stored yet, longest first, committing per chunk
+    (and letting go of the database file after each commit).
 
     A writer thread stores each chunk while the next one is encoded (and, where the model does
     not count them itself, counts the chunk's truncated texts while it is encoded); counts add
@@ -98,6 +99,7 @@ def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, i
 
     def store_chunk(keys: list[str], vectors: Vectors, cut: int | Future[int]) -> int:
         store.put_embeddings(keys, vectors, model=model_key, run_id=run.run_id)
+        store.release()  # between chunks other processes may open the file
         advance(len(keys))
         return cut if isinstance(cut, int) else cut.result()
 
@@ -130,6 +132,7 @@ def put_vectors(
     advance = stage_progress("embedding", total)
     for keys, vectors in chunks:
         store.put_embeddings(keys, vectors, model=settings.embedding.model_key(), run_id=run.run_id)
+        store.release()
         advance(len(keys))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,6 +24,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
 from storage.interrupts import stop_if_requested, uninterrupted
+from storage.run_locks import hold_alive, is_alive, let_go
 from storage.staging_store import drop_staging
 
 __all__ = [
@@ -211,25 +213,42 @@ class RunSteps(Steps):
         self.store = store
         self.model = model
         self.finished = False
+        run_id = uuid.uuid4().hex
+        work_dir = work_root(store) / run_id
+        self._alive = hold_alive(work_dir)  # before the run is recorded: never taken for dead
         try:
             with uninterrupted():  # a stop request now is raised once the run is recorded
                 if recover:
-                    for run_id in store.close_interrupted_runs():
-                        shutil.rmtree(work_root(store) / run_id, ignore_errors=True)
+                    gone = store.close_interrupted_runs(
+                        lambda rid: is_alive(work_root(store) / rid)
+                    )
+                    for gone_id in gone:
+                        shutil.rmtree(work_root(store) / gone_id, ignore_errors=True)
                 handle = store.begin_run(
                     flow,
                     version=version("tracegrade"),
                     model=model,
                     config=config,
                     config_hash=config_hash,
+                    run_id=run_id,
                 )
-                work_dir = work_root(store) / handle.run_id
-                work_dir.mkdir(parents=True, exist_ok=True)
                 self.run = Run(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
+            store.release()
         except BaseException as error:
             if hasattr(self, "run"):
                 self.finish("failed", "", error)
+            else:
+                let_go(self._alive)
+                shutil.rmtree(work_dir, ignore_errors=True)
             raise
+
+    def step(self, name: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`Steps.step`, then let go of the database file until the next step needs it, so
+        other processes can read it (or commit) in between."""
+        try:
+            return super().step(name, fn, *args, **kwargs)
+        finally:
+            self.store.release()
 
     def finish(self, status: str, summary: str, error: BaseException | None = None) -> None:
         """Record the run's status, counts, timings and summary, and remove its work folder."""
@@ -244,7 +263,9 @@ class RunSteps(Steps):
             self.store.finish_run(self.run.handle, record)
             self.finished = True
             drop_staging(self.store, self.run.run_id)
+            self.store.release()
             shutil.rmtree(self.run.work_dir, ignore_errors=True)
+            let_go(self._alive)
 
     def __enter__(self) -> RunSteps:
         return self

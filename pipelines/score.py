@@ -17,6 +17,7 @@ from pipelines.runs import RunSteps
 from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
+from storage.errors import StalePlanError
 from storage.parquet_export import export_scores
 from storage.readers import FileFormat
 from storage.registry import held_store
@@ -51,6 +52,18 @@ def _fan_out(run: Any, config: str | None, settings: Settings) -> dict[str, int]
     return result
 
 
+def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: str | None) -> None:
+    store, run = steps.store, steps.run
+    steps.step("plan", stages.plan_novelty, store, run, settings, embed=embed)
+    if embed and settings.execution.engine == "dask":
+        steps.inline("embed and replay (dask)", _fan_out, run, config, settings)
+    elif embed:
+        steps.step("embed", novelty_stages.embed_texts, store, run, settings)
+        steps.step("replay", novelty_stages.replay_staged, store, run, settings)
+    steps.step("score", stages.score_staged, store, run, settings, embed=embed)
+    steps.step("commit", stages.commit_results, store, run)
+
+
 def score_run(
     steps: RunSteps,
     settings: Settings,
@@ -61,14 +74,16 @@ def score_run(
     """Plan, embed, score and commit the traces staged in the run (its valid.parquet), then
     give them their derived confidence levels (none when `confidence` is None)."""
     store, run = steps.store, steps.run
-    steps.step("plan", stages.plan_novelty, store, run, settings, embed=embed)
-    if embed and settings.execution.engine == "dask":
-        steps.inline("embed and replay (dask)", _fan_out, run, config, settings)
-    elif embed:
-        steps.step("embed", novelty_stages.embed_texts, store, run, settings)
-        steps.step("replay", novelty_stages.replay_staged, store, run, settings)
-    steps.step("score", stages.score_staged, store, run, settings, embed=embed)
-    steps.step("commit", stages.commit_results, store, run)
+    counts = dict(steps.tally.counts)
+    try:
+        _plan_to_commit(steps, settings, embed, config)
+    except StalePlanError:
+        # Another run stored traces since this one planned (runs let go of the file between
+        # steps): plan again with the file held, so that nothing changes under the plan. The
+        # counts are those of the new plan; the seconds of both stay in the timings.
+        steps.tally.counts = counts
+        with store.held():
+            _plan_to_commit(steps, settings, embed, config)
     folder = settings.output.scores_parquet
     if folder is not None:
         steps.step("parquet export", _export_parquet, store, folder)

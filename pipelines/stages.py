@@ -24,6 +24,9 @@ so memory stays bounded whatever the run's size."""
 FRESH = "fresh.parquet"
 """The ids of the run's new and changed traces: the staged rows the commit stores."""
 
+PLANNED_AT = "planned_at"
+"""The database's count of scoring commits when the run planned (the commit checks it)."""
+
 
 _PLAN_INPUT = [
     "trace_id",
@@ -62,6 +65,7 @@ def plan_novelty(
     valid = staged_rows(store, run.run_id, _PLAN_INPUT).with_columns(
         scope_key(settings.novelty.scope)
     )
+    run.path(PLANNED_AT).write_text(str(store.commits()))
     stored = _stored_with_scope(store, settings)
     status = valid.join(
         stored.select("trace_id", stored_hash="content_hash"), on="trace_id", how="left"
@@ -130,10 +134,11 @@ def score_staged(
         )
     fresh_ids = plan.filter("fresh")["trace_id"]
     todo = plan.filter(pl.col("fresh") | pl.col("target")).select("trace_id", "fresh", "target")
-    parts = []
+    parts, columns = [], store.columns("scores")
     for part, chunk in enumerate(list(todo.iter_slices(SCORE_CHUNK_TRACES)) or [todo]):
         path = run.path(f"scores-{part:05d}.parquet")
-        _score_chunk(store, run, settings, chunk, novelty).sink_parquet(path)
+        store.release()  # scoring reads the run's own tables (stored ones only to re-score)
+        _score_chunk(store, run, settings, chunk, novelty).select(columns).sink_parquet(path)
         parts.append(path)
     pl.scan_parquet(parts).sink_parquet(run.path(SCORES))
     for path in parts:
@@ -170,19 +175,21 @@ def _score_chunk(
             run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
             config_hash=pl.lit(settings.scoring_hash()),
         )
-        .select(store.columns("scores"))
     )
 
 
 def commit_results(store: DuckDBStore, run: Run) -> None:
     """Write the run's traces (the new and changed staged ones), scores, quarantine rows and
-    file ledger in one transaction."""
+    file ledger in one transaction; StalePlanError (nothing written) when another run stored
+    traces after this one planned."""
     names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
     traces = None
     if run.path(FRESH).exists():
         traces = (staged_table(run.run_id), run.path(FRESH))
+    planned = run.path(PLANNED_AT)
     store.commit_run(
         run.handle,
         {name: run.path(file) for name, file in names if run.path(file).exists()},
         traces=traces,
+        planned_at=int(planned.read_text()) if planned.exists() else None,
     )

@@ -103,6 +103,7 @@ def stage_inputs(
     files = input_files(paths, file_format)
     known = store.sql("SELECT path, content_hash FROM files WHERE status <> 'partial'")
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
+    store.release()  # reading and staging work on this process's own tables only
     todo = [f for f in files if force or not _in_ledger(f, seen)]
     create_staging(store, run.run_id, pl.Schema(_valid_schema()))
     infos, rejected_parts = _read_batches(

@@ -17,9 +17,11 @@ import duckdb
 from storage.errors import StoreLockedError, StoreOpenError
 from storage.interrupts import uninterrupted
 
-__all__ = ["LOCK_WAIT_ENV", "connect", "holder_of", "lock_wait_s", "uninterrupted_method"]
+__all__ = ["LOCK_WAIT_ENV", "attach", "holder_of", "lock_wait_s", "uninterrupted_method"]
 
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
+_HELD = re.compile(r"\block\b", re.IGNORECASE)
+"""A lock error (not "block", which DuckDB's errors about corrupt files mention)."""
 
 
 def holder_of(message: str) -> str:
@@ -53,7 +55,7 @@ LOCK_WAIT_ENV = "TRACEGRADE_LOCK_WAIT_S"
 """Seconds a command waits for a database another process holds (default 600)."""
 
 _DEFAULT_LOCK_WAIT_S = 600.0
-_LONGEST_PAUSE_S = 10.0
+_LONGEST_PAUSE_S = 1.0
 
 
 def lock_wait_s() -> float:
@@ -77,22 +79,27 @@ def lock_wait_s() -> float:
     return value
 
 
-def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """A connection to `path`; a file that is not DuckDB's is a clear error at once.
+def attach(con: duckdb.DuckDBPyConnection, path: Path, alias: str, read_only: bool) -> None:
+    """Attach the database file `path` to `con` as `alias` and make it the default catalog; a
+    file that is not DuckDB's is a clear error at once.
 
     While another process holds the file (DuckDB allows one writer, or readers without a
-    writer), it tries again with pauses growing from 0.5 s to 10 s for up to `lock_wait_s`,
+    writer), it tries again with pauses growing from 0.05 s to 1 s for up to `lock_wait_s`,
     saying on stderr who holds it, then fails naming the holder. A stop request ends the wait.
     """
+    quoted = str(path).replace("'", "''")
+    mode = " (READ_ONLY)" if read_only else ""
     limit = lock_wait_s()
     deadline = time.monotonic() + limit
-    pause, announced = 0.5, ""
+    pause, announced = 0.05, ""
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            con.execute(f"ATTACH '{quoted}' AS \"{alias}\"{mode}")
+            con.execute(f'USE "{alias}"')
+            return
         except duckdb.Error as exc:
             text = str(exc)
-            if "lock" not in text.lower():
+            if _HELD.search(text) is None:
                 raise _not_duckdb(path, text, exc) from None
             holder, left = holder_of(text), deadline - time.monotonic()
         if left <= 0:
@@ -115,6 +122,12 @@ def connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 def _not_duckdb(path: Path, text: str, exc: duckdb.Error) -> StoreOpenError:
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if "newer version of DuckDB" in text:
+        return StoreOpenError(
+            f"database {path} was written by a newer DuckDB than this one ({duckdb.__version__}"
+            f", constraints.txt says why): {first} Move it with that DuckDB's EXPORT DATABASE "
+            f"and this one's IMPORT DATABASE (docs/storage.md), or give another file"
+        )
     return StoreOpenError(
         f"database {path} cannot be opened as a DuckDB database ({first}); give the path "
         "of a tracegrade database, or of a new file to create"

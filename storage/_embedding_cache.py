@@ -19,7 +19,9 @@ __all__ = ["EmbeddingCache"]
 class EmbeddingCache:
     """The embedding methods of DuckDBStore (storage.duckdb_store), on its connection."""
 
-    _con: duckdb.DuckDBPyConnection
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        raise NotImplementedError  # DuckDBStore._con, the file attached
 
     def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         raise NotImplementedError  # DuckDBStore.transaction

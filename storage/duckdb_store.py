@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -15,9 +15,11 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from storage._connection import connect, holder_of, uninterrupted_method
+from storage._commit import RunHandle, has_rows, merge, newest_seq, store_traces
+from storage._connection import attach, holder_of, uninterrupted_method
 from storage._embedding_cache import EmbeddingCache
-from storage.errors import StoreOpenError
+from storage._statements import Scratch, Statements
+from storage.errors import StalePlanError, StoreOpenError
 from storage.interrupts import uninterrupted
 from storage.schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION
 
@@ -27,12 +29,14 @@ _SCHEMA_SHA = hashlib.sha256(SCHEMA_SQL.encode()).hexdigest()
 """Which SCHEMA_SQL a file was last given (`meta` key schema_sql)."""
 
 
-@dataclass(frozen=True)
-class RunHandle:
-    """The identity of a run in progress."""
+_RESERVED_CATALOGS = frozenset({"memory", "temp", "system", "main"})
 
-    run_id: str
-    run_seq: int
+
+def _catalog_name(path: Path) -> str:
+    """The name the file is attached under: its stem, as DuckDB names a file it opens."""
+    stem = path.stem.replace('"', "")
+    usable = stem and stem != ":memory:" and stem.lower() not in _RESERVED_CATALOGS
+    return stem if usable else "tracegrade_db"
 
 
 @dataclass
@@ -46,7 +50,7 @@ class RunRecord:
     error: str | None = None
 
 
-class DuckDBStore(EmbeddingCache):
+class DuckDBStore(Statements, EmbeddingCache):
     """A tracegrade database file, opened for writing by this process alone."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
@@ -62,24 +66,78 @@ class DuckDBStore(EmbeddingCache):
             # committed to it, and DuckDB refuses to open it, so it is started afresh.
             if self.path.exists() and self.path.stat().st_size == 0:
                 self.path.unlink()
-        self._con = connect(self.path, read_only)
+        self.read_only = read_only
+        self._alias = _catalog_name(self.path)
+        self._attached = False
+        self._pins = 0
+        # The connection's own database is in memory: a run's temporary tables live there,
+        # so the file itself is attached only while the run reads or writes it.
+        self._raw = duckdb.connect()
         try:
-            self._con.execute("SET TimeZone = 'UTC'")
-            self._con.execute("SET memory_limit = '512MB'")
+            self._raw.execute("SET TimeZone = 'UTC'")
+            self._raw.execute("SET memory_limit = '512MB'")
+            if str(self.path) != ":memory:":
+                spill = str(self.path).replace("'", "''") + ".tmp"
+                self._raw.execute(f"SET temp_directory = '{spill}'")
+            self._attach()
             if not read_only and not self._schema_current():
-                self._con.execute(SCHEMA_SQL)
+                self._raw.execute(SCHEMA_SQL)
                 self._stamp_schema()
         except BaseException:
-            self._con.close()
+            self._raw.close()
             raise
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The connection, with the database file attached (attached again if released)."""
+        if not self._attached:
+            self._attach()
+        return self._raw
+
+    @property
+    def _connection(self) -> duckdb.DuckDBPyConnection:
+        return self._con
+
+    def _attach(self) -> None:
+        attach(self._raw, self.path, self._alias, self.read_only)
+        self._attached = True
+
+    def release(self) -> None:
+        """Let go of the file (and its lock) until the next statement that reads or writes it.
+
+        Temporary tables stay. Nothing happens inside `held()` or a transaction. Another
+        process can then open the file; the next use waits for it as opening does.
+        """
+        if self._attached and self._pins == 0 and str(self.path) != ":memory:":
+            with uninterrupted():
+                self._raw.execute("USE memory")
+                self._raw.execute(f'DETACH "{self._alias}"')
+                self._attached = False
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Keep the file attached for the whole block, `release()` calls inside included."""
+        self._pins += 1
+        try:
+            self._con  # noqa: B018 (attach now, before the block)
+            yield
+        finally:
+            self._pins -= 1
+
+    @property
+    def scratch(self) -> Statements:
+        """Statements over temporary tables only: they do not attach the file, so a run's
+        staging work does not hold it."""
+        return Scratch(self._raw)
 
     def close(self) -> None:
         """Release the file (and its lock), and drop the connection object itself: a store that
         an exception's traceback keeps alive must not keep DuckDB objects alive until the
         interpreter exits (DuckDB's bindings report those as leaks)."""
-        if hasattr(self, "_con"):
-            self._con.close()
-            del self._con
+        if hasattr(self, "_raw"):
+            self._raw.close()
+            del self._raw
+            self._attached = False
 
     def __enter__(self) -> DuckDBStore:
         return self
@@ -121,7 +179,7 @@ class DuckDBStore(EmbeddingCache):
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Everything inside commits together or not at all."""
-        with uninterrupted():
+        with uninterrupted(), self.held():
             self._con.execute("BEGIN TRANSACTION")
             try:
                 yield self._con
@@ -129,61 +187,6 @@ class DuckDBStore(EmbeddingCache):
                 self._con.execute("ROLLBACK")
                 raise
             self._con.execute("COMMIT")
-
-    @uninterrupted_method
-    def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
-        """Run a read query and return its rows."""
-        return self._con.sql(query, params=params).pl()
-
-    @uninterrupted_method
-    def execute(self, statement: str, params: Sequence[Any] | None = None) -> None:
-        """Run one statement that returns nothing the caller needs."""
-        self._con.execute(statement, params).fetchall()
-
-    @uninterrupted_method
-    def sql_with(self, query: str, **frames: pl.DataFrame) -> pl.DataFrame:
-        """Run a read query that refers to each of `frames` as `__<name>`."""
-        with self._registered(frames):
-            return self._con.sql(query).pl()
-
-    @uninterrupted_method
-    def execute_with(self, statement: str, **frames: pl.DataFrame) -> None:
-        """Run a statement that refers to each of `frames` as `__<name>`."""
-        with self._registered(frames):
-            self._con.execute(statement).fetchall()
-
-    @contextmanager
-    def _registered(self, frames: dict[str, pl.DataFrame]) -> Iterator[None]:
-        for name, frame in frames.items():
-            self._con.register(f"__{name}", frame)
-        try:
-            yield
-        finally:
-            for name in frames:
-                self._con.unregister(f"__{name}")
-
-    @uninterrupted_method
-    def create_temp_table(self, name: str, empty: pl.DataFrame) -> None:
-        """A temporary table `name` (gone when the connection closes) with `empty`'s columns."""
-        with self._registered({"empty": empty}):
-            self._con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM __empty")
-
-    @uninterrupted_method
-    def append(self, table: str, rows: pl.DataFrame) -> None:
-        """Insert `rows` into `table` by column name, through Arrow."""
-        with self._registered({"append": rows}):
-            self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM __append")
-
-    @uninterrupted_method
-    def drop_temp(self, name: str) -> None:
-        """Drop the temporary table or view `name`, if there is one."""
-        kinds = self._con.execute(
-            "SELECT 'TABLE' FROM duckdb_tables() WHERE temporary AND table_name = ? "
-            "UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE temporary AND view_name = ?",
-            [name, name],
-        ).fetchall()
-        for (kind,) in kinds:
-            self._con.execute(f"DROP {kind} {name}")
 
     @uninterrupted_method
     def begin_run(
@@ -194,9 +197,11 @@ class DuckDBStore(EmbeddingCache):
         model: str | None,
         config: dict[str, Any],
         config_hash: str,
+        run_id: str | None = None,
     ) -> RunHandle:
-        """Record a run as started and give it the next sequence number."""
-        run_id = uuid.uuid4().hex
+        """Record a run as started (a new id unless `run_id` is given) and give it the next
+        sequence number."""
+        run_id = run_id or uuid.uuid4().hex
         with self.transaction() as con:
             ((seq,),) = con.execute("SELECT coalesce(max(run_seq), 0) + 1 FROM runs").fetchall()
             con.execute(
@@ -217,18 +222,19 @@ class DuckDBStore(EmbeddingCache):
         return RunHandle(run_id=run_id, run_seq=int(seq))
 
     @uninterrupted_method
-    def close_interrupted_runs(self) -> list[str]:
-        """Mark runs still `running` as `interrupted` and return their ids.
-
-        Only the process holding the write lock runs this, so no such run is alive: it was
-        killed before it finished, and its transaction never committed.
-        """
+    def close_interrupted_runs(self, alive: Callable[[str], bool]) -> list[str]:
+        """Mark the runs still `running` whose process is gone (`alive(run_id)` is False) as
+        `interrupted` and return their ids: each was killed before it finished, and what it
+        had not committed never reached the file."""
         rows = self._con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
-        self._con.execute(
-            "UPDATE runs SET status = 'interrupted', finished_at = ? WHERE status = 'running'",
-            [datetime.now(UTC)],
-        )
-        return [run_id for (run_id,) in rows]
+        gone = [run_id for (run_id,) in rows if not alive(run_id)]
+        if gone:
+            self._con.execute(
+                "UPDATE runs SET status = 'interrupted', finished_at = ? "
+                "WHERE status = 'running' AND list_contains(?, run_id)",
+                [datetime.now(UTC), gone],
+            )
+        return gone
 
     @uninterrupted_method
     def finish_run(self, run: RunHandle, record: RunRecord) -> None:
@@ -304,8 +310,14 @@ class DuckDBStore(EmbeddingCache):
         tables: dict[str, Path],
         *,
         traces: tuple[str, Path] | None = None,
+        planned_at: int | None = None,
     ) -> None:
         """Write a run's results in one transaction.
+
+        With `planned_at` (the `commits()` the run planned against), it first checks that no
+        other run has stored traces since, else raises StalePlanError and writes nothing. The
+        run's sequence number becomes the newest when another run with a later one has
+        already committed scores, so `latest_scores` follows the order of the commits.
 
         `tables` maps `scores`, `quarantine` and `files` to Parquet files; `traces` names the
         run's staging table and a Parquet file of the trace ids to store from it. Traces
@@ -314,53 +326,26 @@ class DuckDBStore(EmbeddingCache):
         transaction rolls back, its temporary views with it.
         """
         with self.transaction() as con:
+            if planned_at is not None and self.commits() != planned_at:
+                raise StalePlanError(f"run {run.run_id}: traces were stored since it planned")
+            if has_rows(con, tables.get("scores")) or has_rows(con, traces and traces[1]):
+                run = newest_seq(con, run)
+                count = self.commits() + 1
+                con.execute("DELETE FROM meta WHERE key = 'commits'")
+                con.execute("INSERT INTO meta VALUES ('commits', ?)", [str(count)])
             if traces is not None:
-                self._store_traces(con, run, *traces)
+                store_traces(con, run, *traces)
             for name, source in tables.items():
                 quoted = str(source).replace("'", "''")
                 con.execute(
                     f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
                     f"SELECT * FROM read_parquet('{quoted}')"
                 )
-            self._merge(con, tables)
+            merge(con, tables, run)
             for name in tables:
                 con.execute(f"DROP VIEW __new_{name}")
 
-    @staticmethod
-    def _store_traces(
-        con: duckdb.DuckDBPyConnection, run: RunHandle, staged: str, ids: Path
-    ) -> None:
-        """Copy the staged rows of the ids in `ids` into `traces`, replacing stored ones."""
-        quoted = str(ids).replace("'", "''")
-        con.execute(
-            f"CREATE OR REPLACE TEMP VIEW __fresh AS SELECT * FROM read_parquet('{quoted}')"
-        )
-        con.execute("DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM __fresh)")
-        con.execute(
-            f"INSERT INTO traces BY NAME SELECT * EXCLUDE (_order), ? AS run_id FROM {staged} "
-            "SEMI JOIN __fresh USING (trace_id)",
-            [run.run_id],
-        )
-        con.execute("DROP VIEW __fresh")
-
-    @staticmethod
-    def _merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
-        if "scores" in tables:
-            con.execute("INSERT INTO scores BY NAME SELECT * FROM __new_scores")
-        if "quarantine" in tables:
-            con.execute(
-                "INSERT INTO quarantine BY NAME SELECT * FROM __new_quarantine q WHERE NOT EXISTS ("
-                "SELECT 1 FROM quarantine o WHERE o.file = q.file AND o.file_hash = q.file_hash "
-                "AND o.row_number IS NOT DISTINCT FROM q.row_number AND o.rule = q.rule)"
-            )
-        if "files" in tables:
-            # A file backfilled in part earlier and now read whole gets its new status.
-            con.execute(
-                "DELETE FROM files o USING __new_files f WHERE o.path = f.path "
-                "AND o.content_hash = f.content_hash AND (o.status <> f.status "
-                "OR o.rows_scored <> f.rows_scored OR o.rows_out_of_range <> f.rows_out_of_range)"
-            )
-            con.execute(
-                "INSERT INTO files BY NAME SELECT * FROM __new_files f WHERE NOT EXISTS ("
-                "SELECT 1 FROM files o WHERE o.path = f.path AND o.content_hash = f.content_hash)"
-            )
+    def commits(self) -> int:
+        """How many scoring commits the file has had (a stale plan's check)."""
+        rows = self._con.execute("SELECT value FROM meta WHERE key = 'commits'").fetchall()
+        return int(rows[0][0]) if rows else 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from transforms.errors import TracegradeError
 
-__all__ = ["InputError", "StoreLockedError", "StoreOpenError"]
+__all__ = ["InputError", "StalePlanError", "StoreLockedError", "StoreOpenError"]
 
 
 class InputError(TracegradeError):
@@ -19,3 +19,8 @@ class StoreLockedError(TracegradeError):
 
 class StoreOpenError(TracegradeError):
     """The database path is not a DuckDB file (or is a folder); the message names it."""
+
+
+class StalePlanError(TracegradeError):
+    """Another run stored traces after this run planned its commit; nothing was written, and
+    the run plans again (pipelines.score) with the database held."""

@@ -1,4 +1,5 @@
-"""A run's staged traces: temporary DuckDB tables on the writer's own connection.
+"""A run's staged traces: temporary DuckDB tables on the writer's own connection (its scratch
+side, which works without the database file attached, so staging does not hold the file).
 
 Valid rows of every read batch are appended through Arrow as they are validated, so the heavy
 columns (the steps and their text) are written once, into DuckDB, and never pass through
@@ -51,13 +52,13 @@ def staged_table(run_id: str) -> str:
 
 def create_staging(store: DuckDBStore, run_id: str, schema: pl.Schema) -> None:
     """Create the run's empty staging table with the columns and types of `schema`."""
-    store.create_temp_table(staged_table(run_id), pl.DataFrame(schema=schema))
+    store.scratch.create_temp_table(staged_table(run_id), pl.DataFrame(schema=schema))
 
 
 def append_staged(store: DuckDBStore, run_id: str, rows: pl.DataFrame) -> None:
     """Append validated rows to the run's staging table (by column name, through Arrow)."""
     if rows.height:
-        store.append(staged_table(run_id), rows)
+        store.scratch.append(staged_table(run_id), rows)
 
 
 def staged_view(
@@ -65,7 +66,7 @@ def staged_view(
 ) -> None:
     """Stage, for `run_id`, the traces of `source_run` whose created_at lies in [low, high)
     (a view: no copy of the rows)."""
-    store.execute(
+    store.scratch.execute(
         f"CREATE OR REPLACE TEMP VIEW {staged_table(run_id)} AS SELECT * FROM "
         f"{staged_table(source_run)} WHERE created_at >= TIMESTAMPTZ '{low.isoformat()}' "
         f"AND created_at < TIMESTAMPTZ '{high.isoformat()}'"
@@ -91,15 +92,15 @@ def staged_rows(
     ]
     query = f"SELECT {', '.join(selected)} FROM {staged_table(run_id)}"
     if ids is None:
-        return store.sql(f"{query} ORDER BY _order")
-    return store.sql_with(
+        return store.scratch.sql(f"{query} ORDER BY _order")
+    return store.scratch.sql_with(
         f"{query} SEMI JOIN __ids USING (trace_id) ORDER BY _order", ids=ids.to_frame("trace_id")
     )
 
 
 def staged_count_by_file(store: DuckDBStore, run_id: str) -> pl.DataFrame:
     """source_file and the number of staged rows of each file."""
-    return store.sql(
+    return store.scratch.sql(
         f"SELECT source_file, count(*) AS rows_scored FROM {staged_table(run_id)} "
         "GROUP BY source_file"
     )
@@ -108,7 +109,7 @@ def staged_count_by_file(store: DuckDBStore, run_id: str) -> pl.DataFrame:
 def delete_staged(store: DuckDBStore, run_id: str, rows: pl.DataFrame) -> None:
     """Remove the staged rows named by (source_file, row_number) in `rows`."""
     if rows.height:
-        store.execute_with(
+        store.scratch.execute_with(
             f"DELETE FROM {staged_table(run_id)} t USING __rows r "
             "WHERE t.source_file = r.source_file AND t.row_number = r.row_number",
             rows=rows.select("source_file", "row_number"),
@@ -117,7 +118,9 @@ def delete_staged(store: DuckDBStore, run_id: str, rows: pl.DataFrame) -> None:
 
 def delete_staged_file(store: DuckDBStore, run_id: str, source_file: str) -> None:
     """Remove every staged row of one file (a file rejected after some of its batches)."""
-    store.execute(f"DELETE FROM {staged_table(run_id)} WHERE source_file = ?", [source_file])
+    store.scratch.execute(
+        f"DELETE FROM {staged_table(run_id)} WHERE source_file = ?", [source_file]
+    )
 
 
 def limit_staged(store: DuckDBStore, run_id: str, low: object, high: object) -> pl.DataFrame:
@@ -125,15 +128,15 @@ def limit_staged(store: DuckDBStore, run_id: str, low: object, high: object) -> 
     file (source_file, rows_out_of_range)."""
     table = staged_table(run_id)
     outside = "NOT (created_at >= ? AND created_at < ?)"
-    counts = store.sql(
+    counts = store.scratch.sql(
         f"SELECT source_file, count(*) AS rows_out_of_range FROM {table} WHERE {outside} "
         "GROUP BY source_file",
         [low, high],
     )
-    store.execute(f"DELETE FROM {table} WHERE {outside}", [low, high])
+    store.scratch.execute(f"DELETE FROM {table} WHERE {outside}", [low, high])
     return counts
 
 
 def drop_staging(store: DuckDBStore, run_id: str) -> None:
     """Drop the run's staging table or view, if any."""
-    store.drop_temp(staged_table(run_id))
+    store.scratch.drop_temp(staged_table(run_id))

@@ -194,3 +194,32 @@ def test_a_writer_runs_the_schema_ddl_only_when_the_file_was_stamped_by_other_dd
     assert has_view()
     drop_view(stamp=None)
     assert not has_view()
+
+
+def test_a_corrupt_file_is_one_clear_error_at_once_not_a_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB's error about a corrupt file speaks of a 'block': that is not a lock to wait for."""
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "60")
+    path = tmp_path / "corrupt.duckdb"
+    DuckDBStore(path).close()
+    data = bytearray(path.read_bytes())
+    data[12:20] = (999).to_bytes(8, "little")  # the header's version, its checksum now wrong
+    path.write_bytes(bytes(data))
+    started = time.monotonic()
+    with pytest.raises(StoreOpenError, match="cannot be opened as a DuckDB database.*checksum"):
+        DuckDBStore(path)
+    assert time.monotonic() - started < 5
+
+
+def test_a_file_of_a_newer_duckdb_says_how_to_move_it() -> None:
+    from storage._connection import _not_duckdb
+
+    text = (
+        "IO Error: Trying to read a database file with version number 999, but we can only "
+        "read versions between 64 and 68.\nThe database file was created with an newer "
+        "version of DuckDB."
+    )
+    error = _not_duckdb(Path("old.duckdb"), text, duckdb.IOException(text))
+    assert "newer DuckDB" in str(error) and "EXPORT DATABASE" in str(error)
+    assert "version number 999" in str(error)
