@@ -121,9 +121,15 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     )
     levels = confidence_levels(store, "derived", scored_by)
     tally = steps.tally
-    return build_summary(
+    summary = build_summary(
         run.run_id, status, tally.counts, tally.timings, scores, quarantine, levels, steps.model
     )
+    holds = store.held_so_far()
+    summary.markdown += (
+        f"\nThe run held the database file {len(holds)} times, the longest {max(holds):.2f} s, "
+        f"{sum(holds):.2f} s in all (other processes open it in between; docs/storage.md).\n"
+    )
+    return summary
 
 
 def _file_format(input_format: str, format_config: str | None) -> FileFormat | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -70,6 +71,8 @@ class DuckDBStore(Statements, EmbeddingCache):
         self._alias = _catalog_name(self.path)
         self._attached = False
         self._pins = 0
+        self._held_since = 0.0
+        self.holds: list[float] = []
         # The connection's own database is in memory: a run's temporary tables live there,
         # so the file itself is attached only while the run reads or writes it.
         self._raw = duckdb.connect()
@@ -101,6 +104,7 @@ class DuckDBStore(Statements, EmbeddingCache):
     def _attach(self) -> None:
         attach(self._raw, self.path, self._alias, self.read_only)
         self._attached = True
+        self._held_since = time.monotonic()
 
     def release(self) -> None:
         """Let go of the file (and its lock) until the next statement that reads or writes it.
@@ -113,6 +117,12 @@ class DuckDBStore(Statements, EmbeddingCache):
                 self._raw.execute("USE memory")
                 self._raw.execute(f'DETACH "{self._alias}"')
                 self._attached = False
+                self.holds.append(time.monotonic() - self._held_since)
+
+    def held_so_far(self) -> list[float]:
+        """The seconds of each time this store has held the file, the current one included."""
+        ongoing = [time.monotonic() - self._held_since] if self._attached else []
+        return self.holds + ongoing
 
     @contextmanager
     def held(self) -> Iterator[None]:
