@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import polars as pl
 import pytest
+from conftest import query_rows
 
 from pipelines import stages
 from pipelines.score import score_traces
@@ -76,13 +77,7 @@ def _contents(db: Path) -> dict[str, list[str]]:
 
 
 def _spans(db: Path) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(
-            "SELECT flow, status, started_at, finished_at FROM runs ORDER BY started_at"
-        ).fetchall()
-    finally:
-        con.close()
+    return query_rows(db, "SELECT flow, status, started_at, finished_at FROM runs ORDER BY 3")
 
 
 def test_a_reader_through_tracegrade_sql_is_answered_during_a_run_and_never_sees_part_of_it(
