@@ -1,5 +1,5 @@
 """The statements every DuckDB handle of tracegrade offers, over the connection its
-`_connection` gives: the store's (the database file attached) or its scratch side (temporary
+`_con` gives: the store's (the database file attached) or its scratch side (temporary
 tables only, the file not attached)."""
 
 from __future__ import annotations
@@ -20,65 +20,63 @@ class Statements:
     """Queries and loads by column name, through Arrow."""
 
     @property
-    def _connection(self) -> duckdb.DuckDBPyConnection:
+    def _con(self) -> duckdb.DuckDBPyConnection:
         raise NotImplementedError
 
     @uninterrupted_method
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """Run a read query and return its rows."""
-        return self._connection.sql(query, params=params).pl()
+        return self._con.sql(query, params=params).pl()
 
     @uninterrupted_method
     def execute(self, statement: str, params: Sequence[Any] | None = None) -> None:
         """Run one statement that returns nothing the caller needs."""
-        self._connection.execute(statement, params).fetchall()
+        self._con.execute(statement, params).fetchall()
 
     @uninterrupted_method
     def sql_with(self, query: str, **frames: pl.DataFrame) -> pl.DataFrame:
         """Run a read query that refers to each of `frames` as `__<name>`."""
         with self._registered(frames):
-            return self._connection.sql(query).pl()
+            return self._con.sql(query).pl()
 
     @uninterrupted_method
     def execute_with(self, statement: str, **frames: pl.DataFrame) -> None:
         """Run a statement that refers to each of `frames` as `__<name>`."""
         with self._registered(frames):
-            self._connection.execute(statement).fetchall()
+            self._con.execute(statement).fetchall()
 
     @contextmanager
     def _registered(self, frames: dict[str, pl.DataFrame]) -> Iterator[None]:
         for name, frame in frames.items():
-            self._connection.register(f"__{name}", frame)
+            self._con.register(f"__{name}", frame)
         try:
             yield
         finally:
             for name in frames:
-                self._connection.unregister(f"__{name}")
+                self._con.unregister(f"__{name}")
 
     @uninterrupted_method
     def create_temp_table(self, name: str, empty: pl.DataFrame) -> None:
         """A temporary table `name` (gone when the connection closes) with `empty`'s columns."""
         with self._registered({"empty": empty}):
-            self._connection.execute(
-                f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM __empty"
-            )
+            self._con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM __empty")
 
     @uninterrupted_method
     def append(self, table: str, rows: pl.DataFrame) -> None:
         """Insert `rows` into `table` by column name, through Arrow."""
         with self._registered({"append": rows}):
-            self._connection.execute(f"INSERT INTO {table} BY NAME SELECT * FROM __append")
+            self._con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM __append")
 
     @uninterrupted_method
     def drop_temp(self, name: str) -> None:
         """Drop the temporary table or view `name`, if there is one."""
-        kinds = self._connection.execute(
+        kinds = self._con.execute(
             "SELECT 'TABLE' FROM duckdb_tables() WHERE temporary AND table_name = ? "
             "UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE temporary AND view_name = ?",
             [name, name],
         ).fetchall()
         for (kind,) in kinds:
-            self._connection.execute(f"DROP {kind} {name}")
+            self._con.execute(f"DROP {kind} {name}")
 
 
 class Scratch(Statements):
@@ -88,5 +86,5 @@ class Scratch(Statements):
         self._raw = con
 
     @property
-    def _connection(self) -> duckdb.DuckDBPyConnection:
+    def _con(self) -> duckdb.DuckDBPyConnection:
         return self._raw

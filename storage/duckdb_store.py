@@ -79,7 +79,7 @@ class DuckDBStore(Statements, EmbeddingCache):
         try:
             self._raw.execute("SET TimeZone = 'UTC'")
             self._raw.execute("SET memory_limit = '512MB'")
-            if str(self.path) != ":memory:":
+            if not self._in_memory:
                 spill = str(self.path).replace("'", "''") + ".tmp"
                 self._raw.execute(f"SET temp_directory = '{spill}'")
             self._attach()
@@ -98,8 +98,9 @@ class DuckDBStore(Statements, EmbeddingCache):
         return self._raw
 
     @property
-    def _connection(self) -> duckdb.DuckDBPyConnection:
-        return self._con
+    def _in_memory(self) -> bool:
+        """The store is DuckDB's in-memory database: nothing to let go of, nothing to spill."""
+        return str(self.path) == ":memory:"
 
     def _attach(self) -> None:
         attach(self._raw, self.path, self._alias, self.read_only)
@@ -112,7 +113,7 @@ class DuckDBStore(Statements, EmbeddingCache):
         Temporary tables stay. Nothing happens inside `held()` or a transaction. Another
         process can then open the file; the next use waits for it as opening does.
         """
-        if self._attached and self._pins == 0 and str(self.path) != ":memory:":
+        if self._attached and self._pins == 0 and not self._in_memory:
             with uninterrupted():
                 self._raw.execute("USE memory")
                 self._raw.execute(f'DETACH "{self._alias}"')
