@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +134,13 @@ def query_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
-def table_snapshot(db: Path, exclude: tuple[str, ...] = ("runs",)) -> dict[str, Any]:
-    """Every table's rows, sorted, for comparing two states of a database."""
+def table_snapshot(
+    db: Path,
+    exclude: tuple[str, ...] = ("runs",),
+    leave_out: Callable[[str], bool] | None = None,
+) -> dict[str, Any]:
+    """Every table's rows, sorted, for comparing two states of a database; without the
+    columns `leave_out` names (by column name), when given."""
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
@@ -143,11 +148,15 @@ def table_snapshot(db: Path, exclude: tuple[str, ...] = ("runs",)) -> dict[str, 
         tables = [
             name for (name,) in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
         ]
-        return {
-            name: sorted(map(repr, con.execute(f"SELECT * FROM {name}").fetchall()))
-            for name in sorted(tables)
-            if name not in exclude
-        }
+        snapshot = {}
+        for name in sorted(tables):
+            if name in exclude:
+                continue
+            columns = [column for (column, *_) in con.execute(f"DESCRIBE {name}").fetchall()]
+            kept = [c for c in columns if leave_out is None or not leave_out(c)]
+            rows = con.execute(f"SELECT {', '.join(kept)} FROM {name}").fetchall()
+            snapshot[name] = sorted(map(repr, rows))
+        return snapshot
     finally:
         con.close()
 

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import polars as pl
 import pytest
-from conftest import query_rows
+from conftest import query_rows, table_snapshot
 
 from pipelines import stages
 from pipelines.score import score_traces
@@ -53,27 +52,11 @@ def _finish(process: subprocess.Popen[str]) -> str:
 def _contents(db: Path) -> dict[str, list[str]]:
     """Every table but `runs` and `meta`, rows sorted, without the columns that name the run
     or the time it ran."""
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        found: dict[str, list[str]] = {}
-        tables = con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall()
-        for (table,) in tables:
-            if table in ("runs", "meta"):
-                continue
-            columns = [
-                name
-                for (name,) in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                    "ORDER BY ordinal_position",
-                    [table],
-                ).fetchall()
-                if name not in IDENTITY and not name.endswith("_at")
-            ]
-            rows = con.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
-            found[table] = sorted(map(repr, rows))
-        return found
-    finally:
-        con.close()
+    return table_snapshot(
+        db,
+        exclude=("runs", "meta"),
+        leave_out=lambda column: column in IDENTITY or column.endswith("_at"),
+    )
 
 
 def _spans(db: Path) -> list[tuple[Any, ...]]:
@@ -152,18 +135,14 @@ def test_a_nightly_and_a_backfill_started_together_end_as_one_after_the_other(
     assert _contents(together) == _contents(one_after_other)
 
 
-def _traces(n: int, seed: int) -> pl.DataFrame:
-    return synthetic_traces(n, seed=seed)
-
-
 def test_a_run_whose_plan_went_stale_plans_again_and_commits_last(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Run A plans; run B stores some of the same traces with other content; A's commit finds
     its plan stale, plans again with the file held, and commits after B, as if it had run
     after B."""
-    first = _traces(400, seed=1)
-    second = _traces(400, seed=2).with_columns(id=first["id"])  # same ids, new content
+    first = synthetic_traces(400, seed=1)
+    second = synthetic_traces(400, seed=2).with_columns(id=first["id"])  # same ids, new content
     a_file, b_file = tmp_path / "a.parquet", tmp_path / "b.parquet"
     first.write_parquet(a_file)
     second.head(250).write_parquet(b_file)
