@@ -1,7 +1,7 @@
 """The `backfill` flow: an archive scored in chronological chunks, each committed on its own.
 
     stage the archive once -> for each chunk of event time, oldest first:
-        plan -> embed -> score -> commit (one transaction) -> next chunk
+        plan -> embed -> score -> commit (batches, published at once) -> next chunk
     -> quarantine rows and the file ledger
 
 A chunk whose traces are all stored with the same content has nothing to do, so a backfill
@@ -101,7 +101,7 @@ def _score_chunk(
     settings: Settings,
     embed: bool,
 ) -> tuple[str, RunTally]:
-    """Score one chunk of the staged archive as its own run, committed in one transaction;
+    """Score one chunk of the staged archive as its own run, published in one transaction;
     returns the chunk's run id and its tally."""
     with scoring_run(
         archive.store, "backfill_chunk", settings, embed=embed, recover=False

@@ -61,7 +61,9 @@ def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: st
         steps.step("embed", novelty_stages.embed_texts, store, run, settings)
         steps.step("replay", novelty_stages.replay_staged, store, run, settings)
     steps.step("score", stages.score_staged, store, run, settings, embed=embed)
-    steps.step("commit", stages.commit_results, store, run)
+    steps.step(
+        "commit", stages.commit_results, store, run, settings.execution.commit_batch_rows
+    )
 
 
 def score_run(
@@ -125,10 +127,17 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
         run.run_id, status, tally.counts, tally.timings, scores, quarantine, levels, steps.model
     )
     holds = store.held_so_far()
-    summary.markdown += (
-        f"\nThe run held the database file {len(holds)} times, the longest {max(holds):.2f} s, "
-        f"{sum(holds):.2f} s in all (other processes open it in between; docs/storage.md).\n"
-    )
+    if store.location.catalog is not None:
+        summary.markdown += (
+            f"\nThe run wrote to a DuckLake ({store.location.catalog} catalog): readers and "
+            "other runs work beside it, and see its rows once it published them.\n"
+        )
+    else:
+        summary.markdown += (
+            f"\nThe run held the database file {len(holds)} times, the longest "
+            f"{max(holds):.2f} s, {sum(holds):.2f} s in all (other processes open it in "
+            "between; docs/storage.md).\n"
+        )
     return summary
 
 

@@ -178,10 +178,11 @@ def _score_chunk(
     )
 
 
-def commit_results(store: DuckDBStore, run: Run) -> None:
-    """Write the run's traces (the new and changed staged ones), scores, quarantine rows and
-    file ledger in one transaction; StalePlanError (nothing written) when another run stored
-    traces after this one planned."""
+def commit_results(store: DuckDBStore, run: Run, batch_rows: int) -> None:
+    """Write the run's traces (the new and changed staged ones) and scores in batches of
+    `batch_rows`, then publish them with its quarantine rows and file ledger in one last
+    transaction; StalePlanError (nothing kept) when another run stored traces after this one
+    planned."""
     names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
     traces = None
     if run.path(FRESH).exists():
@@ -192,4 +193,5 @@ def commit_results(store: DuckDBStore, run: Run) -> None:
         {name: run.path(file) for name, file in names if run.path(file).exists()},
         traces=traces,
         planned_at=int(planned.read_text()) if planned.exists() else None,
+        batch_rows=batch_rows,
     )

@@ -1,13 +1,38 @@
-"""The statements of a run's commit (DuckDBStore.commit_run), inside its transaction."""
+"""The statements of a run's commit (DuckDBStore.commit_run): the batches that write its rows
+to `trace_rows` and `score_rows`, and the one last transaction that publishes them.
+
+A run's rows are invisible until it is published: the views `traces`, `scores` and
+`latest_scores` read the rows of runs with `published_at` set. Publishing deletes the stored
+versions the run's traces replace, adds the quarantine and file rows, and sets
+`published_at`, all in one transaction. Rows of a run that never publishes (it failed, was
+stopped or killed, or its plan went stale) are discarded.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
-__all__ = ["RunHandle", "has_rows", "merge", "newest_seq", "store_traces"]
+__all__ = [
+    "COMMIT_BATCH_ROWS",
+    "RunHandle",
+    "discard_unpublished",
+    "has_rows",
+    "merge",
+    "publish",
+    "score_batches",
+    "trace_batches",
+]
+
+COMMIT_BATCH_ROWS = 100_000
+"""Rows a commit writes per transaction unless the run says otherwise: about a second of
+holding the file on the machine docs/performance.md names."""
+
+_PUBLISHED = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
 
 
 @dataclass(frozen=True)
@@ -18,45 +43,96 @@ class RunHandle:
     run_seq: int
 
 
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
 def has_rows(con: duckdb.DuckDBPyConnection, parquet: Path | None) -> bool:
     """True when the Parquet file `parquet` is given and holds a row."""
     if parquet is None:
         return False
-    quoted = str(parquet).replace("'", "''")
-    return bool(con.execute(f"SELECT count(*) FROM read_parquet('{quoted}')").fetchall()[0][0])
+    return bool(
+        con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(parquet)}')").fetchall()[0][0]
+    )
 
 
-def newest_seq(con: duckdb.DuckDBPyConnection, run: RunHandle) -> RunHandle:
-    """`run`, renumbered after every other run when one with a later number has committed
-    scores already (it started after this run, and finished first)."""
+def trace_batches(
+    scratch: duckdb.DuckDBPyConnection, staged: str, ids: Path, rows: int
+) -> Iterator[str]:
+    """Statements that each copy up to `rows` of the staged traces whose ids `ids` lists
+    (their `_order` ranges, read from the staging table without the file), with the run id
+    as the one parameter."""
+    firsts = scratch.execute(
+        f"SELECT _order FROM (SELECT _order, row_number() OVER (ORDER BY _order) - 1 AS n "
+        f"FROM {staged} SEMI JOIN read_parquet('{_quoted(ids)}') USING (trace_id)) "
+        f"WHERE n % {rows} = 0 ORDER BY _order"
+    ).fetchall()
+    bounds = [int(first) for (first,) in firsts]
+    for low, high in zip(bounds, [*bounds[1:], None], strict=False):
+        upper = "" if high is None else f" AND _order < {high}"
+        yield (
+            f"INSERT INTO trace_rows BY NAME SELECT * EXCLUDE (_order), ?::VARCHAR AS run_id "
+            f"FROM {staged} WHERE _order >= {low}{upper} AND trace_id IN "
+            f"(SELECT trace_id FROM read_parquet('{_quoted(ids)}'))"
+        )
+
+
+def score_batches(con: duckdb.DuckDBPyConnection, scores: Path, rows: int) -> Iterator[str]:
+    """Statements that each add up to `rows` of the scores file to `score_rows`, with the run's
+    sequence number as the one parameter."""
+    ((total,),) = con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(scores)}')").fetchall()
+    for low in range(0, int(total), rows):
+        yield (
+            "INSERT INTO score_rows BY NAME SELECT * EXCLUDE (file_row_number) "
+            "REPLACE (?::BIGINT AS run_seq) "
+            f"FROM read_parquet('{_quoted(scores)}', file_row_number = true) "
+            f"WHERE file_row_number >= {low} AND file_row_number < {low + rows}"
+        )
+
+
+def publish(con: duckdb.DuckDBPyConnection, run: RunHandle, *, wrote: bool) -> RunHandle:
+    """Make the run's rows the stored ones; `run` as published (renumbered when a run with a
+    later sequence number published scores first, so `latest_scores` follows the order of
+    the publications)."""
+    if wrote:
+        run = _newest_seq(con, run)
+        con.execute(
+            f"DELETE FROM trace_rows WHERE run_id <> ? AND run_id IN ({_PUBLISHED}) "
+            "AND trace_id IN (SELECT trace_id FROM trace_rows WHERE run_id = ?)",
+            [run.run_id, run.run_id],
+        )
+    con.execute(
+        "UPDATE runs SET published_at = ? WHERE run_id = ?", [datetime.now(UTC), run.run_id]
+    )
+    return run
+
+
+def _newest_seq(con: duckdb.DuckDBPyConnection, run: RunHandle) -> RunHandle:
     ((newest,),) = con.execute("SELECT coalesce(max(run_seq), 0) FROM scores").fetchall()
     if newest <= run.run_seq:
         return run
     ((seq,),) = con.execute("SELECT max(run_seq) + 1 FROM runs").fetchall()
     con.execute("UPDATE runs SET run_seq = ? WHERE run_id = ?", [seq, run.run_id])
+    con.execute("UPDATE score_rows SET run_seq = ? WHERE run_id = ?", [seq, run.run_id])
     return RunHandle(run.run_id, int(seq))
 
 
-def store_traces(con: duckdb.DuckDBPyConnection, run: RunHandle, staged: str, ids: Path) -> None:
-    """Copy the staged rows of the ids in `ids` into `traces`, replacing stored ones."""
-    quoted = str(ids).replace("'", "''")
-    con.execute(f"CREATE OR REPLACE TEMP VIEW __fresh AS SELECT * FROM read_parquet('{quoted}')")
-    con.execute("DELETE FROM traces WHERE trace_id IN (SELECT trace_id FROM __fresh)")
-    con.execute(
-        f"INSERT INTO traces BY NAME SELECT * EXCLUDE (_order), ? AS run_id FROM {staged} "
-        "SEMI JOIN __fresh USING (trace_id)",
-        [run.run_id],
+def discard_unpublished(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
+    """Delete the rows that the runs `run_ids` wrote and never published."""
+    unpublished = (
+        "list_contains(?, run_id) AND run_id IN "
+        "(SELECT run_id FROM runs WHERE published_at IS NULL)"
     )
-    con.execute("DROP VIEW __fresh")
+    for table in ("trace_rows", "score_rows"):
+        con.execute(f"DELETE FROM {table} WHERE {unpublished}", [run_ids])
 
 
-def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path], run: RunHandle) -> None:
-    """Add the run's scores, and the quarantine and file rows not recorded yet (the views
-    `__new_<name>` over the files of `tables`)."""
-    if "scores" in tables:
+def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
+    """Add the quarantine and file rows of `tables` not recorded yet."""
+    for name, source in tables.items():
         con.execute(
-            "INSERT INTO scores BY NAME SELECT * REPLACE (?::BIGINT AS run_seq) FROM __new_scores",
-            [run.run_seq],
+            f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
+            f"SELECT * FROM read_parquet('{_quoted(source)}')"
         )
     if "quarantine" in tables:
         con.execute(
@@ -75,3 +151,5 @@ def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path], run: RunHandl
             "INSERT INTO files BY NAME SELECT * FROM __new_files f WHERE NOT EXISTS ("
             "SELECT 1 FROM files o WHERE o.path = f.path AND o.content_hash = f.content_hash)"
         )
+    for name in tables:
+        con.execute(f"DROP VIEW __new_{name}")

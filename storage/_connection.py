@@ -79,16 +79,26 @@ def lock_wait_s() -> float:
     return value
 
 
-def attach(con: duckdb.DuckDBPyConnection, path: Path, alias: str, read_only: bool) -> None:
-    """Attach the database file `path` to `con` as `alias` and make it the default catalog; a
-    file that is not DuckDB's is a clear error at once.
+def attach(
+    con: duckdb.DuckDBPyConnection,
+    path: Path | str,
+    alias: str,
+    read_only: bool,
+    data_path: str | None = None,
+) -> None:
+    """Attach the database file `path` (or a DuckLake, with the `data_path` a new one keeps its
+    files in) to `con` as `alias` and make it the default catalog; a file that is not DuckDB's
+    is a clear error at once.
 
     While another process holds the file (DuckDB allows one writer, or readers without a
     writer), it tries again with pauses growing from 0.05 s to 1 s for up to `lock_wait_s`,
     saying on stderr who holds it, then fails naming the holder. A stop request ends the wait.
     """
     quoted = str(path).replace("'", "''")
-    mode = " (READ_ONLY)" if read_only else ""
+    options = ["READ_ONLY"] if read_only else []
+    if data_path is not None:
+        options.append("DATA_PATH '{}'".format(data_path.replace("'", "''")))
+    mode = f" ({', '.join(options)})" if options else ""
     limit = lock_wait_s()
     deadline = time.monotonic() + limit
     pause, announced = 0.05, ""
@@ -120,8 +130,10 @@ def attach(con: duckdb.DuckDBPyConnection, path: Path, alias: str, read_only: bo
         pause = min(2 * pause, _LONGEST_PAUSE_S)
 
 
-def _not_duckdb(path: Path, text: str, exc: duckdb.Error) -> StoreOpenError:
+def _not_duckdb(path: Path | str, text: str, exc: duckdb.Error) -> StoreOpenError:
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if str(path).startswith("ducklake:"):
+        return StoreOpenError(f"database {path} cannot be attached as a DuckLake: {first}")
     if "newer version of DuckDB" in text:
         return StoreOpenError(
             f"database {path} was written by a newer DuckDB than this one ({duckdb.__version__}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
@@ -16,18 +15,26 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from storage._commit import RunHandle, has_rows, merge, newest_seq, store_traces
+from storage._commit import (
+    COMMIT_BATCH_ROWS,
+    RunHandle,
+    discard_unpublished,
+    has_rows,
+    merge,
+    publish,
+    score_batches,
+    trace_batches,
+)
 from storage._connection import attach, holder_of, uninterrupted_method
 from storage._embedding_cache import EmbeddingCache
+from storage._extensions import load_extension
+from storage._schema_stamp import is_current, update_schema
 from storage._statements import Scratch, Statements
 from storage.errors import StalePlanError, StoreOpenError
 from storage.interrupts import uninterrupted
-from storage.schema import MIGRATIONS, SCHEMA_SQL, SCHEMA_VERSION
+from storage.locations import locate
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
-
-_SCHEMA_SHA = hashlib.sha256(SCHEMA_SQL.encode()).hexdigest()
-"""Which SCHEMA_SQL a file was last given (`meta` key schema_sql)."""
 
 
 _RESERVED_CATALOGS = frozenset({"memory", "temp", "system", "main"})
@@ -51,23 +58,37 @@ class RunRecord:
     error: str | None = None
 
 
-class DuckDBStore(Statements, EmbeddingCache):
-    """A tracegrade database file, opened for writing by this process alone."""
+def _check_file(path: Path, read_only: bool) -> None:
+    """Refuse a folder; make a new file's folder; remove an empty file left by a killed run."""
+    if path.is_dir():
+        raise StoreOpenError(
+            f"database {path} is a folder; give the path of a DuckDB file, "
+            f"for example {path / 'scores.duckdb'}"
+        )
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A run killed while DuckDB created the file can leave it empty: nothing was ever
+        # committed to it, and DuckDB refuses to open it, so it is started afresh.
+        if path.exists() and path.stat().st_size == 0:
+            path.unlink()
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise StoreOpenError(
-                f"database {self.path} is a folder; give the path of a DuckDB file, "
-                f"for example {self.path / 'scores.duckdb'}"
-            )
-        if not read_only:
+
+class DuckDBStore(Statements, EmbeddingCache):
+    """A tracegrade database: a DuckDB file, attached while this process reads or writes it,
+    or a DuckLake (storage/locations.py)."""
+
+    def __init__(
+        self, path: str | Path, *, read_only: bool = False, data_path: str | None = None
+    ) -> None:
+        self.location = locate(path)
+        self.path = self.location.anchor
+        if self.location.catalog is None:
+            _check_file(self.path, read_only)
+        elif not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            # A run killed while DuckDB created the file can leave it empty: nothing was ever
-            # committed to it, and DuckDB refuses to open it, so it is started afresh.
-            if self.path.exists() and self.path.stat().st_size == 0:
-                self.path.unlink()
         self.read_only = read_only
+        new_lake = self.location.catalog is not None and not self.location.exists()
+        self._data_path = data_path or (self.location.default_data_path() if new_lake else None)
         self._alias = _catalog_name(self.path)
         self._attached = False
         self._pins = 0
@@ -82,10 +103,13 @@ class DuckDBStore(Statements, EmbeddingCache):
             if not self._in_memory:
                 spill = str(self.path).replace("'", "''") + ".tmp"
                 self._raw.execute(f"SET temp_directory = '{spill}'")
+            if self.location.catalog is not None:
+                load_extension(self._raw, "ducklake")
+                load_extension(self._raw, f"{self.location.catalog}_scanner")
             self._attach()
-            if not read_only and not self._schema_current():
-                self._raw.execute(SCHEMA_SQL)
-                self._stamp_schema()
+            if not read_only and not is_current(self._con):
+                with self.transaction() as con:
+                    update_schema(con)
         except BaseException:
             self._raw.close()
             raise
@@ -98,12 +122,19 @@ class DuckDBStore(Statements, EmbeddingCache):
         return self._raw
 
     @property
+    def _lets_go(self) -> bool:
+        """A DuckDB file lets go between uses; a DuckLake has no lock to let go of (its readers
+        and writers each see their own snapshot), and DuckDB's in-memory database would lose
+        its contents."""
+        return self.location.catalog is None and not self._in_memory
+
+    @property
     def _in_memory(self) -> bool:
         """The store is DuckDB's in-memory database: nothing to let go of, nothing to spill."""
         return str(self.path) == ":memory:"
 
     def _attach(self) -> None:
-        attach(self._raw, self.path, self._alias, self.read_only)
+        attach(self._raw, self.location.target, self._alias, self.read_only, self._data_path)
         self._attached = True
         self._held_since = time.monotonic()
 
@@ -113,7 +144,7 @@ class DuckDBStore(Statements, EmbeddingCache):
         Temporary tables stay. Nothing happens inside `held()` or a transaction. Another
         process can then open the file; the next use waits for it as opening does.
         """
-        if self._attached and self._pins == 0 and not self._in_memory:
+        if self._attached and self._pins == 0 and self._lets_go:
             with uninterrupted():
                 self._raw.execute("USE memory")
                 self._raw.execute(f'DETACH "{self._alias}"')
@@ -155,37 +186,6 @@ class DuckDBStore(Statements, EmbeddingCache):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _schema_current(self) -> bool:
-        """True when the file was last stamped by this SCHEMA_VERSION and this SCHEMA_SQL: its
-        DDL then changes nothing, and running it anyway rewrites the views, a catalog change
-        that DuckDB checkpoints on close (about 0.4 to 1 s on a database of 1,000,000 traces,
-        paid by every command that opens the file for writing)."""
-        try:
-            found = dict(
-                self._con.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('schema_version', 'schema_sql')"
-                ).fetchall()
-            )
-        except duckdb.CatalogException:  # a new file: no meta table yet
-            return False
-        return found == {"schema_version": str(SCHEMA_VERSION), "schema_sql": _SCHEMA_SHA}
-
-    def _stamp_schema(self) -> None:
-        """Stamp a new file with SCHEMA_VERSION; bring an older file up to it (MIGRATIONS);
-        record which SCHEMA_SQL it now has."""
-        found = self._con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
-        version = int(found[0][0]) if found else SCHEMA_VERSION
-        with self.transaction() as con:
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                con.execute(MIGRATIONS[step])
-            if version < SCHEMA_VERSION:
-                con.execute(SCHEMA_SQL)
-            con.execute("DELETE FROM meta WHERE key IN ('schema_version', 'schema_sql')")
-            con.execute(
-                "INSERT INTO meta VALUES ('schema_version', ?), ('schema_sql', ?)",
-                [str(max(version, SCHEMA_VERSION)), _SCHEMA_SHA],
-            )
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -236,20 +236,29 @@ class DuckDBStore(Statements, EmbeddingCache):
     def close_interrupted_runs(self, alive: Callable[[str], bool]) -> list[str]:
         """Mark the runs still `running` whose process is gone (`alive(run_id)` is False) as
         `interrupted` and return their ids: each was killed before it finished, and what it
-        had not committed never reached the file."""
+        had not published is discarded."""
         rows = self._con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
         gone = [run_id for (run_id,) in rows if not alive(run_id)]
         if gone:
-            self._con.execute(
-                "UPDATE runs SET status = 'interrupted', finished_at = ? "
-                "WHERE status = 'running' AND list_contains(?, run_id)",
-                [datetime.now(UTC), gone],
-            )
+            with self.transaction() as con:
+                discard_unpublished(con, gone)
+                con.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = ? "
+                    "WHERE status = 'running' AND list_contains(?, run_id)",
+                    [datetime.now(UTC), gone],
+                )
         return gone
 
     @uninterrupted_method
     def finish_run(self, run: RunHandle, record: RunRecord) -> None:
-        """Close the run's log entry with its status, counts, timings and summary."""
+        """Close the run's log entry with its status, counts, timings and summary; a run that
+        did not complete loses the rows it never published."""
+        with self.transaction() as con:
+            if record.status != "completed":
+                discard_unpublished(con, [run.run_id])
+            self._record_finish(run, record)
+
+    def _record_finish(self, run: RunHandle, record: RunRecord) -> None:
         assignments = ", ".join(f"{name} = ?" for name in record.counts)
         values = list(record.counts.values())
         self._con.execute(
@@ -276,9 +285,9 @@ class DuckDBStore(Statements, EmbeddingCache):
 
     @uninterrupted_method
     def has_table(self, name: str) -> bool:
-        """True when the database has a table `name` (a read-only store may lack one)."""
+        """True when the database has a table or view `name` (a read-only store may lack one)."""
         rows = self._con.execute(
-            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
         ).fetchall()
         return bool(rows[0][0])
 
@@ -314,7 +323,6 @@ class DuckDBStore(Statements, EmbeddingCache):
         finally:
             self._con.unregister("__ids")
 
-    @uninterrupted_method
     def commit_run(
         self,
         run: RunHandle,
@@ -322,39 +330,69 @@ class DuckDBStore(Statements, EmbeddingCache):
         *,
         traces: tuple[str, Path] | None = None,
         planned_at: int | None = None,
+        batch_rows: int = COMMIT_BATCH_ROWS,
     ) -> None:
-        """Write a run's results in one transaction.
-
-        With `planned_at` (the `commits()` the run planned against), it first checks that no
-        other run has stored traces since, else raises StalePlanError and writes nothing. The
-        run's sequence number becomes the newest when another run with a later one has
-        already committed scores, so `latest_scores` follows the order of the commits.
+        """Write a run's results in batches of `batch_rows` rows, one transaction each with the
+        file let go in between, and publish them in one last transaction; readers see all of
+        the run or none of it.
 
         `tables` maps `scores`, `quarantine` and `files` to Parquet files; `traces` names the
         run's staging table and a Parquet file of the trace ids to store from it. Traces
         replace stored rows with the same id; quarantine and file rows already recorded for
-        the same file content are kept as they are, so a re-run adds nothing. On any error the
-        transaction rolls back, its temporary views with it.
+        the same file content are kept as they are, so a re-run adds nothing.
+
+        With `planned_at` (the `commits()` the run planned against), every transaction first
+        checks that no other run has published traces since; if one has, the run's rows are
+        discarded and StalePlanError raised. The run's sequence number becomes the newest when
+        another run with a later one has published scores first, so `latest_scores` follows
+        the order of the publications.
         """
+        scores = tables.get("scores")
+        wrote = has_rows(self._raw, scores) or has_rows(self._raw, traces and traces[1])
+        batches = [*(score_batches(self._raw, scores, batch_rows) if scores else [])]
+        parameters: list[object] = [run.run_seq] * len(batches)
+        if traces is not None:
+            copies = list(trace_batches(self._raw, *traces, batch_rows))
+            batches += copies
+            parameters += [run.run_id] * len(copies)
+        for statement, parameter in zip(batches, parameters, strict=True):
+            with self.transaction() as con:
+                if self._stale(planned_at):
+                    break
+                con.execute(statement, [parameter])
+            self.release()
         with self.transaction() as con:
-            if planned_at is not None and self.commits() != planned_at:
-                raise StalePlanError(f"run {run.run_id}: traces were stored since it planned")
-            if has_rows(con, tables.get("scores")) or has_rows(con, traces and traces[1]):
-                run = newest_seq(con, run)
-                count = self.commits() + 1
-                con.execute("DELETE FROM meta WHERE key = 'commits'")
-                con.execute("INSERT INTO meta VALUES ('commits', ?)", [str(count)])
-            if traces is not None:
-                store_traces(con, run, *traces)
-            for name, source in tables.items():
-                quoted = str(source).replace("'", "''")
-                con.execute(
-                    f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
-                    f"SELECT * FROM read_parquet('{quoted}')"
-                )
-            merge(con, tables, run)
-            for name in tables:
-                con.execute(f"DROP VIEW __new_{name}")
+            stale = self._stale(planned_at)
+            if stale:
+                discard_unpublished(con, [run.run_id])
+            else:
+                if wrote:
+                    count = self.commits() + 1
+                    con.execute("DELETE FROM meta WHERE key = 'commits'")
+                    con.execute("INSERT INTO meta VALUES ('commits', ?)", [str(count)])
+                publish(con, run, wrote=wrote)
+                merge(con, {name: path for name, path in tables.items() if name != "scores"})
+        if stale:
+            raise StalePlanError(f"run {run.run_id}: traces were stored since it planned")
+
+    def _stale(self, planned_at: int | None) -> bool:
+        return planned_at is not None and self.commits() != planned_at
+
+    def show_as_of_run(self, run_seq: int) -> None:
+        """Make `scores` and `latest_scores` of this connection show the scores as they were
+        when run `run_seq` (the `runs` table's number) had published, by temporary views of
+        the same names; `traces` and the other tables stay as they are now."""
+        source = f'"{self._alias}".main.score_rows'
+        self.execute(
+            f"CREATE OR REPLACE TEMP VIEW scores AS SELECT * FROM {source} WHERE run_seq <= "
+            f'{int(run_seq)} AND run_id IN (SELECT run_id FROM "{self._alias}".main.runs '
+            "WHERE published_at IS NOT NULL)"
+        )
+        self.execute(
+            "CREATE OR REPLACE TEMP VIEW latest_scores AS SELECT * EXCLUDE (row_rank) FROM ("
+            "SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) "
+            "AS row_rank FROM temp.main.scores) WHERE row_rank = 1"
+        )
 
     def commits(self) -> int:
         """How many scoring commits the file has had (a stale plan's check)."""

@@ -1,4 +1,4 @@
-"""The one open store per database file in this process, shared by a flow's tasks."""
+"""The one open store per database in this process, shared by a flow's tasks."""
 
 from __future__ import annotations
 
@@ -7,14 +7,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from storage.duckdb_store import DuckDBStore
+from storage.locations import locate
 
 __all__ = ["held_store", "store_for"]
 
-_open: dict[Path, DuckDBStore] = {}
+_open: dict[str, DuckDBStore] = {}
 
 
-def _key(db: str | Path) -> Path:
-    return Path(db).expanduser().resolve()
+def _key(db: str | Path) -> str:
+    return locate(db).target
 
 
 @contextmanager

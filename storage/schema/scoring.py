@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SCORING_SCHEMA_SQL", "STEP_TYPE_SQL"]
+__all__ = ["SCORING_MIGRATION_V3_SQL", "SCORING_SCHEMA_SQL", "STEP_TYPE_SQL"]
 
 STEP_TYPE_SQL = (
     "STRUCT(step_id BIGINT, type VARCHAR, content VARCHAR, tool_present BOOLEAN, "
@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS runs (
     texts_cached BIGINT,
     rows_out_of_range BIGINT,
     rows_late BIGINT,
+    published_at TIMESTAMPTZ,
     timings JSON,
     error VARCHAR,
     summary VARCHAR
@@ -56,7 +57,7 @@ CREATE TABLE IF NOT EXISTS files (
     rows_out_of_range BIGINT NOT NULL DEFAULT 0,
     run_id VARCHAR NOT NULL
 );
-CREATE TABLE IF NOT EXISTS traces (
+CREATE TABLE IF NOT EXISTS trace_rows (
     trace_id VARCHAR NOT NULL,
     content_hash VARCHAR NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
@@ -79,7 +80,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector FLOAT[] NOT NULL,
     run_id VARCHAR
 );
-CREATE TABLE IF NOT EXISTS scores (
+CREATE TABLE IF NOT EXISTS score_rows (
     trace_id VARCHAR NOT NULL,
     run_id VARCHAR NOT NULL,
     run_seq BIGINT NOT NULL,
@@ -117,9 +118,25 @@ CREATE TABLE IF NOT EXISTS quarantine (
     rule VARCHAR NOT NULL,
     reason VARCHAR NOT NULL
 );
+CREATE OR REPLACE VIEW traces AS
+SELECT * FROM trace_rows WHERE run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL);
+CREATE OR REPLACE VIEW scores AS
+SELECT * FROM score_rows WHERE run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL);
 CREATE OR REPLACE VIEW latest_scores AS
 SELECT * EXCLUDE (row_rank) FROM (
     SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank
     FROM scores
 ) WHERE row_rank = 1;
 """
+
+SCORING_MIGRATION_V3_SQL = """
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS published_at TIMESTAMPTZ;
+UPDATE runs SET published_at = coalesce(finished_at, started_at);
+DROP VIEW IF EXISTS latest_scores;
+ALTER TABLE traces RENAME TO trace_rows;
+ALTER TABLE scores RENAME TO score_rows;
+"""
+"""Schema 2 -> 3: a run writes its rows in batches to `trace_rows` and `score_rows` and
+publishes them in one last commit (`runs.published_at`); the views `traces` and `scores`
+show published runs only. Every run before it committed in one transaction, so all of them
+are published."""

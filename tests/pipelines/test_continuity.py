@@ -36,7 +36,7 @@ def cache_db(traces: pl.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> 
     db = folder / "cache.duckdb"
     run_pipeline([folder / "all.parquet"], db)
     con = duckdb.connect(str(db))
-    for table in ("traces", "scores", "quarantine", "files", "runs"):
+    for table in ("trace_rows", "score_rows", "quarantine", "files", "runs"):
         con.execute(f"DELETE FROM {table}")
     con.close()
     return db

@@ -32,7 +32,7 @@ def embedded_db(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     db = tmp_path_factory.mktemp("embedded") / "cache.duckdb"
     run_pipeline([archive], db)
     con = duckdb.connect(str(db))
-    for table in ("traces", "scores", "quarantine", "files", "runs"):
+    for table in ("trace_rows", "score_rows", "quarantine", "files", "runs"):
         con.execute(f"DELETE FROM {table}")
     con.close()
     yield db

@@ -87,7 +87,7 @@ def test_rerunning_the_same_input_changes_nothing_but_the_runs_log(
     (tmp_path / "c.jsonl").write_text("not json\n")
     run_pipeline([tmp_path], db_path)
     before = table_snapshot(db_path)
-    assert len(before["scores"]) == 40
+    assert len(before["score_rows"]) == 40
     again = run_pipeline([tmp_path], db_path)
     assert again["files_skipped"] == 3 and again["rows_read"] == 0
     forced = run_pipeline(files + [tmp_path / "c.jsonl"], db_path, force=True)

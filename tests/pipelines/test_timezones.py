@@ -75,7 +75,7 @@ def cache_db(exports: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
         exports / "day.jsonl", db, exports / "tracegrade.toml", embed=True, env=env
     )
     con = duckdb.connect(str(db))
-    for table in ("traces", "scores", "quarantine", "files", "runs"):
+    for table in ("trace_rows", "score_rows", "quarantine", "files", "runs"):
         con.execute(f"DELETE FROM {table}")
     con.close()
     return db

@@ -11,9 +11,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from conftest import query_rows, run_pipeline
 
 from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreLockedError, StoreOpenError
+from transforms.synth.traces import synthetic_traces
 
 HOLD = """
 import sys, time, duckdb
@@ -148,11 +150,41 @@ def test_an_empty_file_left_by_a_killed_first_run_is_started_afresh(db_path: Pat
         assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0
 
 
+def as_schema_2(db_path: Path) -> duckdb.DuckDBPyConnection:
+    """The tracegrade file `db_path` (made if missing) laid out as schema 2 had it: `traces`
+    and `scores` tables and no `runs.published_at`, every row kept (the caller closes the
+    returned connection to the file)."""
+    DuckDBStore(db_path).close()
+    con = duckdb.connect(str(db_path))
+    for view in ("latest_scores", "traces", "scores"):
+        con.execute(f"DROP VIEW {view}")
+    con.execute("ALTER TABLE trace_rows RENAME TO traces")
+    con.execute("ALTER TABLE score_rows RENAME TO scores")
+    con.execute("ALTER TABLE runs DROP COLUMN published_at")
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    return con
+
+
+def test_a_schema_2_file_keeps_every_run_s_rows_under_the_same_names(
+    db_path: Path, tmp_path: Path
+) -> None:
+    export = tmp_path / "export.parquet"
+    synthetic_traces(300, seed=5).write_parquet(export)
+    run_pipeline([export], db_path, embed=False)
+    query = "SELECT trace_id, score, run_seq FROM latest_scores ORDER BY trace_id"
+    before = query_rows(db_path, query)
+    as_schema_2(db_path).close()
+    with DuckDBStore(db_path) as store:
+        assert store.sql("SELECT value FROM meta WHERE key = 'schema_version'").item() == "3"
+        assert store.sql("SELECT count(*) FROM traces").item() == 300
+        assert store.sql("SELECT count(*) FROM runs WHERE published_at IS NULL").item() == 0
+    assert query_rows(db_path, query) == before
+
+
 def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_steps(
     db_path: Path,
 ) -> None:
-    DuckDBStore(db_path).close()
-    con = duckdb.connect(str(db_path))
+    con = as_schema_2(db_path)
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.execute("DROP TABLE confidence_steps")
     con.execute("CREATE TABLE confidence_steps (trace_id VARCHAR, penalty DOUBLE NOT NULL)")
@@ -167,7 +199,7 @@ def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_st
         assert "penalty" not in columns and "llm_self_confidence" in columns
         assert store.sql("SELECT count(*) AS n FROM confidence_traces")["n"][0] == 0
         version = store.sql("SELECT value FROM meta WHERE key = 'schema_version'")["value"][0]
-        assert version == "2"
+        assert version == "3"
 
 
 def test_a_writer_runs_the_schema_ddl_only_when_the_file_was_stamped_by_other_ddl(

@@ -49,7 +49,7 @@ def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int
     load_confidence_config(args.confidence_config)
     if _format_options(args):
         load_otel_config(args.otel_config)
-    check_database(db)
+    check_database(db, data_path=getattr(args, "data_path", None))
     with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
         score_traces = flow("score_traces", prefect)
         with progress_bars():
@@ -84,7 +84,7 @@ def _cmd_backfill(args: argparse.Namespace) -> int:
 
     chunk_bounds(args.start, args.end, args.chunk_days)
     settings = load_settings(args.config)
-    check_database(args.db)
+    check_database(args.db, data_path=args.data_path)
     with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
         backfill = flow("backfill", prefect)
         with progress_bars():
@@ -137,6 +137,8 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
     check_database(args.db, must_exist=True)
     with DuckDBStore(args.db, read_only=True) as store:
+        if args.as_of_run is not None:
+            _as_of_run(store, args.as_of_run)
         try:
             frame = store.sql(args.query)
         except duckdb.Error as exc:
@@ -149,6 +151,22 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _as_of_run(store: Any, run_seq: int) -> None:
+    from storage.errors import InputError
+
+    published = store.sql(
+        "SELECT run_seq FROM runs WHERE published_at IS NOT NULL AND run_seq = ?", [run_seq]
+    )
+    if published.is_empty():
+        numbers = store.sql("SELECT run_seq FROM runs WHERE published_at IS NOT NULL")
+        known = ", ".join(str(n) for n in sorted(numbers["run_seq"].to_list())[-10:]) or "none"
+        raise InputError(
+            f"--as-of-run {run_seq}: no published run has that number (the last published: "
+            f"{known}; runs.run_seq)"
+        )
+    store.show_as_of_run(run_seq)
+
+
 def _add_score(commands: Any) -> argparse.ArgumentParser:
     score = commands.add_parser(
         "score", help="score trace exports (files, folders, globs) into DuckDB"
@@ -157,6 +175,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     score.add_argument(
         "--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)"
     )
+    _add_data_path(score)
     score.add_argument("--config", metavar="FILE", help="a TOML configuration file")
     score.add_argument(
         "--no-embedder", action="store_true", help="score with N = 0.5 (no embedding model)"
@@ -186,11 +205,22 @@ def _add_backfill(commands: Any) -> None:
     backfill.add_argument("--start", required=True, type=_day, help="first UTC day (YYYY-MM-DD)")
     backfill.add_argument("--end", required=True, type=_day, help="last UTC day, inclusive")
     backfill.add_argument("--db", required=True, metavar="FILE")
+    _add_data_path(backfill)
     backfill.add_argument("--config", metavar="FILE")
     backfill.add_argument("--no-embedder", action="store_true")
     backfill.add_argument("--chunk-days", type=int, default=1, help="days of event time per chunk")
     add_prefect_flag(backfill)
     backfill.set_defaults(handler=_cmd_backfill)
+
+
+def _add_data_path(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--data-path",
+        metavar="DIR_OR_URL",
+        help="with --db ducklake:...: where a new DuckLake keeps its Parquet files, a folder "
+        "or an object-storage URL (default: beside a SQLite catalog, CATALOG.files/); the "
+        "DuckLake remembers it",
+    )
 
 
 def _add_demo(commands: Any) -> argparse.ArgumentParser:
@@ -210,6 +240,12 @@ def _add_sql(commands: Any) -> None:
     sql.add_argument("query")
     sql.add_argument("--db", required=True, metavar="FILE")
     sql.add_argument("--rows", type=int, default=40, help="rows to print")
+    sql.add_argument(
+        "--as-of-run",
+        type=int,
+        metavar="N",
+        help="scores and latest_scores as they were after run N (runs.run_seq) published",
+    )
     sql.set_defaults(handler=_cmd_sql)
 
 

@@ -7,7 +7,6 @@ import argparse
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 __all__ = ["add_prefect_flag", "check_database", "progress_bars"]
 
@@ -22,9 +21,10 @@ def add_prefect_flag(command: argparse.ArgumentParser) -> None:
     )
 
 
-def check_database(db: str, *, must_exist: bool = False) -> None:
+def check_database(db: str, *, must_exist: bool = False, data_path: str | None = None) -> None:
     """Fail before any work when `db` cannot be the run's database: a missing file where one
     must exist, a folder, a file that is not a DuckDB database, or one another process holds.
+    With `data_path`, a new DuckLake is created there (a DuckLake keeps its data path).
 
     Raises:
         InputError: `must_exist` and the file does not exist.
@@ -33,14 +33,16 @@ def check_database(db: str, *, must_exist: bool = False) -> None:
     """
     from storage.duckdb_store import DuckDBStore
     from storage.errors import InputError
+    from storage.locations import locate
 
-    if must_exist and not Path(db).exists():
+    location = locate(db)
+    if must_exist and not location.exists():
         raise InputError(
             f"database {db} does not exist; check the path, or create it with "
             f"tracegrade score PATH --db {db}"
         )
-    if Path(db).exists():
-        DuckDBStore(db, read_only=must_exist).close()
+    if location.exists() or data_path is not None:
+        DuckDBStore(db, read_only=must_exist, data_path=data_path).close()
 
 
 @contextmanager

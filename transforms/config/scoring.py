@@ -210,6 +210,10 @@ class ExecutionConfig(_Strict):
     novelty_partition_rows: Annotated[int, Field(ge=1)] = 50_000
     """Target traces per distributed novelty task (each also reads the max_elements earlier
     traces of its first scope as a halo)."""
+    commit_batch_rows: Annotated[int, Field(ge=1)] = 100_000
+    """Most rows a run writes to the database per transaction. The run lets go of the file
+    between batches, so readers and other runs get in; readers see the run's rows only once
+    its last transaction publishes them all."""
 
     @model_validator(mode="after")
     def _address_needs_dask(self) -> ExecutionConfig:

@@ -1,0 +1,127 @@
+"""DuckLake storage (`--db ducklake:sqlite:PATH`): the same tables and scores as one file, a
+plain DuckDB reader held open for a whole run never fails nor sees part of a run, and a
+missing extension package is one line naming it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import table_snapshot
+
+from storage._extensions import extension_file
+from storage.duckdb_store import DuckDBStore
+from storage.errors import StoreOpenError
+from transforms.synth.traces import synthetic_traces
+
+TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
+
+READER = """
+import sys, time, duckdb
+ducklake, sqlite, catalog, out = sys.argv[1:5]
+con = duckdb.connect()
+con.execute(f"LOAD '{ducklake}'")
+con.execute(f"LOAD '{sqlite}'")
+while not __import__("os").path.exists(catalog):
+    time.sleep(0.05)
+time.sleep(0.5)
+con.execute(f"ATTACH 'ducklake:sqlite:{catalog}' AS tg (READ_ONLY)")
+print("attached", flush=True)
+with open(out, "w") as answers:
+    while True:
+        try:
+            (n,) = con.execute("SELECT count(*) FROM tg.latest_scores").fetchone()
+            answers.write(f"{n}\\n")
+        except duckdb.Error as exc:
+            answers.write(f"error {str(exc).splitlines()[0]}\\n")
+        answers.flush()
+        time.sleep(0.2)
+"""
+
+
+def _tracegrade(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    return subprocess.run(
+        [TRACEGRADE, *args], env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+
+
+def test_a_plain_duckdb_session_held_open_on_a_ducklake_sees_runs_whole_and_never_fails(
+    tmp_path: Path,
+) -> None:
+    n = 200_000
+    export = tmp_path / "day.parquet"
+    synthetic_traces(n, seed=11).write_parquet(export)
+    catalog = tmp_path / "lake" / "meta.sqlite"
+    answers = tmp_path / "answers.txt"
+    DuckDBStore(f"ducklake:sqlite:{catalog}").close()  # the lake exists before the analyst
+    files = [str(extension_file(name)) for name in ("ducklake", "sqlite_scanner")]
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, *files, str(catalog), str(answers)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout is not None and reader.stdout.readline().strip() == "attached"
+        run = _tracegrade(
+            "score", str(export), "--db", f"ducklake:sqlite:{catalog}", "--no-embedder"
+        )
+        assert run.returncode == 0, run.stderr[-3000:]
+        time.sleep(0.6)
+    finally:
+        reader.kill()
+        reader.wait()
+        if reader.stdout is not None:
+            reader.stdout.close()
+    seen = answers.read_text().split("\n")[:-1]
+    assert not [answer for answer in seen if answer.startswith("error")], seen
+    assert len(seen) >= 20 and set(seen) == {"0", str(n)}  # all of the run or none of it
+
+
+def test_a_ducklake_holds_the_same_tables_as_one_file(tmp_path: Path) -> None:
+    first = synthetic_traces(1_500, seed=1)
+    second = synthetic_traces(1_500, seed=2).with_columns(id=first["id"][:1_500])
+    days = [tmp_path / "day1.parquet", tmp_path / "day2.parquet"]
+    first.write_parquet(days[0])
+    second.write_parquet(days[1])
+    file_db, lake = tmp_path / "one.duckdb", tmp_path / "lake" / "meta.sqlite"
+    for db in (str(file_db), f"ducklake:sqlite:{lake}"):
+        for day in days:
+            done = _tracegrade("score", str(day), "--db", db, "--no-embedder")
+            assert done.returncode == 0, done.stderr[-3000:]
+    lake_copy = tmp_path / "lake_copy.duckdb"
+    with DuckDBStore(f"ducklake:sqlite:{lake}", read_only=True) as store:
+        store.execute(f"ATTACH '{lake_copy}' AS copy")
+        for (name,) in store.sql(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = 'meta'"
+        ).rows():
+            store.execute(f"CREATE TABLE copy.{name} AS SELECT * FROM meta.{name}")
+        store.execute("DETACH copy")
+
+    def run_identity(column: str) -> bool:
+        return column in {"run_id", "run_seq"} or column.endswith("_at")
+
+    lake_tables = table_snapshot(lake_copy, ("runs", "meta"), run_identity)
+    assert lake_tables == table_snapshot(file_db, ("runs", "meta"), run_identity)
+    assert len(lake_tables["trace_rows"]) == 1_500 and len(lake_tables["score_rows"]) == 3_000
+
+
+def test_a_missing_extension_package_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def without_sqlite(name: str, *args: object) -> object:
+        return None if name == "duckdb_extension_sqlite" else real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_sqlite)
+    with pytest.raises(StoreOpenError) as raised:
+        DuckDBStore(f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}")
+    message = str(raised.value)
+    assert "\n" not in message and "pip install 'duckdb-extension-sqlite==1.5.5'" in message

@@ -1,0 +1,120 @@
+"""A run writes its rows in batches and publishes them at once: readers between the batches
+see the last published state whole, and the rows of a run that never publishes go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import query_rows, run_pipeline
+
+from storage.duckdb_store import DuckDBStore
+from transforms.synth.traces import synthetic_traces
+
+N = 300
+
+LOOK = (
+    "SELECT (SELECT count(*) FROM score_rows), (SELECT count(*) FROM latest_scores), "
+    "(SELECT count(DISTINCT run_id) FROM latest_scores), (SELECT count(*) FROM traces), "
+    "(SELECT count(DISTINCT run_id) FROM traces)"
+)
+
+
+@pytest.fixture
+def days(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Two exports of the same N trace ids with different content, and a configuration that
+    commits 40 rows per transaction."""
+    first = synthetic_traces(N, seed=3)
+    second = synthetic_traces(N, seed=4).with_columns(id=first["id"])
+    paths = tmp_path / "day1.parquet", tmp_path / "day2.parquet"
+    first.write_parquet(paths[0])
+    second.write_parquet(paths[1])
+    config = tmp_path / "tracegrade.toml"
+    config.write_text("[execution]\ncommit_batch_rows = 40\n")
+    return paths[0], paths[1], config
+
+
+def test_readers_between_a_run_s_batches_see_the_previous_run_whole(
+    days: tuple[Path, Path, Path], db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    day1, day2, config = days
+    run_pipeline([day1], db_path, config, embed=False)
+    seen: list[tuple[Any, ...]] = []
+    release = DuckDBStore.release
+
+    def release_and_look(store: DuckDBStore) -> None:
+        release(store)
+        if not store._attached:  # the file was let go: another process could read it now
+            seen.append(query_rows(db_path, LOOK)[0])
+
+    monkeypatch.setattr(DuckDBStore, "release", release_and_look)
+    counts = run_pipeline([day2], db_path, config, embed=False)
+    assert counts["rows_changed"] == N
+    partial = [look for look in seen if N < look[0] < 2 * N]
+    assert len(partial) >= 5, seen  # the run's scores went in batch by batch
+    for look in seen:
+        # Before publication: the first run's N scores and traces, and nothing of the second.
+        assert look[1:] == (N, 1, N, 1) or look[0] == 2 * N, seen
+    after = query_rows(db_path, LOOK + ", (SELECT count(*) FROM trace_rows)")[0]
+    assert after == (2 * N, N, 1, N, 1, N)  # the replaced versions of the traces are gone
+    (latest_run,) = query_rows(db_path, "SELECT DISTINCT run_id FROM latest_scores")
+    (second_run,) = query_rows(db_path, "SELECT run_id FROM runs WHERE run_seq = 2")
+    assert latest_run == second_run
+
+
+def test_a_run_that_fails_before_publishing_leaves_none_of_its_rows(
+    days: tuple[Path, Path, Path], db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    day1, _, config = days
+
+    def fail(*_: object, **__: object) -> None:
+        raise RuntimeError("the disk filled up")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("storage.duckdb_store.publish", fail)
+        with pytest.raises(RuntimeError, match="disk filled"):
+            run_pipeline([day1], db_path, config, embed=False)
+    left = "SELECT (SELECT count(*) FROM trace_rows), (SELECT count(*) FROM score_rows)"
+    assert query_rows(db_path, left) == [(0, 0)]
+    assert query_rows(db_path, "SELECT status FROM runs") == [("failed",)]
+    assert run_pipeline([day1], db_path, config, embed=False)["rows_new"] == N
+
+
+def test_the_rows_of_a_killed_run_go_when_the_next_run_finds_it(db_path: Path) -> None:
+    with DuckDBStore(db_path) as store:
+        killed = store.begin_run(
+            "score_traces", version="t", model=None, config={}, config_hash="h"
+        )
+        store.execute(
+            "INSERT INTO score_rows BY NAME SELECT 't1' AS trace_id, ? AS run_id, 1 AS run_seq, "
+            "'h' AS content_hash, now() AS created_at, 's' AS scope_key, 'p' AS profile, "
+            "1 AS n_steps, 1 AS unique_types, 0 AS error_recovery, 0 AS unique_tools, "
+            "0 AS complexity, 0 AS novelty, 0 AS tool_diversity, 0 AS outcome_confidence, "
+            "0 AS w_complexity, 0 AS w_novelty, 0 AS w_tool_diversity, "
+            "0 AS w_outcome_confidence, 0 AS score, [] AS overrides, 'x' AS novelty_source, "
+            "0 AS novelty_window, false AS shareable, 'c' AS config_hash",
+            [killed.run_id],
+        )
+        assert store.sql("SELECT count(*) FROM scores").item() == 0  # not published
+        assert store.close_interrupted_runs(lambda run_id: False) == [killed.run_id]
+        assert store.sql("SELECT count(*) FROM score_rows").item() == 0
+
+
+def test_sql_as_of_run_shows_the_scores_as_they_were_after_that_run(
+    days: tuple[Path, Path, Path], db_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tracegrade.cli.app import main
+
+    day1, day2, config = days
+    run_pipeline([day1], db_path, config, embed=False)
+    run_pipeline([day2], db_path, config, embed=False)
+    query = "SELECT count(*) AS n, min(run_seq) AS lo, max(run_seq) AS hi FROM latest_scores"
+    shown = {}
+    for as_of in ("1", "2"):
+        assert main(["sql", query, "--db", str(db_path), "--as-of-run", as_of]) == 0
+        shown[as_of] = capsys.readouterr().out.split("\n")[-3]
+    assert shown["1"].split() == ["│", "300", "┆", "1", "┆", "1", "│"]
+    assert shown["2"].split() == ["│", "300", "┆", "2", "┆", "2", "│"]
+    assert main(["sql", query, "--db", str(db_path), "--as-of-run", "7"]) == 2
+    assert "no published run has that number (the last published: 1, 2" in capsys.readouterr().err
