@@ -8,7 +8,7 @@ LLAMA_VENV := .venv-llama
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: install browser demo test lint bench clean local-judge local-judge-test
+.PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,14 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "chromium not installed (needs root and apt-get): the browser test will skip"; }
 
+# PostgreSQL for the DuckLake-on-PostgreSQL test (tests/storage/test_ducklake_postgres.py), which
+# starts its own server on 127.0.0.1; installed from Debian when missing.
+postgres:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } \
+		|| { echo "PostgreSQL not installed and cannot be (needs root and apt-get)"; exit 1; }
+
 demo: install
 	$(BIN)/tracegrade demo
 
@@ -33,7 +41,7 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint browser
+test: lint browser postgres
 	$(BIN)/python -m pytest
 
 # A llama.cpp server and a small model for the local judge (docs/judge.md): pip builds

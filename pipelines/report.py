@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipelines.runs import in_prefect, publish_markdown, run_logger
 from storage.duckdb_store import DuckDBStore
+from storage.locations import locate
 from storage.report_queries import TABLE_ROWS
 from storage.report_store import (
     ReportData,
@@ -27,8 +28,9 @@ __all__ = ["ReportWindow", "publish_run", "report_path", "write_report"]
 
 
 def report_path(db: str | Path) -> Path:
-    """Where flow runs write the report of `db`: beside it, `<name>.report.html`."""
-    path = Path(db)
+    """Where flow runs write the report of `db`: beside it (a DuckLake's SQLite catalog),
+    `<name>.report.html`."""
+    path = locate(db).anchor
     return path.with_name(f"{path.name}.report.html")
 
 

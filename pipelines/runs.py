@@ -107,6 +107,16 @@ def work_root(store: DuckDBStore) -> Path:
     return store.path.parent / f".{store.path.name}.work"
 
 
+def _alive(store: DuckDBStore, run_id: str) -> bool:
+    """Whether the run `run_id` still runs. A run of another machine (a DuckLake with a
+    PostgreSQL catalog is shared by several) has no work folder here and counts as alive: its
+    own machine's runs close it when it was killed."""
+    folder = work_root(store) / run_id
+    if store.location.catalog == "postgres" and not folder.exists():
+        return True
+    return is_alive(folder)
+
+
 @dataclass(frozen=True)
 class Run:
     """A run's identity and its work folder (steps receive this, not data frames)."""
@@ -219,9 +229,7 @@ class RunSteps(Steps):
         try:
             with uninterrupted():  # a stop request now is raised once the run is recorded
                 if recover:
-                    gone = store.close_interrupted_runs(
-                        lambda rid: is_alive(work_root(store) / rid)
-                    )
+                    gone = store.close_interrupted_runs(lambda rid: _alive(store, rid))
                     for gone_id in gone:
                         shutil.rmtree(work_root(store) / gone_id, ignore_errors=True)
                 handle = store.begin_run(
@@ -232,7 +240,7 @@ class RunSteps(Steps):
                     config_hash=config_hash,
                     run_id=run_id,
                 )
-                self.run = Run(str(store.path), handle.run_id, handle.run_seq, str(work_dir))
+                self.run = Run(store.db, handle.run_id, handle.run_seq, str(work_dir))
             store.release()
         except BaseException as error:
             if hasattr(self, "run"):

@@ -37,6 +37,9 @@ from storage.locations import locate
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
 
 
+TRACE_ROW_GROUP_ROWS = 8192
+"""Rows per Parquet row group of a DuckLake's `trace_rows` (steps and texts included)."""
+
 _RESERVED_CATALOGS = frozenset({"memory", "temp", "system", "main"})
 
 
@@ -110,9 +113,21 @@ class DuckDBStore(Statements, EmbeddingCache):
             if not read_only and not is_current(self._con):
                 with self.transaction() as con:
                     update_schema(con)
+                if self.location.catalog is not None:
+                    # A trace row is about 2.5 KB: Parquet row groups of DuckLake's default
+                    # size would be read whole into more than the memory limit.
+                    self._con.execute(
+                        f"CALL \"{self._alias}\".set_option('parquet_row_group_size', "
+                        f"'{TRACE_ROW_GROUP_ROWS}', table_name => 'trace_rows')"
+                    )
         except BaseException:
             self._raw.close()
             raise
+
+    @property
+    def db(self) -> str:
+        """The database as `--db` names it, resolved: what opens this store again."""
+        return self.location.target
 
     @property
     def _con(self) -> duckdb.DuckDBPyConnection:

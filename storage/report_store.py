@@ -100,7 +100,7 @@ def _time_unit(store: DuckDBStore, tables: set[str], bounds: str) -> str:
 def read_report_data(store: DuckDBStore, window: ReportWindow) -> ReportData:
     """Every aggregate and table of the report whose tables exist in `store`'s database."""
     tables = _tables(store)
-    data = ReportData(str(store.path), window, 0, tables)
+    data = ReportData(store.db, window, 0, tables)
     bounds = window.bounds_sql()
     unit = _time_unit(store, tables, bounds)
     if "latest_scores" in tables:

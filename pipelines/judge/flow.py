@@ -20,6 +20,7 @@ from storage.duckdb_store import DuckDBStore
 from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
 from storage.judge_shards import ingest_leftover_shards
 from storage.judge_store import DuckDBJudgeSink
+from storage.locations import locate
 from storage.registry import held_store
 from transforms.errors import BudgetConfigError, MissingApiKeyError, ProviderPackageError
 from transforms.judge.plan import Estimate, estimate, plan_items
@@ -106,15 +107,14 @@ def judge_items(
     if config.settings.execution.engine == "dask":
         from pipelines.judge.fanout import judge_distributed
 
-        return judge_distributed(str(store.path), planned, config, request.config, identity, budget)
+        return judge_distributed(store.db, planned, config, request.config, identity, budget)
     return asyncio.run(run_live(planned, config, sink, identity, budget_usd=budget)).summary()
 
 
 def estimate_judge(db: str, config: str | None, table: str | None = None) -> Estimate:
     """What a run would call, spend and cost; reads the store, calls nothing, writes nothing."""
     judge_config = load_judge_config(config)
-    path = Path(db)
-    opened = DuckDBStore(path, read_only=True) if path.exists() else DuckDBStore(":memory:")
+    opened = DuckDBStore(db, read_only=True) if locate(db).exists() else DuckDBStore(":memory:")
     with opened as store:
         sink = DuckDBJudgeSink(store)
         return estimate(
