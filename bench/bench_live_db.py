@@ -149,29 +149,23 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n", type=int, default=1_000_000)
-    add_common_args(parser)
-    args = parser.parse_args()
-    info, load = begin("Readers beside a run: one file and a DuckLake", args)
-    os.chdir(Path(__file__).resolve().parent)
-    (data,) = data_files(args.n, 1, 0)
-    scratch = Path(tempfile.mkdtemp(prefix="live_db_", dir=OUT_DIR))
-    file_s, _ = _score(data, str(scratch / "alone.duckdb"))
-    lake_s, _ = _score(data, f"ducklake:sqlite:{scratch / 'alone_lake' / 'meta.sqlite'}")
-    live = scratch / "live.duckdb"
-    run_s, out, answers = _with_reader(data, str(live), READER, live)
-    catalog = scratch / "live_lake" / "meta.sqlite"
-    lake_run_s, _, lake_answers = _with_reader(
-        data, f"ducklake:sqlite:{catalog}", LAKE_READER, catalog
-    )
+def _rows(
+    n: int,
+    file_s: float,
+    lake_s: float,
+    run_s: float,
+    lake_run_s: float,
+    out: str,
+    readers: tuple[list[list[float]], list[list[float]]],
+) -> tuple[list[Check], int, float, float]:
+    """The printed figures, and the file's holds (times, longest, seconds in all)."""
     held = HELD.search(out)
     assert held is not None, out[-2000:]
     holds, longest, in_all = int(held[1]), float(held[2]), float(held[3])
+    answers, lake_answers = readers
     rows = [
         Check(
-            f"{args.n:,} traces: wall (s), DuckLake (SQLite catalog) / one file",
+            f"{n:,} traces: wall (s), DuckLake (SQLite catalog) / one file",
             f"{lake_s:.1f}",
             f"{file_s:.1f}",
             f"{lake_s / file_s:.2f}x",
@@ -195,7 +189,7 @@ def main() -> None:
             longest <= LONGEST_HOLD_TARGET_S,
         ),
         Check("one file: held times / seconds in all", f"{holds} / {in_all:.1f}", "", "", "", None),
-        *_reader_rows("one file, tracegrade sql's way", answers, args.n),
+        *_reader_rows("one file, tracegrade sql's way", answers, n),
         Check(
             "DuckLake: wall (s) with a reader / alone",
             f"{lake_run_s:.1f}",
@@ -204,8 +198,31 @@ def main() -> None:
             "",
             None,
         ),
-        *_reader_rows("DuckLake, plain DuckDB session", lake_answers, args.n),
+        *_reader_rows("DuckLake, plain DuckDB session", lake_answers, n),
     ]
+    return rows, holds, longest, in_all
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=1_000_000)
+    add_common_args(parser)
+    args = parser.parse_args()
+    info, load = begin("Readers beside a run: one file and a DuckLake", args)
+    os.chdir(Path(__file__).resolve().parent)
+    (data,) = data_files(args.n, 1, 0)
+    scratch = Path(tempfile.mkdtemp(prefix="live_db_", dir=OUT_DIR))
+    file_s, _ = _score(data, str(scratch / "alone.duckdb"))
+    lake_s, _ = _score(data, f"ducklake:sqlite:{scratch / 'alone_lake' / 'meta.sqlite'}")
+    live = scratch / "live.duckdb"
+    run_s, out, answers = _with_reader(data, str(live), READER, live)
+    catalog = scratch / "live_lake" / "meta.sqlite"
+    lake_run_s, _, lake_answers = _with_reader(
+        data, f"ducklake:sqlite:{catalog}", LAKE_READER, catalog
+    )
+    rows, holds, longest, in_all = _rows(
+        args.n, file_s, lake_s, run_s, lake_run_s, out, (answers, lake_answers)
+    )
     print_table(rows)
     shutil.rmtree(scratch)  # four databases of --n traces (about 2 GB each at 1,000,000)
     end(info, load)

@@ -37,7 +37,7 @@ DAYS = 90
 _DAY_S = 86_400
 
 _SCORES = f"""
-INSERT INTO scores BY NAME
+INSERT INTO score_rows BY NAME
 SELECT 'kp:trace:' || i AS trace_id, 'run-' || (i % {DAYS}) AS run_id,
        1 + (i % {DAYS}) + CASE WHEN i < $rescored THEN {DAYS} ELSE 0 END AS run_seq,
        'h' AS content_hash,
@@ -65,7 +65,7 @@ FROM (
 """
 
 _OTHERS = f"""
-INSERT INTO confidence_traces BY NAME
+INSERT INTO confidence_trace_rows BY NAME
 SELECT trace_id, 'derived' AS source, 'h' AS input_hash, 'c' AS config_hash, n_steps AS steps,
        outcome_confidence AS aggregate, 'mean' AS method,
        CASE WHEN outcome_confidence > 0.85 THEN 'SILENT' WHEN outcome_confidence > 0.5
@@ -73,7 +73,7 @@ SELECT trace_id, 'derived' AS source, 'h' AS input_hash, 'c' AS config_hash, n_s
            AS level,
        'aggregate ' || round(outcome_confidence, 2) AS reason, 'none' AS recommended_action,
        [] AS penalties, run_id, created_at AS computed_at
-FROM scores WHERE run_seq <= {DAYS};
+FROM score_rows WHERE run_seq <= {DAYS};
 INSERT INTO judge_results BY NAME
 SELECT 'judge-' || (run_seq % {DAYS}) AS run_id, run_seq, trace_id AS item_id,
        'traces' AS source, m AS metric, trace_id || m AS cache_key,
@@ -82,12 +82,14 @@ SELECT 'judge-' || (run_seq % {DAYS}) AS run_id, run_seq, trace_id AS item_id,
        'gpt-test' AS model, 'v1' AS prompt_version, '{{}}' AS parameters, 900 AS input_tokens,
        60 AS output_tokens, 800.0 AS latency_ms, 1 AS attempts, 0.0004 AS cost_usd,
        'live' AS mode, 'c' AS config_hash, created_at + INTERVAL 1 HOUR AS judged_at
-FROM scores, (VALUES ('Clarity'), ('Coverage')) AS v(m)
+FROM score_rows, (VALUES ('Clarity'), ('Coverage')) AS v(m)
 WHERE run_seq <= {DAYS} AND hash(trace_id) % 100 = 0;
 INSERT INTO runs BY NAME
 SELECT 'run-' || d AS run_id, 1 + d AS run_seq, 'score_traces' AS flow, 'completed' AS status,
        TIMESTAMPTZ '2026-01-01 02:00:00+00' + to_days(d) AS started_at,
        TIMESTAMPTZ '2026-01-01 02:40:00+00' + to_days(d) AS finished_at,
+       TIMESTAMPTZ '2026-01-01 02:40:00+00' + to_days(d) AS published_at,
+       TIMESTAMPTZ '2026-01-01 02:40:00+00' + to_days(d) AS levels_published_at,
        $per_day AS rows_read, $per_day * 99 // 100 AS rows_scored,
        $per_day // 100 AS rows_quarantined,
        json_object('read and validate', 300 + d, 'embed', 1500, 'replay', 200, 'score', 90,

@@ -5,7 +5,8 @@ A run's rows are invisible until it is published: the views `traces`, `scores` a
 `latest_scores` read the rows of runs with `published_at` set. Publishing deletes the stored
 versions the run's traces replace, adds the quarantine and file rows, and sets
 `published_at`, all in one transaction. Rows of a run that never publishes (it failed, was
-stopped or killed, or its plan went stale) are discarded.
+stopped or killed, or its plan went stale) are discarded; so are the confidence rows a run
+never published (storage/confidence_store.py publishes those).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import duckdb
 __all__ = [
     "COMMIT_BATCH_ROWS",
     "RunHandle",
+    "as_of_run_views",
     "discard_unpublished",
     "has_rows",
     "merge",
@@ -117,14 +119,23 @@ def _newest_seq(con: duckdb.DuckDBPyConnection, run: RunHandle) -> RunHandle:
     return RunHandle(run.run_id, int(seq))
 
 
+_PUBLISHED_BY = {
+    "trace_rows": "published_at",
+    "score_rows": "published_at",
+    "confidence_trace_rows": "levels_published_at",
+    "confidence_step_rows": "levels_published_at",
+}
+"""Each table of rows written in batches, and the `runs` column its publication sets."""
+
+
 def discard_unpublished(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
     """Delete the rows that the runs `run_ids` wrote and never published."""
-    unpublished = (
-        "list_contains(?, run_id) AND run_id IN "
-        "(SELECT run_id FROM runs WHERE published_at IS NULL)"
-    )
-    for table in ("trace_rows", "score_rows"):
-        con.execute(f"DELETE FROM {table} WHERE {unpublished}", [run_ids])
+    for table, column in _PUBLISHED_BY.items():
+        con.execute(
+            f"DELETE FROM {table} WHERE list_contains(?, run_id) AND run_id IN "
+            f"(SELECT run_id FROM runs WHERE {column} IS NULL)",
+            [run_ids],
+        )
 
 
 def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
@@ -153,3 +164,20 @@ def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
         )
     for name in tables:
         con.execute(f"DROP VIEW __new_{name}")
+
+
+def as_of_run_views(con: duckdb.DuckDBPyConnection, catalog: str, run_seq: int) -> None:
+    """Temporary views `scores` and `latest_scores` over the database attached as `catalog`,
+    showing the scores of the runs published up to run `run_seq`: they hide the database's own
+    views of those names for `con`."""
+    source = f'"{catalog}".main'
+    con.execute(
+        f"CREATE OR REPLACE TEMP VIEW scores AS SELECT * FROM {source}.score_rows "
+        f"WHERE run_seq <= {int(run_seq)} AND run_id IN "
+        f"(SELECT run_id FROM {source}.runs WHERE published_at IS NOT NULL)"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW latest_scores AS SELECT * EXCLUDE (row_rank) FROM ("
+        "SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) "
+        "AS row_rank FROM temp.main.scores) WHERE row_rank = 1"
+    )

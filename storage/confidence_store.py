@@ -1,13 +1,16 @@
 """The DuckDB tables of confidence and intervention levels (documented in docs/confidence.md).
 
-They live beside the trace tables in the same file (storage.schema). A run's rows commit in one transaction and replace the rows of
-the same (trace_id, source), so re-running the same input changes nothing.
+They live beside the trace tables in the same database (storage.schema). A run's rows are
+written in batches and published in one transaction, replacing the rows of the same
+(trace_id, source), so re-running the same input changes nothing.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from storage.duckdb_store import DuckDBStore
@@ -95,32 +98,26 @@ def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
 def commit_confidence(
     store: DuckDBStore, steps: Path, traces: Path, quarantine: Path | None, run_id: str
 ) -> None:
-    """Replace the rows of the run's (trace_id, source) pairs and add its quarantine rows, in
-    one transaction; a quarantine row already recorded for the same file content is kept."""
+    """Write the run's levels and step rows (the part files `traces` and `steps` match, part
+    by part, one transaction each, the file let go in between), then publish them with its
+    quarantine rows in one last transaction: the views `confidence_traces` and
+    `confidence_steps` show the run's rows from then on, in place of the rows of the same
+    (trace_id, source) that earlier runs published. A quarantine row already recorded for the
+    same file content is kept."""
+    for traces_part in sorted(traces.parent.glob(traces.name)):
+        steps_part = steps.parent / steps.name.replace("*", traces_part.stem.rsplit("-", 1)[1])
+        with store.transaction() as con:
+            con.execute(
+                "INSERT INTO confidence_trace_rows BY NAME SELECT * FROM read_parquet(?)",
+                [str(traces_part)],
+            )
+            con.execute(
+                "INSERT INTO confidence_step_rows BY NAME SELECT * FROM read_parquet(?)",
+                [str(steps_part)],
+            )
+        store.release()
     with store.transaction() as con:
-        quoted = str(traces).replace("'", "''")
-        con.execute(
-            f"CREATE OR REPLACE TEMP VIEW __conf_traces AS SELECT * FROM read_parquet('{quoted}')"
-        )
-        # New traces (a nightly run's usual case) have no rows to replace: the step table,
-        # ten rows a trace, is only scanned when some trace is levelled again.
-        replaced = con.execute(
-            "SELECT count(*) FROM confidence_traces s SEMI JOIN __conf_traces n "
-            "ON s.trace_id = n.trace_id AND s.source = n.source"
-        ).fetchone()
-        if replaced is not None and replaced[0] > 0:
-            con.execute(
-                "DELETE FROM confidence_steps s USING __conf_traces n "
-                "WHERE s.trace_id = n.trace_id AND s.source = n.source"
-            )
-            con.execute(
-                "DELETE FROM confidence_traces s USING __conf_traces n "
-                "WHERE s.trace_id = n.trace_id AND s.source = n.source"
-            )
-        con.execute("INSERT INTO confidence_traces BY NAME SELECT * FROM __conf_traces")
-        con.execute(
-            "INSERT INTO confidence_steps BY NAME SELECT * FROM read_parquet(?)", [str(steps)]
-        )
+        _publish_levels(con, run_id)
         if quarantine is not None:
             con.execute(
                 "INSERT INTO confidence_quarantine BY NAME "
@@ -130,7 +127,32 @@ def commit_confidence(
                 "AND o.rule = q.rule)",
                 [run_id, str(quarantine)],
             )
-        con.execute("DROP VIEW __conf_traces")
+
+
+def _publish_levels(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    quoted = run_id.replace("'", "''")
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW __mine AS SELECT trace_id, source "
+        f"FROM confidence_trace_rows WHERE run_id = '{quoted}'"
+    )
+    # New traces (a nightly run's usual case) have no rows to replace: the step table, ten
+    # rows a trace, is only scanned when some trace is levelled again.
+    ((replaced,),) = con.execute(
+        "SELECT count(*) FROM confidence_traces s SEMI JOIN __mine n "
+        "ON s.trace_id = n.trace_id AND s.source = n.source"
+    ).fetchall()
+    if replaced:
+        for table in ("confidence_step_rows", "confidence_trace_rows"):
+            con.execute(
+                f"DELETE FROM {table} s USING __mine n WHERE s.trace_id = n.trace_id "
+                "AND s.source = n.source AND s.run_id <> ? AND s.run_id IN "
+                "(SELECT run_id FROM runs WHERE levels_published_at IS NOT NULL)",
+                [run_id],
+            )
+    con.execute("DROP VIEW __mine")
+    con.execute(
+        "UPDATE runs SET levels_published_at = ? WHERE run_id = ?", [datetime.now(UTC), run_id]
+    )
 
 
 def confidence_levels(store: DuckDBStore, source: str, run_ids: list[str]) -> pl.DataFrame:

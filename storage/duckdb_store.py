@@ -1,4 +1,5 @@
-"""The DuckDB store: one file, one writer, every load by column name and in one transaction."""
+"""The store of a tracegrade database: a DuckDB file (attached while used) or a DuckLake; loads by
+column name, runs written in batches and published in one transaction."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import polars as pl
 from storage._commit import (
     COMMIT_BATCH_ROWS,
     RunHandle,
+    as_of_run_views,
     discard_unpublished,
     has_rows,
     merge,
@@ -30,9 +32,9 @@ from storage._embedding_cache import EmbeddingCache
 from storage._extensions import load_extension
 from storage._schema_stamp import is_current, update_schema
 from storage._statements import Scratch, Statements
-from storage.errors import StalePlanError, StoreOpenError
+from storage.errors import StalePlanError
 from storage.interrupts import uninterrupted
-from storage.locations import locate
+from storage.locations import check_file, locate
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
 
@@ -61,21 +63,6 @@ class RunRecord:
     error: str | None = None
 
 
-def _check_file(path: Path, read_only: bool) -> None:
-    """Refuse a folder; make a new file's folder; remove an empty file left by a killed run."""
-    if path.is_dir():
-        raise StoreOpenError(
-            f"database {path} is a folder; give the path of a DuckDB file, "
-            f"for example {path / 'scores.duckdb'}"
-        )
-    if not read_only:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A run killed while DuckDB created the file can leave it empty: nothing was ever
-        # committed to it, and DuckDB refuses to open it, so it is started afresh.
-        if path.exists() and path.stat().st_size == 0:
-            path.unlink()
-
-
 class DuckDBStore(Statements, EmbeddingCache):
     """A tracegrade database: a DuckDB file, attached while this process reads or writes it,
     or a DuckLake (storage/locations.py)."""
@@ -86,7 +73,7 @@ class DuckDBStore(Statements, EmbeddingCache):
         self.location = locate(path)
         self.path = self.location.anchor
         if self.location.catalog is None:
-            _check_file(self.path, read_only)
+            check_file(self.path, read_only)
         elif not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.read_only = read_only
@@ -397,17 +384,7 @@ class DuckDBStore(Statements, EmbeddingCache):
         """Make `scores` and `latest_scores` of this connection show the scores as they were
         when run `run_seq` (the `runs` table's number) had published, by temporary views of
         the same names; `traces` and the other tables stay as they are now."""
-        source = f'"{self._alias}".main.score_rows'
-        self.execute(
-            f"CREATE OR REPLACE TEMP VIEW scores AS SELECT * FROM {source} WHERE run_seq <= "
-            f'{int(run_seq)} AND run_id IN (SELECT run_id FROM "{self._alias}".main.runs '
-            "WHERE published_at IS NOT NULL)"
-        )
-        self.execute(
-            "CREATE OR REPLACE TEMP VIEW latest_scores AS SELECT * EXCLUDE (row_rank) FROM ("
-            "SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) "
-            "AS row_rank FROM temp.main.scores) WHERE row_rank = 1"
-        )
+        as_of_run_views(self._con, self._alias, run_seq)
 
     def commits(self) -> int:
         """How many scoring commits the file has had (a stale plan's check)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from storage.errors import StoreOpenError
 
-__all__ = ["LAKE_PREFIX", "Location", "locate"]
+__all__ = ["LAKE_PREFIX", "Location", "check_file", "locate"]
 
 LAKE_PREFIX = "ducklake:"
 
@@ -64,3 +64,18 @@ def locate(db: str | Path) -> Location:
         f"--db {text!r}: a DuckLake is ducklake:sqlite:PATH (a SQLite catalog file) or "
         "'ducklake:postgres:dbname=NAME host=HOST' (a PostgreSQL catalog)"
     )
+
+
+def check_file(path: Path, read_only: bool) -> None:
+    """Refuse a folder; make a new file's folder; remove an empty file left by a killed run."""
+    if path.is_dir():
+        raise StoreOpenError(
+            f"database {path} is a folder; give the path of a DuckDB file, "
+            f"for example {path / 'scores.duckdb'}"
+        )
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A run killed while DuckDB created the file can leave it empty: nothing was ever
+        # committed to it, and DuckDB refuses to open it, so it is started afresh.
+        if path.exists() and path.stat().st_size == 0:
+            path.unlink()

@@ -40,8 +40,8 @@ CONFIDENCE_STEP_COLUMNS = """
 """One plan step: its keys, GRACE's factors, the sub-scores and weights, base, penalties, score."""
 
 CONFIDENCE_SCHEMA_SQL = f"""
-CREATE TABLE IF NOT EXISTS confidence_steps ({CONFIDENCE_STEP_COLUMNS});
-CREATE TABLE IF NOT EXISTS confidence_traces (
+CREATE TABLE IF NOT EXISTS confidence_step_rows ({CONFIDENCE_STEP_COLUMNS});
+CREATE TABLE IF NOT EXISTS confidence_trace_rows (
     trace_id VARCHAR NOT NULL,
     source VARCHAR NOT NULL,
     input_hash VARCHAR NOT NULL,
@@ -66,6 +66,10 @@ CREATE TABLE IF NOT EXISTS confidence_quarantine (
     rule VARCHAR NOT NULL,
     reason VARCHAR NOT NULL
 );
+CREATE OR REPLACE VIEW confidence_steps AS SELECT * FROM confidence_step_rows
+WHERE run_id IN (SELECT run_id FROM runs WHERE levels_published_at IS NOT NULL);
+CREATE OR REPLACE VIEW confidence_traces AS SELECT * FROM confidence_trace_rows
+WHERE run_id IN (SELECT run_id FROM runs WHERE levels_published_at IS NOT NULL);
 """
 
 CONFIDENCE_MIGRATION_V2_SQL = """

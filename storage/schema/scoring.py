@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS runs (
     rows_out_of_range BIGINT,
     rows_late BIGINT,
     published_at TIMESTAMPTZ,
+    levels_published_at TIMESTAMPTZ,
     timings JSON,
     error VARCHAR,
     summary VARCHAR
@@ -131,12 +132,17 @@ SELECT * EXCLUDE (row_rank) FROM (
 
 SCORING_MIGRATION_V3_SQL = """
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS published_at TIMESTAMPTZ;
-UPDATE runs SET published_at = coalesce(finished_at, started_at);
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS levels_published_at TIMESTAMPTZ;
+UPDATE runs SET published_at = coalesce(finished_at, started_at),
+    levels_published_at = coalesce(finished_at, started_at);
 DROP VIEW IF EXISTS latest_scores;
 ALTER TABLE traces RENAME TO trace_rows;
 ALTER TABLE scores RENAME TO score_rows;
+ALTER TABLE IF EXISTS confidence_steps RENAME TO confidence_step_rows;
+ALTER TABLE confidence_traces RENAME TO confidence_trace_rows;
 """
 """Schema 2 -> 3: a run writes its rows in batches to `trace_rows` and `score_rows` and
-publishes them in one last commit (`runs.published_at`); the views `traces` and `scores`
-show published runs only. Every run before it committed in one transaction, so all of them
-are published."""
+publishes them in one last commit (`runs.published_at`), and its confidence levels likewise
+(`confidence_trace_rows`, `confidence_step_rows`, `runs.levels_published_at`); the views of
+the old names show published runs only. Every run before it committed in one transaction, so
+all of them are published. (A schema 1 file has no confidence_steps here: step 2 dropped it.)"""

@@ -199,11 +199,14 @@ def run_factors(
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     with held_store(db) as store:
+        run = store.begin_run(
+            "confidence_traces", version="t", model=None, config={}, config_hash="h"
+        )
         counts = stages.stage_factors(store, [str(p) for p in paths], work, config, force=force)
         rows = pl.read_parquet(work / stages.FACTORS_ROWS)
         filled = stages.fill_model_factors(rows, None, None)
-        counts["rows_scored"] = stages.score_factor_rows(filled, config, "run", work)
-        stages.commit_stage(store, work, "run")
+        counts["rows_scored"] = stages.score_factor_rows(filled, config, run.run_id, work)
+        stages.commit_stage(store, work, run.run_id)
     return counts
 
 

@@ -114,7 +114,7 @@ def test_a_level_missing_outside_the_running_run_is_still_found(tmp_path: Path) 
     before = query_rows(db, "SELECT trace_id, level FROM confidence_traces ORDER BY 1")
     con = duckdb.connect(str(db))
     con.execute(
-        "DELETE FROM confidence_traces WHERE trace_id IN "
+        "DELETE FROM confidence_trace_rows WHERE trace_id IN "
         "(SELECT trace_id FROM confidence_traces ORDER BY trace_id LIMIT 5)"
     )
     con.close()

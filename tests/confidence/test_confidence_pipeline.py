@@ -36,7 +36,10 @@ def derive(db: Path, config: ConfidenceConfig, *, force: bool = False) -> dict[s
     work = db.parent / "work"
     work.mkdir(exist_ok=True)
     with held_store(db) as store:
-        return confidence_stages.derived_stage(store, "run-1", work, config, force=force)
+        run = store.begin_run(
+            "confidence_traces", version="t", model=None, config={}, config_hash="h"
+        )
+        return confidence_stages.derived_stage(store, run.run_id, work, config, force=force)
 
 
 def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:

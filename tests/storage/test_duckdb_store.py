@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from conftest import query_rows, run_pipeline
+from conftest import query_rows
 
 from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreLockedError, StoreOpenError
@@ -151,16 +151,17 @@ def test_an_empty_file_left_by_a_killed_first_run_is_started_afresh(db_path: Pat
 
 
 def as_schema_2(db_path: Path) -> duckdb.DuckDBPyConnection:
-    """The tracegrade file `db_path` (made if missing) laid out as schema 2 had it: `traces`
-    and `scores` tables and no `runs.published_at`, every row kept (the caller closes the
-    returned connection to the file)."""
+    """The tracegrade file `db_path` (made if missing) laid out as schema 2 had it: `traces`,
+    `scores`, `confidence_traces` and `confidence_steps` tables and no `runs.published_at` or
+    `levels_published_at`, every row kept (the caller closes the returned connection)."""
     DuckDBStore(db_path).close()
     con = duckdb.connect(str(db_path))
-    for view in ("latest_scores", "traces", "scores"):
+    for view in ("latest_scores", "traces", "scores", "confidence_traces", "confidence_steps"):
         con.execute(f"DROP VIEW {view}")
-    con.execute("ALTER TABLE trace_rows RENAME TO traces")
-    con.execute("ALTER TABLE score_rows RENAME TO scores")
+    for table in ("trace", "score", "confidence_trace", "confidence_step"):
+        con.execute(f"ALTER TABLE {table}_rows RENAME TO {table}s")
     con.execute("ALTER TABLE runs DROP COLUMN published_at")
+    con.execute("ALTER TABLE runs DROP COLUMN levels_published_at")
     con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     return con
 
@@ -170,7 +171,9 @@ def test_a_schema_2_file_keeps_every_run_s_rows_under_the_same_names(
 ) -> None:
     export = tmp_path / "export.parquet"
     synthetic_traces(300, seed=5).write_parquet(export)
-    run_pipeline([export], db_path, embed=False)
+    from tracegrade.cli.app import main
+
+    assert main(["score", str(export), "--db", str(db_path), "--no-embedder"]) == 0
     query = "SELECT trace_id, score, run_seq FROM latest_scores ORDER BY trace_id"
     before = query_rows(db_path, query)
     as_schema_2(db_path).close()
@@ -178,6 +181,8 @@ def test_a_schema_2_file_keeps_every_run_s_rows_under_the_same_names(
         assert store.sql("SELECT value FROM meta WHERE key = 'schema_version'").item() == "3"
         assert store.sql("SELECT count(*) FROM traces").item() == 300
         assert store.sql("SELECT count(*) FROM runs WHERE published_at IS NULL").item() == 0
+        levels = store.sql("SELECT count(*) FROM confidence_traces").item()
+        assert levels == len(before)  # derived confidence's levels stay published too
     assert query_rows(db_path, query) == before
 
 
