@@ -56,6 +56,13 @@ LOCK_WAIT_ENV = "TRACEGRADE_LOCK_WAIT_S"
 
 _DEFAULT_LOCK_WAIT_S = 600.0
 _LONGEST_PAUSE_S = 1.0
+_LONGEST_READER_PAUSE_S = 0.1
+"""A reader tries again at least this often: a run lets go of the file for YIELD_S between
+its batches, and a reader that slept through that gap would wait out the next batch too."""
+
+YIELD_S = 0.1
+"""How long a run leaves the file to others between two batches (DuckDB's lock is not fair:
+a run that took it back at once would keep waiting readers out for the whole commit)."""
 
 
 def lock_wait_s() -> float:
@@ -91,8 +98,9 @@ def attach(
     is a clear error at once.
 
     While another process holds the file (DuckDB allows one writer, or readers without a
-    writer), it tries again with pauses growing from 0.05 s to 1 s for up to `lock_wait_s`,
-    saying on stderr who holds it, then fails naming the holder. A stop request ends the wait.
+    writer), it tries again with pauses growing from 0.05 s to 1 s (0.1 s for a reader) for up
+    to `lock_wait_s`, saying on stderr who holds it, then fails naming the holder. A stop
+    request ends the wait.
     """
     quoted = str(path).replace("'", "''")
     options = ["READ_ONLY"] if read_only else []
@@ -127,7 +135,7 @@ def attach(
             )
             announced = holder
         time.sleep(min(pause, left))
-        pause = min(2 * pause, _LONGEST_PAUSE_S)
+        pause = min(2 * pause, _LONGEST_READER_PAUSE_S if read_only else _LONGEST_PAUSE_S)
 
 
 def _not_duckdb(path: Path | str, text: str, exc: duckdb.Error) -> StoreOpenError:

@@ -115,7 +115,7 @@ def commit_confidence(
                 "INSERT INTO confidence_step_rows BY NAME SELECT * FROM read_parquet(?)",
                 [str(steps_part)],
             )
-        store.release()
+        store.let_others_in()
     with store.transaction() as con:
         _publish_levels(con, run_id)
         if quarantine is not None:

@@ -27,7 +27,7 @@ from storage._commit import (
     score_batches,
     trace_batches,
 )
-from storage._connection import attach, holder_of, uninterrupted_method
+from storage._connection import YIELD_S, attach, holder_of, uninterrupted_method
 from storage._embedding_cache import EmbeddingCache
 from storage._extensions import load_extension
 from storage._schema_stamp import is_current, update_schema
@@ -152,6 +152,14 @@ class DuckDBStore(Statements, EmbeddingCache):
                 self._raw.execute(f'DETACH "{self._alias}"')
                 self._attached = False
                 self.holds.append(time.monotonic() - self._held_since)
+
+    def let_others_in(self) -> None:
+        """`release()`, and leave a DuckDB file to other processes for a moment (YIELD_S) when
+        it was let go: between the batches of a commit, so waiting readers get their turn."""
+        attached = self._attached
+        self.release()
+        if attached and not self._attached:
+            time.sleep(YIELD_S)
 
     def held_so_far(self) -> list[float]:
         """The seconds of each time this store has held the file, the current one included."""
@@ -362,7 +370,7 @@ class DuckDBStore(Statements, EmbeddingCache):
                 if self._stale(planned_at):
                     break
                 con.execute(statement, [parameter])
-            self.release()
+            self.let_others_in()
         with self.transaction() as con:
             stale = self._stale(planned_at)
             if stale:
