@@ -125,3 +125,48 @@ def test_a_missing_extension_package_is_one_line_naming_it(
         DuckDBStore(f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}")
     message = str(raised.value)
     assert "\n" not in message and "pip install 'duckdb-extension-sqlite==1.5.5'" in message
+
+
+def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns_clean(
+    tmp_path: Path,
+) -> None:
+    export = tmp_path / "day.parquet"
+    synthetic_traces(20_000, seed=4).write_parquet(export)
+    config = tmp_path / "small-batches.toml"
+    config.write_text("[execution]\ncommit_batch_rows = 500\n")
+    lake = f"ducklake:sqlite:{tmp_path / 'lake' / 'meta.sqlite'}"
+    clean = f"ducklake:sqlite:{tmp_path / 'clean' / 'meta.sqlite'}"
+    score = ("score", str(export), "--no-embedder", "--config", str(config), "--db")
+    DuckDBStore(lake).close()
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    run = subprocess.Popen(
+        [TRACEGRADE, *score, lake], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    look = "SELECT (SELECT count(*) FROM trace_rows), (SELECT count(*) FROM latest_scores)"
+    written = (0, 0)
+    deadline = time.monotonic() + 120
+    while written[0] == 0 and run.poll() is None and time.monotonic() < deadline:
+        with DuckDBStore(lake, read_only=True) as store:
+            written = store.sql(look).rows()[0]
+        time.sleep(0.05)
+    run.kill()
+    run.wait()
+    assert written[0] > 0 and written[1] == 0  # killed between its batches and publishing
+    with DuckDBStore(lake, read_only=True) as store:
+        assert store.sql("SELECT count(*) FROM latest_scores").item() == 0
+    for db in (lake, clean):
+        done = _tracegrade(*score, db)
+        assert done.returncode == 0, done.stderr[-3000:]
+    with DuckDBStore(lake, read_only=True) as store:
+        statuses = store.sql("SELECT status FROM runs ORDER BY run_seq")["status"].to_list()
+        assert statuses == ["interrupted", "completed"]
+        assert store.sql("SELECT count(*) FROM trace_rows").item() == 20_000  # no orphans
+
+    def contents(db: str) -> list[tuple[object, ...]]:
+        with DuckDBStore(db, read_only=True) as store:
+            return store.sql(
+                "SELECT trace_id, content_hash, score, novelty, complexity FROM latest_scores "
+                "ORDER BY trace_id"
+            ).rows()
+
+    assert contents(lake) == contents(clean)

@@ -27,7 +27,9 @@ def _postgres_bin(name: str) -> str:
         (str(p) for p in sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))), None
     )
     if found is None:
-        pytest.fail(f"{name} not found: install PostgreSQL (make install does, apt-get install postgresql)")
+        pytest.fail(
+            f"{name} not found: install PostgreSQL (make install does, apt-get install postgresql)"
+        )
     return found
 
 
@@ -53,18 +55,31 @@ def postgres() -> Iterator[str]:
         capture_output=True,
     )
     server = subprocess.Popen(
-        [*as_user, _postgres_bin("postgres"), "-D", str(data), "-p", str(port),
-         "-h", "127.0.0.1", "-k", str(folder)],
+        [
+            *as_user,
+            _postgres_bin("postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-h",
+            "127.0.0.1",
+            "-k",
+            str(folder),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     dsn = f"dbname=postgres user=tg host=127.0.0.1 port={port}"
     try:
         deadline = time.monotonic() + 30
-        while subprocess.run(
-            [_postgres_bin("pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
-            capture_output=True,
-        ).returncode != 0:
+        while (
+            subprocess.run(
+                [_postgres_bin("pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+                capture_output=True,
+            ).returncode
+            != 0
+        ):
             assert time.monotonic() < deadline and server.poll() is None, "postgres did not start"
             time.sleep(0.2)
         yield dsn
