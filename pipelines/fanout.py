@@ -3,6 +3,8 @@
 The flow's process plans the work, writes each task's input to the run's work folder, and
 stores what comes back: workers read and write files only, and the DuckDB file keeps its one
 writer. Embedding chunks are committed as they finish, so a crash keeps the finished ones.
+On a DuckLake the run's rows are written by the workers too (`commit_shards`), each shard its
+own commit, and the flow's process publishes them.
 """
 
 from __future__ import annotations
@@ -24,12 +26,21 @@ from prefect_dask import DaskTaskRunner
 from pipelines import novelty_stages
 from pipelines.embedder import SentenceEmbedder
 from pipelines.runs import Run
+from storage._publishing import Shard
 from storage.config_files import load_settings
+from storage.duckdb_store import DuckDBStore
 from storage.registry import store_for
 from transforms.config.scoring import ExecutionConfig, Settings
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
 
-__all__ = ["dask_runner", "embed_and_replay", "embed_chunk", "replay_partition"]
+__all__ = [
+    "commit_shards",
+    "dask_runner",
+    "embed_and_replay",
+    "embed_chunk",
+    "replay_partition",
+    "write_shard",
+]
 
 _task = task(cache_policy=NO_CACHE, persist_result=False)
 _FANOUT = "fanout"
@@ -176,3 +187,20 @@ def embed_and_replay(run: Run, config: str | None) -> dict[str, int]:
     )
     counts |= novelty_stages.replay_staged(store_for(run.db), run, settings, replay)
     return counts
+
+
+@_task
+def write_shard(db: str, shard: Shard) -> int:
+    """Store one shard of a run's rows into the DuckLake `db`, unpublished, from this worker's
+    own connection; returns the worker's process id."""
+    with DuckDBStore(db) as store:
+        store.write_shard(shard)
+    return os.getpid()
+
+
+@flow(name="commit_shards", persist_result=False, log_prints=False)
+def commit_shards(db: str, shards: list[Shard]) -> int:
+    """Write the shards on the flow's (Dask) task runner, each worker committing its own to the
+    DuckLake; returns how many worker processes wrote. The flow's process publishes after."""
+    futures = [write_shard.submit(db, shard) for shard in shards]
+    return len({future.result() for future in as_completed(futures)})

@@ -13,7 +13,7 @@ import polars as pl
 from pipelines import confidence_stages, novelty_stages, stages, staging
 from pipelines.judge.flow import judge_after_scoring
 from pipelines.report import publish_run
-from pipelines.runs import RunSteps
+from pipelines.runs import Run, RunSteps
 from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
@@ -52,6 +52,22 @@ def _fan_out(run: Any, config: str | None, settings: Settings) -> dict[str, int]
     return result
 
 
+def _commit_on_workers(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
+    """The run's rows written to the DuckLake by the Dask workers, a shard each, then
+    published by this process in one transaction."""
+    from pipelines.fanout import commit_shards, dask_runner
+
+    tables, traces, planned_at = stages.commit_inputs(run)
+    folder = run.path("shards")
+    folder.mkdir(exist_ok=True)
+    batch = settings.execution.commit_batch_rows
+    shards = store.shards(run.handle, tables, folder, traces=traces, batch_rows=batch)
+    runner: Any = dask_runner(settings.execution)
+    writers = commit_shards.with_options(task_runner=runner)(store.db, shards)
+    store.publish_run(run.handle, tables, traces=traces, planned_at=planned_at)
+    return {"commit_shards": len(shards), "commit_writers": writers}
+
+
 def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: str | None) -> None:
     store, run = steps.store, steps.run
     steps.step("plan", stages.plan_novelty, store, run, settings, embed=embed)
@@ -61,9 +77,12 @@ def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: st
         steps.step("embed", novelty_stages.embed_texts, store, run, settings)
         steps.step("replay", novelty_stages.replay_staged, store, run, settings)
     steps.step("score", stages.score_staged, store, run, settings, embed=embed)
-    steps.step(
-        "commit", stages.commit_results, store, run, settings.execution.commit_batch_rows
-    )
+    if settings.execution.engine == "dask" and store.location.catalog is not None:
+        steps.inline("commit (dask)", _commit_on_workers, store, run, settings)
+    else:
+        steps.step(
+            "commit", stages.commit_results, store, run, settings.execution.commit_batch_rows
+        )
 
 
 def score_run(

@@ -3,6 +3,8 @@ the run (plain functions of the store, the run and its settings)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 from pipelines.progress import stage_progress
@@ -15,7 +17,7 @@ from transforms.novelty import EMPTY_CACHE_NOVELTY
 from transforms.replay import plan_replay, scope_key
 from transforms.value import value_features, value_score
 
-__all__ = ["commit_results", "plan_novelty", "score_staged"]
+__all__ = ["commit_inputs", "commit_results", "plan_novelty", "score_staged"]
 
 SCORE_CHUNK_TRACES = 200_000
 """Targets scored at a time: each chunk's rows are read, scored and written to a part file,
@@ -162,19 +164,32 @@ def _score_chunk(
     if len(rescored):
         stored = store.traces_for(rescored, _FEATURE_INPUT, light_steps=True).cast(fresh.schema)
         rows = pl.concat([rows, stored.lazy()])
+    return value_score(
+        value_features(
+            rows.with_columns(scope_key(settings.novelty.scope)),
+            settings.scoring.all_profiles(),
+        ).join(novelty.lazy(), on="trace_id"),
+        settings.scoring.share_threshold,
+    ).with_columns(
+        run_id=pl.lit(run.run_id),
+        run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
+        config_hash=pl.lit(settings.scoring_hash()),
+    )
+
+
+def commit_inputs(run: Run) -> tuple[dict[str, Path], tuple[str, Path] | None, int | None]:
+    """What the run commits: its scores, quarantine and file ledger files, its staging table
+    with the file of the trace ids to store from it (new and changed), and the commit count
+    it planned against."""
+    names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
+    traces = None
+    if run.path(FRESH).exists():
+        traces = (staged_table(run.run_id), run.path(FRESH))
+    planned = run.path(PLANNED_AT)
     return (
-        value_score(
-            value_features(
-                rows.with_columns(scope_key(settings.novelty.scope)),
-                settings.scoring.all_profiles(),
-            ).join(novelty.lazy(), on="trace_id"),
-            settings.scoring.share_threshold,
-        )
-        .with_columns(
-            run_id=pl.lit(run.run_id),
-            run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
-            config_hash=pl.lit(settings.scoring_hash()),
-        )
+        {name: run.path(file) for name, file in names if run.path(file).exists()},
+        traces,
+        int(planned.read_text()) if planned.exists() else None,
     )
 
 
@@ -183,15 +198,7 @@ def commit_results(store: DuckDBStore, run: Run, batch_rows: int) -> None:
     `batch_rows`, then publish them with its quarantine rows and file ledger in one last
     transaction; StalePlanError (nothing kept) when another run stored traces after this one
     planned."""
-    names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
-    traces = None
-    if run.path(FRESH).exists():
-        traces = (staged_table(run.run_id), run.path(FRESH))
-    planned = run.path(PLANNED_AT)
+    tables, traces, planned_at = commit_inputs(run)
     store.commit_run(
-        run.handle,
-        {name: run.path(file) for name, file in names if run.path(file).exists()},
-        traces=traces,
-        planned_at=int(planned.read_text()) if planned.exists() else None,
-        batch_rows=batch_rows,
+        run.handle, tables, traces=traces, planned_at=planned_at, batch_rows=batch_rows
     )

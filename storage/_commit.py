@@ -28,6 +28,7 @@ __all__ = [
     "publish",
     "score_batches",
     "trace_batches",
+    "trace_shards",
 ]
 
 COMMIT_BATCH_ROWS = 100_000
@@ -58,25 +59,54 @@ def has_rows(con: duckdb.DuckDBPyConnection, parquet: Path | None) -> bool:
     )
 
 
-def trace_batches(
+def _order_ranges(
     scratch: duckdb.DuckDBPyConnection, staged: str, ids: Path, rows: int
-) -> Iterator[str]:
-    """Statements that each copy up to `rows` of the staged traces whose ids `ids` lists
-    (their `_order` ranges, read from the staging table without the file), with the run id
-    as the one parameter."""
+) -> list[str]:
+    """Filters on `_order` that cut the staged traces whose ids `ids` lists into runs of up to
+    `rows` (read from the staging table alone, without the database)."""
     firsts = scratch.execute(
         f"SELECT _order FROM (SELECT _order, row_number() OVER (ORDER BY _order) - 1 AS n "
         f"FROM {staged} SEMI JOIN read_parquet('{_quoted(ids)}') USING (trace_id)) "
         f"WHERE n % {rows} = 0 ORDER BY _order"
     ).fetchall()
     bounds = [int(first) for (first,) in firsts]
-    for low, high in zip(bounds, [*bounds[1:], None], strict=False):
-        upper = "" if high is None else f" AND _order < {high}"
-        yield (
-            f"INSERT INTO trace_rows BY NAME SELECT * EXCLUDE (_order), ?::VARCHAR AS run_id "
-            f"FROM {staged} WHERE _order >= {low}{upper} AND trace_id IN "
-            f"(SELECT trace_id FROM read_parquet('{_quoted(ids)}'))"
-        )
+    return [
+        f"_order >= {low}" + ("" if high is None else f" AND _order < {high}")
+        for low, high in zip(bounds, [*bounds[1:], None], strict=False)
+    ]
+
+
+def _staged_rows(staged: str, ids: Path, where: str, run_id: str) -> str:
+    return (
+        f"SELECT * EXCLUDE (_order), {run_id} AS run_id FROM {staged} WHERE {where} AND "
+        f"trace_id IN (SELECT trace_id FROM read_parquet('{_quoted(ids)}'))"
+    )
+
+
+def trace_batches(
+    scratch: duckdb.DuckDBPyConnection, staged: str, ids: Path, rows: int
+) -> Iterator[str]:
+    """Statements that each copy up to `rows` of the staged traces whose ids `ids` lists, with
+    the run id as the one parameter."""
+    for where in _order_ranges(scratch, staged, ids, rows):
+        yield f"INSERT INTO trace_rows BY NAME {_staged_rows(staged, ids, where, '?::VARCHAR')}"
+
+
+def trace_shards(
+    scratch: duckdb.DuckDBPyConnection,
+    staged: str,
+    ids: Path,
+    run_id: str,
+    folder: Path,
+    rows: int,
+) -> Iterator[Path]:
+    """The staged traces whose ids `ids` lists, copied to Parquet files of up to `rows` rows
+    in `folder`, for workers to store."""
+    literal = "'" + run_id.replace("'", "''") + "'"
+    for part, where in enumerate(_order_ranges(scratch, staged, ids, rows)):
+        path = folder / f"traces-{part:06d}.parquet"
+        scratch.execute(f"COPY ({_staged_rows(staged, ids, where, literal)}) TO '{_quoted(path)}'")
+        yield path
 
 
 def score_batches(con: duckdb.DuckDBPyConnection, scores: Path, rows: int) -> Iterator[str]:

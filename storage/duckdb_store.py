@@ -17,22 +17,16 @@ import duckdb
 import polars as pl
 
 from storage._commit import (
-    COMMIT_BATCH_ROWS,
     RunHandle,
     as_of_run_views,
     discard_unpublished,
-    has_rows,
-    merge,
-    publish,
-    score_batches,
-    trace_batches,
 )
 from storage._connection import YIELD_S, attach, holder_of, uninterrupted_method
 from storage._embedding_cache import EmbeddingCache
 from storage._extensions import load_extension
+from storage._publishing import Publishing
 from storage._schema_stamp import is_current, update_schema
 from storage._statements import Scratch, Statements
-from storage.errors import StalePlanError
 from storage.interrupts import uninterrupted
 from storage.locations import check_file, locate
 
@@ -63,7 +57,7 @@ class RunRecord:
     error: str | None = None
 
 
-class DuckDBStore(Statements, EmbeddingCache):
+class DuckDBStore(Statements, EmbeddingCache, Publishing):
     """A tracegrade database: a DuckDB file, attached while this process reads or writes it,
     or a DuckLake (storage/locations.py)."""
 
@@ -332,61 +326,6 @@ class DuckDBStore(Statements, EmbeddingCache):
             ).pl()
         finally:
             self._con.unregister("__ids")
-
-    def commit_run(
-        self,
-        run: RunHandle,
-        tables: dict[str, Path],
-        *,
-        traces: tuple[str, Path] | None = None,
-        planned_at: int | None = None,
-        batch_rows: int = COMMIT_BATCH_ROWS,
-    ) -> None:
-        """Write a run's results in batches of `batch_rows` rows, one transaction each with the
-        file let go in between, and publish them in one last transaction; readers see all of
-        the run or none of it.
-
-        `tables` maps `scores`, `quarantine` and `files` to Parquet files; `traces` names the
-        run's staging table and a Parquet file of the trace ids to store from it. Traces
-        replace stored rows with the same id; quarantine and file rows already recorded for
-        the same file content are kept as they are, so a re-run adds nothing.
-
-        With `planned_at` (the `commits()` the run planned against), every transaction first
-        checks that no other run has published traces since; if one has, the run's rows are
-        discarded and StalePlanError raised. The run's sequence number becomes the newest when
-        another run with a later one has published scores first, so `latest_scores` follows
-        the order of the publications.
-        """
-        scores = tables.get("scores")
-        wrote = has_rows(self._raw, scores) or has_rows(self._raw, traces and traces[1])
-        batches = [*(score_batches(self._raw, scores, batch_rows) if scores else [])]
-        parameters: list[object] = [run.run_seq] * len(batches)
-        if traces is not None:
-            copies = list(trace_batches(self._raw, *traces, batch_rows))
-            batches += copies
-            parameters += [run.run_id] * len(copies)
-        for statement, parameter in zip(batches, parameters, strict=True):
-            with self.transaction() as con:
-                if self._stale(planned_at):
-                    break
-                con.execute(statement, [parameter])
-            self.let_others_in()
-        with self.transaction() as con:
-            stale = self._stale(planned_at)
-            if stale:
-                discard_unpublished(con, [run.run_id])
-            else:
-                if wrote:
-                    count = self.commits() + 1
-                    con.execute("DELETE FROM meta WHERE key = 'commits'")
-                    con.execute("INSERT INTO meta VALUES ('commits', ?)", [str(count)])
-                publish(con, run, wrote=wrote)
-                merge(con, {name: path for name, path in tables.items() if name != "scores"})
-        if stale:
-            raise StalePlanError(f"run {run.run_id}: traces were stored since it planned")
-
-    def _stale(self, planned_at: int | None) -> bool:
-        return planned_at is not None and self.commits() != planned_at
 
     def show_as_of_run(self, run_seq: int) -> None:
         """Make `scores` and `latest_scores` of this connection show the scores as they were

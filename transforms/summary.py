@@ -30,6 +30,8 @@ _COUNT_LABELS = {
     "texts_other_mode": "texts embedded again: their stored vector was made in another mode",
     "texts_truncated": "texts embedded that were cut at max_seq_length tokens",
     "confidence_traces": "traces given a confidence level (derived)",
+    "commit_shards": "shards of rows the Dask workers wrote to the DuckLake",
+    "commit_writers": "worker processes that wrote them",
 }
 
 

@@ -1,6 +1,6 @@
 """A DuckLake whose catalog is a PostgreSQL server (started here on 127.0.0.1 from Debian's
-`postgresql` package) holds the scores of a run fanned out to two Dask workers, equal to a
-local run into one file."""
+`postgresql` package) holds the scores of a run fanned out to two Dask workers, which commit
+their own shards of its rows; they equal a local run into one file."""
 
 from __future__ import annotations
 
@@ -118,6 +118,17 @@ def test_a_postgres_catalog_holds_a_run_of_two_dask_workers(postgres: str, tmp_p
 
     assert distributed.counts["rows_scored"] == local.counts["rows_scored"] == N_TRACES
     assert "embed and replay (dask)" in distributed.timings
+    # The workers committed the run's rows themselves, three shards of scores and three of
+    # traces, each a DuckLake snapshot naming the worker process; this process published.
+    assert distributed.counts["commit_shards"] == 6
+    with DuckDBStore(lake, read_only=True) as store:
+        messages = store.sql(
+            f"SELECT commit_message FROM \"{store._alias}\".snapshots() "
+            "WHERE commit_message LIKE 'shard %'"
+        )["commit_message"].to_list()
+    writers = {message.rsplit(" ", 1)[1] for message in messages}
+    assert len(messages) == 6 and str(os.getpid()) not in writers
+    assert len(writers) == distributed.counts["commit_writers"] >= 1
     assert sorted(p.suffix for p in (tmp_path / "lake-data").rglob("*.parquet"))  # data there
     on_lake, on_file = _latest(lake), _latest(str(tmp_path / "local.duckdb"))
     assert on_lake["trace_id"].to_list() == on_file["trace_id"].to_list()

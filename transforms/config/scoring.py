@@ -193,8 +193,9 @@ class ExecutionConfig(_Strict):
 
     engine: Literal["local", "dask"] = "local"
     """`local` runs every stage in the flow's process; `dask` fans the embedding chunks and the
-    novelty partitions out to a Dask cluster through Prefect's DaskTaskRunner. The DuckDB file
-    is written by the flow's process alone either way."""
+    novelty partitions out to a Dask cluster through Prefect's DaskTaskRunner. A DuckDB file
+    is written by the flow's process alone either way; on a DuckLake the workers also write
+    the run's rows, a shard each, and the flow's process publishes them."""
     dask_address: Annotated[str, Field(min_length=1)] | None = None
     """Scheduler of an existing Dask cluster ("tcp://host:8786"); none starts a local cluster
     for the run. Workers must see the same file system as the flow (the run's work folder)."""

@@ -1,0 +1,170 @@
+"""How a run's results reach the database: written in batches (by this process, or by Dask
+workers into a DuckLake, each its own shard) and published in one last transaction
+(storage/_commit.py holds the statements)."""
+
+from __future__ import annotations
+
+import os
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import duckdb
+
+from storage._commit import (
+    COMMIT_BATCH_ROWS,
+    RunHandle,
+    discard_unpublished,
+    has_rows,
+    merge,
+    publish,
+    score_batches,
+    trace_batches,
+    trace_shards,
+)
+from storage.errors import StalePlanError
+from storage.locations import Location
+
+__all__ = ["Publishing", "Shard"]
+
+Shard = tuple[str, str, int]
+"""One shard of a run's rows for a worker: the table (`trace_rows` or `score_rows`), a Parquet
+file of its rows, and the run's sequence number (the score rows take it)."""
+
+
+class Publishing:
+    """The commit methods of DuckDBStore (storage.duckdb_store)."""
+
+    _raw: duckdb.DuckDBPyConnection
+    _alias: str
+    location: Location
+
+    def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        raise NotImplementedError  # DuckDBStore.transaction
+
+    def let_others_in(self) -> None:
+        raise NotImplementedError  # DuckDBStore.let_others_in
+
+    def commits(self) -> int:
+        raise NotImplementedError  # DuckDBStore.commits
+
+    def commit_run(
+        self,
+        run: RunHandle,
+        tables: dict[str, Path],
+        *,
+        traces: tuple[str, Path] | None = None,
+        planned_at: int | None = None,
+        batch_rows: int = COMMIT_BATCH_ROWS,
+    ) -> None:
+        """Write a run's results in batches of `batch_rows` rows, one transaction each with the
+        file let go in between, and publish them (`publish_run`); readers see all of the run
+        or none of it.
+
+        `tables` maps `scores`, `quarantine` and `files` to Parquet files; `traces` names the
+        run's staging table and a Parquet file of the trace ids to store from it. Traces
+        replace stored rows with the same id; quarantine and file rows already recorded for
+        the same file content are kept as they are, so a re-run adds nothing.
+        """
+        scores = tables.get("scores")
+        batches = [*(score_batches(self._raw, scores, batch_rows) if scores else [])]
+        parameters: list[object] = [run.run_seq] * len(batches)
+        if traces is not None:
+            copies = list(trace_batches(self._raw, *traces, batch_rows))
+            batches += copies
+            parameters += [run.run_id] * len(copies)
+        for statement, parameter in zip(batches, parameters, strict=True):
+            with self.transaction() as con:
+                if self._stale(planned_at):
+                    break
+                con.execute(statement, [parameter])
+            self.let_others_in()
+        self.publish_run(run, tables, traces=traces, planned_at=planned_at)
+
+    def shards(
+        self,
+        run: RunHandle,
+        tables: dict[str, Path],
+        folder: Path,
+        *,
+        traces: tuple[str, Path] | None = None,
+        batch_rows: int = COMMIT_BATCH_ROWS,
+    ) -> list[Shard]:
+        """The run's rows as shards of `batch_rows` rows for workers to write (`write_shard`):
+        the scores file's row ranges, and the staged traces copied to Parquet files in
+        `folder` (from the staging table alone: the database is not touched)."""
+        scores = tables.get("scores")
+        shards: list[Shard] = []
+        if scores is not None:
+            for low in range(0, _rows(self._raw, scores), batch_rows):
+                part = folder / f"scores-{low:012d}.parquet"
+                self._raw.execute(
+                    f"COPY (SELECT * EXCLUDE (file_row_number) FROM read_parquet("
+                    f"'{_quoted(scores)}', file_row_number = true) WHERE file_row_number >= "
+                    f"{low} AND file_row_number < {low + batch_rows}) TO '{_quoted(part)}'"
+                )
+                shards.append(("score_rows", str(part), run.run_seq))
+        if traces is not None:
+            for part in trace_shards(self._raw, *traces, run.run_id, folder, batch_rows):
+                shards.append(("trace_rows", str(part), run.run_seq))
+        return shards
+
+    def write_shard(self, shard: Shard) -> None:
+        """Add one shard's rows to its table, unpublished, in one transaction (a worker's
+        commit; the DuckLake snapshot names the process)."""
+        table, path, run_seq = shard
+        replace = " REPLACE (?::BIGINT AS run_seq)" if table == "score_rows" else ""
+        with self.transaction() as con:
+            if self.location.catalog is not None:
+                con.execute(
+                    f"CALL \"{self._alias}\".set_commit_message('tracegrade', ?)",
+                    [f"shard {Path(path).name} written by pid {os.getpid()}"],
+                )
+            con.execute(
+                f"INSERT INTO {table} BY NAME SELECT *{replace} "
+                f"FROM read_parquet('{_quoted(Path(path))}')",
+                [run_seq] if replace else None,
+            )
+
+    def publish_run(
+        self,
+        run: RunHandle,
+        tables: dict[str, Path],
+        *,
+        traces: tuple[str, Path] | None = None,
+        planned_at: int | None = None,
+    ) -> None:
+        """Publish the run's written rows with its quarantine and file rows, in one transaction.
+
+        With `planned_at` (the `commits()` the run planned against), it first checks that no
+        other run has published traces since; if one has, the run's rows are discarded and
+        StalePlanError raised. The run's sequence number becomes the newest when another run
+        with a later one has published scores first, so `latest_scores` follows the order of
+        the publications.
+        """
+        scores = tables.get("scores")
+        wrote = has_rows(self._raw, scores) or has_rows(self._raw, traces and traces[1])
+        with self.transaction() as con:
+            stale = self._stale(planned_at)
+            if stale:
+                discard_unpublished(con, [run.run_id])
+            else:
+                if wrote:
+                    count = self.commits() + 1
+                    con.execute("DELETE FROM meta WHERE key = 'commits'")
+                    con.execute("INSERT INTO meta VALUES ('commits', ?)", [str(count)])
+                publish(con, run, wrote=wrote)
+                merge(con, {name: path for name, path in tables.items() if name != "scores"})
+        if stale:
+            raise StalePlanError(f"run {run.run_id}: traces were stored since it planned")
+
+    def _stale(self, planned_at: int | None) -> bool:
+        return planned_at is not None and self.commits() != planned_at
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
+    ((total,),) = con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(parquet)}')").fetchall()
+    return int(total)
