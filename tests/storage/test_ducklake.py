@@ -170,3 +170,32 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
             ).rows()
 
     assert contents(lake) == contents(clean)
+
+
+def test_on_a_ducklake_nightly_runs_equal_one_backfill_and_one_file(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from pipelines.backfill import backfill
+    from pipelines.score import score_traces
+    from tracegrade.demo import DEMO_START, write_demo_archive
+
+    archive = tmp_path / "archive"
+    write_demo_archive(archive, n_traces=300, days=4)
+    end = DEMO_START + timedelta(days=3)
+    backfilled = f"ducklake:sqlite:{tmp_path / 'backfill' / 'meta.sqlite'}"
+    nightly = f"ducklake:sqlite:{tmp_path / 'nightly' / 'meta.sqlite'}"
+    one_file = tmp_path / "backfill.duckdb"
+    for db in (backfilled, str(one_file)):
+        backfill([str(archive)], start=DEMO_START, end=end, db=db, no_embedder=True)
+    for night in sorted(archive.glob("traces-2*")):
+        score_traces([str(night)], db=nightly, no_embedder=True)
+
+    def latest(db: str) -> list[tuple[object, ...]]:
+        with DuckDBStore(db, read_only=True) as store:
+            return store.sql(
+                "SELECT * EXCLUDE (run_id, run_seq) FROM latest_scores ORDER BY trace_id"
+            ).rows()
+
+    scores = latest(backfilled)
+    assert len(scores) > 250
+    assert scores == latest(nightly) == latest(str(one_file))
