@@ -18,6 +18,8 @@ from pathlib import Path
 
 import duckdb
 
+from storage.schema.scoring import latest_scores_select
+
 __all__ = [
     "COMMIT_BATCH_ROWS",
     "RunHandle",
@@ -25,15 +27,18 @@ __all__ = [
     "discard_unpublished",
     "has_rows",
     "merge",
+    "parquet_rows",
     "publish",
     "score_batches",
+    "score_shards",
+    "sql_string",
     "trace_batches",
     "trace_shards",
 ]
 
 COMMIT_BATCH_ROWS = 100_000
-"""Rows a commit writes per transaction unless the run says otherwise: about a second of
-holding the file on the machine docs/performance.md names."""
+"""Rows a commit writes per transaction unless the run says otherwise: at most about 4 s of
+holding the file for realistic traces on the machine docs/performance.md names."""
 
 _PUBLISHED = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
 
@@ -50,13 +55,20 @@ def _quoted(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
+def sql_string(text: str) -> str:
+    """`text` as an SQL string literal, quoted."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def parquet_rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
+    """How many rows the Parquet file `parquet` holds."""
+    ((total,),) = con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(parquet)}')").fetchall()
+    return int(total)
+
+
 def has_rows(con: duckdb.DuckDBPyConnection, parquet: Path | None) -> bool:
     """True when the Parquet file `parquet` is given and holds a row."""
-    if parquet is None:
-        return False
-    return bool(
-        con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(parquet)}')").fetchall()[0][0]
-    )
+    return parquet is not None and parquet_rows(con, parquet) > 0
 
 
 def _order_ranges(
@@ -84,12 +96,13 @@ def _staged_rows(staged: str, ids: Path, where: str, run_id: str) -> str:
 
 
 def trace_batches(
-    scratch: duckdb.DuckDBPyConnection, staged: str, ids: Path, rows: int
+    scratch: duckdb.DuckDBPyConnection, staged: str, ids: Path, run_id: str, rows: int
 ) -> Iterator[str]:
-    """Statements that each copy up to `rows` of the staged traces whose ids `ids` lists, with
-    the run id as the one parameter."""
+    """Statements that each copy up to `rows` of the staged traces whose ids `ids` lists into
+    `trace_rows`, as the run `run_id`'s."""
     for where in _order_ranges(scratch, staged, ids, rows):
-        yield f"INSERT INTO trace_rows BY NAME {_staged_rows(staged, ids, where, '?::VARCHAR')}"
+        select = _staged_rows(staged, ids, where, sql_string(run_id))
+        yield f"INSERT INTO trace_rows BY NAME {select}"
 
 
 def trace_shards(
@@ -102,24 +115,44 @@ def trace_shards(
 ) -> Iterator[Path]:
     """The staged traces whose ids `ids` lists, copied to Parquet files of up to `rows` rows
     in `folder`, for workers to store."""
-    literal = "'" + run_id.replace("'", "''") + "'"
     for part, where in enumerate(_order_ranges(scratch, staged, ids, rows)):
         path = folder / f"traces-{part:06d}.parquet"
-        scratch.execute(f"COPY ({_staged_rows(staged, ids, where, literal)}) TO '{_quoted(path)}'")
+        select = _staged_rows(staged, ids, where, sql_string(run_id))
+        scratch.execute(f"COPY ({select}) TO '{_quoted(path)}'")
         yield path
 
 
-def score_batches(con: duckdb.DuckDBPyConnection, scores: Path, rows: int) -> Iterator[str]:
-    """Statements that each add up to `rows` of the scores file to `score_rows`, with the run's
-    sequence number as the one parameter."""
-    ((total,),) = con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(scores)}')").fetchall()
-    for low in range(0, int(total), rows):
+def _score_slices(con: duckdb.DuckDBPyConnection, scores: Path, rows: int) -> Iterator[str]:
+    """Queries of the scores file's rows, `rows` at a time, in file order."""
+    for low in range(0, parquet_rows(con, scores), rows):
         yield (
-            "INSERT INTO score_rows BY NAME SELECT * EXCLUDE (file_row_number) "
-            "REPLACE (?::BIGINT AS run_seq) "
-            f"FROM read_parquet('{_quoted(scores)}', file_row_number = true) "
-            f"WHERE file_row_number >= {low} AND file_row_number < {low + rows}"
+            f"SELECT * EXCLUDE (file_row_number) FROM read_parquet('{_quoted(scores)}', "
+            f"file_row_number = true) WHERE file_row_number >= {low} "
+            f"AND file_row_number < {low + rows}"
         )
+
+
+def score_batches(
+    con: duckdb.DuckDBPyConnection, scores: Path, run_seq: int, rows: int
+) -> Iterator[str]:
+    """Statements that each add up to `rows` of the scores file to `score_rows`, numbered
+    `run_seq`."""
+    for select in _score_slices(con, scores, rows):
+        yield (
+            "INSERT INTO score_rows BY NAME SELECT * REPLACE "
+            f"({int(run_seq)}::BIGINT AS run_seq) FROM ({select})"
+        )
+
+
+def score_shards(
+    con: duckdb.DuckDBPyConnection, scores: Path, folder: Path, rows: int
+) -> Iterator[Path]:
+    """The scores file cut into Parquet files of up to `rows` rows in `folder`, for workers
+    to store."""
+    for part, select in enumerate(_score_slices(con, scores, rows)):
+        path = folder / f"scores-{part:06d}.parquet"
+        con.execute(f"COPY ({select}) TO '{_quoted(path)}'")
+        yield path
 
 
 def publish(con: duckdb.DuckDBPyConnection, run: RunHandle, *, wrote: bool) -> RunHandle:
@@ -207,7 +240,5 @@ def as_of_run_views(con: duckdb.DuckDBPyConnection, catalog: str, run_seq: int) 
         f"(SELECT run_id FROM {source}.runs WHERE published_at IS NOT NULL)"
     )
     con.execute(
-        "CREATE OR REPLACE TEMP VIEW latest_scores AS SELECT * EXCLUDE (row_rank) FROM ("
-        "SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) "
-        "AS row_rank FROM temp.main.scores) WHERE row_rank = 1"
+        f"CREATE OR REPLACE TEMP VIEW latest_scores AS {latest_scores_select('temp.main.scores')}"
     )

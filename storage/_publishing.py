@@ -18,6 +18,8 @@ from storage._commit import (
     merge,
     publish,
     score_batches,
+    score_shards,
+    sql_string,
     trace_batches,
     trace_shards,
 )
@@ -66,17 +68,14 @@ class Publishing:
         the same file content are kept as they are, so a re-run adds nothing.
         """
         scores = tables.get("scores")
-        batches = [*(score_batches(self._raw, scores, batch_rows) if scores else [])]
-        parameters: list[object] = [run.run_seq] * len(batches)
+        batches = [*(score_batches(self._raw, scores, run.run_seq, batch_rows) if scores else [])]
         if traces is not None:
-            copies = list(trace_batches(self._raw, *traces, batch_rows))
-            batches += copies
-            parameters += [run.run_id] * len(copies)
-        for statement, parameter in zip(batches, parameters, strict=True):
+            batches += trace_batches(self._raw, *traces, run.run_id, batch_rows)
+        for statement in batches:
             with self.transaction() as con:
                 if self._stale(planned_at):
                     break
-                con.execute(statement, [parameter])
+                con.execute(statement)
             self.let_others_in()
         self.publish_run(run, tables, traces=traces, planned_at=planned_at)
 
@@ -95,13 +94,7 @@ class Publishing:
         scores = tables.get("scores")
         shards: list[Shard] = []
         if scores is not None:
-            for low in range(0, _rows(self._raw, scores), batch_rows):
-                part = folder / f"scores-{low:012d}.parquet"
-                self._raw.execute(
-                    f"COPY (SELECT * EXCLUDE (file_row_number) FROM read_parquet("
-                    f"'{_quoted(scores)}', file_row_number = true) WHERE file_row_number >= "
-                    f"{low} AND file_row_number < {low + batch_rows}) TO '{_quoted(part)}'"
-                )
+            for part in score_shards(self._raw, scores, folder, batch_rows):
                 shards.append(("score_rows", str(part), run.run_seq))
         if traces is not None:
             for part in trace_shards(self._raw, *traces, run.run_id, folder, batch_rows):
@@ -121,7 +114,7 @@ class Publishing:
                 )
             con.execute(
                 f"INSERT INTO {table} BY NAME SELECT *{replace} "
-                f"FROM read_parquet('{_quoted(Path(path))}')",
+                f"FROM read_parquet({sql_string(path)})",
                 [run_seq] if replace else None,
             )
 
@@ -159,12 +152,3 @@ class Publishing:
 
     def _stale(self, planned_at: int | None) -> bool:
         return planned_at is not None and self.commits() != planned_at
-
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")
-
-
-def _rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
-    ((total,),) = con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(parquet)}')").fetchall()
-    return int(total)

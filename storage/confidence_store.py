@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from storage._commit import sql_string
 from storage.duckdb_store import DuckDBStore
 
 __all__ = [
@@ -130,10 +131,9 @@ def commit_confidence(
 
 
 def _publish_levels(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    quoted = run_id.replace("'", "''")
     con.execute(
         "CREATE OR REPLACE TEMP VIEW __mine AS SELECT trace_id, source "
-        f"FROM confidence_trace_rows WHERE run_id = '{quoted}'"
+        f"FROM confidence_trace_rows WHERE run_id = {sql_string(run_id)}"
     )
     # New traces (a nightly run's usual case) have no rows to replace: the step table, ten
     # rows a trace, is only scanned when some trace is levelled again.

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-__all__ = ["SCORING_MIGRATION_V3_SQL", "SCORING_SCHEMA_SQL", "STEP_TYPE_SQL"]
+__all__ = [
+    "SCORING_MIGRATION_V3_SQL",
+    "SCORING_SCHEMA_SQL",
+    "STEP_TYPE_SQL",
+    "latest_scores_select",
+]
 
 STEP_TYPE_SQL = (
     "STRUCT(step_id BIGINT, type VARCHAR, content VARCHAR, tool_present BOOLEAN, "
     "tool_name VARCHAR, input VARCHAR, output_summary VARCHAR, latency_ms DOUBLE)"
 )
+
+
+def latest_scores_select(scores: str) -> str:
+    """The query of `latest_scores` over the score history `scores`: the newest row (highest
+    run_seq) of each trace."""
+    return (
+        "SELECT * EXCLUDE (row_rank) FROM (\n"
+        "    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank\n"
+        f"    FROM {scores}\n"
+        ") WHERE row_rank = 1"
+    )
+
 
 SCORING_SCHEMA_SQL = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -124,10 +141,7 @@ SELECT * FROM trace_rows WHERE run_id IN (SELECT run_id FROM runs WHERE publishe
 CREATE OR REPLACE VIEW scores AS
 SELECT * FROM score_rows WHERE run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL);
 CREATE OR REPLACE VIEW latest_scores AS
-SELECT * EXCLUDE (row_rank) FROM (
-    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank
-    FROM scores
-) WHERE row_rank = 1;
+{latest_scores_select("scores")};
 """
 
 SCORING_MIGRATION_V3_SQL = """
