@@ -1,7 +1,8 @@
 """Derived-mode confidence throughput: vectorized Polars against a per-row Python implementation.
 
-Both sides read the same Parquet file (only the leaf columns derived mode needs: id,
-steps.step_id, steps.type, steps.tool.name, outcome.confidence) and give every trace its
+Both sides read the same Parquet file (only the leaf columns derived mode needs: id, the
+steps' step_id, type, tool name, input, content and output_summary, outcome.confidence and
+result_summary, task.objective) and give every trace its
 derived confidence, aggregate (weighted), level and reason with the default configuration; no
 LLM factor, no embedder.
 
@@ -53,6 +54,7 @@ LEAF_COLUMNS = [
     "steps.list.element.output_summary",
     "outcome.confidence",
     "outcome.result_summary",
+    "task.objective",
 ]
 """Parquet leaf paths derived mode needs; nothing else is decoded."""
 
@@ -63,8 +65,8 @@ def read_needed(path: Path) -> pa.Table:
 
 
 def trace_inputs(table: pa.Table) -> pl.LazyFrame:
-    """trace_id, confidence, result_summary and steps as list<struct{step_id, type, tool_name,
-    input, content, output_summary}>."""
+    """trace_id, confidence, result_summary, objective and steps as list<struct{step_id, type,
+    tool_name, input, content, output_summary}>."""
     step = pl.element().struct
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
@@ -72,6 +74,7 @@ def trace_inputs(table: pa.Table) -> pl.LazyFrame:
         trace_id="id",
         confidence=pl.col("outcome").struct.field("confidence"),
         result_summary=pl.col("outcome").struct.field("result_summary"),
+        objective=pl.col("task").struct.field("objective"),
         steps=pl.col("steps").list.eval(
             pl.struct(
                 step_id=step.field("step_id"),
@@ -110,7 +113,11 @@ def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
         ]
         outcome = row["outcome"]
         result = reference_trace_confidence(
-            steps, outcome["confidence"], CONFIG, outcome["result_summary"]
+            steps,
+            outcome["confidence"],
+            CONFIG,
+            outcome["result_summary"],
+            row["task"]["objective"],
         )
         out.append((row["id"], result.aggregate, result.level.value, result.reason))
     return out

@@ -70,14 +70,14 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> p
 
 def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
     """The stored traces of `ids` (trace_id, run_id), sorted by id: trace_id, content_hash,
-    confidence, result_summary and steps (step_id, type, tool_name, input, content,
+    confidence, result_summary, objective and steps (step_id, type, tool_name, input, content,
     output_summary).
 
     The runs are named in a filter DuckDB applies while it scans, so the steps of traces of
     other runs are never read (a join alone would read every trace's steps)."""
     runs = ", ".join("'" + run.replace("'", "''") + "'" for run in ids["run_id"].unique())
     return store.sql_with(
-        "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, "
+        "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
         "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
         "'tool_name': s.tool_name, 'input': s.input, 'content': s.content, "
         "'output_summary': s.output_summary}) "

@@ -49,13 +49,16 @@ def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:
     assert counts == {"confidence_traces": stored, "confidence_unchanged": 0}
     rows = query_rows(
         db,
-        "SELECT t.steps, t.confidence, t.result_summary, c.aggregate, c.level, c.reason, c.steps, "
+        "SELECT t.steps, t.confidence, t.result_summary, t.objective, c.aggregate, c.level, "
+        "c.reason, c.steps, "
         "c.config_hash, c.input_hash = t.content_hash "
         "FROM traces t JOIN confidence_traces c USING (trace_id)",
     )
     assert len(rows) == stored
-    for steps, confidence, answer, aggregate, level, reason, n_steps, config_hash, same in rows:
-        expected = reference_trace_confidence(steps, confidence, config, answer)
+    for row in rows:
+        steps, confidence, answer, objective, aggregate, level, reason, n_steps = row[:8]
+        config_hash, same = row[8:]
+        expected = reference_trace_confidence(steps, confidence, config, answer, objective)
         assert aggregate == pytest.approx(expected.aggregate, abs=1e-12)
         assert (level, reason, n_steps) == (
             expected.level.value,

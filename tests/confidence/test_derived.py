@@ -99,14 +99,31 @@ EDGE_TRACES = [
 ]
 
 
+ANSWERS = {
+    "thought-only": ("say hello", "Hello there"),
+    "chat-import": ("Where is order 7?", "Order 8 has SHIPPED; order seven was never placed."),
+    "otel-like": (None, "It is 21 degrees celsius, données météo 東京 unchecked"),
+    "nameless-tool-last": ("Tell me", "42 % $"),
+}
+"""(objective, final answer) of edge traces; the others have neither."""
+
+
 def traces_frame(rows: list[tuple[str, float, list[dict[str, object]]]]) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "trace_id": [r[0] for r in rows],
             "confidence": [r[1] for r in rows],
             "steps": [r[2] for r in rows],
+            "objective": [ANSWERS.get(r[0], (None, None))[0] for r in rows],
+            "result_summary": [ANSWERS.get(r[0], (None, None))[1] for r in rows],
         },
-        schema={"trace_id": pl.String, "confidence": pl.Float64, "steps": pl.List(STEP)},
+        schema={
+            "trace_id": pl.String,
+            "confidence": pl.Float64,
+            "steps": pl.List(STEP),
+            "objective": pl.String,
+            "result_summary": pl.String,
+        },
     )
 
 
@@ -115,6 +132,8 @@ def synthetic(n: int) -> pl.DataFrame:
     return synthetic_traces(n, seed=3).select(
         trace_id="id",
         confidence=pl.col("outcome").struct.field("confidence"),
+        objective=pl.col("task").struct.field("objective"),
+        result_summary=pl.col("outcome").struct.field("result_summary"),
         steps=pl.col("steps").list.eval(
             pl.struct(
                 step_id=el.field("step_id"),
@@ -154,7 +173,9 @@ def test_derived_batch_equals_reference(method: str, source: str, engine: str) -
     assert levels.height == traces.height
     by_id = {row["trace_id"]: row for row in levels.iter_rows(named=True)}
     for trace in traces.iter_rows(named=True):
-        expected = reference_trace_confidence(trace["steps"], trace["confidence"], config)
+        expected = reference_trace_confidence(
+            trace["steps"], trace["confidence"], config, trace["result_summary"], trace["objective"]
+        )
         got = by_id[trace["trace_id"]]
         assert got["aggregate"] == expected.aggregate
         assert (got["level"], got["reason"], got["recommended_action"]) == (
@@ -293,3 +314,42 @@ def test_lower_outcome_confidence_never_gives_a_calmer_level(
     assert ranks == sorted(ranks)
     assert levels["level"][0] == "ESCALATE"
     assert "capped at 0.0 by the trace's outcome" in levels["reason"][0]
+
+
+def test_the_answer_is_covered_by_the_words_the_trace_held_before_it() -> None:
+    steps = derived_factors(traces_frame(EDGE_TRACES).lazy(), ConfidenceConfig()).collect()
+    answers = steps.filter(pl.col("step_kind") == "answer")
+    coverage = dict(zip(answers["trace_id"], answers["query_coverage"], strict=True))
+    # order (the objective) and shipped (a result, another case) of order, shipped, seven,
+    # never, placed; the last thought ("hello") is the answer being written, not evidence;
+    # celsius of degrees, celsius, données, météo, unchecked (東京: no spaces, no word).
+    assert coverage["chat-import"] == 2 / 5
+    assert coverage["thought-only"] == 1 / 2
+    assert coverage["otel-like"] == 1 / 5
+    assert coverage["nameless-tool-last"] is None  # "42 % $": no word to look for
+    assert coverage["empty"] is None  # no answer recorded
+    off = ConfidenceConfig(derived=DerivedRules(answer_support=False))
+    plain = derived_factors(traces_frame(EDGE_TRACES).lazy(), off).collect()
+    assert plain["query_coverage"].null_count() == plain.height
+
+
+def test_less_support_for_the_answer_never_gives_a_calmer_level() -> None:
+    held = [step(0, "tool_call", "lookup", output="alpha bravo charlie delta echo")]
+    words = ["alpha", "bravo", "charlie", "delta", "echo"]
+    answers = [" ".join(words[:k] + [f"unknown{'x' * i}" for i in range(5 - k)]) for k in range(6)]
+    rows = [(f"support-{k}", 1.0, held) for k in range(6)]
+    traces = traces_frame(rows).with_columns(result_summary=pl.Series(answers))
+    config = ConfidenceConfig()
+    levels = levels_of(traces, config)
+    aggregates = levels["aggregate"].to_list()
+    assert aggregates == sorted(aggregates)
+    assert aggregates[0] < aggregates[-1] == 1.0
+    # no support at all still counts (just above the floor): lower than an answer of numbers
+    numbers = levels_of(traces.head(1).with_columns(result_summary=pl.lit("42")), config)
+    assert aggregates[0] < numbers["aggregate"][0]
+    for row, answer in zip(traces.iter_rows(named=True), answers, strict=True):
+        expected = reference_trace_confidence(row["steps"], 1.0, config, answer)
+        assert (
+            expected.aggregate
+            == levels.filter(pl.col("trace_id") == row["trace_id"])["aggregate"].item()
+        )

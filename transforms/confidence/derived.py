@@ -23,10 +23,17 @@ Rules (docs/confidence.md, Derived mode; the constants are `[confidence.derived]
   over every call of the trace, tool_success_rate = successes / executions (1.0 without
   tools), source_count = successful calls. The trace's outcome.confidence is not a factor:
   it caps the trace's confidence (`outcome_caps`), so a lower one never gives a calmer level;
-  so does `empty_answer_cap` when the final answer (outcome.result_summary) is blank.
+  so does `empty_answer_cap` when the final answer (outcome.result_summary) is blank;
+- with `answer_support`, the answer step's query_coverage is the share of the answer's words
+  (runs of `support_min_letters` letters, lowercased, distinct) found in the text the trace
+  held before it: the objective and every step's content, input and output_summary, except a
+  last thought (the answer being written). At least just above the coverage floor, so it
+  always joins the mean and less support never scores higher; none without such words.
 """
 
 from __future__ import annotations
+
+import math
 
 import polars as pl
 
@@ -38,6 +45,7 @@ __all__ = [
     "DERIVED_COLUMNS",
     "SOURCE_AGREEMENT",
     "STEP_KINDS",
+    "WORD_GAPLESS_RANGES",
     "derived_factors",
     "outcome_caps",
     "result_is_error",
@@ -51,6 +59,19 @@ DERIVED_COLUMNS = {**FACTOR_SCHEMA, "step_kind": pl.String(), "source_step_id": 
 
 SOURCE_AGREEMENT = 1.0
 """The executor's source agreement when there are no source texts to compare."""
+
+WORD_GAPLESS_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+)
+"""Kana, CJK ideographs and Hangul syllables: letters of scripts written without spaces
+between words, which the answer's words leave out (a run of them is no word)."""
+
+_TEXT_FIELDS = ("content", "input", "output_summary")
+"""The fields of a step whose text an answer can draw on."""
 
 _EMPTY_VALUES = ["", "null", "false", "[]", "{}"]
 """A JSON value that does not hold an error (as json_path_match writes it)."""
@@ -130,9 +151,59 @@ def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     )
 
 
+def answer_words_pattern(min_letters: int) -> str:
+    """The regex (Rust syntax) of an answer's words: runs of letters outside
+    WORD_GAPLESS_RANGES, at least `min_letters` long."""
+    gapless = "".join(f"\\x{{{lo:X}}}-\\x{{{hi:X}}}" for lo, hi in WORD_GAPLESS_RANGES)
+    return f"[\\p{{L}}--[{gapless}]]{{{min_letters},}}"
+
+
+def _answer_coverage(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
+    """_trace and coverage: the share of the answer's words found in what the trace held
+    before it, raised to just above the coverage floor; null without answer words, without a
+    result_summary column, or with `answer_support` off."""
+    numbered = traces.with_row_index("_trace")
+    names = traces.collect_schema().names()
+    rules = config.derived
+    if not rules.answer_support or "result_summary" not in names:
+        return numbered.select("_trace", coverage=pl.lit(None, pl.Float64))
+    steps = pl.col("steps")
+    ends_in_thought = (steps.list.last().struct.field("type") == "thought").fill_null(False)
+    before = pl.when(ends_in_thought).then(steps.list.head(steps.list.len() - 1)).otherwise(steps)
+    step_texts = before.list.eval(
+        pl.concat_str(
+            [pl.element().struct.field(f) for f in _TEXT_FIELDS], separator="\n", ignore_nulls=True
+        )
+    ).list.join("\n")
+    objective = pl.col("objective") if "objective" in names else pl.lit(None, pl.String)
+    held = pl.concat_str([objective, step_texts], separator="\n", ignore_nulls=True)
+    words = (
+        pl.col("result_summary")
+        .str.to_lowercase()
+        .str.extract_all(answer_words_pattern(rules.support_min_letters))
+        .list.unique()
+    )
+    found = (
+        numbered.select("_trace", held=held.str.to_lowercase(), word=words)
+        .explode("word")
+        .filter(pl.col("word").is_not_null())
+        .group_by("_trace")
+        .agg(share=pl.col("held").str.contains(pl.col("word"), literal=True).mean())
+    )
+    least = math.nextafter(config.query_coverage_floor, math.inf)
+    share = pl.col("share")
+    return (
+        numbered.select("_trace")
+        .join(found, on="_trace", how="left", maintain_order="left")
+        .select(
+            "_trace", coverage=pl.when(share.is_not_null()).then(pl.max_horizontal(share, least))
+        )
+    )
+
+
 def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     """Every plan step (_trace, step_index, source_step_id, kind, ok, search, found), the
-    answer rows (with the trace's calls and successes) last in each trace."""
+    answer rows (with the trace's calls, successes and coverage) last in each trace."""
     steps = _step_rows(traces)
     keep = ["_trace", "pos", "step_id", "ok", "search", "found"]
     calls = _calls(steps, config).select(*keep, "step", kind=pl.lit("tool_call"))
@@ -158,6 +229,7 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
         traces.with_row_index("_trace")
         .select("_trace", pos=pl.col("steps").list.len().cast(pl.Int64))
         .join(counts, on="_trace", how="left", maintain_order="left")
+        .join(_answer_coverage(traces, config), on="_trace", how="left", maintain_order="left")
         .with_columns(pl.col("calls", "successes").fill_null(0).cast(pl.Int64))
         .with_columns(
             step_id=pl.lit(None, pl.Int64),
@@ -168,7 +240,9 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
         )
     )
     plan = pl.concat(parts, how="diagonal_relaxed").with_columns(
-        calls=pl.lit(None, pl.Int64), successes=pl.lit(None, pl.Int64)
+        calls=pl.lit(None, pl.Int64),
+        successes=pl.lit(None, pl.Int64),
+        coverage=pl.lit(None, pl.Float64),
     )
     trace_ids = traces.with_row_index("_trace").select("_trace", "trace_id")
     return (
@@ -203,15 +277,16 @@ def _factors(relevance: float) -> dict[str, pl.Expr]:
         .when(call)
         .then(ok.cast(pl.Int64))
         .otherwise(0),
-        "query_coverage": pl.lit(None, pl.Float64),
+        "query_coverage": pl.col("coverage"),
         "is_search_step": search,
     }
 
 
 def derived_factors(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     """Plan steps with their factors, from trace_id and steps (step_id, type, tool_name,
-    input, content, output_summary); one `answer` step per trace, so a trace with no steps still gets
-    one. A null factor (self-confidence, query coverage) is left for the original's default.
+    input, content, output_summary), and result_summary and objective where the frame has
+    them; one `answer` step per trace, so a trace with no steps still gets one. A null factor
+    (self-confidence; query coverage but the answer's) is left for the original's default.
 
     Rows come trace by trace in input order, each trace's plan steps in step order with its
     answer step last (`trace_levels(..., ordered=True)` relies on this).

@@ -6,6 +6,7 @@ Tests and bench/bench_confidence.py compare transforms.confidence.derived + batc
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from transforms.confidence.calculator import (
     critical_note,
     level_reason,
 )
-from transforms.confidence.derived import SOURCE_AGREEMENT
+from transforms.confidence.derived import SOURCE_AGREEMENT, WORD_GAPLESS_RANGES
 from transforms.confidence.levels import cap_note
 from transforms.confidence.model import ConfidenceFactors, ConfidenceScore, InterventionLevel
 from transforms.config.confidence import ConfidenceConfig, DerivedRules
@@ -25,6 +26,7 @@ from transforms.config.confidence import ConfidenceConfig, DerivedRules
 __all__ = [
     "TraceConfidence",
     "derived_step_factors",
+    "reference_answer_coverage",
     "reference_is_error",
     "reference_trace_confidence",
 ]
@@ -102,11 +104,53 @@ def _search(results: int, relevance: float) -> dict[str, Any]:
     }
 
 
+def _is_word_letter(char: str) -> bool:
+    code = ord(char)
+    return char.isalpha() and not any(lo <= code <= hi for lo, hi in WORD_GAPLESS_RANGES)
+
+
+def _answer_words(text: str, min_letters: int) -> set[str]:
+    words, run = set(), []
+    for char in [*text.lower(), " "]:
+        if _is_word_letter(char):
+            run.append(char)
+            continue
+        if len(run) >= min_letters:
+            words.add("".join(run))
+        run = []
+    return words
+
+
+def reference_answer_coverage(
+    steps: Sequence[Mapping[str, Any]],
+    answer: str | None,
+    objective: str | None,
+    config: ConfidenceConfig,
+) -> float:
+    """The answer step's query coverage (transforms.confidence.derived._answer_coverage);
+    the original's default 0.0 (not weighed) when there is nothing to measure."""
+    rules = config.derived
+    words = (
+        _answer_words(answer or "", rules.support_min_letters) if rules.answer_support else set()
+    )
+    if not words:
+        return 0.0
+    before = steps[:-1] if steps and steps[-1]["type"] == "thought" else steps
+    texts = [step.get(field) for step in before for field in ("content", "input", "output_summary")]
+    held = "\n".join(t for t in [objective, *texts] if t is not None).lower()
+    share = sum(word in held for word in words) / len(words)
+    return max(share, math.nextafter(config.query_coverage_floor, math.inf))
+
+
 def derived_step_factors(
-    steps: Sequence[Mapping[str, Any]], config: ConfidenceConfig
+    steps: Sequence[Mapping[str, Any]],
+    config: ConfidenceConfig,
+    answer: str | None = None,
+    objective: str | None = None,
 ) -> list[ConfidenceFactors]:
     """The plan steps derived mode reads off one trace (failed or repeated calls, thoughts,
-    then the answer)."""
+    then the answer, whose coverage reads the final `answer` against the `objective` and the
+    steps)."""
     rules = config.derived
     results = _results(steps)
     out = []
@@ -140,14 +184,15 @@ def derived_step_factors(
             )
         elif rules.thought_steps and step["type"] in ("thought", "error_recovery"):
             out.append(ConfidenceFactors(source_agreement=SOURCE_AGREEMENT))
-    answer = ConfidenceFactors(
+    final = ConfidenceFactors(
         source_agreement=SOURCE_AGREEMENT,
         source_count=successes,
         tool_success_rate=successes / calls if calls > 0 else 1.0,
         tool_execution_count=calls,
         tool_success_count=successes,
+        query_coverage=reference_answer_coverage(steps, answer, objective, config),
     )
-    return [*out, answer]
+    return [*out, final]
 
 
 def reference_trace_confidence(
@@ -155,6 +200,7 @@ def reference_trace_confidence(
     confidence: float | None,
     config: ConfidenceConfig,
     answer: str | None = None,
+    objective: str | None = None,
 ) -> TraceConfidence:
     """Derived mode for one trace: factors, step scores, aggregate (capped by the trace's
     outcome `confidence`, and by `empty_answer_cap` when the final `answer` is blank) and
@@ -164,7 +210,8 @@ def reference_trace_confidence(
         confidence = cap if confidence is None else min(confidence, cap)
     calculator = ConfidenceCalculator(config)
     aggregator = ConfidenceAggregator(config)
-    scores = [calculator.calculate(f) for f in derived_step_factors(steps, config)]
+    factors = derived_step_factors(steps, config, answer, objective)
+    scores = [calculator.calculate(f) for f in factors]
     aggregate = aggregator.aggregate(scores)
     capped = confidence is not None and confidence < aggregate
     if capped:

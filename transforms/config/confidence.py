@@ -168,6 +168,12 @@ class DerivedRules(_Strict):
     empty_answer_cap: _Unit = 0.3
     """The most confidence a trace whose final answer (outcome.result_summary) is blank gets;
     below the default `confirm` threshold, so such a trace is ESCALATE."""
+    answer_support: bool = True
+    """The answer step's query coverage is the share of the answer's words that the trace
+    held before it (objective, calls, results, thoughts); off: no coverage, as before."""
+    support_min_letters: Annotated[int, Field(ge=1, le=20)] = 4
+    """A word of the answer is a run of at least this many letters (scripts written without
+    spaces between words, such as Chinese and Japanese, are not counted)."""
 
     _patterns = field_validator("error_pattern", "empty_result_pattern")(_regex)
     _json_keys = field_validator("error_keys", "status_keys", "error_flags", "success_flags")(_keys)
