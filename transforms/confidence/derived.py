@@ -43,6 +43,7 @@ from transforms.config.confidence import ConfidenceConfig, DerivedRules
 
 __all__ = [
     "DERIVED_COLUMNS",
+    "HELD_TEXT_FIELDS",
     "SOURCE_AGREEMENT",
     "STEP_KINDS",
     "WORD_GAPLESS_RANGES",
@@ -70,8 +71,8 @@ WORD_GAPLESS_RANGES = (
 """Kana, CJK ideographs and Hangul syllables: letters of scripts written without spaces
 between words, which the answer's words leave out (a run of them is no word)."""
 
-_TEXT_FIELDS = ("content", "input", "output_summary")
-"""The fields of a step whose text an answer can draw on."""
+HELD_TEXT_FIELDS = ("content", "input", "output_summary")
+"""The fields of a step whose text an answer can draw on (the answer's coverage)."""
 
 _EMPTY_VALUES = ["", "null", "false", "[]", "{}"]
 """A JSON value that does not hold an error (as json_path_match writes it)."""
@@ -151,7 +152,7 @@ def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     )
 
 
-def answer_words_pattern(min_letters: int) -> str:
+def _answer_words_pattern(min_letters: int) -> str:
     """The regex (Rust syntax) of an answer's words: runs of letters outside
     WORD_GAPLESS_RANGES, at least `min_letters` long."""
     gapless = "".join(f"\\x{{{lo:X}}}-\\x{{{hi:X}}}" for lo, hi in WORD_GAPLESS_RANGES)
@@ -172,7 +173,9 @@ def _answer_coverage(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyF
     before = pl.when(ends_in_thought).then(steps.list.head(steps.list.len() - 1)).otherwise(steps)
     step_texts = before.list.eval(
         pl.concat_str(
-            [pl.element().struct.field(f) for f in _TEXT_FIELDS], separator="\n", ignore_nulls=True
+            [pl.element().struct.field(f) for f in HELD_TEXT_FIELDS],
+            separator="\n",
+            ignore_nulls=True,
         )
     ).list.join("\n")
     objective = pl.col("objective") if "objective" in names else pl.lit(None, pl.String)
@@ -180,7 +183,7 @@ def _answer_coverage(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyF
     words = (
         pl.col("result_summary")
         .str.to_lowercase()
-        .str.extract_all(answer_words_pattern(rules.support_min_letters))
+        .str.extract_all(_answer_words_pattern(rules.support_min_letters))
         .list.unique()
     )
     found = (

@@ -18,7 +18,11 @@ from transforms.confidence.calculator import (
     critical_note,
     level_reason,
 )
-from transforms.confidence.derived import SOURCE_AGREEMENT, WORD_GAPLESS_RANGES
+from transforms.confidence.derived import (
+    HELD_TEXT_FIELDS,
+    SOURCE_AGREEMENT,
+    WORD_GAPLESS_RANGES,
+)
 from transforms.confidence.levels import cap_note
 from transforms.confidence.model import ConfidenceFactors, ConfidenceScore, InterventionLevel
 from transforms.config.confidence import ConfidenceConfig, DerivedRules
@@ -136,7 +140,7 @@ def reference_answer_coverage(
     if not words:
         return 0.0
     before = steps[:-1] if steps and steps[-1]["type"] == "thought" else steps
-    texts = [step.get(field) for step in before for field in ("content", "input", "output_summary")]
+    texts = [step.get(field) for step in before for field in HELD_TEXT_FIELDS]
     held = "\n".join(t for t in [objective, *texts] if t is not None).lower()
     share = sum(word in held for word in words) / len(words)
     return max(share, math.nextafter(config.query_coverage_floor, math.inf))
