@@ -14,7 +14,7 @@ from storage.duckdb_store import DuckDBStore
 from storage.staging_store import staged_rows, staged_table
 from transforms.config.scoring import Settings
 from transforms.novelty import EMPTY_CACHE_NOVELTY
-from transforms.replay import plan_replay, scope_key
+from transforms.replay import plan_replay, scope_column, scope_key
 from transforms.value import value_features, value_score
 
 __all__ = ["commit_inputs", "commit_results", "plan_novelty", "score_staged"]
@@ -53,8 +53,22 @@ _FEATURE_INPUT = [
 ]
 
 
-def _stored_with_scope(store: DuckDBStore, settings: Settings) -> pl.DataFrame:
-    return store.stored_traces().with_columns(scope_key(settings.novelty.scope))
+def _stored_hashes(
+    store: DuckDBStore, valid: pl.DataFrame, settings: Settings, *, embed: bool
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The stored rows the plan reads, and the newest stored created_at of each scope.
+
+    With the embedder, every stored trace (the replay reads their caches). Without it, only
+    the run's ids (their hashes) and one row per scope: a nightly run into a large database
+    reads a few thousand rows, not all of them."""
+    scope = settings.novelty.scope
+    if embed:
+        stored = store.stored_traces().with_columns(scope_key(scope))
+        newest = stored.group_by("scope_key").agg(newest=pl.col("created_at").max())
+        return stored, newest
+    stored = store.traces_for(valid["trace_id"], ("trace_id", "content_hash"))
+    newest = store.newest_created(scope_column(scope)).select(scope_key(scope), "newest")
+    return stored, newest
 
 
 def plan_novelty(
@@ -68,7 +82,7 @@ def plan_novelty(
         scope_key(settings.novelty.scope)
     )
     run.path(PLANNED_AT).write_text(str(store.commits()))
-    stored = _stored_with_scope(store, settings)
+    stored, newest = _stored_hashes(store, valid, settings, embed=embed)
     status = valid.join(
         stored.select("trace_id", stored_hash="content_hash"), on="trace_id", how="left"
     ).select(
@@ -98,20 +112,14 @@ def plan_novelty(
     rows.write_parquet(run.path(PLAN))
     counts = status["status"].value_counts()
     by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
+    late = fresh.join(newest, on="scope_key").filter(pl.col("created_at") < pl.col("newest"))
     return {
         "rows_new": by_status.get("new", 0),
         "rows_changed": by_status.get("changed", 0),
         "rows_unchanged": by_status.get("unchanged", 0),
         "rows_rescored": int((rows["target"] & ~rows["fresh"]).sum()),
-        "rows_late": _late_count(fresh, stored),
+        "rows_late": late.height,
     }
-
-
-def _late_count(fresh: pl.DataFrame, stored: pl.DataFrame) -> int:
-    """Fresh traces older than the newest trace already stored in their novelty scope."""
-    newest = stored.group_by("scope_key").agg(newest=pl.col("created_at").max())
-    late = fresh.join(newest, on="scope_key").filter(pl.col("created_at") < pl.col("newest"))
-    return late.height
 
 
 def score_staged(

@@ -27,10 +27,8 @@ __all__ = [
 ]
 
 
-_UNFINISHED = (
-    "SELECT trace_id FROM traces WHERE run_id IN "
-    "(SELECT run_id FROM runs WHERE status <> 'completed')"
-)
+_UNFINISHED_RUNS = "SELECT run_id FROM runs WHERE status <> 'completed'"
+_UNFINISHED = f"SELECT trace_id FROM traces WHERE run_id IN ({_UNFINISHED_RUNS})"
 """Traces stored by a run that has not completed: the run in progress, and any that stopped
 after its commit and before its confidence step."""
 
@@ -55,13 +53,15 @@ def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
 def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
     """The ids (trace_id, sorted; run_id) of stored traces whose derived level is missing, or was
     computed from other content or configuration (all of them with `force`). Only the traces
-    of unfinished runs are compared when no other can be stale."""
+    of unfinished runs are compared when no other can be stale: they are found by their run
+    (the column scans skip other runs' row groups) and only their levels are read."""
     narrow = not force and _only_unfinished_can_be_stale(store, config_hash)
-    candidates = f"(SELECT * FROM traces SEMI JOIN ({_UNFINISHED}) USING (trace_id))"
+    where = f"WHERE run_id IN ({_UNFINISHED_RUNS})" if narrow else ""
     return store.sql(
-        f"SELECT t.trace_id, t.run_id FROM {candidates if narrow else 'traces'} t "
-        "LEFT JOIN confidence_traces c "
-        "ON c.trace_id = t.trace_id AND c.source = 'derived' "
+        f"WITH t AS (SELECT trace_id, run_id, content_hash FROM traces {where}) "
+        "SELECT t.trace_id, t.run_id FROM t LEFT JOIN (SELECT trace_id, input_hash, config_hash "
+        "FROM confidence_traces SEMI JOIN t USING (trace_id) WHERE source = 'derived') c "
+        "USING (trace_id) "
         "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
         "OR c.config_hash <> ? ORDER BY t.trace_id",
         [force, config_hash],

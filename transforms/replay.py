@@ -17,7 +17,7 @@ import polars as pl
 
 from transforms.novelty import window_bounds
 
-__all__ = ["ReplayPlan", "plan_replay", "scope_key", "trace_text"]
+__all__ = ["ReplayPlan", "plan_replay", "scope_column", "scope_key", "trace_text"]
 
 _STANDARD_SCOPES = {"agent": "agent_id", "domain": "task_domain"}
 
@@ -28,14 +28,20 @@ def trace_text() -> pl.Expr:
     return (pl.col("objective") + pl.lit(" ") + contents.list.join(" ")).alias("text")
 
 
+def scope_column(scope: str) -> str | None:
+    """The trace column a novelty scope keys its caches on; None for `global` (one cache)."""
+    return None if scope == "global" else _STANDARD_SCOPES.get(scope, scope)
+
+
 def scope_key(scope: str) -> pl.Expr:
     """One string per novelty cache: `global`, or the value of the scope's column.
 
     Traces without a value (no agent id, say) share one cache, distinct from every value.
     """
-    if scope == "global":
+    name = scope_column(scope)
+    if name is None:
         return pl.lit("global").alias("scope_key")
-    column = pl.col(_STANDARD_SCOPES.get(scope, scope)).cast(pl.String)
+    column = pl.col(name).cast(pl.String)
     return (pl.when(column.is_null()).then(pl.lit("null")).otherwise(pl.lit("=") + column)).alias(
         "scope_key"
     )

@@ -198,3 +198,22 @@ def test_duplicates_are_found_across_read_batches(
     assert small["rows_read"] == 45 and small["rows_valid"] == 40 and small["rows_quarantined"] == 5
     kept = query(db_path, "SELECT trace_id, row_number FROM traces ORDER BY row_number")
     assert kept.height == 40 and kept["row_number"].max() == 45
+
+
+@pytest.mark.parametrize("scope", ["agent", "global", "success"])
+def test_late_traces_are_counted_without_the_embedder(
+    tmp_path: Path, db_path: Path, scope: str
+) -> None:
+    """A trace older than the newest stored one of its scope counts as late; without the
+    embedder the plan reads one newest time per scope, not every stored trace."""
+    config = tmp_path / "tracegrade.toml"
+    config.write_text(f'[novelty]\nscope = "{scope}"\n')
+    day1 = [trace(i) for i in range(10, 20)]
+    run_pipeline([write_jsonl(tmp_path / "day1.jsonl", day1)], db_path, config, embed=False)
+    # traces 1-3 come before every stored trace of their agent; 40 and 41 after all of them
+    day2 = [trace(i) for i in (1, 2, 3, 40, 41)]
+    counts = run_pipeline(
+        [write_jsonl(tmp_path / "day2.jsonl", day2)], db_path, config, embed=False
+    )
+    assert counts["rows_new"] == 5
+    assert counts["rows_late"] == 3
