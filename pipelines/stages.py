@@ -3,6 +3,7 @@ the run (plain functions of the store, the run and its settings)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -143,12 +144,11 @@ def score_staged(
             novelty_source=pl.lit("no_embedder"),
         )
     fresh_ids = plan.filter("fresh")["trace_id"]
-    todo = plan.filter(pl.col("fresh") | pl.col("target")).select("trace_id", "fresh", "target")
     parts, columns = [], store.columns("scores")
-    for part, chunk in enumerate(list(todo.iter_slices(SCORE_CHUNK_TRACES)) or [todo]):
+    for part, rows in enumerate(_chunk_rows(store, run, plan)):
         path = run.path(f"scores-{part:05d}.parquet")
         store.release()  # scoring reads the run's own tables (stored ones only to re-score)
-        _score_chunk(store, run, settings, chunk, novelty).select(columns).sink_parquet(path)
+        _score_chunk(rows, run, settings, novelty).select(columns).sink_parquet(path)
         parts.append(path)
     pl.scan_parquet(parts).sink_parquet(run.path(SCORES))
     for path in parts:
@@ -159,19 +159,32 @@ def score_staged(
     return {"rows_scored_now": written}
 
 
+def _chunk_rows(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> Iterator[pl.LazyFrame]:
+    """The feature input of every trace the plan scores, SCORE_CHUNK_TRACES at a time: fresh
+    ones from the run's staging table in staging order (each chunk reads one stretch of it),
+    then the re-scored ones from the stored traces."""
+    orders = staged_rows(store, run.run_id, ("trace_id", "_order"))
+    fresh = plan.filter("fresh").select("trace_id").join(orders, on="trace_id").sort("_order")
+    none = pl.Series("trace_id", [], dtype=pl.String)
+    schema = staged_rows(store, run.run_id, _FEATURE_INPUT, ids=none, light_steps=True).schema
+    for chunk in fresh.iter_slices(SCORE_CHUNK_TRACES):
+        within = (chunk["_order"][0], chunk["_order"][-1])
+        ids = chunk["trace_id"]
+        yield staged_rows(
+            store, run.run_id, _FEATURE_INPUT, ids=ids, within=within, light_steps=True
+        ).lazy()
+    rescored = plan.filter(pl.col("target") & ~pl.col("fresh")).select("trace_id")
+    for chunk in rescored.iter_slices(SCORE_CHUNK_TRACES):
+        stored = store.traces_for(chunk["trace_id"], _FEATURE_INPUT, light_steps=True)
+        yield stored.cast(schema).lazy()
+    if fresh.is_empty() and rescored.is_empty():
+        yield pl.LazyFrame(schema=schema)  # an empty scores file still has every column
+
+
 def _score_chunk(
-    store: DuckDBStore, run: Run, settings: Settings, chunk: pl.DataFrame, novelty: pl.DataFrame
+    rows: pl.LazyFrame, run: Run, settings: Settings, novelty: pl.DataFrame
 ) -> pl.LazyFrame:
-    """The scores of one chunk of the plan's rows (trace_id, fresh, target): fresh ones read
-    from the run's staging table, re-scored ones from the stored traces."""
-    fresh = staged_rows(
-        store, run.run_id, _FEATURE_INPUT, ids=chunk.filter("fresh")["trace_id"], light_steps=True
-    )
-    rows = fresh.lazy()
-    rescored = chunk.filter(pl.col("target") & ~pl.col("fresh"))["trace_id"]
-    if len(rescored):
-        stored = store.traces_for(rescored, _FEATURE_INPUT, light_steps=True).cast(fresh.schema)
-        rows = pl.concat([rows, stored.lazy()])
+    """The scores of one chunk of feature input rows (fresh or re-scored traces)."""
     return value_score(
         value_features(
             rows.with_columns(scope_key(settings.novelty.scope)),

@@ -79,10 +79,13 @@ def staged_rows(
     columns: Sequence[str],
     *,
     ids: pl.Series | None = None,
+    within: tuple[int, int] | None = None,
     light_steps: bool = False,
 ) -> pl.DataFrame:
-    """Columns of the staged rows (of `ids` only, when given), in staging order. With
-    `light_steps`, `steps` holds only each step's type, tool_present and tool_name."""
+    """Columns of the staged rows (of `ids` only, when given), in staging order. `within`
+    (lowest, highest `_order`) bounds the rows read: the scan then skips the table's other
+    row groups instead of reading every row's steps to find the ids. With `light_steps`,
+    `steps` holds only each step's type, tool_present and tool_name."""
     selected = [
         "list_transform(steps, lambda s: {'type': s.type, 'tool_present': s.tool_present, "
         "'tool_name': s.tool_name}) AS steps"
@@ -91,10 +94,12 @@ def staged_rows(
         for name in columns
     ]
     query = f"SELECT {', '.join(selected)} FROM {staged_table(run_id)}"
+    where = "" if within is None else f" WHERE _order BETWEEN {int(within[0])} AND {int(within[1])}"
     if ids is None:
-        return store.scratch.sql(f"{query} ORDER BY _order")
+        return store.scratch.sql(f"{query}{where} ORDER BY _order")
     return store.scratch.sql_with(
-        f"{query} SEMI JOIN __ids USING (trace_id) ORDER BY _order", ids=ids.to_frame("trace_id")
+        f"{query} SEMI JOIN __ids USING (trace_id){where} ORDER BY _order",
+        ids=ids.to_frame("trace_id"),
     )
 
 
