@@ -12,7 +12,7 @@ from pipelines.progress import stage_progress
 from pipelines.runs import Run
 from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES
 from storage.duckdb_store import DuckDBStore
-from storage.staging_store import staged_rows, staged_table
+from storage.staging_store import LIGHT_STEP_FIELDS, staged_chunks, staged_rows, staged_table
 from transforms.config.scoring import Settings
 from transforms.novelty import EMPTY_CACHE_NOVELTY
 from transforms.replay import plan_replay, scope_column, scope_key
@@ -163,19 +163,18 @@ def _chunk_rows(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> Iterator[pl
     """The feature input of every trace the plan scores, SCORE_CHUNK_TRACES at a time: fresh
     ones from the run's staging table in staging order (each chunk reads one stretch of it),
     then the re-scored ones from the stored traces."""
-    orders = staged_rows(store, run.run_id, ("trace_id", "_order"))
-    fresh = plan.filter("fresh").select("trace_id").join(orders, on="trace_id").sort("_order")
+    light = LIGHT_STEP_FIELDS
     none = pl.Series("trace_id", [], dtype=pl.String)
-    schema = staged_rows(store, run.run_id, _FEATURE_INPUT, ids=none, light_steps=True).schema
-    for chunk in fresh.iter_slices(SCORE_CHUNK_TRACES):
-        within = (chunk["_order"][0], chunk["_order"][-1])
-        ids = chunk["trace_id"]
-        yield staged_rows(
-            store, run.run_id, _FEATURE_INPUT, ids=ids, within=within, light_steps=True
-        ).lazy()
+    schema = staged_rows(store, run.run_id, _FEATURE_INPUT, ids=none, step_fields=light).schema
+    fresh = plan.filter("fresh")["trace_id"]
+    chunks = staged_chunks(
+        store, run.run_id, fresh, _FEATURE_INPUT, SCORE_CHUNK_TRACES, step_fields=light
+    )
+    for rows in chunks:
+        yield rows.lazy()
     rescored = plan.filter(pl.col("target") & ~pl.col("fresh")).select("trace_id")
     for chunk in rescored.iter_slices(SCORE_CHUNK_TRACES):
-        stored = store.traces_for(chunk["trace_id"], _FEATURE_INPUT, light_steps=True)
+        stored = store.traces_for(chunk["trace_id"], _FEATURE_INPUT, step_fields=light)
         yield stored.cast(schema).lazy()
     if fresh.is_empty() and rescored.is_empty():
         yield pl.LazyFrame(schema=schema)  # an empty scores file still has every column

@@ -13,7 +13,13 @@ import polars as pl
 
 from storage._connection import uninterrupted_method
 
-__all__ = ["Scratch", "Statements"]
+__all__ = ["Scratch", "Statements", "steps_with"]
+
+
+def steps_with(fields: Sequence[str]) -> str:
+    """The select item of a `steps` column that keeps only `fields` of each step."""
+    picked = ", ".join(f"'{name}': s.{name}" for name in fields)
+    return f"list_transform(steps, lambda s: {{{picked}}}) AS steps"
 
 
 class Statements:

@@ -26,7 +26,7 @@ from storage._embedding_cache import EmbeddingCache
 from storage._extensions import load_extension
 from storage._publishing import Publishing
 from storage._schema_stamp import is_current, update_schema
-from storage._statements import Scratch, Statements
+from storage._statements import Scratch, Statements, steps_with
 from storage.interrupts import uninterrupted
 from storage.locations import check_file, locate
 
@@ -315,17 +315,20 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
 
     @uninterrupted_method
     def traces_for(
-        self, trace_ids: pl.Series, columns: Sequence[str], *, light_steps: bool = False
+        self,
+        trace_ids: pl.Series,
+        columns: Sequence[str],
+        *,
+        step_fields: Sequence[str] | None = None,
     ) -> pl.DataFrame:
-        """Stored trace rows for the given ids (in no particular order). With `light_steps`,
-        `steps` holds only each step's type, tool_present and tool_name."""
+        """Stored trace rows for the given ids (in no particular order). With `step_fields`,
+        `steps` holds only those fields of each step."""
         ids = pl.DataFrame({"trace_id": trace_ids})
         self._con.register("__ids", ids)
         try:
             selected = ", ".join(
-                "list_transform(t.steps, lambda s: {'type': s.type, 'tool_present': "
-                "s.tool_present, 'tool_name': s.tool_name}) AS steps"
-                if light_steps and name == "steps"
+                steps_with(step_fields)
+                if step_fields is not None and name == "steps"
                 else f"t.{name}"
                 for name in columns
             )

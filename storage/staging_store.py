@@ -10,14 +10,16 @@ with the connection, so a crash leaves nothing half-staged behind.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 import polars as pl
 
+from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
 
 __all__ = [
+    "LIGHT_STEP_FIELDS",
     "STAGED_LIGHT",
     "append_staged",
     "create_staging",
@@ -25,6 +27,7 @@ __all__ = [
     "delete_staged_file",
     "drop_staging",
     "limit_staged",
+    "staged_chunks",
     "staged_count_by_file",
     "staged_rows",
     "staged_table",
@@ -73,6 +76,10 @@ def staged_view(
     )
 
 
+LIGHT_STEP_FIELDS = ("type", "tool_present", "tool_name")
+"""The step fields the value score reads (no text)."""
+
+
 def staged_rows(
     store: DuckDBStore,
     run_id: str,
@@ -80,17 +87,14 @@ def staged_rows(
     *,
     ids: pl.Series | None = None,
     within: tuple[int, int] | None = None,
-    light_steps: bool = False,
+    step_fields: Sequence[str] | None = None,
 ) -> pl.DataFrame:
     """Columns of the staged rows (of `ids` only, when given), in staging order. `within`
     (lowest, highest `_order`) bounds the rows read: the scan then skips the table's other
-    row groups instead of reading every row's steps to find the ids. With `light_steps`,
-    `steps` holds only each step's type, tool_present and tool_name."""
+    row groups instead of reading every row's steps to find the ids. With `step_fields`,
+    `steps` holds only those fields of each step."""
     selected = [
-        "list_transform(steps, lambda s: {'type': s.type, 'tool_present': s.tool_present, "
-        "'tool_name': s.tool_name}) AS steps"
-        if light_steps and name == "steps"
-        else name
+        steps_with(step_fields) if step_fields is not None and name == "steps" else name
         for name in columns
     ]
     query = f"SELECT {', '.join(selected)} FROM {staged_table(run_id)}"
@@ -101,6 +105,26 @@ def staged_rows(
         f"{query} SEMI JOIN __ids USING (trace_id){where} ORDER BY _order",
         ids=ids.to_frame("trace_id"),
     )
+
+
+def staged_chunks(
+    store: DuckDBStore,
+    run_id: str,
+    ids: pl.Series,
+    columns: Sequence[str],
+    rows: int,
+    *,
+    step_fields: Sequence[str] | None = None,
+) -> Iterator[pl.DataFrame]:
+    """`staged_rows` of `ids`, `rows` traces at a time in staging order: each chunk reads one
+    stretch of the staging table (its `_order` bounds), not the whole table."""
+    orders = staged_rows(store, run_id, ("trace_id", "_order"))
+    wanted = orders.join(ids.to_frame("trace_id"), on="trace_id", how="semi").sort("_order")
+    for chunk in wanted.iter_slices(rows):
+        within = (chunk["_order"][0], chunk["_order"][-1])
+        yield staged_rows(
+            store, run_id, columns, ids=chunk["trace_id"], within=within, step_fields=step_fields
+        )
 
 
 def staged_count_by_file(store: DuckDBStore, run_id: str) -> pl.DataFrame:
