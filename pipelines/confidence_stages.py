@@ -54,9 +54,10 @@ FACTORS_ROWS, QUARANTINE, STEPS, TRACES = (
 )
 """Work files of a run; STEPS and TRACES are written in numbered parts (`_part`)."""
 
-DERIVED_CHUNK_TRACES = 100_000
+DERIVED_CHUNK_TRACES = 25_000
 """Derived mode scores stored traces this many at a time, so memory stays bounded whatever
-the database holds; every part is committed in the one transaction of `commit_stage`."""
+the database holds (about 1.3 GiB of peak RSS for realistic traces, against 2.4-2.8 GiB with
+100,000; docs/performance.md); `commit_stage` writes several parts per transaction."""
 
 
 def _part(pattern: str, part: int) -> str:

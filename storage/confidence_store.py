@@ -7,13 +7,14 @@ written in batches and published in one transaction, replacing the rows of the s
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from storage._commit import sql_string
+from storage._commit import COMMIT_BATCH_ROWS, sql_string
 from storage.duckdb_store import DuckDBStore
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
 
 
 _UNFINISHED_RUNS = "SELECT run_id FROM runs WHERE status <> 'completed'"
+_PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
+"""The runs whose traces the `traces` view shows (storage/schema/scoring.py)."""
 _UNFINISHED = f"SELECT trace_id FROM traces WHERE run_id IN ({_UNFINISHED_RUNS})"
 """Traces stored by a run that has not completed: the run in progress, and any that stopped
 after its commit and before its confidence step."""
@@ -51,41 +54,58 @@ def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
 
 
 def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
-    """The ids (trace_id, sorted; run_id) of stored traces whose derived level is missing, or was
-    computed from other content or configuration (all of them with `force`). Only the traces
-    of unfinished runs are compared when no other can be stale: they are found by their run
-    (the column scans skip other runs' row groups) and only their levels are read."""
+    """The ids (trace_id, run_id, place) of stored traces whose derived level is missing, or
+    was computed from other content or configuration (all of them with `force`), in the order
+    they are stored: `place` is the row's position in `trace_rows` (null in a DuckLake), which
+    `stale_derived_traces` reads a stretch of. Only the traces of unfinished runs are compared
+    when no other can be stale: they are found by their run (the column scans skip other
+    runs' row groups) and only their levels are read."""
     narrow = not force and _only_unfinished_can_be_stale(store, config_hash)
-    where = f"WHERE run_id IN ({_UNFINISHED_RUNS})" if narrow else ""
+    unfinished = f"AND run_id IN ({_UNFINISHED_RUNS})" if narrow else ""
+    place = "rowid" if store.location.catalog is None else "NULL::BIGINT"
     return store.sql(
-        f"WITH t AS (SELECT trace_id, run_id, content_hash FROM traces {where}) "
-        "SELECT t.trace_id, t.run_id FROM t LEFT JOIN (SELECT trace_id, input_hash, config_hash "
-        "FROM confidence_traces SEMI JOIN t USING (trace_id) WHERE source = 'derived') c "
-        "USING (trace_id) "
+        f"WITH t AS (SELECT trace_id, run_id, content_hash, {place} AS place FROM trace_rows "
+        f"WHERE run_id IN ({_PUBLISHED_RUNS}) {unfinished}) "
+        "SELECT t.trace_id, t.run_id, t.place FROM t LEFT JOIN (SELECT trace_id, input_hash, "
+        "config_hash FROM confidence_traces SEMI JOIN t USING (trace_id) "
+        "WHERE source = 'derived') c USING (trace_id) "
         "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
-        "OR c.config_hash <> ? ORDER BY t.trace_id",
+        "OR c.config_hash <> ? ORDER BY t.place, t.trace_id",
         [force, config_hash],
     )
 
 
 def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
-    """The stored traces of `ids` (trace_id, run_id), sorted by id: trace_id, content_hash,
-    confidence, result_summary, objective and steps (step_id, type, tool_name, input, content,
-    output_summary).
+    """The stored traces of `ids` (trace_id, run_id, place), sorted by id: trace_id,
+    content_hash, confidence, result_summary, objective and steps (step_id, type, tool_name,
+    input, content, output_summary).
 
     The runs are named in a filter DuckDB applies while it scans, so the steps of traces of
-    other runs are never read (a join alone would read every trace's steps)."""
+    other runs are never read (a join alone would read every trace's steps). The ids' places
+    bound the scan to their stretch of `trace_rows`, so reading a database in chunks reads
+    each stored trace once, not once per chunk. Places are a hint: when another process
+    rewrote the table since they were read, the traces not found there are read without it."""
     runs = ", ".join("'" + run.replace("'", "''") + "'" for run in ids["run_id"].unique())
-    return store.sql_with(
-        "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
-        "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
-        "'tool_name': s.tool_name, 'input': s.input, 'content': s.content, "
-        "'output_summary': s.output_summary}) "
-        "AS steps "
-        f"FROM traces t SEMI JOIN __ids USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) "
-        "ORDER BY t.trace_id",
-        ids=ids.select("trace_id"),
-    )
+
+    def select(table: str, within: str = "") -> str:
+        return (
+            "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
+            "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
+            "'tool_name': s.tool_name, 'input': s.input, 'content': s.content, "
+            f"'output_summary': s.output_summary}}) AS steps FROM {table} t SEMI JOIN __ids "
+            f"USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) {within} ORDER BY t.trace_id"
+        )
+
+    wanted = ids.select("trace_id")
+    places = ids["place"] if "place" in ids.columns else pl.Series([None], dtype=pl.Int64)
+    if places.null_count() == 0:
+        rows = places.cast(pl.Int64).to_numpy()
+        low, high = rows.min(), rows.max()
+        within = f"AND t.rowid BETWEEN {int(low)} AND {int(high)}"
+        found = store.sql_with(select("trace_rows", within), ids=wanted)
+        if found.height == ids.height:
+            return found
+    return store.sql_with(select("traces"), ids=wanted)
 
 
 def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
@@ -99,22 +119,23 @@ def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
 def commit_confidence(
     store: DuckDBStore, steps: Path, traces: Path, quarantine: Path | None, run_id: str
 ) -> None:
-    """Write the run's levels and step rows (the part files `traces` and `steps` match, part
-    by part, one transaction each, the file let go in between), then publish them with its
+    """Write the run's levels and step rows (the part files `traces` and `steps` match, a few
+    parts at a time, one transaction each, the file let go in between), then publish them with its
     quarantine rows in one last transaction: the views `confidence_traces` and
     `confidence_steps` show the run's rows from then on, in place of the rows of the same
     (trace_id, source) that earlier runs published. A quarantine row already recorded for the
     same file content is kept."""
-    for traces_part in sorted(traces.parent.glob(traces.name)):
-        steps_part = steps.parent / steps.name.replace("*", traces_part.stem.rsplit("-", 1)[1])
+    for group in _part_groups(sorted(traces.parent.glob(traces.name))):
+        numbers = [part.stem.rsplit("-", 1)[1] for part in group]
+        steps_parts = [str(steps.parent / steps.name.replace("*", n)) for n in numbers]
         with store.transaction() as con:
             con.execute(
                 "INSERT INTO confidence_trace_rows BY NAME SELECT * FROM read_parquet(?)",
-                [str(traces_part)],
+                [[str(part) for part in group]],
             )
             con.execute(
                 "INSERT INTO confidence_step_rows BY NAME SELECT * FROM read_parquet(?)",
-                [str(steps_part)],
+                [steps_parts],
             )
         store.let_others_in()
     with store.transaction() as con:
@@ -128,6 +149,23 @@ def commit_confidence(
                 "AND o.rule = q.rule)",
                 [run_id, str(quarantine)],
             )
+
+
+def _part_groups(parts: list[Path]) -> Iterator[list[Path]]:
+    """Consecutive trace part files holding up to COMMIT_BATCH_ROWS traces together (at least
+    one part each): a run computes in small parts to bound its memory and commits about as
+    many traces per transaction as a scoring commit does."""
+    group: list[Path] = []
+    held = 0
+    for part in parts:
+        rows = pl.scan_parquet(part).select(pl.len()).collect().item()
+        if group and held + rows > COMMIT_BATCH_ROWS:
+            yield group
+            group, held = [], 0
+        group.append(part)
+        held += rows
+    if group:
+        yield group
 
 
 def _publish_levels(con: duckdb.DuckDBPyConnection, run_id: str) -> None:

@@ -143,3 +143,22 @@ def test_evaluate_reads_labels_from_sql_and_files(db: Path, tmp_path: Path) -> N
             labelled_levels(store, "no_such_column", "derived")
         with pytest.raises(InputError, match="must be 0 or 1"):
             labelled_levels(store, "2", "derived")
+
+
+def test_stale_traces_are_read_by_their_stretch_and_found_when_it_moved(db: Path) -> None:
+    """Stale ids come in the order they are stored, with their place in trace_rows; a chunk
+    reads only its stretch. A place that no longer holds its trace (another process rewrote
+    the table) is a hint only: the trace is still read."""
+    import polars as pl
+
+    from storage.confidence_store import stale_derived_ids, stale_derived_traces
+
+    with held_store(db) as store:
+        ids = stale_derived_ids(store, ConfidenceConfig().config_hash(), force=True)
+        assert ids["place"].is_sorted() and ids["place"].null_count() == 0
+        chunk = ids.slice(100, 50)
+        whole = stale_derived_traces(store, ids.drop("place").slice(100, 50))
+        assert stale_derived_traces(store, chunk).equals(whole)
+        moved = chunk.with_columns(pl.col("place") + 300)
+        assert stale_derived_traces(store, moved).equals(whole)
+        assert whole.height == 50
