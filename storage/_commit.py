@@ -22,6 +22,7 @@ from storage.schema.scoring import latest_scores_select
 
 __all__ = [
     "COMMIT_BATCH_ROWS",
+    "PUBLISHED_RUNS",
     "RunHandle",
     "as_of_run_views",
     "discard_unpublished",
@@ -40,7 +41,8 @@ COMMIT_BATCH_ROWS = 100_000
 """Rows a commit writes per transaction unless the run says otherwise: at most about 4 s of
 holding the file for realistic traces on the machine docs/performance.md names."""
 
-_PUBLISHED = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
+PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
+"""The runs whose rows the views `traces` and `scores` show (storage/schema/scoring.py)."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def publish(con: duckdb.DuckDBPyConnection, run: RunHandle, *, wrote: bool) -> R
     if wrote:
         run = _newest_seq(con, run)
         con.execute(
-            f"DELETE FROM trace_rows WHERE run_id <> ? AND run_id IN ({_PUBLISHED}) "
+            f"DELETE FROM trace_rows WHERE run_id <> ? AND run_id IN ({PUBLISHED_RUNS}) "
             "AND trace_id IN (SELECT trace_id FROM trace_rows WHERE run_id = ?)",
             [run.run_id, run.run_id],
         )

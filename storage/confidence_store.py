@@ -14,7 +14,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from storage._commit import COMMIT_BATCH_ROWS, sql_string
+from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS, sql_string
+from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
 
 __all__ = [
@@ -29,8 +30,6 @@ __all__ = [
 
 
 _UNFINISHED_RUNS = "SELECT run_id FROM runs WHERE status <> 'completed'"
-_PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
-"""The runs whose traces the `traces` view shows (storage/schema/scoring.py)."""
 _UNFINISHED = f"SELECT trace_id FROM traces WHERE run_id IN ({_UNFINISHED_RUNS})"
 """Traces stored by a run that has not completed: the run in progress, and any that stopped
 after its commit and before its confidence step."""
@@ -65,7 +64,7 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> p
     place = "rowid" if store.location.catalog is None else "NULL::BIGINT"
     return store.sql(
         f"WITH t AS (SELECT trace_id, run_id, content_hash, {place} AS place FROM trace_rows "
-        f"WHERE run_id IN ({_PUBLISHED_RUNS}) {unfinished}) "
+        f"WHERE run_id IN ({PUBLISHED_RUNS}) {unfinished}) "
         "SELECT t.trace_id, t.run_id, t.place FROM t LEFT JOIN (SELECT trace_id, input_hash, "
         "config_hash FROM confidence_traces SEMI JOIN t USING (trace_id) "
         "WHERE source = 'derived') c USING (trace_id) "
@@ -73,6 +72,10 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> p
         "OR c.config_hash <> ? ORDER BY t.place, t.trace_id",
         [force, config_hash],
     )
+
+
+_DERIVED_STEP_FIELDS = ("step_id", "type", "tool_name", "input", "content", "output_summary")
+"""The step fields derived mode reads."""
 
 
 def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
@@ -90,9 +93,7 @@ def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
     def select(table: str, within: str = "") -> str:
         return (
             "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
-            "list_transform(t.steps, lambda s: {'step_id': s.step_id, 'type': s.type, "
-            "'tool_name': s.tool_name, 'input': s.input, 'content': s.content, "
-            f"'output_summary': s.output_summary}}) AS steps FROM {table} t SEMI JOIN __ids "
+            f"{steps_with(_DERIVED_STEP_FIELDS)} FROM {table} t SEMI JOIN __ids "
             f"USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) {within} ORDER BY t.trace_id"
         )
 
