@@ -88,7 +88,7 @@ def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
     bound the scan to their stretch of `trace_rows`, so reading a database in chunks reads
     each stored trace once, not once per chunk. Places are a hint: when another process
     rewrote the table since they were read, the traces not found there are read without it."""
-    runs = ", ".join("'" + run.replace("'", "''") + "'" for run in ids["run_id"].unique())
+    runs = ", ".join(sql_string(run) for run in ids["run_id"].unique())
 
     def select(table: str, within: str = "") -> str:
         return (
