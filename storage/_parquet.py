@@ -195,7 +195,7 @@ def _normalised_batches(path: str | Path, batch_rows: int) -> Iterator[pa.Table]
 
 def _normalised_from(handle: BinaryIO, batch_rows: int) -> Iterator[pa.Table]:
     try:
-        parquet = pq.ParquetFile(handle)
+        parquet = pq.ParquetFile(handle, pre_buffer=False, buffer_size=1 << 20)
         schema = parquet.schema_arrow
     except (pa.ArrowException, OSError) as exc:
         raise FileRejected(

@@ -187,7 +187,7 @@ def _resolved(path: Path) -> Path:
         return path.absolute()
 
 
-DEFAULT_BATCH_ROWS = 25_000
+DEFAULT_BATCH_ROWS = 5_000
 """Rows per batch when a Parquet file is read in pieces."""
 
 
