@@ -22,6 +22,36 @@ def steps_with(fields: Sequence[str]) -> str:
     return f"list_transform(steps, lambda s: {{{picked}}}) AS steps"
 
 
+RESULT_BATCH_ROWS = 100_000
+"""Rows of a query's result converted at a time: a result is streamed into Polars, so a large
+one is not held a second (and third) time by DuckDB and by Arrow while it is converted."""
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """Column names made unique as DuckDB's own Polars export makes them: a repeated name
+    gets `_1`, `_2`, ... (the first suffix not taken)."""
+    taken: set[str] = set()
+    unique = []
+    for name in names:
+        candidate, n = name, 0
+        while candidate in taken:
+            n += 1
+            candidate = f"{name}_{n}"
+        taken.add(candidate)
+        unique.append(candidate)
+    return unique
+
+
+def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
+    """The relation's rows as one Polars frame (in chunks of RESULT_BATCH_ROWS)."""
+    reader = relation.to_arrow_reader(RESULT_BATCH_ROWS)
+    names = _unique_names(reader.schema.names)
+    frames = [pl.DataFrame(batch.rename_columns(names)) for batch in reader]
+    if not frames:
+        return pl.DataFrame(reader.schema.empty_table().rename_columns(names))
+    return frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
+
+
 class Statements:
     """Queries and loads by column name, through Arrow."""
 
@@ -32,7 +62,7 @@ class Statements:
     @uninterrupted_method
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """Run a read query and return its rows."""
-        return self._con.sql(query, params=params).pl()
+        return _frame(self._con.sql(query, params=params))
 
     @uninterrupted_method
     def execute(self, statement: str, params: Sequence[Any] | None = None) -> None:
@@ -43,7 +73,7 @@ class Statements:
     def sql_with(self, query: str, **frames: pl.DataFrame) -> pl.DataFrame:
         """Run a read query that refers to each of `frames` as `__<name>`."""
         with self._registered(frames):
-            return self._con.sql(query).pl()
+            return _frame(self._con.sql(query))
 
     @uninterrupted_method
     def execute_with(self, statement: str, **frames: pl.DataFrame) -> None:

@@ -113,6 +113,19 @@ def test_session_time_zone_is_utc(db_path: Path) -> None:
         assert store.sql("SELECT current_setting('TimeZone') AS tz")["tz"][0] == "UTC"
 
 
+def test_query_results_stream_into_one_frame_with_duckdb_s_column_names(db_path: Path) -> None:
+    # Results are converted in batches (RESULT_BATCH_ROWS); the frame must be what DuckDB's
+    # own export gives: every row in order, repeated names suffixed, an empty result typed.
+    query = "SELECT range AS a, range * 2 AS a, 'x' AS a_1 FROM range(250000)"
+    with DuckDBStore(db_path) as store:
+        frame = store.sql(query)
+        empty = store.sql("SELECT 1::BIGINT AS n, 'x' AS s WHERE false")
+    expected = duckdb.sql(query).pl()
+    assert frame.columns == expected.columns == ["a", "a_1", "a_1_1"]
+    assert frame.equals(expected)
+    assert empty.height == 0 and empty.schema == pl.Schema({"n": pl.Int64, "s": pl.String})
+
+
 def test_runs_get_increasing_sequence_numbers(db_path: Path) -> None:
     with DuckDBStore(db_path) as store:
         first = store.begin_run("x", version="0", model=None, config={}, config_hash="h")
