@@ -20,7 +20,7 @@ from transforms.value import value_features, value_score
 
 __all__ = ["commit_inputs", "commit_results", "plan_novelty", "score_staged"]
 
-SCORE_CHUNK_TRACES = 200_000
+SCORE_CHUNK_TRACES = 25_000
 """Targets scored at a time: each chunk's rows are read, scored and written to a part file,
 so memory stays bounded whatever the run's size."""
 
@@ -38,7 +38,6 @@ _PLAN_INPUT = [
     "agent_id",
     "task_domain",
     "success",
-    "source_file",
     "text_sha",
 ]
 _FEATURE_INPUT = [
@@ -72,6 +71,34 @@ def _stored_hashes(
     return stored, newest
 
 
+def _fresh_rows(
+    store: DuckDBStore, run: Run, settings: Settings, *, embed: bool
+) -> tuple[pl.DataFrame, pl.Series, pl.DataFrame, pl.DataFrame]:
+    """The run's new and changed rows (with their scope key), every staged row's status
+    (new, changed or unchanged), and what `_stored_hashes` read. The staged rows are held
+    once: the fresh ones are filtered out of the frame that carries the status."""
+    # The plan orders the rows itself (plan_replay by scope and time; the scores by staging
+    # order when they read their chunks), so DuckDB need not sort them.
+    valid = staged_rows(store, run.run_id, _PLAN_INPUT, ordered=False).with_columns(
+        scope_key(settings.novelty.scope)
+    )
+    stored, newest = _stored_hashes(store, valid, settings, embed=embed)
+    stored_hash = pl.col("trace_id").replace_strict(
+        stored["trace_id"], stored["content_hash"], default=None, return_dtype=pl.String
+    )
+    valid = valid.with_columns(stored_hash=stored_hash).with_columns(
+        status=pl.when(pl.col("stored_hash").is_null())
+        .then(pl.lit("new"))
+        .when(pl.col("stored_hash") == pl.col("content_hash"))
+        .then(pl.lit("unchanged"))
+        .otherwise(pl.lit("changed"))
+    )
+    status = valid["status"]
+    unchanged = status == "unchanged"
+    fresh = valid.filter(~unchanged) if unchanged.any() else valid
+    return fresh.drop("stored_hash", "status"), status, stored, newest
+
+
 def plan_novelty(
     store: DuckDBStore, run: Run, settings: Settings, *, embed: bool
 ) -> dict[str, int]:
@@ -79,22 +106,8 @@ def plan_novelty(
 
     Writes plan.parquet: the replay rows in order, with `fresh`, `target` and `window_start`.
     """
-    valid = staged_rows(store, run.run_id, _PLAN_INPUT).with_columns(
-        scope_key(settings.novelty.scope)
-    )
     run.path(PLANNED_AT).write_text(str(store.commits()))
-    stored, newest = _stored_hashes(store, valid, settings, embed=embed)
-    status = valid.join(
-        stored.select("trace_id", stored_hash="content_hash"), on="trace_id", how="left"
-    ).select(
-        "trace_id",
-        status=pl.when(pl.col("stored_hash").is_null())
-        .then(pl.lit("new"))
-        .when(pl.col("stored_hash") == pl.col("content_hash"))
-        .then(pl.lit("unchanged"))
-        .otherwise(pl.lit("changed")),
-    )
-    fresh = valid.join(status.filter(pl.col("status") != "unchanged"), on="trace_id")
+    fresh, status, stored, newest = _fresh_rows(store, run, settings, embed=embed)
     if embed:
         novelty = settings.novelty
         plan = plan_replay(
@@ -111,15 +124,18 @@ def plan_novelty(
             fresh=pl.lit(True), target=pl.lit(True), window_start=pl.lit(0, dtype=pl.Int64)
         )
     rows.write_parquet(run.path(PLAN))
-    counts = status["status"].value_counts()
+    counts = status.value_counts()
     by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
-    late = fresh.join(newest, on="scope_key").filter(pl.col("created_at") < pl.col("newest"))
+    newest_there = pl.col("scope_key").replace_strict(
+        newest["scope_key"], newest["newest"], default=None, return_dtype=newest["newest"].dtype
+    )
+    late = fresh.select((pl.col("created_at") < newest_there).sum()).item()
     return {
         "rows_new": by_status.get("new", 0),
         "rows_changed": by_status.get("changed", 0),
         "rows_unchanged": by_status.get("unchanged", 0),
         "rows_rescored": int((rows["target"] & ~rows["fresh"]).sum()),
-        "rows_late": late.height,
+        "rows_late": late,
     }
 
 
@@ -130,19 +146,13 @@ def score_staged(
 
     With `embed`, N comes from novelty.parquet (`pipelines.novelty_stages.replay_staged`).
     """
-    plan = pl.read_parquet(run.path(PLAN))
+    plan = pl.read_parquet(run.path(PLAN), columns=["trace_id", "fresh", "target"])
     advance = stage_progress("scoring", int(plan["target"].sum()))
+    novelty: pl.DataFrame | None = None
     if embed:
         if not run.path(NOVELTY).exists():
             raise RuntimeError(f"{run.path(NOVELTY)} is missing: replay novelty before scoring")
         novelty = pl.read_parquet(run.path(NOVELTY))
-    else:
-        novelty = plan.select(
-            "trace_id",
-            novelty=pl.lit(EMPTY_CACHE_NOVELTY),
-            novelty_window=pl.lit(0, dtype=pl.Int32),
-            novelty_source=pl.lit("no_embedder"),
-        )
     fresh_ids = plan.filter("fresh")["trace_id"]
     parts, columns = [], store.columns("scores")
     for part, rows in enumerate(_chunk_rows(store, run, plan)):
@@ -181,14 +191,23 @@ def _chunk_rows(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> Iterator[pl
 
 
 def _score_chunk(
-    rows: pl.LazyFrame, run: Run, settings: Settings, novelty: pl.DataFrame
+    rows: pl.LazyFrame, run: Run, settings: Settings, novelty: pl.DataFrame | None
 ) -> pl.LazyFrame:
-    """The scores of one chunk of feature input rows (fresh or re-scored traces)."""
+    """The scores of one chunk of feature input rows (fresh or re-scored traces); `novelty`
+    is the replay's (none without the embedder: every trace then gets the empty cache's N)."""
+    features = value_features(
+        rows.with_columns(scope_key(settings.novelty.scope)), settings.scoring.all_profiles()
+    )
+    if novelty is None:
+        features = features.with_columns(
+            novelty=pl.lit(EMPTY_CACHE_NOVELTY),
+            novelty_window=pl.lit(0, dtype=pl.Int32),
+            novelty_source=pl.lit("no_embedder"),
+        )
+    else:
+        features = features.join(novelty.lazy(), on="trace_id")
     return value_score(
-        value_features(
-            rows.with_columns(scope_key(settings.novelty.scope)),
-            settings.scoring.all_profiles(),
-        ).join(novelty.lazy(), on="trace_id"),
+        features,
         settings.scoring.share_threshold,
     ).with_columns(
         run_id=pl.lit(run.run_id),

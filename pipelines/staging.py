@@ -30,7 +30,7 @@ from storage.staging_store import (
     delete_staged_file,
     limit_staged,
     staged_count_by_file,
-    staged_rows,
+    staged_repeats,
     staged_view,
 )
 from transforms.replay import trace_text
@@ -165,8 +165,11 @@ def _settle_duplicates(
     store: DuckDBStore, run: Run, infos: list[FileInfo], rejected_parts: list[pl.DataFrame]
 ) -> pl.DataFrame:
     """Remove all but the last occurrence of each id from the staging table; returns every
-    rejected row (batches' rule breaks, duplicates, rejected files)."""
-    keys = staged_rows(store, run.run_id, ("trace_id", "content_hash", "source_file", "row_number"))
+    rejected row (batches' rule breaks, duplicates, rejected files). Only the rows of repeated
+    ids are read back: the rule compares occurrences of one id, so the others cannot break it."""
+    keys = staged_repeats(
+        store, run.run_id, ("trace_id", "content_hash", "source_file", "row_number")
+    )
     duplicates = (
         split_duplicates(
             keys.lazy().with_columns(
