@@ -54,10 +54,11 @@ FACTORS_ROWS, QUARANTINE, STEPS, TRACES = (
 )
 """Work files of a run; STEPS and TRACES are written in numbered parts (`_part`)."""
 
-DERIVED_CHUNK_TRACES = 25_000
+DERIVED_CHUNK_TRACES = 10_000
 """Derived mode scores stored traces this many at a time, so memory stays bounded whatever
-the database holds (about 1.3 GiB of peak RSS for realistic traces, against 2.4-2.8 GiB with
-100,000; docs/performance.md); `commit_stage` writes several parts per transaction."""
+the database holds (about 0.7 GiB of peak RSS for realistic traces, against 1.3 GiB with
+25,000 and 2.4-2.8 GiB with 100,000, at the same speed; docs/performance.md);
+`commit_stage` writes several parts per transaction."""
 
 
 def _part(pattern: str, part: int) -> str:
@@ -116,24 +117,40 @@ def derived_stage(
     stale_ids = stale_derived_ids(store, config.config_hash(), force=force)
     if stale_ids.is_empty():
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
-    scored = 0
-    for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES)):
-        stale = stale_derived_traces(store, ids).lazy()
-        store.release()  # scoring the chunk does not need the file
-        hashes = stale.select("trace_id", input_hash="content_hash").collect()
-        scored += _results(
-            derived_factors(stale, config),
-            hashes,
-            config,
-            "derived",
-            run_id,
-            work_dir,
-            ordered=True,
-            caps=outcome_caps(stale, config.derived),
-            part=part,
-        )
+    scored = sum(
+        _derived_part(store, ids, config, run_id, work_dir, part)
+        for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES))
+    )
+    del stale_ids  # the commit holds its own memory
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
+
+
+def _derived_part(
+    store: DuckDBStore,
+    ids: pl.DataFrame,
+    config: ConfidenceConfig,
+    run_id: str,
+    work_dir: Path,
+    part: int,
+) -> int:
+    """Read the stored traces of `ids`, derive and score their factors, write part `part`;
+    returns traces scored. (A function of its own, so a chunk's rows are freed before the next
+    chunk, and the commit, read theirs.)"""
+    stale = stale_derived_traces(store, ids).lazy()
+    store.release()  # scoring the chunk does not need the file
+    hashes = stale.select("trace_id", input_hash="content_hash").collect()
+    return _results(
+        derived_factors(stale, config),
+        hashes,
+        config,
+        "derived",
+        run_id,
+        work_dir,
+        ordered=True,
+        caps=outcome_caps(stale, config.derived),
+        part=part,
+    )
 
 
 def _trace_hashes(rows: pl.DataFrame) -> pl.DataFrame:
