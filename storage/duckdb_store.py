@@ -57,13 +57,6 @@ class RunRecord:
     error: str | None = None
 
 
-DUCKDB_MEMORY_LIMIT = "384MB"
-"""What DuckDB may hold in memory (its buffers: a run's staging tables, sorts, joins) before it
-spills to the folder beside the database. A run's process holds about 0.6 GiB more of its
-own at most (Python, Polars, Arrow), so the whole stays under 1 GiB (docs/performance.md);
-256 MB is too little for the joins of derived confidence over a million stored traces."""
-
-
 class DuckDBStore(Statements, EmbeddingCache, Publishing):
     """A tracegrade database: a DuckDB file, attached while this process reads or writes it,
     or a DuckLake (storage/locations.py)."""
@@ -90,7 +83,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         self._raw = duckdb.connect()
         try:
             self._raw.execute("SET TimeZone = 'UTC'")
-            self._raw.execute(f"SET memory_limit = '{DUCKDB_MEMORY_LIMIT}'")
+            self._raw.execute("SET memory_limit = '512MB'")
             if not self._in_memory:
                 spill = str(self.path).replace("'", "''") + ".tmp"
                 self._raw.execute(f"SET temp_directory = '{spill}'")
