@@ -29,9 +29,9 @@ __all__ = [
     "limit_staged",
     "staged_chunks",
     "staged_count_by_file",
+    "staged_repeats",
     "staged_rows",
     "staged_table",
-    "staged_repeats",
     "staged_view",
 ]
 
