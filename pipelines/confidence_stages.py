@@ -23,6 +23,7 @@ from storage.confidence_store import (
 )
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import sha256_hex
+from storage.work_files import parquet_batches
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
 from transforms.confidence.derived import derived_factors, outcome_caps
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FACTORS_ROWS",
     "QUARANTINE",
+    "STALE",
     "STEPS",
     "TRACES",
     "commit_stage",
@@ -46,13 +48,15 @@ __all__ = [
     "stage_factors",
 ]
 
-FACTORS_ROWS, QUARANTINE, STEPS, TRACES = (
+FACTORS_ROWS, QUARANTINE, STALE, STEPS, TRACES = (
     "confidence_factors.parquet",
     "confidence_quarantine.parquet",
+    "confidence_stale.parquet",
     "confidence_steps-*.parquet",
     "confidence_traces-*.parquet",
 )
-"""Work files of a run; STEPS and TRACES are written in numbered parts (`_part`)."""
+"""Work files of a run; STEPS and TRACES are written in numbered parts (`_part`); STALE holds
+the ids derived mode scores, read back a chunk at a time."""
 
 DERIVED_CHUNK_TRACES = 10_000
 """Derived mode scores stored traces this many at a time, so memory stays bounded whatever
@@ -114,14 +118,13 @@ def derived_stage(
     Returns confidence_traces (levels written) and confidence_unchanged (kept as stored).
     """
     total = store.sql("SELECT count(*) AS n FROM traces")["n"][0]
-    stale_ids = stale_derived_ids(store, config.config_hash(), force=force)
-    if stale_ids.is_empty():
+    stale = work_dir / STALE
+    if not stale_derived_ids(store, config.config_hash(), stale, force=force):
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
     scored = sum(
         _derived_part(store, ids, config, run_id, work_dir, part)
-        for part, ids in enumerate(stale_ids.iter_slices(DERIVED_CHUNK_TRACES))
+        for part, ids in enumerate(parquet_batches(stale, DERIVED_CHUNK_TRACES))
     )
-    del stale_ids  # freed before the commit, which needs memory of its own
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
 

@@ -12,10 +12,16 @@ from pipelines.progress import stage_progress
 from pipelines.runs import Run
 from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES
 from storage.duckdb_store import DuckDBStore
-from storage.staging_store import LIGHT_STEP_FIELDS, staged_chunks, staged_rows, staged_table
+from storage.staging_store import (
+    LIGHT_STEP_FIELDS,
+    plan_staged,
+    staged_chunks,
+    staged_rows,
+    staged_table,
+)
 from transforms.config.scoring import Settings
 from transforms.novelty import EMPTY_CACHE_NOVELTY
-from transforms.replay import plan_replay, scope_column, scope_key
+from transforms.replay import plan_replay, scope_key, scope_key_sql
 from transforms.value import value_features, value_score
 
 __all__ = ["commit_inputs", "commit_results", "plan_novelty", "score_staged"]
@@ -25,7 +31,8 @@ SCORE_CHUNK_TRACES = 25_000
 so memory stays bounded whatever the run's size."""
 
 FRESH = "fresh.parquet"
-"""The ids of the run's new and changed traces: the staged rows the commit stores."""
+"""The ids of the run's new and changed traces with their `_order`, in staging order: the
+staged rows the score stage reads and the commit stores."""
 
 PLANNED_AT = "planned_at"
 """The database's count of scoring commits when the run planned (the commit checks it)."""
@@ -39,6 +46,7 @@ _PLAN_INPUT = [
     "task_domain",
     "success",
     "text_sha",
+    "_order",
 ]
 _FEATURE_INPUT = [
     "trace_id",
@@ -53,36 +61,20 @@ _FEATURE_INPUT = [
 ]
 
 
-def _stored_hashes(
-    store: DuckDBStore, valid: pl.DataFrame, settings: Settings, *, embed: bool
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The stored rows the plan reads, and the newest stored created_at of each scope.
-
-    With the embedder, every stored trace (the replay reads their caches). Without it, only
-    the run's ids (their hashes) and one row per scope: a nightly run into a large database
-    reads a few thousand rows, not all of them."""
-    scope = settings.novelty.scope
-    if embed:
-        stored = store.stored_traces().with_columns(scope_key(scope))
-        newest = stored.group_by("scope_key").agg(newest=pl.col("created_at").max())
-        return stored, newest
-    stored = store.traces_for(valid["trace_id"], ("trace_id", "content_hash"))
-    newest = store.newest_created(scope_column(scope)).select(scope_key(scope), "newest")
-    return stored, newest
-
-
 def _fresh_rows(
-    store: DuckDBStore, run: Run, settings: Settings, *, embed: bool
+    store: DuckDBStore, run: Run, settings: Settings
 ) -> tuple[pl.DataFrame, pl.Series, pl.DataFrame, pl.DataFrame]:
-    """The run's new and changed rows (with their scope key), every staged row's status
-    (new, changed or unchanged), and what `_stored_hashes` read. The staged rows are held
-    once: the fresh ones are filtered out of the frame that carries the status."""
+    """The run's new and changed rows (with their scope key and `_order`), every staged row's
+    status (new, changed or unchanged), every stored trace (the replay reads their caches),
+    and the newest stored created_at of each scope. The staged rows are held once: the fresh
+    ones are filtered out of the frame that carries the status."""
     # The plan orders the rows itself (plan_replay by scope and time; the scores by staging
     # order when they read their chunks), so DuckDB need not sort them.
     valid = staged_rows(store, run.run_id, _PLAN_INPUT, ordered=False).with_columns(
         scope_key(settings.novelty.scope)
     )
-    stored, newest = _stored_hashes(store, valid, settings, embed=embed)
+    stored = store.stored_traces().with_columns(scope_key(settings.novelty.scope))
+    newest = stored.group_by("scope_key").agg(newest=pl.col("created_at").max())
     stored_hash = pl.col("trace_id").replace_strict(
         stored["trace_id"], stored["content_hash"], default=None, return_dtype=pl.String
     )
@@ -104,25 +96,28 @@ def plan_novelty(
 ) -> dict[str, int]:
     """Sort out new, changed and unchanged traces and plan which ones to (re)score.
 
-    Writes plan.parquet: the replay rows in order, with `fresh`, `target` and `window_start`.
+    Writes plan.parquet (the replay rows in order, with `fresh`, `target` and `window_start`)
+    and fresh.parquet (the new and changed traces' trace_id and _order, in staging order).
+    Without the embedder every fresh trace is a target and nothing else is: DuckDB writes
+    both files, so the run holds none of its ids (`plan_staged`).
     """
     run.path(PLANNED_AT).write_text(str(store.commits()))
-    fresh, status, stored, newest = _fresh_rows(store, run, settings, embed=embed)
-    if embed:
-        novelty = settings.novelty
-        plan = plan_replay(
-            stored,
-            fresh,
-            max_elements=novelty.max_elements,
-            ttl_us=None if novelty.ttl_seconds is None else round(novelty.ttl_seconds * 1_000_000),
-        )
-        rows = plan.rows.with_columns(
-            target=pl.Series(plan.targets), window_start=pl.Series(plan.window_start)
-        )
-    else:
-        rows = fresh.select("trace_id", "scope_key", "created_at", "text_sha").with_columns(
-            fresh=pl.lit(True), target=pl.lit(True), window_start=pl.lit(0, dtype=pl.Int64)
-        )
+    if not embed:
+        scope = scope_key_sql(settings.novelty.scope)
+        counts = plan_staged(store, run.run_id, scope, run.path(PLAN), run.path(FRESH))
+        return {**counts, "rows_rescored": 0}
+    fresh, status, stored, newest = _fresh_rows(store, run, settings)
+    fresh.select("trace_id", "_order").sort("_order").write_parquet(run.path(FRESH))
+    novelty = settings.novelty
+    plan = plan_replay(
+        stored,
+        fresh,
+        max_elements=novelty.max_elements,
+        ttl_us=None if novelty.ttl_seconds is None else round(novelty.ttl_seconds * 1_000_000),
+    )
+    rows = plan.rows.with_columns(
+        target=pl.Series(plan.targets), window_start=pl.Series(plan.window_start)
+    )
     rows.write_parquet(run.path(PLAN))
     counts = status.value_counts()
     by_status = dict(zip(counts["status"].to_list(), counts["count"].to_list(), strict=True))
@@ -146,16 +141,15 @@ def score_staged(
 
     With `embed`, N comes from novelty.parquet (`pipelines.novelty_stages.replay_staged`).
     """
-    plan = pl.read_parquet(run.path(PLAN), columns=["trace_id", "fresh", "target"])
-    advance = stage_progress("scoring", int(plan["target"].sum()))
+    targets = pl.scan_parquet(run.path(PLAN)).select(pl.col("target").sum()).collect().item()
+    advance = stage_progress("scoring", int(targets))
     novelty: pl.DataFrame | None = None
     if embed:
         if not run.path(NOVELTY).exists():
             raise RuntimeError(f"{run.path(NOVELTY)} is missing: replay novelty before scoring")
         novelty = pl.read_parquet(run.path(NOVELTY))
-    fresh_ids = plan.filter("fresh")["trace_id"]
     parts, columns = [], store.columns("scores")
-    for part, rows in enumerate(_chunk_rows(store, run, plan)):
+    for part, rows in enumerate(_chunk_rows(store, run)):
         path = run.path(f"scores-{part:05d}.parquet")
         store.release()  # scoring reads the run's own tables (stored ones only to re-score)
         _score_chunk(rows, run, settings, novelty).select(columns).sink_parquet(path)
@@ -163,30 +157,35 @@ def score_staged(
     pl.scan_parquet(parts).sink_parquet(run.path(SCORES))
     for path in parts:
         path.unlink()
-    fresh_ids.to_frame().write_parquet(run.path(FRESH))
     written = pl.scan_parquet(run.path(SCORES)).select(pl.len()).collect().item()
     advance(written)
     return {"rows_scored_now": written}
 
 
-def _chunk_rows(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> Iterator[pl.LazyFrame]:
+def _chunk_rows(store: DuckDBStore, run: Run) -> Iterator[pl.LazyFrame]:
     """The feature input of every trace the plan scores, SCORE_CHUNK_TRACES at a time: fresh
-    ones from the run's staging table in staging order (each chunk reads one stretch of it),
-    then the re-scored ones from the stored traces."""
+    ones from the run's staging table in staging order (each chunk reads one stretch of it,
+    the ids fresh.parquet lists), then the re-scored ones from the stored traces."""
     light = LIGHT_STEP_FIELDS
     none = pl.Series("trace_id", [], dtype=pl.String)
     schema = staged_rows(store, run.run_id, _FEATURE_INPUT, ids=none, step_fields=light).schema
-    fresh = plan.filter("fresh")["trace_id"]
     chunks = staged_chunks(
-        store, run.run_id, fresh, _FEATURE_INPUT, SCORE_CHUNK_TRACES, step_fields=light
+        store, run.run_id, run.path(FRESH), _FEATURE_INPUT, SCORE_CHUNK_TRACES, step_fields=light
     )
+    fresh = 0
     for rows in chunks:
+        fresh += rows.height
         yield rows.lazy()
-    rescored = plan.filter(pl.col("target") & ~pl.col("fresh")).select("trace_id")
+    rescored = (
+        pl.scan_parquet(run.path(PLAN))
+        .filter(pl.col("target") & ~pl.col("fresh"))
+        .select("trace_id")
+        .collect(engine="streaming")
+    )
     for chunk in rescored.iter_slices(SCORE_CHUNK_TRACES):
         stored = store.traces_for(chunk["trace_id"], _FEATURE_INPUT, step_fields=light)
         yield stored.cast(schema).lazy()
-    if fresh.is_empty() and rescored.is_empty():
+    if not fresh and rescored.is_empty():
         yield pl.LazyFrame(schema=schema)  # an empty scores file still has every column
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -68,6 +69,16 @@ class Statements:
     def execute(self, statement: str, params: Sequence[Any] | None = None) -> None:
         """Run one statement that returns nothing the caller needs."""
         self._con.execute(statement, params).fetchall()
+
+    @uninterrupted_method
+    def copy_to(self, query: str, path: Path, params: Sequence[Any] | None = None) -> int:
+        """Write a read query's rows, in its order, to the Parquet file `path` inside DuckDB
+        (none of them pass through Python); returns how many rows it wrote."""
+        quoted = str(path).replace("'", "''")
+        ((written,),) = self._con.execute(
+            f"COPY ({query}) TO '{quoted}' (FORMAT parquet)", params
+        ).fetchall()
+        return int(written)
 
     @uninterrupted_method
     def sql_with(self, query: str, **frames: pl.DataFrame) -> pl.DataFrame:

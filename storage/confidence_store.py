@@ -52,17 +52,19 @@ def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
     return other_config == 0 and leveled == traces - unfinished
 
 
-def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> pl.DataFrame:
-    """The ids (trace_id, run_id, place) of stored traces whose derived level is missing, or
-    was computed from other content or configuration (all of them with `force`), in the order
-    they are stored: `place` is the row's position in `trace_rows` (null in a DuckLake), which
-    `stale_derived_traces` reads a stretch of. Only the traces of unfinished runs are compared
-    when no other can be stale: they are found by their run (the column scans skip other
-    runs' row groups) and only their levels are read."""
+def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force: bool) -> int:
+    """Write to the Parquet file `path` the ids (trace_id, run_id, place) of stored traces
+    whose derived level is missing, or was computed from other content or configuration (all
+    of them with `force`), in the order they are stored; returns how many. `place` is the
+    row's position in `trace_rows` (null in a DuckLake), which `stale_derived_traces` reads a
+    stretch of. DuckDB writes the file, so a database of any size holds none of its ids in
+    this process. Only the traces of unfinished runs are compared when no other can be
+    stale: they are found by their run (the column scans skip other runs' row groups) and
+    only their levels are read."""
     narrow = not force and _only_unfinished_can_be_stale(store, config_hash)
     unfinished = f"AND run_id IN ({_UNFINISHED_RUNS})" if narrow else ""
     place = "rowid" if store.location.catalog is None else "NULL::BIGINT"
-    return store.sql(
+    return store.copy_to(
         f"WITH t AS (SELECT trace_id, run_id, content_hash, {place} AS place FROM trace_rows "
         f"WHERE run_id IN ({PUBLISHED_RUNS}) {unfinished}) "
         "SELECT t.trace_id, t.run_id, t.place FROM t LEFT JOIN (SELECT trace_id, input_hash, "
@@ -70,6 +72,7 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, *, force: bool) -> p
         "WHERE source = 'derived') c USING (trace_id) "
         "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
         "OR c.config_hash <> ? ORDER BY t.place, t.trace_id",
+        path,
         [force, config_hash],
     )
 

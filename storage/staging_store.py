@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from pathlib import Path
 
 import polars as pl
 
+from storage._commit import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
+from storage.work_files import parquet_batches
 
 __all__ = [
     "LIGHT_STEP_FIELDS",
@@ -27,6 +30,7 @@ __all__ = [
     "delete_staged_file",
     "drop_staging",
     "limit_staged",
+    "plan_staged",
     "staged_chunks",
     "staged_count_by_file",
     "staged_repeats",
@@ -125,21 +129,53 @@ def staged_repeats(store: DuckDBStore, run_id: str, columns: Sequence[str]) -> p
 def staged_chunks(
     store: DuckDBStore,
     run_id: str,
-    ids: pl.Series,
+    ids: Path,
     columns: Sequence[str],
     rows: int,
     *,
     step_fields: Sequence[str] | None = None,
 ) -> Iterator[pl.DataFrame]:
-    """`staged_rows` of `ids`, `rows` traces at a time in staging order: each chunk reads one
-    stretch of the staging table (its `_order` bounds), not the whole table."""
-    orders = staged_rows(store, run_id, ("trace_id", "_order"), ordered=False)
-    wanted = orders.join(ids.to_frame("trace_id"), on="trace_id", how="semi").sort("_order")
-    for chunk in wanted.iter_slices(rows):
+    """`staged_rows` of the traces the Parquet file `ids` lists (trace_id and _order, in
+    `_order`), `rows` traces at a time in staging order: each chunk reads one stretch of the
+    staging table (its `_order` bounds), and only one chunk of the ids is held."""
+    for chunk in parquet_batches(ids, rows):
         within = (chunk["_order"][0], chunk["_order"][-1])
         yield staged_rows(
             store, run_id, columns, ids=chunk["trace_id"], within=within, step_fields=step_fields
         )
+
+
+def plan_staged(
+    store: DuckDBStore, run_id: str, scope_key: str, plan: Path, fresh: Path
+) -> dict[str, int]:
+    """Write the staged rows that are new or changed (their content_hash is not the stored
+    trace's) to the Parquet file `plan`, in staging order, as the plan of a run without
+    novelty replay: trace_id, scope_key (the SQL expression `scope_key`), created_at,
+    text_sha, fresh, target, window_start and _order; and their trace_id and _order to
+    `fresh`. Done inside DuckDB, so a run of any size holds none of its ids. Returns
+    rows_new, rows_changed, rows_unchanged and rows_late (created before the newest stored
+    trace of their scope)."""
+    table = staged_table(run_id)
+    stored = f"SELECT trace_id, content_hash FROM traces SEMI JOIN {table} USING (trace_id)"
+    written = store.copy_to(
+        f"SELECT s.trace_id, {scope_key} AS scope_key, s.created_at, s.text_sha, "
+        "t.content_hash IS NULL AS new, TRUE AS fresh, TRUE AS target, "
+        f"0::BIGINT AS window_start, s._order FROM {table} s LEFT JOIN ({stored}) t "
+        "USING (trace_id) WHERE t.content_hash IS DISTINCT FROM s.content_hash "
+        "ORDER BY s._order",
+        plan,
+    )
+    planned = f"read_parquet({sql_string(str(plan))})"
+    store.scratch.copy_to(f"SELECT trace_id, _order FROM {planned}", fresh)
+    newest = f"SELECT {scope_key} AS scope_key, max(created_at) AS newest FROM traces GROUP BY 1"
+    counts = store.sql(
+        "SELECT count(*) FILTER (WHERE new) AS rows_new, "
+        "count(*) FILTER (WHERE NOT new) AS rows_changed, "
+        "count(*) FILTER (WHERE p.created_at < n.newest) AS rows_late "
+        f"FROM {planned} p LEFT JOIN ({newest}) n USING (scope_key)"
+    ).row(0, named=True)
+    staged = store.scratch.sql(f"SELECT count(*) AS n FROM {table}")["n"][0]
+    return {**counts, "rows_unchanged": int(staged) - written}
 
 
 def staged_count_by_file(store: DuckDBStore, run_id: str) -> pl.DataFrame:

@@ -17,7 +17,14 @@ import polars as pl
 
 from transforms.novelty import window_bounds
 
-__all__ = ["ReplayPlan", "plan_replay", "scope_column", "scope_key", "trace_text"]
+__all__ = [
+    "ReplayPlan",
+    "plan_replay",
+    "scope_column",
+    "scope_key",
+    "scope_key_sql",
+    "trace_text",
+]
 
 _STANDARD_SCOPES = {"agent": "agent_id", "domain": "task_domain"}
 
@@ -45,6 +52,15 @@ def scope_key(scope: str) -> pl.Expr:
     return (pl.when(column.is_null()).then(pl.lit("null")).otherwise(pl.lit("=") + column)).alias(
         "scope_key"
     )
+
+
+def scope_key_sql(scope: str) -> str:
+    """`scope_key` as a DuckDB expression over the trace columns (the same strings)."""
+    name = scope_column(scope)
+    if name is None:
+        return "'global'"
+    column = f'"{name}"'
+    return f"CASE WHEN {column} IS NULL THEN 'null' ELSE '=' || CAST({column} AS VARCHAR) END"
 
 
 @dataclass(frozen=True)

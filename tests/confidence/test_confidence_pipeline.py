@@ -154,7 +154,11 @@ def test_stale_traces_are_read_by_their_stretch_and_found_when_it_moved(db: Path
     from storage.confidence_store import stale_derived_ids, stale_derived_traces
 
     with held_store(db) as store:
-        ids = stale_derived_ids(store, ConfidenceConfig().config_hash(), force=True)
+        written = stale_derived_ids(
+            store, ConfidenceConfig().config_hash(), db.parent / "stale.parquet", force=True
+        )
+        ids = pl.read_parquet(db.parent / "stale.parquet")
+        assert written == ids.height == store.sql("SELECT count(*) AS n FROM traces")["n"][0]
         assert ids["place"].is_sorted() and ids["place"].null_count() == 0
         chunk = ids.slice(100, 50)
         whole = stale_derived_traces(store, ids.drop("place").slice(100, 50))

@@ -205,3 +205,24 @@ def test_changed_trace_rescores_the_windows_it_left() -> None:
     rescored = set(plan.rescored.to_list())
     assert set(ordered["trace_id"][11:16].to_list()) <= rescored
     assert ordered["trace_id"][17] not in rescored
+
+
+@pytest.mark.parametrize("scope", ["global", "agent", "domain", "success"])
+def test_scope_key_in_sql_is_the_polars_scope_key(scope: str) -> None:
+    """The plan of a run without the embedder keys scopes in DuckDB (its late count compares
+    them): the SQL expression gives the same string as the Polars one, null included."""
+    import duckdb
+
+    from transforms.replay import scope_key, scope_key_sql
+
+    traces = pl.DataFrame(
+        {
+            "agent_id": ["a", None, "b=c", ""],
+            "task_domain": [None, "math", "law", "math"],
+            "success": [True, False, None, True],
+        }
+    )
+    with duckdb.connect() as con:
+        con.register("traces", traces)
+        in_sql = con.sql(f"SELECT {scope_key_sql(scope)} AS k FROM traces").pl()["k"]
+    assert in_sql.to_list() == traces.select(scope_key(scope))["scope_key"].to_list()
