@@ -104,8 +104,8 @@ def plan_novelty(
     run.path(PLANNED_AT).write_text(str(store.commits()))
     if not embed:
         scope = scope_key_sql(settings.novelty.scope)
-        counts = plan_staged(store, run.run_id, scope, run.path(PLAN), run.path(FRESH))
-        return {**counts, "rows_rescored": 0}
+        planned = plan_staged(store, run.run_id, scope, run.path(PLAN), run.path(FRESH))
+        return {**planned, "rows_rescored": 0}
     fresh, status, stored, newest = _fresh_rows(store, run, settings)
     fresh.select("trace_id", "_order").sort("_order").write_parquet(run.path(FRESH))
     novelty = settings.novelty
