@@ -288,14 +288,6 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         )
 
     @uninterrupted_method
-    def newest_created(self, column: str | None) -> pl.DataFrame:
-        """The newest created_at (`newest`) of the stored traces by value of `column` (one row
-        for all of them when None), with the column under its own name."""
-        if column is None:
-            return self.sql("SELECT max(created_at) AS newest FROM traces")
-        return self.sql(f'SELECT "{column}", max(created_at) AS newest FROM traces GROUP BY 1')
-
-    @uninterrupted_method
     def has_table(self, name: str) -> bool:
         """True when the database has a table or view `name` (a read-only store may lack one)."""
         rows = self._con.execute(
