@@ -225,4 +225,4 @@ def test_scope_key_in_sql_is_the_polars_scope_key(scope: str) -> None:
     with duckdb.connect() as con:
         con.register("traces", traces)
         in_sql = con.sql(f"SELECT {scope_key_sql(scope)} AS k FROM traces").pl()["k"]
-    assert in_sql.to_list() == traces.select(scope_key(scope))["scope_key"].to_list()
+    assert in_sql.to_list() == traces.with_columns(scope_key(scope))["scope_key"].to_list()
