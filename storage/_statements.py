@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from storage._commit import sql_string
 from storage._connection import uninterrupted_method
 
 __all__ = ["Scratch", "Statements", "steps_with"]
@@ -74,9 +75,8 @@ class Statements:
     def copy_to(self, query: str, path: Path, params: Sequence[Any] | None = None) -> int:
         """Write a read query's rows, in its order, to the Parquet file `path` inside DuckDB
         (none of them pass through Python); returns how many rows it wrote."""
-        quoted = str(path).replace("'", "''")
         ((written,),) = self._con.execute(
-            f"COPY ({query}) TO '{quoted}' (FORMAT parquet)", params
+            f"COPY ({query}) TO {sql_string(str(path))} (FORMAT parquet)", params
         ).fetchall()
         return int(written)
 
