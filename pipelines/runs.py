@@ -24,7 +24,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
 from storage.interrupts import stop_if_requested, uninterrupted
-from storage.run_locks import hold_alive, is_alive, let_go
+from storage.run_locks import dead_folders, hold_alive, is_alive, let_go
 from storage.staging_store import drop_staging
 
 __all__ = [
@@ -206,7 +206,8 @@ class RunSteps(Steps):
         config: the configuration as JSON-able data, recorded with the run.
         config_hash: the hash of what changes results.
         model: the model the run uses (embedding or judge), if any.
-        recover: first close runs a crash left `running` and remove their work folders.
+        recover: first close runs a crash left `running`, and remove the work folders of
+            every run whose process is gone (recorded or not).
     """
 
     def __init__(
@@ -229,9 +230,10 @@ class RunSteps(Steps):
         try:
             with uninterrupted():  # a stop request now is raised once the run is recorded
                 if recover:
-                    gone = store.close_interrupted_runs(lambda rid: _alive(store, rid))
-                    for gone_id in gone:
-                        shutil.rmtree(work_root(store) / gone_id, ignore_errors=True)
+                    store.close_interrupted_runs(lambda rid: _alive(store, rid))
+                    # also the folders of runs killed before they were recorded
+                    for folder in dead_folders(work_root(store)):
+                        shutil.rmtree(folder, ignore_errors=True)
                 handle = store.begin_run(
                     flow,
                     version=version("tracegrade"),

@@ -10,20 +10,35 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
-__all__ = ["ALIVE", "hold_alive", "is_alive", "let_go"]
+__all__ = ["ALIVE", "dead_folders", "hold_alive", "is_alive", "let_go"]
 
 ALIVE = ".alive"
 """The file in a run's work folder that its process holds locked."""
 
+STARTING = ".starting-"
+"""The prefix of a work folder whose ALIVE file is not locked yet (see `hold_alive`)."""
+
+STARTING_GRACE_S = 3600.0
+"""How old a STARTING folder must be before `dead_folders` takes it for a killed start."""
+
 
 def hold_alive(folder: Path) -> int:
-    """Create `folder` and lock its ALIVE file for this process; returns the descriptor."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / ALIVE, os.O_RDWR | os.O_CREAT, 0o600)
+    """Create `folder` with its ALIVE file locked for this process; returns the descriptor.
+
+    The folder is made and locked under a hidden STARTING name and then renamed, so
+    `folder` never exists unlocked while its process lives: `dead_folders` can remove every
+    unlocked one without racing a run that is starting.
+    """
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    starting = folder.parent / f"{STARTING}{folder.name}"
+    starting.mkdir()
+    fd = os.open(starting / ALIVE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        starting.rename(folder)
     except BaseException:
         os.close(fd)
         raise
@@ -48,3 +63,22 @@ def is_alive(folder: Path) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def dead_folders(root: Path) -> list[Path]:
+    """The work folders under `root` whose process is gone: every unlocked one, and a
+    STARTING one a kill left in the instant between its creation and its lock, once it is
+    older than STARTING_GRACE_S."""
+    if not root.is_dir():
+        return []
+    now = time.time()
+    dead = []
+    for folder in root.iterdir():
+        if not folder.is_dir():
+            continue
+        if folder.name.startswith(STARTING):
+            if now - folder.stat().st_mtime > STARTING_GRACE_S and not is_alive(folder):
+                dead.append(folder)
+        elif not is_alive(folder):
+            dead.append(folder)
+    return dead

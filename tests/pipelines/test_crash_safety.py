@@ -9,6 +9,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import fault_injection  # noqa: E402
+from conftest import run_pipeline  # noqa: E402
+
+from pipelines.runs import work_root  # noqa: E402
+from storage.registry import held_store  # noqa: E402
+from storage.run_locks import hold_alive, let_go  # noqa: E402
 
 
 def test_killed_runs_rerun_to_the_same_tables(tmp_path: Path) -> None:
@@ -25,3 +30,20 @@ def test_killed_runs_rerun_to_the_same_tables(tmp_path: Path) -> None:
             assert "interrupted" in trial.statuses_after_rerun, trial
     assert any(trial.killed for trial in trials)
     assert not list((tmp_path / "work").glob(".killed.duckdb.work/*"))
+
+
+def test_a_run_killed_before_it_was_recorded_leaves_no_folder_after_the_next(
+    tmp_path: Path,
+) -> None:
+    archive = fault_injection.write_archive(tmp_path / "archive", n_traces=60)
+    db = tmp_path / "db.duckdb"
+    run_pipeline([archive], db, embed=False)
+    with held_store(db) as store:
+        root = work_root(store)
+    let_go(hold_alive(root / "never-recorded"))  # its process ended before begin_run
+    live = hold_alive(root / "still-starting")  # a run starting in another process
+    try:
+        run_pipeline([archive], db, embed=False)
+        assert sorted(folder.name for folder in root.iterdir()) == ["still-starting"]
+    finally:
+        let_go(live)
