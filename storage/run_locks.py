@@ -77,7 +77,11 @@ def dead_folders(root: Path) -> list[Path]:
         if not folder.is_dir():
             continue
         if folder.name.startswith(STARTING):
-            if now - folder.stat().st_mtime > STARTING_GRACE_S and not is_alive(folder):
+            try:
+                age = now - folder.stat().st_mtime
+            except FileNotFoundError:  # renamed by its run meanwhile
+                continue
+            if age > STARTING_GRACE_S and not is_alive(folder):
                 dead.append(folder)
         elif not is_alive(folder):
             dead.append(folder)
