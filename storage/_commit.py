@@ -53,10 +53,6 @@ class RunHandle:
     run_seq: int
 
 
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")
-
-
 def sql_string(text: str) -> str:
     """`text` as an SQL string literal, quoted."""
     return "'" + text.replace("'", "''") + "'"
@@ -64,7 +60,9 @@ def sql_string(text: str) -> str:
 
 def parquet_rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
     """How many rows the Parquet file `parquet` holds."""
-    ((total,),) = con.execute(f"SELECT count(*) FROM read_parquet('{_quoted(parquet)}')").fetchall()
+    ((total,),) = con.execute(
+        f"SELECT count(*) FROM read_parquet({sql_string(str(parquet))})"
+    ).fetchall()
     return int(total)
 
 
@@ -77,7 +75,7 @@ def _order_ranges(con: duckdb.DuckDBPyConnection, ids: Path, rows: int) -> list[
     """Filters on `_order` that cut the traces the file `ids` lists (trace_id and _order, in
     `_order`) into runs of up to `rows`: every `rows`-th row of the file starts one."""
     firsts = con.execute(
-        f"SELECT _order FROM read_parquet('{_quoted(ids)}', file_row_number = true) "
+        f"SELECT _order FROM read_parquet({sql_string(str(ids))}, file_row_number = true) "
         f"WHERE file_row_number % {int(rows)} = 0 ORDER BY file_row_number"
     ).fetchall()
     bounds = [int(first) for (first,) in firsts]
@@ -93,7 +91,7 @@ def _staged_rows(staged: str, ids: Path, where: str, run_id: str) -> str:
     # GiB higher in its commit).
     return (
         f"SELECT * EXCLUDE (_order), {run_id} AS run_id FROM {staged} WHERE {where} AND "
-        f"trace_id IN (SELECT trace_id FROM read_parquet('{_quoted(ids)}'))"
+        f"trace_id IN (SELECT trace_id FROM read_parquet({sql_string(str(ids))}))"
     )
 
 
@@ -120,7 +118,7 @@ def trace_shards(
     for part, where in enumerate(_order_ranges(scratch, ids, rows)):
         path = folder / f"traces-{part:06d}.parquet"
         select = _staged_rows(staged, ids, where, sql_string(run_id))
-        scratch.execute(f"COPY ({select}) TO '{_quoted(path)}'")
+        scratch.execute(f"COPY ({select}) TO {sql_string(str(path))}")
         yield path
 
 
@@ -128,7 +126,7 @@ def _score_slices(con: duckdb.DuckDBPyConnection, scores: Path, rows: int) -> It
     """Queries of the scores file's rows, `rows` at a time, in file order."""
     for low in range(0, parquet_rows(con, scores), rows):
         yield (
-            f"SELECT * EXCLUDE (file_row_number) FROM read_parquet('{_quoted(scores)}', "
+            f"SELECT * EXCLUDE (file_row_number) FROM read_parquet({sql_string(str(scores))}, "
             f"file_row_number = true) WHERE file_row_number >= {low} "
             f"AND file_row_number < {low + rows}"
         )
@@ -153,7 +151,7 @@ def score_shards(
     to store."""
     for part, select in enumerate(_score_slices(con, scores, rows)):
         path = folder / f"scores-{part:06d}.parquet"
-        con.execute(f"COPY ({select}) TO '{_quoted(path)}'")
+        con.execute(f"COPY ({select}) TO {sql_string(str(path))}")
         yield path
 
 
@@ -214,7 +212,7 @@ def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
     for name, source in tables.items():
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
-            f"SELECT * FROM read_parquet('{_quoted(source)}')"
+            f"SELECT * FROM read_parquet({sql_string(str(source))})"
         )
     if "quarantine" in tables:
         con.execute(
