@@ -21,6 +21,7 @@ from storage.errors import StalePlanError
 from storage.parquet_export import export_scores
 from storage.readers import FileFormat
 from storage.registry import held_store
+from storage.summary_store import run_domains
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
 from transforms.errors import ConfigError
@@ -130,10 +131,7 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     """The run's summary: `scored_by` names the runs whose scores it shows (a backfill's
     chunks, or the run itself)."""
     store, run = steps.store, steps.run
-    scores = store.sql(
-        "SELECT task_domain, score, shareable FROM scores WHERE list_contains(?, run_id)",
-        [scored_by],
-    )
+    domains = run_domains(store, scored_by)
     quarantine_path = run.path(staging.QUARANTINE)
     quarantine = (
         pl.read_parquet(quarantine_path)
@@ -143,7 +141,7 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     levels = confidence_levels(store, "derived", scored_by)
     tally = steps.tally
     summary = build_summary(
-        run.run_id, status, tally.counts, tally.timings, scores, quarantine, levels, steps.model
+        run.run_id, status, tally.counts, tally.timings, domains, quarantine, levels, steps.model
     )
     holds = store.held_so_far()
     if store.location.catalog is not None:

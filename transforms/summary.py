@@ -73,25 +73,18 @@ def build_summary(
     status: str,
     counts: dict[str, int],
     timings: dict[str, float],
-    scores: pl.DataFrame,
+    domains: pl.DataFrame,
     quarantine: pl.DataFrame,
     levels: pl.DataFrame | None = None,
     embedding: str | None = None,
 ) -> RunSummary:
-    """Summarise a run from the scores and quarantine rows it wrote, the intervention
-    levels (level, traces) of its traces when given, and the embedding identity
-    (model|mode|max_seq_length) when the run embedded texts."""
-    domains = (
-        scores.group_by(pl.col("task_domain").fill_null("(none)").alias("domain"))
-        .agg(
-            traces=pl.len(),
-            p10=pl.col("score").quantile(0.1, "linear"),
-            median=pl.col("score").median(),
-            p90=pl.col("score").quantile(0.9, "linear"),
-            shareable=pl.col("shareable").mean(),
-        )
-        .sort("domain")
-    )
+    """Summarise a run from the per-domain table of the scores it wrote (domain, traces, p10,
+    median, p90, shareable as a rate and shared as a count; `storage.summary_store`), its
+    quarantine rows, the intervention levels (level, traces) of its traces when given, and
+    the embedding identity (model|mode|max_seq_length) when the run embedded texts."""
+    scored = int(domains["traces"].sum()) if domains.height else 0
+    shared = int(domains["shared"].sum()) if domains.height else 0
+    domains = domains.drop("shared")
     rules = quarantine.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
     lines = [f"# tracegrade run {run_id}: {status}", "", "| count | value |", "|---|---|"]
     lines += [
@@ -100,8 +93,7 @@ def build_summary(
     if embedding is not None:
         model, mode, length = (embedding.rsplit("|", 2) + ["", ""])[:3]
         lines += ["", f"Embedding: model {model}, mode {mode}, max_seq_length {length}"]
-    shared = int(scores["shareable"].sum()) if scores.height else 0
-    rate = f"{shared / scores.height:.1%}" if scores.height else "n/a"
+    rate = f"{shared / scored:.1%}" if scored else "n/a"
     lines += ["", f"Shareable rate of the traces scored in this run: {rate}", ""]
     lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
     lines += ["## Quarantine by rule", "", *_table(rules), ""]
