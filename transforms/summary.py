@@ -82,8 +82,7 @@ def build_summary(
     median, p90, shareable as a rate and shared as a count; `storage.summary_store`), its
     quarantine rows, the intervention levels (level, traces) of its traces when given, and
     the embedding identity (model|mode|max_seq_length) when the run embedded texts."""
-    scored = int(domains["traces"].sum()) if domains.height else 0
-    shared = int(domains["shared"].sum()) if domains.height else 0
+    scored, shared = int(domains["traces"].sum()), int(domains["shared"].sum())
     domains = domains.drop("shared")
     rules = quarantine.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
     lines = [f"# tracegrade run {run_id}: {status}", "", "| count | value |", "|---|---|"]
