@@ -60,20 +60,28 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force
     stretch of. DuckDB writes the file, so a database of any size holds none of its ids in
     this process. Only the traces of unfinished runs are compared when no other can be
     stale: they are found by their run (the column scans skip other runs' row groups) and
-    only their levels are read."""
+    only their levels are read; comparing every trace reads every level (pre-filtering the
+    levels by a join with all the traces ran out of DuckDB's memory limit at 1,000,000), and
+    `force` compares nothing."""
     narrow = not force and _only_unfinished_can_be_stale(store, config_hash)
     unfinished = f"AND run_id IN ({_UNFINISHED_RUNS})" if narrow else ""
     place = "rowid" if store.location.catalog is None else "NULL::BIGINT"
+    stored = (
+        f"SELECT trace_id, run_id, content_hash, {place} AS place FROM trace_rows "
+        f"WHERE run_id IN ({PUBLISHED_RUNS}) {unfinished}"
+    )
+    if force:
+        return store.copy_to(
+            f"SELECT trace_id, run_id, place FROM ({stored}) ORDER BY place, trace_id", path
+        )
+    levels = "confidence_traces SEMI JOIN t USING (trace_id)" if narrow else "confidence_traces"
     return store.copy_to(
-        f"WITH t AS (SELECT trace_id, run_id, content_hash, {place} AS place FROM trace_rows "
-        f"WHERE run_id IN ({PUBLISHED_RUNS}) {unfinished}) "
-        "SELECT t.trace_id, t.run_id, t.place FROM t LEFT JOIN (SELECT trace_id, input_hash, "
-        "config_hash FROM confidence_traces SEMI JOIN t USING (trace_id) "
-        "WHERE source = 'derived') c USING (trace_id) "
-        "WHERE ? OR c.trace_id IS NULL OR c.input_hash <> t.content_hash "
+        f"WITH t AS ({stored}) SELECT t.trace_id, t.run_id, t.place FROM t LEFT JOIN "
+        f"(SELECT trace_id, input_hash, config_hash FROM {levels} WHERE source = 'derived') c "
+        "USING (trace_id) WHERE c.trace_id IS NULL OR c.input_hash <> t.content_hash "
         "OR c.config_hash <> ? ORDER BY t.place, t.trace_id",
         path,
-        [force, config_hash],
+        [config_hash],
     )
 
 

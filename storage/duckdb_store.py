@@ -36,6 +36,11 @@ __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
 TRACE_ROW_GROUP_ROWS = 8192
 """Rows per Parquet row group of a DuckLake's `trace_rows` (steps and texts included)."""
 
+MEMORY_LIMIT = "256MB"
+"""DuckDB's memory limit for the store's connection. What a run holds beyond it (staging, the
+commit's inserts) spills to the `.tmp` folder beside the database; what DuckDB holds outside
+its buffers comes on top (docs/performance.md, end to end: 0.2 GiB in a commit batch)."""
+
 _RESERVED_CATALOGS = frozenset({"memory", "temp", "system", "main"})
 
 
@@ -83,7 +88,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         self._raw = duckdb.connect()
         try:
             self._raw.execute("SET TimeZone = 'UTC'")
-            self._raw.execute("SET memory_limit = '512MB'")
+            self._raw.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
             if not self._in_memory:
                 spill = str(self.path).replace("'", "''") + ".tmp"
                 self._raw.execute(f"SET temp_directory = '{spill}'")
