@@ -12,12 +12,14 @@ never published (storage/confidence_store.py publishes those).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
+from storage._names import sql_string
 from storage.schema.scoring import latest_scores_select
 
 __all__ = [
@@ -26,13 +28,13 @@ __all__ = [
     "RunHandle",
     "as_of_run_views",
     "discard_unpublished",
+    "hashed_on_ids",
     "has_rows",
     "merge",
     "parquet_rows",
     "publish",
     "score_batches",
     "score_shards",
-    "sql_string",
     "trace_batches",
     "trace_shards",
 ]
@@ -51,11 +53,6 @@ class RunHandle:
 
     run_id: str
     run_seq: int
-
-
-def sql_string(text: str) -> str:
-    """`text` as an SQL string literal, quoted."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def parquet_rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
@@ -111,24 +108,29 @@ def _staged_rows(staged: str, ids: Path, stretch: _Stretch, run_id: str) -> str:
     )
 
 
-def _hashed_on_ids(statement: str) -> str:
-    """`statement`, with DuckDB told to build the hash table of its `IN` on the ids it lists.
-    Both sides of that join are estimated alike (a slice of the ids file, a stretch of the
-    staging table), and built on the staged side, steps and all, the commit peaked 0.15-0.3
-    GiB higher."""
-    return (
-        f"SET disabled_optimizers = 'build_side_probe_side'; {statement}; RESET disabled_optimizers"
-    )
+@contextmanager
+def hashed_on_ids(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """While inside, DuckDB builds the hash table of a trace batch's `IN` on the ids it lists
+    (`trace_batches`, `trace_shards`). Both sides of that join are estimated alike (a slice of
+    the ids file, a stretch of the staging table), and built on the staged side, steps and
+    all, the commit peaked 0.15-0.3 GiB higher. The optimizer is back on when the block ends,
+    failed or not: publishing relies on it to pick a join's smaller side."""
+    con.execute("SET disabled_optimizers = 'build_side_probe_side'")
+    try:
+        yield
+    finally:
+        con.execute("RESET disabled_optimizers")
 
 
 def trace_batches(
     scratch: duckdb.DuckDBPyConnection, staged: str, ids: Path, run_id: str, rows: int
 ) -> Iterator[str]:
     """Statements that each copy up to `rows` of the staged traces that `ids` lists (trace_id
-    and _order, in `_order`) into `trace_rows`, as the run `run_id`'s."""
+    and _order, in `_order`) into `trace_rows`, as the run `run_id`'s; run them inside
+    `hashed_on_ids`."""
     for stretch in _stretches(scratch, ids, rows):
         select = _staged_rows(staged, ids, stretch, sql_string(run_id))
-        yield _hashed_on_ids(f"INSERT INTO trace_rows BY NAME {select}")
+        yield f"INSERT INTO trace_rows BY NAME {select}"
 
 
 def trace_shards(
@@ -140,11 +142,11 @@ def trace_shards(
     rows: int,
 ) -> Iterator[Path]:
     """The staged traces whose ids `ids` lists, copied to Parquet files of up to `rows` rows
-    in `folder`, for workers to store."""
+    in `folder`, for workers to store; call it inside `hashed_on_ids`."""
     for part, stretch in enumerate(_stretches(scratch, ids, rows)):
         path = folder / f"traces-{part:06d}.parquet"
         select = _staged_rows(staged, ids, stretch, sql_string(run_id))
-        scratch.execute(_hashed_on_ids(f"COPY ({select}) TO {sql_string(str(path))}"))
+        scratch.execute(f"COPY ({select}) TO {sql_string(str(path))}")
         yield path
 
 

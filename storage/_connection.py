@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
+from storage._names import sql_string
 from storage.errors import StoreLockedError, StoreOpenError
 from storage.interrupts import uninterrupted
 
@@ -102,17 +103,16 @@ def attach(
     to `lock_wait_s`, saying on stderr who holds it, then fails naming the holder. A stop
     request ends the wait.
     """
-    quoted = str(path).replace("'", "''")
     options = ["READ_ONLY"] if read_only else []
     if data_path is not None:
-        options.append("DATA_PATH '{}'".format(data_path.replace("'", "''")))
+        options.append(f"DATA_PATH {sql_string(data_path)}")
     mode = f" ({', '.join(options)})" if options else ""
     limit = lock_wait_s()
     deadline = time.monotonic() + limit
     pause, announced = 0.05, ""
     while True:
         try:
-            con.execute(f"ATTACH '{quoted}' AS \"{alias}\"{mode}")
+            con.execute(f'ATTACH {sql_string(path)} AS "{alias}"{mode}')
             con.execute(f'USE "{alias}"')
             return
         except duckdb.Error as exc:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from storage._names import sql_string
 from storage.errors import StoreOpenError
 
 __all__ = ["extension_file", "load_extension"]
@@ -30,8 +31,7 @@ def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """
     con.execute("SET autoinstall_known_extensions = false")
     con.execute("SET autoload_known_extensions = false")
-    path = str(extension_file(name)).replace("'", "''")
-    con.execute(f"LOAD '{path}'")
+    con.execute(f"LOAD {sql_string(extension_file(name))}")
 
 
 def extension_file(name: str) -> Path:

@@ -1,11 +1,11 @@
-"""File names as text every table can hold."""
+"""File names as text every table can hold, and text as an SQL literal."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-__all__ = ["path_text"]
+__all__ = ["path_text", "sql_string"]
 
 
 def path_text(path: str | Path) -> str:
@@ -21,3 +21,8 @@ def path_text(path: str | Path) -> str:
     except UnicodeEncodeError:
         return os.fsencode(text).decode("utf-8", "backslashreplace")
     return text
+
+
+def sql_string(text: str | Path) -> str:
+    """`text` (a path: its text) as an SQL string literal, quoted."""
+    return "'" + str(text).replace("'", "''") + "'"

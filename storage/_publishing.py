@@ -15,6 +15,7 @@ from storage._commit import (
     RunHandle,
     discard_unpublished,
     has_rows,
+    hashed_on_ids,
     merge,
     publish,
     score_batches,
@@ -71,12 +72,13 @@ class Publishing:
         batches = [*(score_batches(self._raw, scores, run.run_seq, batch_rows) if scores else [])]
         if traces is not None:
             batches += trace_batches(self._raw, *traces, run.run_id, batch_rows)
-        for statement in batches:
-            with self.transaction() as con:
-                if self._stale(planned_at):
-                    break
-                con.execute(statement)
-            self.let_others_in()
+        with hashed_on_ids(self._raw):
+            for statement in batches:
+                with self.transaction() as con:
+                    if self._stale(planned_at):
+                        break
+                    con.execute(statement)
+                self.let_others_in()
         self.publish_run(run, tables, traces=traces, planned_at=planned_at)
 
     def shards(
@@ -97,8 +99,9 @@ class Publishing:
             for part in score_shards(self._raw, scores, folder, batch_rows):
                 shards.append(("score_rows", str(part), run.run_seq))
         if traces is not None:
-            for part in trace_shards(self._raw, *traces, run.run_id, folder, batch_rows):
-                shards.append(("trace_rows", str(part), run.run_seq))
+            with hashed_on_ids(self._raw):
+                for part in trace_shards(self._raw, *traces, run.run_id, folder, batch_rows):
+                    shards.append(("trace_rows", str(part), run.run_seq))
         return shards
 
     def write_shard(self, shard: Shard) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from storage._commit import sql_string
 from storage._connection import uninterrupted_method
+from storage._names import sql_string
 
 __all__ = ["Scratch", "Statements", "steps_with"]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from storage._names import sql_string
 from storage.duckdb_store import DuckDBStore
 from storage.errors import InputError
 
@@ -25,8 +26,7 @@ def _file_labels(store: DuckDBStore, path: Path) -> str:
             f"labels file {path} has extension {path.suffix!r}; give .parquet, .csv, .jsonl or "
             ".json with columns trace_id and label (0/1)"
         )
-    quoted = str(path).replace("'", "''")
-    columns = set(store.sql(f"DESCRIBE SELECT * FROM {reader}('{quoted}')")["column_name"])
+    columns = set(store.sql(f"DESCRIBE SELECT * FROM {reader}({sql_string(path)})")["column_name"])
     key = "trace_id" if "trace_id" in columns else "id" if "id" in columns else None
     value = "label" if "label" in columns else "metadata.success" if "metadata" in columns else None
     if key is None or value is None:
@@ -34,7 +34,7 @@ def _file_labels(store: DuckDBStore, path: Path) -> str:
             f"labels file {path} has columns {sorted(columns)}; it needs trace_id (or id) and "
             "label (0/1), or be a trace file whose metadata.success is the label"
         )
-    return f"SELECT {key} AS trace_id, ({value})::INT AS label FROM {reader}('{quoted}')"
+    return f"SELECT {key} AS trace_id, ({value})::INT AS label FROM {reader}({sql_string(path)})"
 
 
 def labelled_levels(store: DuckDBStore, labels: str, source: str) -> tuple[pl.DataFrame, int]:

@@ -14,7 +14,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS, sql_string
+from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS
+from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
 

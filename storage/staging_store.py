@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from storage._commit import sql_string
+from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
 from storage.work_files import parquet_batches

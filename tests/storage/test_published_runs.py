@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from conftest import query_rows, run_pipeline
 
+from storage._commit import hashed_on_ids
 from storage.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
 
@@ -118,3 +120,21 @@ def test_sql_as_of_run_shows_the_scores_as_they_were_after_that_run(
     assert shown["2"].split() == ["│", "300", "┆", "2", "┆", "2", "│"]
     assert main(["sql", query, "--db", str(db_path), "--as-of-run", "7"]) == 2
     assert "no published run has that number (the last published: 1, 2" in capsys.readouterr().err
+
+
+def test_a_commit_batch_that_fails_leaves_the_join_optimizer_on() -> None:
+    """The trace batches turn DuckDB's choice of a join's build side off; publishing needs it
+    back on, also on a connection whose batch failed."""
+
+    def off(con: duckdb.DuckDBPyConnection) -> str:
+        ((value,),) = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()
+        return str(value)
+
+    con = duckdb.connect()
+    try:
+        with pytest.raises(duckdb.CatalogException), hashed_on_ids(con):
+            assert off(con) == "build_side_probe_side"
+            con.execute("INSERT INTO trace_rows SELECT 1")
+        assert off(con) == ""
+    finally:
+        con.close()
