@@ -38,14 +38,11 @@ TRACE_ROW_GROUP_ROWS = 8192
 """Rows per Parquet row group of a DuckLake's `trace_rows` (steps and texts included)."""
 
 MEMORY_LIMIT = "256MB"
-"""DuckDB's memory limit for a store that writes (a run). What a run holds beyond it (staging,
-the commit's inserts) spills to the `.tmp` folder beside the database; what DuckDB holds
-outside its buffers comes on top (docs/performance.md, end to end: 0.2 GiB in a commit batch).
-A run of 10,000,000 traces, its confidence and summary included, works within it."""
-
-READ_MEMORY_LIMIT = "512MB"
-"""DuckDB's memory limit for a read-only store (the report, the commands that only read): the
-report's newest level per trace over 10,000,000 traces needs more than MEMORY_LIMIT."""
+"""DuckDB's memory limit for the store's connection. What a run holds beyond it (staging, the
+commit's inserts) spills to the `.tmp` folder beside the database; what DuckDB holds outside
+its buffers comes on top (docs/performance.md, end to end: 0.2 GiB in a commit batch). A run
+of 10,000,000 traces, its confidence and summary included, and the report over them work
+within it."""
 
 _RESERVED_CATALOGS = frozenset({"memory", "temp", "system", "main"})
 
@@ -94,8 +91,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         self._raw = duckdb.connect()
         try:
             self._raw.execute("SET TimeZone = 'UTC'")
-            limit = READ_MEMORY_LIMIT if read_only else MEMORY_LIMIT
-            self._raw.execute(f"SET memory_limit = '{limit}'")
+            self._raw.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
             if not self._in_memory:
                 spill = sql_string(f"{self.path}.tmp")
                 self._raw.execute(f"SET temp_directory = {spill}")
