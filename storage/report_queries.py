@@ -48,22 +48,25 @@ FROM latest_scores, __window WHERE created_at >= since AND created_at < until
 """The window's latest scores, read once into a temporary table that the score queries share
 (the `latest_scores` view ranks every score row each time it is read)."""
 
-LEVELS_SQL = """
-CREATE OR REPLACE TEMP TABLE __levels AS
-WITH newest AS (
-    SELECT trace_id, arg_max(source, computed_at) AS source
-    FROM confidence_traces SEMI JOIN __latest USING (trace_id) GROUP BY trace_id
-)
-SELECT trace_id, c.level, c.reason, c.aggregate
-FROM confidence_traces c JOIN newest USING (trace_id, source)
-"""
-"""Each trace's newest level (of any source), for the traces in the window: the newest source
-per trace, then its one row ((trace_id, source) is unique). Taking level, reason and aggregate
-each by `arg_max` kept every reason in the aggregate's memory, which ran out of the store's
-512 MB at 10,000,000 traces."""
 
-_LEVELS = """(SELECT trace_id, arg_max(level, computed_at) AS level, arg_max(reason, computed_at)
-AS reason, arg_max(aggregate, computed_at) AS aggregate FROM confidence_traces GROUP BY trace_id)"""
+def _newest_levels(levels: str) -> str:
+    """Each trace's newest level (of any source) among the rows `levels` selects from
+    `confidence_traces`: the newest source per trace, then its one row ((trace_id, source) is
+    unique). Taking level, reason and aggregate each by `arg_max` kept every reason in the
+    aggregate's memory, which ran out of the store's 512 MB at 10,000,000 traces."""
+    return (
+        "(SELECT trace_id, c.level, c.reason, c.aggregate FROM confidence_traces c JOIN "
+        f"(SELECT trace_id, arg_max(source, computed_at) AS source FROM {levels} "
+        "GROUP BY trace_id) USING (trace_id, source))"
+    )
+
+
+LEVELS_SQL = "CREATE OR REPLACE TEMP TABLE __levels AS SELECT * FROM " + _newest_levels(
+    "confidence_traces SEMI JOIN __latest USING (trace_id)"
+)
+"""Each trace's newest level, for the traces in the window."""
+
+_LEVELS = _newest_levels("confidence_traces")
 
 QUERIES: dict[str, tuple[tuple[str, ...], str]] = {
     "score_bins": (
