@@ -58,7 +58,7 @@ class RunHandle:
 def parquet_rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
     """How many rows the Parquet file `parquet` holds."""
     ((total,),) = con.execute(
-        f"SELECT count(*) FROM read_parquet({sql_string(str(parquet))})"
+        f"SELECT count(*) FROM read_parquet({sql_string(parquet)})"
     ).fetchall()
     return int(total)
 
@@ -82,7 +82,7 @@ def _stretches(con: duckdb.DuckDBPyConnection, ids: Path, rows: int) -> list[_St
     """The traces the file `ids` lists, cut into stretches of up to `rows`: every `rows`-th
     row of the file starts one."""
     firsts = con.execute(
-        f"SELECT _order FROM read_parquet({sql_string(str(ids))}, file_row_number = true) "
+        f"SELECT _order FROM read_parquet({sql_string(ids)}, file_row_number = true) "
         f"WHERE file_row_number % {int(rows)} = 0 ORDER BY file_row_number"
     ).fetchall()
     bounds = [int(first) for (first,) in firsts]
@@ -102,7 +102,7 @@ def _staged_rows(staged: str, ids: Path, stretch: _Stretch, run_id: str) -> str:
     scan), and matching `_order` takes the very row the plan chose."""
     return (
         f"SELECT * EXCLUDE (_order), {run_id} AS run_id FROM {staged} WHERE {stretch.where} "
-        f"AND _order IN (SELECT _order FROM read_parquet({sql_string(str(ids))}, "
+        f"AND _order IN (SELECT _order FROM read_parquet({sql_string(ids)}, "
         f"file_row_number = true) WHERE file_row_number >= {stretch.first} "
         f"AND file_row_number < {stretch.first + stretch.rows})"
     )
@@ -146,7 +146,7 @@ def trace_shards(
     for part, stretch in enumerate(_stretches(scratch, ids, rows)):
         path = folder / f"traces-{part:06d}.parquet"
         select = _staged_rows(staged, ids, stretch, sql_string(run_id))
-        scratch.execute(f"COPY ({select}) TO {sql_string(str(path))}")
+        scratch.execute(f"COPY ({select}) TO {sql_string(path)}")
         yield path
 
 
@@ -154,7 +154,7 @@ def _score_slices(con: duckdb.DuckDBPyConnection, scores: Path, rows: int) -> It
     """Queries of the scores file's rows, `rows` at a time, in file order."""
     for low in range(0, parquet_rows(con, scores), rows):
         yield (
-            f"SELECT * EXCLUDE (file_row_number) FROM read_parquet({sql_string(str(scores))}, "
+            f"SELECT * EXCLUDE (file_row_number) FROM read_parquet({sql_string(scores)}, "
             f"file_row_number = true) WHERE file_row_number >= {low} "
             f"AND file_row_number < {low + rows}"
         )
@@ -179,7 +179,7 @@ def score_shards(
     to store."""
     for part, select in enumerate(_score_slices(con, scores, rows)):
         path = folder / f"scores-{part:06d}.parquet"
-        con.execute(f"COPY ({select}) TO {sql_string(str(path))}")
+        con.execute(f"COPY ({select}) TO {sql_string(path)}")
         yield path
 
 
@@ -240,7 +240,7 @@ def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
     for name, source in tables.items():
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
-            f"SELECT * FROM read_parquet({sql_string(str(source))})"
+            f"SELECT * FROM read_parquet({sql_string(source)})"
         )
     if "quarantine" in tables:
         con.execute(

@@ -76,7 +76,7 @@ class Statements:
         """Write a read query's rows, in its order, to the Parquet file `path` inside DuckDB
         (none of them pass through Python); returns how many rows it wrote."""
         ((written,),) = self._con.execute(
-            f"COPY ({query}) TO {sql_string(str(path))} (FORMAT parquet)", params
+            f"COPY ({query}) TO {sql_string(path)} (FORMAT parquet)", params
         ).fetchall()
         return int(written)
 

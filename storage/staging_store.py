@@ -165,7 +165,7 @@ def plan_staged(
         "ORDER BY s._order",
         plan,
     )
-    planned = f"read_parquet({sql_string(str(plan))})"
+    planned = f"read_parquet({sql_string(plan)})"
     store.scratch.copy_to(f"SELECT trace_id, _order FROM {planned}", fresh)
     newest = f"SELECT {scope_key} AS scope_key, max(created_at) AS newest FROM traces GROUP BY 1"
     counts = store.sql(
