@@ -66,16 +66,18 @@ def _spans(db: Path) -> list[tuple[Any, ...]]:
 def test_a_reader_through_tracegrade_sql_is_answered_during_a_run_and_never_sees_part_of_it(
     tmp_path: Path,
 ) -> None:
-    n = 200_000
+    n = 80_000
     export = tmp_path / "day.parquet"
     synthetic_traces(n, seed=11).write_parquet(export)
+    config = tmp_path / "tracegrade.toml"
+    config.write_text("[execution]\ncommit_batch_rows = 20000\n")  # four batches, then publish
     db = tmp_path / "live.duckdb"
     query = (
         "SELECT (SELECT count(*) FROM latest_scores) AS scored, "
         "(SELECT count(*) FROM runs WHERE status = 'running') AS running, "
         "(SELECT count(*) FROM runs WHERE status = 'completed') AS completed"
     )
-    run = _start("score", str(export), "--db", str(db), "--no-embedder")
+    run = _start("score", str(export), "--db", str(db), "--no-embedder", "--config", str(config))
     answers: list[tuple[int, int, int]] = []
     while run.poll() is None:
         if db.exists():

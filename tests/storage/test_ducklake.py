@@ -39,7 +39,7 @@ with open(out, "w") as answers:
         except duckdb.Error as exc:
             answers.write(f"error {str(exc).splitlines()[0]}\\n")
         answers.flush()
-        time.sleep(0.2)
+        time.sleep(0.05)
 """
 
 
@@ -53,9 +53,11 @@ def _tracegrade(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_plain_duckdb_session_held_open_on_a_ducklake_sees_runs_whole_and_never_fails(
     tmp_path: Path,
 ) -> None:
-    n = 200_000
+    n = 40_000
     export = tmp_path / "day.parquet"
     synthetic_traces(n, seed=11).write_parquet(export)
+    config = tmp_path / "tracegrade.toml"
+    config.write_text("[execution]\ncommit_batch_rows = 10000\n")  # four batches, then publish
     catalog = tmp_path / "lake" / "meta.sqlite"
     answers = tmp_path / "answers.txt"
     DuckDBStore(f"ducklake:sqlite:{catalog}").close()  # the lake exists before the analyst
@@ -68,7 +70,13 @@ def test_a_plain_duckdb_session_held_open_on_a_ducklake_sees_runs_whole_and_neve
     try:
         assert reader.stdout is not None and reader.stdout.readline().strip() == "attached"
         run = _tracegrade(
-            "score", str(export), "--db", f"ducklake:sqlite:{catalog}", "--no-embedder"
+            "score",
+            str(export),
+            "--db",
+            f"ducklake:sqlite:{catalog}",
+            "--no-embedder",
+            "--config",
+            str(config),
         )
         assert run.returncode == 0, run.stderr[-3000:]
         time.sleep(0.6)
