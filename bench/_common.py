@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -226,6 +227,11 @@ class Comparison:
 
 def _seconds(timing: Timing) -> str:
     return ", ".join(f"{s:.2f}" for s in timing.all_seconds)
+
+
+def median_spread(seconds: list[float]) -> str:
+    """The median of repeated timings with their range: '3.51 (3.46 to 3.89)'."""
+    return f"{statistics.median(seconds):.2f} ({min(seconds):.2f} to {max(seconds):.2f})"
 
 
 def short_machine(info: dict[str, Any]) -> str:

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _common
 from _common import OUT_DIR, Check, add_common_args, begin, end, print_table, save_result
 
 TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
@@ -348,19 +349,14 @@ def part_nightly(args: argparse.Namespace, folder: Path) -> tuple[list[Check], d
     rows = [
         Check(
             f"nightly 10,000: into {args.n:,} / into empty (s, median of {args.repeat})",
-            _spread(into_full),
-            _spread(into_empty),
+            _common.median_spread(into_full),
+            _common.median_spread(into_empty),
             f"{ratio:.2f}x",
             "<= 1.5x",
             ratio <= 1.5,
         ),
     ]
     return rows, {"into_full_s": into_full, "into_empty_s": into_empty, "ratio": ratio}
-
-
-def _spread(walls: list[float]) -> str:
-    """median (min to max) of wall times, in seconds."""
-    return f"{statistics.median(walls):.2f} ({min(walls):.2f} to {max(walls):.2f})"
 
 
 PARTS = {"large": part_large, "small": part_small, "nightly": part_nightly}
