@@ -6,11 +6,17 @@ import itertools
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from transforms.confidence import derived_factors, step_scores, trace_levels
-from transforms.confidence.derived import outcome_caps, result_is_error
-from transforms.confidence.reference import reference_is_error, reference_trace_confidence
+from transforms.confidence.derived import STATEMENT_LINE, outcome_caps, result_is_error
+from transforms.confidence.reference import (
+    reference_is_error,
+    reference_statement_lines,
+    reference_trace_confidence,
+)
 from transforms.config.confidence import ConfidenceConfig, DerivedRules
 from transforms.synth.traces import synthetic_traces
 
@@ -85,6 +91,21 @@ EDGE_TRACES = [
             step(3, "error_recovery", "convert", output="69.8"),
             step(4, "tool_call", "lookup", output='{"isError": true, "content": []}'),
             step(5, "thought", content="done"),
+        ],
+    ),
+    (
+        "multi-line-thoughts",
+        1.0,
+        [
+            step(
+                0,
+                "thought",
+                content="Here are your options:\n\n1. HAT069\n- 06:00\n  ---\r\nWhich?",
+            ),
+            step(1, "tool_call", "lookup", output="found"),
+            step(2, "thought", content="\n".join(f"line {i}" for i in range(30))),
+            step(3, "thought", content="Überblick:\n東京\n٣\n...\n"),
+            step(4, "thought", content="Done.\nAll three changes are made."),
         ],
     ),
     (
@@ -353,3 +374,46 @@ def test_less_support_for_the_answer_never_gives_a_calmer_level() -> None:
             expected.aggregate
             == levels.filter(pl.col("trace_id") == row["trace_id"])["aggregate"].item()
         )
+
+
+def test_a_thought_before_the_last_step_is_a_plan_step_per_statement_line() -> None:
+    traces = traces_frame([t for t in EDGE_TRACES if t[0] == "multi-line-thoughts"])
+    steps = derived_factors(traces.lazy(), ConfidenceConfig()).collect()
+    thoughts = steps.filter(pl.col("step_kind") == "thought")
+    # 4 lines with a letter or digit (not the blank one, "---" or the bare CR), 30 capped at
+    # 20, 3 (a CJK line and an Arabic-Indic digit count, "..." does not), and the last step
+    # (the answer being written) once whatever its lines.
+    assert thoughts["source_step_id"].value_counts().sort("source_step_id").rows() == [
+        (0, 4),
+        (2, 20),
+        (3, 3),
+        (4, 1),
+    ]
+    assert (
+        thoughts.group_by("source_step_id")
+        .agg(pl.col("step_index").n_unique())["step_index"]
+        .to_list()
+        == [1] * 4
+    )
+    one = ConfidenceConfig(derived=DerivedRules(thought_lines_max=1))
+    plain = derived_factors(traces.lazy(), one).collect()
+    assert plain.filter(pl.col("step_kind") == "thought").height == 4
+
+
+def test_more_statement_lines_never_give_a_calmer_level() -> None:
+    answered = [step(1, "tool_call", "lookup", output="a"), step(2, "thought", content="a")]
+    rows = [
+        (f"lines-{k}", 1.0, [step(0, "thought", content="\n".join(["a"] * k)), *answered])
+        for k in range(1, 25)
+    ]
+    levels = levels_of(traces_frame(rows), ConfidenceConfig())
+    aggregates = levels.sort(pl.col("trace_id").str.extract(r"(\d+)").cast(pl.Int64))["aggregate"]
+    assert aggregates.to_list() == sorted(aggregates.to_list(), reverse=True)
+    assert aggregates[0] > aggregates[-1]
+    assert aggregates[19] == aggregates[-1]  # 20 lines and more: the cap
+
+
+@given(st.text(alphabet=st.sampled_from("ab7 .-*#\n\r\t\x0b\x0c\x1c\u2028\u00a0é東٣Ⅻ①_")))
+def test_statement_lines_agree_with_the_reference(text: str) -> None:
+    lines = pl.select(pl.lit(text).str.count_matches(STATEMENT_LINE)).item()
+    assert min(max(lines, 1), 1000) == reference_statement_lines(text, 1000)

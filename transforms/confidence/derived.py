@@ -18,7 +18,10 @@ Rules (docs/confidence.md, Derived mode; the constants are `[confidence.derived]
   fail has one result of relevance `search_relevance`, unless its result is empty
   (`empty_result_pattern`): then it has none;
 - with `thought_steps`, each thought step (and error_recovery step without a tool: a retried
-  model call) is a plan step without tools;
+  model call) is a plan step without tools; a thought before the trace's last step is one
+  plan step per line that holds a letter or a digit, at most `thought_lines_max` (what the
+  agent stated, listed or weighed on its way; the last step's thought is the answer being
+  written, whose length says nothing general);
 - every trace ends with one `answer` step (non-search, no search results): tool counts summed
   over every call of the trace, tool_success_rate = successes / executions (1.0 without
   tools), source_count = successful calls. The trace's outcome.confidence is not a factor:
@@ -45,6 +48,7 @@ __all__ = [
     "DERIVED_COLUMNS",
     "HELD_TEXT_FIELDS",
     "SOURCE_AGREEMENT",
+    "STATEMENT_LINE",
     "STEP_KINDS",
     "WORD_GAPLESS_RANGES",
     "derived_factors",
@@ -70,6 +74,10 @@ WORD_GAPLESS_RANGES = (
 )
 """Kana, CJK ideographs and Hangul syllables: letters of scripts written without spaces
 between words, which the answer's words leave out (a run of them is no word)."""
+
+STATEMENT_LINE = r"(?m)^[^\n]*?[\p{L}\p{Nd}]"
+"""A line of a thought that states something: one holding a letter or a decimal digit (Rust
+regex syntax, matched once per line)."""
 
 HELD_TEXT_FIELDS = ("content", "input", "output_summary")
 """The fields of a step whose text an answer can draw on (the answer's coverage)."""
@@ -204,6 +212,32 @@ def _answer_coverage(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyF
     )
 
 
+def _thought_rows(steps: pl.LazyFrame, rules: DerivedRules) -> pl.LazyFrame:
+    """The plan steps of thoughts and model-call retries (error_recovery without a tool) in
+    `_step_rows`: one per statement line of a thought before the trace's last step (at least
+    one, at most `thought_lines_max`, all at the thought's position), one for any other."""
+    kind = pl.col("type")
+    thought = kind == "thought"
+    reasoning = thought | ((kind == "error_recovery") & pl.col("tool_name").is_null())
+    before_last = pl.col("pos") < pl.col("pos").max().over("_trace")
+    lines = pl.col("content").fill_null("").str.count_matches(STATEMENT_LINE)
+    count = pl.when(thought & before_last).then(lines.clip(1, rules.thought_lines_max)).otherwise(1)
+    return (
+        steps.with_columns(_count=count)
+        .filter(reasoning)
+        .select(
+            "_trace",
+            pl.col("pos").repeat_by("_count"),
+            "step_id",
+            ok=True,
+            search=False,
+            found=False,
+            kind=pl.lit("thought"),
+        )
+        .explode("pos")
+    )
+
+
 def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     """Every plan step (_trace, step_index, source_step_id, kind, ok, search, found), the
     answer rows (with the trace's calls, successes and coverage) last in each trace."""
@@ -212,21 +246,7 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     calls = _calls(steps, config).select(*keep, "step", kind=pl.lit("tool_call"))
     parts = [calls.filter("step").drop("step")]
     if config.derived.thought_steps:
-        kind = pl.col("type")
-        reasoning = (kind == "thought") | (
-            (kind == "error_recovery") & pl.col("tool_name").is_null()
-        )
-        parts.append(
-            steps.filter(reasoning).select(
-                "_trace",
-                "pos",
-                "step_id",
-                ok=True,
-                search=False,
-                found=False,
-                kind=pl.lit("thought"),
-            )
-        )
+        parts.append(_thought_rows(steps, config.derived))
     counts = calls.group_by("_trace").agg(calls=pl.len(), successes=pl.col("ok").sum())
     answers = (
         traces.with_row_index("_trace")

@@ -32,6 +32,7 @@ __all__ = [
     "derived_step_factors",
     "reference_answer_coverage",
     "reference_is_error",
+    "reference_statement_lines",
     "reference_trace_confidence",
 ]
 
@@ -146,6 +147,14 @@ def reference_answer_coverage(
     return max(share, math.nextafter(config.query_coverage_floor, math.inf))
 
 
+def reference_statement_lines(text: str | None, most: int) -> int:
+    """The plan steps of a thought before the last step: its lines that hold a letter or a
+    decimal digit, at least one, at most `most` (derived.STATEMENT_LINE)."""
+    lines = (text or "").split("\n")
+    stated = sum(any(c.isalpha() or c.isdecimal() for c in line) for line in lines)
+    return min(max(stated, 1), most)
+
+
 def derived_step_factors(
     steps: Sequence[Mapping[str, Any]],
     config: ConfidenceConfig,
@@ -187,7 +196,13 @@ def derived_step_factors(
                 )
             )
         elif rules.thought_steps and step["type"] in ("thought", "error_recovery"):
-            out.append(ConfidenceFactors(source_agreement=SOURCE_AGREEMENT))
+            last = index == len(steps) - 1
+            count = (
+                1
+                if step["type"] != "thought" or last
+                else reference_statement_lines(step.get("content"), rules.thought_lines_max)
+            )
+            out.extend(ConfidenceFactors(source_agreement=SOURCE_AGREEMENT) for _ in range(count))
     final = ConfidenceFactors(
         source_agreement=SOURCE_AGREEMENT,
         source_count=successes,

@@ -165,6 +165,10 @@ class DerivedRules(_Strict):
     thought_steps: bool = True
     """Each thought (and each retry of a model call) is a plan step of its own, as the
     original's executor scores reasoning steps."""
+    thought_lines_max: Annotated[int, Field(ge=1, le=1000)] = 20
+    """A thought before the trace's last step is one plan step per line that holds a letter or
+    a digit (what the agent stated, listed or weighed before answering), at most this many; 1:
+    one plan step per thought, as before."""
     empty_answer_cap: _Unit = 0.3
     """The most confidence a trace whose final answer (outcome.result_summary) is blank gets;
     below the default `confirm` threshold, so such a trace is ESCALATE."""
