@@ -213,6 +213,40 @@ def test_import_and_score_all_200_with_the_real_embedder(
     assert (again.counts["files_skipped"], again.counts.get("rows_scored", 0)) == (1, 0)
 
 
+@needs_tau_bench
+def test_derived_levels_separate_the_rewards_no_trace_field_carries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/import.md's measurement (issue 23): success from a field that is not the reward,
+    # the reward as a labels file beside, then scored and evaluated from the command line.
+    base = ["--agent-id", "gpt-4o-airline", "--domain", "customer_service"]
+    traces, labels, db = tmp_path / "traces.parquet", tmp_path / "labels.parquet", tmp_path / "s.db"
+    assert (
+        main(
+            [
+                "import",
+                "chat",
+                str(TAU_BENCH),
+                "--out",
+                str(traces),
+                "--success",
+                "trial >= 0",
+                *base,
+            ]
+        )
+        == 0
+    )
+    assert main(["import", "chat", str(TAU_BENCH), "--out", str(labels), *base]) == 0
+    assert main(["score", str(traces), "--db", str(db), "--no-embedder"]) == 0
+    capsys.readouterr()
+    assert main(["confidence", "--db", str(db), "--evaluate", str(labels)]) == 0
+    out = capsys.readouterr().out
+    auc = float(out.split("ROC AUC of the confidence (good above failed): ")[1].split(",")[0])
+    assert auc >= 0.70
+    assert "| of them failed (label 0) | 116 |" in out
+    assert "The failure rate rises with each less calm level that holds traces." in out
+
+
 def test_the_flow_imports_and_leaves_its_summary(prefect_server: None, tmp_path: Path) -> None:
     from prefect.artifacts import Artifact
 
