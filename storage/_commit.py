@@ -21,6 +21,7 @@ import duckdb
 
 from storage._names import sql_string
 from storage.schema.scoring import latest_scores_select
+from transforms.config.scoring import DUCKDB_ROW_GROUP_ROWS
 
 __all__ = [
     "COMMIT_BATCH_ROWS",
@@ -31,6 +32,7 @@ __all__ = [
     "hashed_on_ids",
     "has_rows",
     "merge",
+    "one_writer_thread",
     "parquet_rows",
     "publish",
     "score_batches",
@@ -39,9 +41,11 @@ __all__ = [
     "trace_shards",
 ]
 
-COMMIT_BATCH_ROWS = 100_000
-"""Rows a commit writes per transaction unless the run says otherwise: at most about 4 s of
-holding the file for realistic traces on the machine docs/performance.md names."""
+COMMIT_BATCH_ROWS = DUCKDB_ROW_GROUP_ROWS
+"""Rows a commit writes per transaction unless the run says otherwise: one DuckDB row group,
+which the transaction writes to the file as it goes (fewer rows go through the write-ahead
+log and the commit copies them again), about 3.5 s of holding the file for realistic traces
+on the machine docs/performance.md names."""
 
 PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
 """The runs whose rows the views `traces` and `scores` show (storage/schema/scoring.py)."""
@@ -120,6 +124,20 @@ def hashed_on_ids(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
         yield
     finally:
         con.execute("RESET disabled_optimizers")
+
+
+@contextmanager
+def one_writer_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """While inside, DuckDB runs on one thread: a batch of whole row groups then goes to the
+    file as whole row groups. On two threads each thread appended a part of the batch as a row
+    group of its own, and a 1,000,000-trace commit took 37 s and peaked at 1.1 GiB against
+    36 s and 0.83 GiB (docs/performance.md). The threads are back when the block ends, failed
+    or not."""
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        con.execute("RESET threads")
 
 
 def trace_batches(

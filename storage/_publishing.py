@@ -17,6 +17,7 @@ from storage._commit import (
     has_rows,
     hashed_on_ids,
     merge,
+    one_writer_thread,
     publish,
     score_batches,
     score_shards,
@@ -72,7 +73,7 @@ class Publishing:
         batches = [*(score_batches(self._raw, scores, run.run_seq, batch_rows) if scores else [])]
         if traces is not None:
             batches += trace_batches(self._raw, *traces, run.run_id, batch_rows)
-        with hashed_on_ids(self._raw):
+        with hashed_on_ids(self._raw), one_writer_thread(self._raw):
             for statement in batches:
                 with self.transaction() as con:
                     if self._stale(planned_at):
@@ -80,6 +81,11 @@ class Publishing:
                     con.execute(statement)
                 self.let_others_in()
         self.publish_run(run, tables, traces=traces, planned_at=planned_at)
+
+    def one_writer_thread(self) -> AbstractContextManager[None]:
+        """DuckDB on one thread for the block, so batches of whole row groups reach the file
+        as such (storage._commit.one_writer_thread)."""
+        return one_writer_thread(self._raw)
 
     def shards(
         self,

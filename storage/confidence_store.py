@@ -139,19 +139,20 @@ def commit_confidence(
     `confidence_steps` show the run's rows from then on, in place of the rows of the same
     (trace_id, source) that earlier runs published. A quarantine row already recorded for the
     same file content is kept."""
-    for group in _part_groups(sorted(traces.parent.glob(traces.name))):
-        numbers = [part.stem.rsplit("-", 1)[1] for part in group]
-        steps_parts = [str(steps.parent / steps.name.replace("*", n)) for n in numbers]
-        with store.transaction() as con:
-            con.execute(
-                "INSERT INTO confidence_trace_rows BY NAME SELECT * FROM read_parquet(?)",
-                [[str(part) for part in group]],
-            )
-            con.execute(
-                "INSERT INTO confidence_step_rows BY NAME SELECT * FROM read_parquet(?)",
-                [steps_parts],
-            )
-        store.let_others_in()
+    with store.one_writer_thread():
+        for group in _part_groups(sorted(traces.parent.glob(traces.name))):
+            numbers = [part.stem.rsplit("-", 1)[1] for part in group]
+            steps_parts = [str(steps.parent / steps.name.replace("*", n)) for n in numbers]
+            with store.transaction() as con:
+                con.execute(
+                    "INSERT INTO confidence_trace_rows BY NAME SELECT * FROM read_parquet(?)",
+                    [[str(part) for part in group]],
+                )
+                con.execute(
+                    "INSERT INTO confidence_step_rows BY NAME SELECT * FROM read_parquet(?)",
+                    [steps_parts],
+                )
+            store.let_others_in()
     with store.transaction() as con:
         _publish_levels(con, run_id)
         if quarantine is not None:
@@ -166,18 +167,17 @@ def commit_confidence(
 
 
 def _part_groups(parts: list[Path]) -> Iterator[list[Path]]:
-    """Consecutive trace part files holding up to COMMIT_BATCH_ROWS traces together (at least
-    one part each): a run computes in small parts to bound its memory and commits about as
-    many traces per transaction as a scoring commit does."""
+    """Consecutive trace part files holding at least COMMIT_BATCH_ROWS traces together (the
+    last group fewer): a run computes in small parts to bound its memory and commits whole
+    row groups of levels per transaction, as a scoring commit does."""
     group: list[Path] = []
     held = 0
     for part in parts:
-        rows = pl.scan_parquet(part).select(pl.len()).collect().item()
-        if group and held + rows > COMMIT_BATCH_ROWS:
+        group.append(part)
+        held += pl.scan_parquet(part).select(pl.len()).collect().item()
+        if held >= COMMIT_BATCH_ROWS:
             yield group
             group, held = [], 0
-        group.append(part)
-        held += rows
     if group:
         yield group
 
