@@ -20,9 +20,10 @@ left out. `metadata.success` is `score.correctness`; derived confidence never re
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
+
+from _trace_files import write_traces
 
 __all__ = ["trace_of_case"]
 
@@ -70,17 +71,14 @@ def main() -> None:
     parser.add_argument("results", type=Path, nargs="+", help="folders searched for cases/*.json")
     parser.add_argument("out", type=Path, help="JSON Lines file of traces to write")
     args = parser.parse_args()
-    written = left_out = 0
-    with args.out.open("w", encoding="utf-8") as out:
-        for folder in args.results:
-            for path in sorted(folder.rglob("cases/*.json")):
-                case = json.loads(path.read_text(encoding="utf-8"))
-                if case.get("infra_fail"):
-                    left_out += 1
-                    continue
-                trace = trace_of_case(case, path.parent.parent.name)
-                out.write(json.dumps(trace, ensure_ascii=False) + "\n")
-                written += 1
+    paths = [path for folder in args.results for path in sorted(folder.rglob("cases/*.json"))]
+    written, left_out = write_traces(
+        paths,
+        lambda case, path: (
+            None if case.get("infra_fail") else trace_of_case(case, path.parent.parent.name)
+        ),
+        args.out,
+    )
     print(f"{written} cases -> {args.out}; {left_out} infra_fail left out")
 
 

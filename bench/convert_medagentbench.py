@@ -19,9 +19,10 @@ confidence never reads it.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
+
+from _trace_files import write_traces
 
 __all__ = ["trace_of_task"]
 
@@ -71,16 +72,13 @@ def main() -> None:
     parser.add_argument("results", type=Path, help="folder searched for */tasks/*.json")
     parser.add_argument("out", type=Path, help="JSON Lines file of traces to write")
     args = parser.parse_args()
-    written = left_out = 0
-    with args.out.open("w", encoding="utf-8") as out:
-        for path in sorted(args.results.rglob("tasks/*.json")):
-            task = json.loads(path.read_text(encoding="utf-8"))
-            if task["infra_fail"]:
-                left_out += 1
-                continue
-            trace = trace_of_task(task, path.parent.parent.name)
-            out.write(json.dumps(trace, ensure_ascii=False) + "\n")
-            written += 1
+    written, left_out = write_traces(
+        sorted(args.results.rglob("tasks/*.json")),
+        lambda task, path: (
+            None if task["infra_fail"] else trace_of_task(task, path.parent.parent.name)
+        ),
+        args.out,
+    )
     print(f"{written} task results -> {args.out}; {left_out} infra_fail left out")
 
 
