@@ -106,11 +106,13 @@ def result_is_error(result: pl.Expr, rules: DerivedRules) -> pl.Expr:
 
 
 def _step_rows(traces: pl.LazyFrame) -> pl.LazyFrame:
-    """One row per trace step: _trace, pos, and the step's fields; traces without steps none."""
+    """One row per trace step: _trace, trace_id, pos, and the step's fields; traces without
+    steps none."""
     numbered = traces.with_row_index("_trace")
     return (
         numbered.select(
             "_trace",
+            "trace_id",
             pos=pl.int_ranges(0, pl.col("steps").list.len(), dtype=pl.Int64),
             step=pl.col("steps"),
         )
@@ -118,6 +120,29 @@ def _step_rows(traces: pl.LazyFrame) -> pl.LazyFrame:
         .filter(pl.col("pos").is_not_null())
         .unnest("step")
     )
+
+
+def _next_in_trace(value: pl.Expr) -> pl.Expr:
+    """`value` of the next step of the same trace in `_step_rows` (null for a trace's last
+    step). Those rows hold each trace's steps together, in order, so a shift of the whole
+    frame finds it: a window per trace took several times as long."""
+    return pl.when(pl.col("_trace").shift(-1) == pl.col("_trace")).then(value.shift(-1))
+
+
+def _count_in_trace(flag: pl.Expr) -> pl.Expr:
+    """How many steps of the trace up to this one (itself included) have `flag`, in
+    `_step_rows` (a trace's steps together, in order): the running count over the frame less
+    its value before the trace's first step."""
+    ones = flag.cast(pl.Int64)
+    running = ones.cum_sum()
+    first = (pl.col("_trace") != pl.col("_trace").shift(1)).fill_null(True)
+    return running - pl.when(first).then(running - ones).forward_fill()
+
+
+def _trace_key(number: str) -> pl.Expr:
+    """`_trace` and the count `number` as one join key (one integer key joins faster than
+    two); both are below 2**32 (the row index of a frame, a trace's steps)."""
+    return pl.col("_trace").cast(pl.UInt64) * (1 << 32) + pl.col(number).cast(pl.UInt64)
 
 
 def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
@@ -131,18 +156,23 @@ def _calls(steps: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     awaits = is_call & pl.col("output_summary").is_null()
     observation = kind == "observation"
     marked = steps.with_columns(
-        _retried=(kind.shift(-1).over("_trace") == "error_recovery").fill_null(False),
-        # One distinct over the frame, not a window per (trace, is_call): a tenth of the time.
-        _repeat=~pl.struct("_trace", is_call.alias("_c"), "tool_name", "input").is_first_distinct(),
+        _retried=(_next_in_trace(kind) == "error_recovery").fill_null(False),
         _is_call=is_call,
-        _k=pl.when(awaits).then(awaits.cast(pl.Int64).cum_sum().over("_trace")),
-        _obs_k=pl.when(observation).then(observation.cast(pl.Int64).cum_sum().over("_trace")),
+        _k=pl.when(awaits).then(_count_in_trace(awaits)),
+        _obs_k=pl.when(observation).then(_count_in_trace(observation)),
     )
     answers = marked.filter(pl.col("_obs_k").is_not_null()).select(
-        "_trace", _k="_obs_k", _obs_pos="pos", _obs_text="content"
+        _key=_trace_key("_obs_k"), _obs_pos="pos", _obs_text="content"
     )
-    calls = marked.filter("_is_call").join(
-        answers, on=["_trace", "_k"], how="left", maintain_order="left"
+    # A repeat is found by one distinct over the calls, not by a window per trace.
+    calls = (
+        marked.filter("_is_call")
+        .with_columns(
+            _repeat=~pl.struct("_trace", "tool_name", "input").is_first_distinct(),
+            _key=_trace_key("_k"),
+        )
+        .join(answers, on="_key", how="left", maintain_order="left")
+        .drop("_key")
     )
     answered = pl.col("_obs_pos") > pl.col("pos")
     result = pl.coalesce("output_summary", pl.when(answered).then(pl.col("_obs_text")))
@@ -169,17 +199,17 @@ def _answer_words_pattern(min_letters: int) -> str:
 
 
 def _answer_coverage(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
-    """_trace and coverage: the share of the answer's words found in what the trace held
-    before it, raised to just above the coverage floor; null without answer words, without a
-    result_summary column, or with `answer_support` off."""
+    """_trace and coverage of the traces whose answer has words: the share of them found in
+    what the trace held before it, raised to just above the coverage floor. No rows without a
+    result_summary column or with `answer_support` off (a left join gives the others null)."""
     numbered = traces.with_row_index("_trace")
     names = traces.collect_schema().names()
     rules = config.derived
     if not rules.answer_support or "result_summary" not in names:
-        return numbered.select("_trace", coverage=pl.lit(None, pl.Float64))
+        return pl.LazyFrame(schema={"_trace": pl.UInt32, "coverage": pl.Float64})
     steps = pl.col("steps")
     ends_in_thought = (steps.list.last().struct.field("type") == "thought").fill_null(False)
-    before = pl.when(ends_in_thought).then(steps.list.head(steps.list.len() - 1)).otherwise(steps)
+    before = steps.list.head(steps.list.len() - ends_in_thought.cast(pl.Int64))
     step_texts = before.list.eval(
         pl.concat_str(
             [pl.element().struct.field(f) for f in HELD_TEXT_FIELDS],
@@ -203,14 +233,7 @@ def _answer_coverage(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyF
         .agg(share=pl.col("held").str.contains(pl.col("word"), literal=True).mean())
     )
     least = math.nextafter(config.query_coverage_floor, math.inf)
-    share = pl.col("share")
-    return (
-        numbered.select("_trace")
-        .join(found, on="_trace", how="left", maintain_order="left")
-        .select(
-            "_trace", coverage=pl.when(share.is_not_null()).then(pl.max_horizontal(share, least))
-        )
-    )
+    return found.select("_trace", coverage=pl.max_horizontal("share", least))
 
 
 def _thought_rows(steps: pl.LazyFrame, rules: DerivedRules) -> pl.LazyFrame:
@@ -220,7 +243,7 @@ def _thought_rows(steps: pl.LazyFrame, rules: DerivedRules) -> pl.LazyFrame:
     kind = pl.col("type")
     thought = kind == "thought"
     reasoning = thought | ((kind == "error_recovery") & pl.col("tool_name").is_null())
-    before_last = pl.col("pos") < pl.col("pos").max().over("_trace")
+    before_last = _next_in_trace(pl.col("pos")).is_not_null()
     lines = pl.col("content").fill_null("").str.count_matches(STATEMENT_LINE)
     count = pl.when(thought & before_last).then(lines.clip(1, rules.thought_lines_max)).otherwise(1)
     return (
@@ -228,6 +251,7 @@ def _thought_rows(steps: pl.LazyFrame, rules: DerivedRules) -> pl.LazyFrame:
         .filter(reasoning)
         .select(
             "_trace",
+            "trace_id",
             pl.col("pos").repeat_by("_count"),
             "step_id",
             ok=True,
@@ -243,7 +267,7 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     """Every plan step (_trace, step_index, source_step_id, kind, ok, search, found), the
     answer rows (with the trace's calls, successes and coverage) last in each trace."""
     steps = _step_rows(traces)
-    keep = ["_trace", "pos", "step_id", "ok", "search", "found"]
+    keep = ["_trace", "trace_id", "pos", "step_id", "ok", "search", "found"]
     calls = _calls(steps, config).select(*keep, "step", kind=pl.lit("tool_call"))
     parts = [calls.filter("step").drop("step")]
     if config.derived.thought_steps:
@@ -251,7 +275,7 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
     counts = calls.group_by("_trace").agg(calls=pl.len(), successes=pl.col("ok").sum())
     answers = (
         traces.with_row_index("_trace")
-        .select("_trace", pos=pl.col("steps").list.len().cast(pl.Int64))
+        .select("_trace", "trace_id", pos=pl.col("steps").list.len().cast(pl.Int64))
         .join(counts, on="_trace", how="left", maintain_order="left")
         .join(_answer_coverage(traces, config), on="_trace", how="left", maintain_order="left")
         .with_columns(pl.col("calls", "successes").fill_null(0).cast(pl.Int64))
@@ -268,12 +292,7 @@ def _plan_rows(traces: pl.LazyFrame, config: ConfidenceConfig) -> pl.LazyFrame:
         successes=pl.lit(None, pl.Int64),
         coverage=pl.lit(None, pl.Float64),
     )
-    trace_ids = traces.with_row_index("_trace").select("_trace", "trace_id")
-    return (
-        pl.concat([plan, answers], how="diagonal_relaxed")
-        .sort("_trace", "pos")
-        .join(trace_ids, on="_trace", how="left", maintain_order="left")
-    )
+    return pl.concat([plan, answers], how="diagonal_relaxed").sort("_trace", "pos")
 
 
 def _factors(relevance: float) -> dict[str, pl.Expr]:

@@ -65,12 +65,13 @@ PENALTY_LISTS = pl.Series(
 def segmented_sums(
     values: npt.NDArray[np.float64], lengths: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.float64]:
-    """Per run of `lengths[i]` consecutive values, their float sum from 0.0, left to right
-    (CPython 3.11's sum()); one vectorized addition per position, longest runs first."""
+    """Per run of `lengths[i]` consecutive values (rows, when `values` has columns), their
+    float sum from 0.0, left to right (CPython 3.11's sum()), column by column; one vectorized
+    addition per position, longest runs first."""
     starts = np.cumsum(lengths) - lengths
     order = np.argsort(-lengths, kind="stable")
     first, longest = starts[order], lengths[order]
-    sums = np.zeros(len(lengths), dtype=np.float64)
+    sums = np.zeros((len(lengths), *values.shape[1:]), dtype=np.float64)
     still = len(lengths)
     for position in range(int(longest[0]) if len(longest) else 0):
         while still and longest[still - 1] <= position:
@@ -119,12 +120,13 @@ def _trace_parts(frame: pl.DataFrame) -> pl.DataFrame:
     lo, hi = _failure_masks(codes)
     if not len(firsts):
         return pl.DataFrame(schema=_PARTS)
+    sums = segmented_sums(np.column_stack([scores, scores * ranks]), lengths)
     return pl.DataFrame(
         {
             "trace_id": frame["trace_id"].gather(firsts),
             "steps": lengths,
-            "_sum": segmented_sums(scores, lengths),
-            "_weighted_sum": segmented_sums(scores * ranks, lengths),
+            "_sum": sums[:, 0],
+            "_weighted_sum": sums[:, 1],
             "_min": np.minimum.reduceat(scores, firsts),
             "_bits": np.bitwise_or.reduceat(codes & 3, firsts),
             "_lo": np.bitwise_or.reduceat(lo, firsts),
