@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.runs import in_prefect, publish_markdown, run_logger
+from storage.confidence_labels import DEFAULT_LABELS
 from storage.duckdb_store import DuckDBStore
 from storage.locations import locate
 from storage.report_queries import TABLE_ROWS
@@ -44,19 +45,28 @@ def _inputs(data: ReportData) -> ReportInputs:
         lists=data.lists,
         absent=data.absent,
         table_rows=TABLE_ROWS,
+        outcomes=data.outcomes,
     )
 
 
-def write_report(db: str | Path, out: str | Path, window: ReportWindow | None = None) -> ReportData:
+def write_report(
+    db: str | Path,
+    out: str | Path,
+    window: ReportWindow | None = None,
+    labels: str = DEFAULT_LABELS,
+) -> ReportData:
     """Write the HTML report of the database `db` (opened read-only) to `out`.
 
     Args:
         db: an existing tracegrade database.
         out: the HTML file to write (replaced whole).
         window: the UTC days to cover; None covers every day.
+        labels: the outcome labels the levels are measured against: a labels file or a SQL
+            expression over `traces` (`tracegrade confidence --evaluate` takes the same);
+            by default each trace's own metadata.success.
     """
     with DuckDBStore(db, read_only=True) as store:
-        data = read_report_data(store, window or ReportWindow())
+        data = read_report_data(store, window or ReportWindow(), labels)
     write_report_file(out, report_html(_inputs(data), plotly_bundle()))
     return data
 

@@ -1,5 +1,6 @@
-"""Outcome labels for `tracegrade confidence --evaluate`: a file, or a SQL expression over
-the stored traces; joined with the stored levels of one source."""
+"""Outcome labels for `tracegrade confidence --evaluate` and the report: a file, or a SQL
+expression over the stored traces, counted with the stored levels into outcome cells
+(`transforms.confidence.evaluation`) in DuckDB, so a database of any size gives a small frame."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ import duckdb
 import polars as pl
 
 from storage._names import sql_string
-from storage.duckdb_store import DuckDBStore
+from storage._statements import Statements
 from storage.errors import InputError
+from transforms.confidence.evaluation import OUTCOME_CELLS
 
-__all__ = ["labelled_levels"]
+__all__ = ["DEFAULT_LABELS", "labelled_levels", "level_outcomes"]
+
+DEFAULT_LABELS = "success::INT"
+"""The report's labels when none are given: each trace's own metadata.success."""
 
 _READERS = {".csv": "read_csv", ".jsonl": "read_json", ".ndjson": "read_json", ".json": "read_json"}
 
 
-def _file_labels(store: DuckDBStore, path: Path) -> str:
+def _file_labels(store: Statements, path: Path) -> str:
     """A SELECT of (trace_id, label) from a labels file: columns trace_id (or id) and label,
     or a trace file whose metadata.success is the label."""
     reader = "read_parquet" if path.suffix == ".parquet" else _READERS.get(path.suffix)
@@ -37,23 +42,50 @@ def _file_labels(store: DuckDBStore, path: Path) -> str:
     return f"SELECT {key} AS trace_id, ({value})::INT AS label FROM {reader}({sql_string(path)})"
 
 
-def labelled_levels(store: DuckDBStore, labels: str, source: str) -> tuple[pl.DataFrame, int]:
-    """(trace_id, aggregate, level, label) of the stored levels of `source` that have a label,
-    and how many levels have none. `labels` is a file or a SQL expression over `traces`.
+def _checked_file_labels(store: Statements, path: Path) -> str:
+    """A SELECT of one (trace_id, label) per trace from a labels file, after checking that
+    every label is 0 or 1 and no trace has both (a trace labelled twice alike counts once)."""
+    query = _file_labels(store, path)
+    checked = store.sql(
+        f"SELECT trace_id, min(label) AS low, max(label) AS high FROM ({query}) "
+        "WHERE label IS NOT NULL GROUP BY trace_id "
+        "HAVING low NOT IN (0, 1) OR high NOT IN (0, 1) OR low <> high "
+        "ORDER BY trace_id LIMIT 1"
+    )
+    if not checked.is_empty():
+        trace, low, high = checked.row(0)
+        if {low, high} <= {0, 1}:
+            raise InputError(f"trace {trace} is labelled both 0 and 1; give it one label")
+        raise InputError(
+            f"labels must be 0 or 1; trace {trace} has {low if high in (0, 1) else high}"
+        )
+    return (
+        f"SELECT trace_id, max(label) AS label FROM ({query}) WHERE label IS NOT NULL "
+        "GROUP BY trace_id"
+    )
+
+
+def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[pl.DataFrame, int]:
+    """Outcome cells (aggregate, level, good, failed) of the levels that have a label, and how
+    many levels have none. `levels` is a relation with trace_id, aggregate and level (one row
+    per trace); `labels` a labels file or a SQL expression over `traces` (one row per trace).
 
     Raises:
-        InputError: the file cannot be read, or the expression fails or is not 0/1.
+        InputError: the file cannot be read, the expression fails, a label is not 0/1, or a
+            trace has both labels.
     """
-    path = Path(labels)
-    if path.is_file():
-        query = _file_labels(store, path)
-    else:
-        query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
     try:
-        joined = store.sql(
-            f"SELECT c.trace_id, c.aggregate, c.level, l.label FROM confidence_traces c "
-            f"LEFT JOIN ({query}) l USING (trace_id) WHERE c.source = ? ORDER BY c.trace_id",
-            [source],
+        path = Path(labels)
+        if path.is_file():
+            query = _checked_file_labels(store, path)
+        else:
+            query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
+        counted = store.sql(
+            "SELECT c.aggregate, c.level, sum(l.label) AS good, "
+            "count(l.label) - sum(l.label) AS failed, count(*) - count(l.label) AS unlabelled, "
+            "count(*) FILTER (l.label NOT IN (0, 1)) AS bad, "
+            "any_value(c.trace_id || ' has ' || l.label) FILTER (l.label NOT IN (0, 1)) AS example "
+            f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL"
         )
     except duckdb.Error as exc:
         raise InputError(
@@ -61,8 +93,26 @@ def labelled_levels(store: DuckDBStore, labels: str, source: str) -> tuple[pl.Da
             f"the traces table ({str(exc).splitlines()[0]}); give a file with trace_id and "
             "label, or an expression such as 'success::INT'"
         ) from None
-    bad = joined.filter(pl.col("label").is_not_null() & ~pl.col("label").is_in([0, 1]))
+    bad = counted.filter(pl.col("bad") > 0)
     if not bad.is_empty():
-        raise InputError(f"labels must be 0 or 1; trace {bad['trace_id'][0]} has {bad['label'][0]}")
-    labelled = joined.filter(pl.col("label").is_not_null())
-    return labelled, joined.height - labelled.height
+        example = str(bad["example"].min())
+        raise InputError(f"labels must be 0 or 1; trace {example}")
+    unlabelled = int(counted["unlabelled"].sum())
+    cells = (
+        counted.filter(pl.col("good").is_not_null())
+        .select(pl.col(name).cast(dtype) for name, dtype in OUTCOME_CELLS.items())
+        .sort("aggregate", "level")
+    )
+    return cells, unlabelled
+
+
+def labelled_levels(store: Statements, labels: str, source: str) -> tuple[pl.DataFrame, int]:
+    """Outcome cells of the stored levels of `source` (derived or factors) that have a label,
+    and how many of its levels have none (`level_outcomes`)."""
+    if source not in ("derived", "factors"):
+        raise InputError(f"source {source!r} is not a level source; give derived or factors")
+    levels = (
+        "SELECT trace_id, aggregate, level FROM confidence_traces "
+        f"WHERE source = {sql_string(source)}"
+    )
+    return level_outcomes(store, levels, labels)

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
+from storage.confidence_labels import DEFAULT_LABELS, level_outcomes
 from storage.duckdb_store import DuckDBStore
+from storage.errors import InputError
 from storage.report_queries import (
     LATEST_SQL,
     LEVELS_SQL,
@@ -19,8 +21,15 @@ from storage.report_queries import (
     TABLE_ROWS,
     fast_form,
 )
+from transforms.report.outcomes import LevelOutcomes
 
-__all__ = ["ReportData", "ReportWindow", "plotly_bundle", "read_report_data", "write_report_file"]
+__all__ = [
+    "ReportData",
+    "ReportWindow",
+    "plotly_bundle",
+    "read_report_data",
+    "write_report_file",
+]
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,14 @@ class ReportWindow:
         return f"{self.since or 'the first day'} to {self.until or 'the last day'} (UTC)"
 
 
+def _labels_in_words(labels: str) -> str:
+    if labels == DEFAULT_LABELS:
+        return "each trace's own metadata.success (traces.success)"
+    if Path(labels).is_file():
+        return f"the labels file {labels}"
+    return f"the SQL expression {labels} over the traces table"
+
+
 @dataclass
 class ReportData:
     """What the report draws: aggregates by name, tables of rows, and what is missing."""
@@ -71,6 +88,8 @@ class ReportData:
     """name -> (the first rows, how many rows there are in all, the SQL that lists them)."""
     absent: dict[str, list[str]] = field(default_factory=dict)
     """name of an aggregate or table -> the tables it needs that the database lacks."""
+    outcomes: LevelOutcomes | None = None
+    """The levels against outcomes; None without levels (see `absent`)."""
 
 
 def _tables(store: DuckDBStore) -> set[str]:
@@ -97,8 +116,29 @@ def _time_unit(store: DuckDBStore, tables: set[str], bounds: str) -> str:
     return "day" if span <= 120 else "week" if span <= 840 else "month"
 
 
-def read_report_data(store: DuckDBStore, window: ReportWindow) -> ReportData:
-    """Every aggregate and table of the report whose tables exist in `store`'s database."""
+def _outcomes(store: DuckDBStore, labels: str) -> LevelOutcomes:
+    """The newest levels of the window's traces (`__levels`) against `labels`. The default
+    labels, the traces' own success, cannot be wrong; given ones that are raise."""
+    try:
+        cells, unlabelled = level_outcomes(
+            store, "SELECT trace_id, aggregate, level FROM __levels", labels
+        )
+    except InputError as error:
+        if labels != DEFAULT_LABELS:
+            raise
+        return LevelOutcomes(_labels_in_words(labels), pl.DataFrame(), 0, str(error))
+    return LevelOutcomes(_labels_in_words(labels), cells, unlabelled)
+
+
+def read_report_data(
+    store: DuckDBStore, window: ReportWindow, labels: str = DEFAULT_LABELS
+) -> ReportData:
+    """Every aggregate and table of the report whose tables exist in `store`'s database;
+    `labels` (a labels file or a SQL expression over `traces`) for the levels' outcomes.
+
+    Raises:
+        InputError: `labels` were given and cannot be read or are not 0/1.
+    """
     tables = _tables(store)
     data = ReportData(store.db, window, 0, tables)
     bounds = window.bounds_sql()
@@ -107,12 +147,15 @@ def read_report_data(store: DuckDBStore, window: ReportWindow) -> ReportData:
         store.execute(LATEST_SQL.replace("__window", bounds))
         if "confidence_traces" in tables:
             store.execute(LEVELS_SQL)
+            data.outcomes = _outcomes(store, labels)
     for name, (needs, query) in QUERIES.items():
         if set(needs) <= tables:
             sql = query.replace("__window", bounds).replace("__unit", unit)
             data.frames[name] = store.sql(sql)
         else:
             data.absent[name] = sorted(set(needs) - tables)
+    if data.outcomes is None:
+        data.absent["outcomes"] = sorted({"latest_scores", "confidence_traces"} - tables)
     if "domains" in data.frames:
         data.traces = int(data.frames["domains"]["traces"].sum())
     for name, (needs, template) in LIST_SQL.items():

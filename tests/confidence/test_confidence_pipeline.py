@@ -128,17 +128,26 @@ def test_force_rescores_everything(db: Path) -> None:
 
 
 def test_evaluate_reads_labels_from_sql_and_files(db: Path, tmp_path: Path) -> None:
+    import polars as pl
+
     from storage.confidence_labels import labelled_levels
     from storage.errors import InputError
 
     derive(db, ConfidenceConfig())
+    ((stored, good),) = query_rows(db, "SELECT count(*), sum(success::INT) FROM traces")
     with held_store(db) as store:
         by_sql, missing = labelled_levels(store, "success::INT", "derived")
-        assert missing == 0 and set(by_sql["label"]) <= {0, 1}
-        labels = by_sql.head(10).select("trace_id", "label")
-        labels.write_csv(tmp_path / "labels.csv")
+        assert missing == 0
+        assert (by_sql["good"].sum(), by_sql["failed"].sum()) == (good, stored - good)
+        labels = store.sql("SELECT trace_id, success::INT AS label FROM traces ORDER BY 1 LIMIT 10")
+        pl.concat([labels, labels]).write_csv(tmp_path / "labels.csv")  # twice: counted once
         by_file, missing = labelled_levels(store, str(tmp_path / "labels.csv"), "derived")
-        assert (by_file.height, missing) == (10, by_sql.height - 10)
+        assert (by_file["good"].sum() + by_file["failed"].sum(), missing) == (10, stored - 10)
+        assert by_file["good"].sum() == labels["label"].sum()
+        conflicting = labels.with_columns(label=1 - pl.col("label"))
+        pl.concat([labels, conflicting]).write_csv(tmp_path / "both.csv")
+        with pytest.raises(InputError, match="labelled both 0 and 1"):
+            labelled_levels(store, str(tmp_path / "both.csv"), "derived")
         with pytest.raises(InputError, match="neither a readable labels file"):
             labelled_levels(store, "no_such_column", "derived")
         with pytest.raises(InputError, match="must be 0 or 1"):

@@ -1,57 +1,110 @@
-"""`tracegrade confidence --evaluate`: AUC, interval and failure rate per level."""
+"""`tracegrade confidence --evaluate` and the report: AUC, DeLong interval and failure rate
+per level, from outcome cells."""
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from transforms.confidence.evaluation import bootstrap_interval, evaluate_levels, roc_auc
+from transforms.confidence.evaluation import evaluate_levels, outcome_cells, roc_auc
+
+
+def psi(good: float, failed: float) -> float:
+    return 1.0 if good > failed else 0.5 if good == failed else 0.0
 
 
 def brute_auc(scores: list[float], labels: list[int]) -> float:
     pairs = [
-        (1.0 if g > b else 0.5 if g == b else 0.0)
+        psi(g, b)
         for (g, lg), (b, lb) in itertools.product(zip(scores, labels, strict=True), repeat=2)
         if lg == 1 and lb == 0
     ]
     return sum(pairs) / len(pairs)
 
 
+def brute_delong(scores: list[float], labels: list[int]) -> tuple[float, float]:
+    """DeLong's 95% interval trace by trace: each good trace's share of failed ones below it
+    (ties half), each failed trace's share of good ones above it, their sample variances."""
+    good = [s for s, y in zip(scores, labels, strict=True) if y == 1]
+    failed = [s for s, y in zip(scores, labels, strict=True) if y == 0]
+    v10 = [sum(psi(x, y) for y in failed) / len(failed) for x in good]
+    v01 = [sum(psi(x, y) for x in good) / len(good) for y in failed]
+    auc = sum(v10) / len(v10)
+    s10 = sum((v - auc) ** 2 for v in v10) / (len(good) - 1)
+    s01 = sum((v - auc) ** 2 for v in v01) / (len(failed) - 1)
+    half = 1.959963984540054 * math.sqrt(s10 / len(good) + s01 / len(failed))
+    return max(0.0, auc - half), min(1.0, auc + half)
+
+
+def per_trace(scores: list[float], labels: list[int]) -> pl.DataFrame:
+    levels = ["SILENT" if s >= 0.9 else "NOTIFY" if s >= 0.7 else "CONFIRM" for s in scores]
+    return pl.DataFrame({"aggregate": scores, "level": levels, "label": labels})
+
+
 @pytest.mark.parametrize("seed", range(5))
-def test_auc_equals_the_pairwise_count_with_ties(seed: int) -> None:
+def test_auc_and_interval_equal_the_pairwise_counts_with_ties(seed: int) -> None:
     rng = np.random.default_rng(seed)
     scores = rng.choice([0.1, 0.4, 0.7, 0.9], size=40).tolist()
     labels = rng.integers(0, 2, size=40).tolist()
     assert roc_auc(scores, labels) == pytest.approx(brute_auc(scores, labels), abs=1e-12)
-    low, high = bootstrap_interval(scores, labels, resamples=300)
-    assert low <= roc_auc(scores, labels) <= high
+    result = evaluate_levels(outcome_cells(per_trace(scores, labels)))
+    assert result.auc == pytest.approx(brute_auc(scores, labels), abs=1e-12)
+    assert result.interval == pytest.approx(brute_delong(scores, labels), abs=1e-12)
+    assert result.interval[0] <= result.auc <= result.interval[1]
 
 
-def test_one_class_only_gives_nan() -> None:
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), st.integers(0, 1)),
+        min_size=4,
+        max_size=30,
+    )
+)
+def test_cells_give_the_rank_auc_to_the_last_bit(rows: list[tuple[float, int]]) -> None:
+    """The AUC from cells is the same double as the average-rank formula gives."""
+    scores = [s for s, _ in rows]
+    labels = [y for _, y in rows]
+    good, failed = labels.count(1), labels.count(0)
+    if good == 0 or failed == 0:
+        assert math.isnan(roc_auc(scores, labels))
+        return
+    ranks = pl.Series(scores).rank("average").to_numpy()
+    by_rank = (ranks[np.array(labels) == 1].sum() - good * (good + 1) / 2) / (good * failed)
+    assert roc_auc(scores, labels) == by_rank
+
+
+def test_one_class_only_gives_nan_and_one_of_a_class_no_interval() -> None:
     assert np.isnan(roc_auc([0.1, 0.2], [1, 1]))
+    result = evaluate_levels(outcome_cells(per_trace([0.1, 0.5, 0.8], [0, 0, 1])))
+    assert result.auc == 1.0 and all(math.isnan(v) for v in result.interval)
+    assert "95% interval (DeLong) n/a to n/a" in result.markdown
 
 
 def test_failure_rate_per_level_and_whether_it_rises() -> None:
     frame = pl.DataFrame(
         {
-            "trace_id": list("abcdef"),
             "aggregate": [0.95, 0.8, 0.75, 0.5, 0.45, 0.1],
             "level": ["SILENT", "NOTIFY", "NOTIFY", "CONFIRM", "CONFIRM", "ESCALATE"],
             "label": [1, 1, 0, 0, 1, 0],
         }
     )
-    result = evaluate_levels(frame, unlabelled=2)
+    result = evaluate_levels(outcome_cells(frame), unlabelled=2)
     rates = dict(zip(result.levels["level"], result.levels["failure_rate"], strict=True))
     assert rates == {"SILENT": 0.0, "NOTIFY": 0.5, "CONFIRM": 0.5, "ESCALATE": 1.0}
     assert not result.failure_rate_rises
+    assert (result.traces, result.good) == (6, 3)
     assert "| NOTIFY | 2 | 1 | 1 | 50.0% |" in result.markdown
     assert "no label (left out) | 2 |" in result.markdown
     swapped = frame.with_columns(
         label=pl.Series([1, 1, 0, 0, 0, 0]),
         level=pl.Series(["SILENT", "NOTIFY", "NOTIFY"] + ["CONFIRM"] * 3),
     )
-    assert evaluate_levels(swapped).failure_rate_rises
-    assert evaluate_levels(swapped).auc == 1.0
+    assert evaluate_levels(outcome_cells(swapped)).failure_rate_rises
+    assert evaluate_levels(outcome_cells(swapped)).auc == 1.0

@@ -112,6 +112,7 @@ def test_a_database_without_the_tables_says_so(tmp_path: Path) -> None:
     assert data.frames == {} and data.traces == 0
     assert "this database has no latest_scores" in page
     assert "this database has no latest_judge_results" in page
+    assert "No levels against outcomes: this database has no confidence_traces" in page
     assert 'id="chart-' not in page.split("</script>", 1)[1]
 
 
@@ -121,3 +122,60 @@ def test_the_command_writes_the_report(
     out = tmp_path / "sub" / "r.html"
     assert main(["report", "--db", str(full_db), "--out", str(out), "--since", "2026-10-01"]) == 0
     assert out.exists() and f"Wrote {out}" in capsys.readouterr().out
+
+
+def _outcome_figures(page: str) -> str:
+    """The AUC sentence of the page's levels-against-outcomes block."""
+    block = page.split("<h3>Levels against outcomes</h3>", 1)[1].split("<h3>", 1)[0]
+    return re.sub(r"<[^>]+>", "", block)
+
+
+def test_the_levels_are_measured_against_the_traces_own_outcomes(
+    full_db: Path, tmp_path: Path
+) -> None:
+    """By default the labels are each trace's metadata.success; the figures are those that
+    `tracegrade confidence --evaluate 'success::INT'` prints, for the window's traces."""
+    from storage.confidence_labels import labelled_levels
+    from storage.registry import held_store
+    from transforms.confidence.evaluation import evaluate_levels
+
+    write_report(full_db, tmp_path / "r.html")
+    text = _outcome_figures((tmp_path / "r.html").read_text())
+    with held_store(full_db) as store:
+        cells, unlabelled = labelled_levels(store, "success::INT", "derived")
+    expected = evaluate_levels(cells, unlabelled=unlabelled)
+    assert 0.5 < expected.auc < 1.0 and unlabelled == 0
+    low, high = expected.interval
+    assert f"{expected.auc:.3f}, 95% interval (DeLong) {low:.3f} to {high:.3f}" in text
+    assert f"over {expected.traces:,} traces ({expected.good:,} good" in text
+    assert "metadata.success" in text
+    for level, traces, _, _, rate in expected.levels.iter_rows():
+        shown = f"{rate:.1%}" if rate is not None else "-"
+        assert f"{level}{traces:,}" in text.replace(" ", "") and shown in text
+
+    day = date(DEMO_START.year, DEMO_START.month, DEMO_START.day + 2)
+    data = write_report(full_db, tmp_path / "d.html", ReportWindow(since=day, until=day))
+    assert data.outcomes is not None
+    counted = int(data.outcomes.cells["good"].sum() + data.outcomes.cells["failed"].sum())
+    assert counted == data.traces < expected.traces
+
+
+def test_given_labels_replace_the_default_and_bad_ones_are_refused(
+    full_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import polars as pl
+
+    ids = query_rows(full_db, "SELECT trace_id FROM traces ORDER BY trace_id LIMIT 40")
+    labels = tmp_path / "labels.csv"
+    pl.DataFrame({"trace_id": [i for (i,) in ids], "label": [1] * 40}).write_csv(labels)
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", str(full_db), "--out", str(out), "--labels", str(labels)]) == 0
+    text = _outcome_figures(out.read_text())
+    assert f"the labels file {labels}" in text
+    assert "All 40 labelled traces in the window are good (1)" in text
+    assert "traces with a level but no label are left out" in text
+    capsys.readouterr()
+    assert main(["report", "--db", str(full_db), "--out", str(out), "--labels", "nope"]) == 2
+    assert "neither a readable labels file nor a SQL expression" in capsys.readouterr().err
+    assert main(["report", "--db", str(full_db), "--out", str(out), "--labels", "2"]) == 2
+    assert "labels must be 0 or 1" in capsys.readouterr().err

@@ -19,11 +19,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     check_database(args.db, must_exist=True)
     with held_store(args.db) as store:
-        frame, unlabelled = labelled_levels(store, args.evaluate, args.source)
-    if frame.is_empty():
+        cells, unlabelled = labelled_levels(store, args.evaluate, args.source)
+    if cells.is_empty():
         print(f"tracegrade: no {args.source} level has a label", file=sys.stderr)
         return EXIT_NOTHING_SCORED
-    print(evaluate_levels(frame, unlabelled=unlabelled).markdown)
+    print(evaluate_levels(cells, unlabelled=unlabelled).markdown)
     return EXIT_OK
 
 

@@ -37,7 +37,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if Path(args.out).is_dir():
         raise InputError(f"--out {args.out} is a folder; give the path of an HTML file")
     check_database(args.db, must_exist=True)
-    data = write_report(args.db, args.out, window)
+    data = write_report(args.db, args.out, window, args.labels)
     size = Path(args.out).stat().st_size
     print(
         f"Wrote {args.out} ({size / 1e6:.1f} MB): {data.traces:,} scored traces, "
@@ -55,4 +55,12 @@ def add_report_command(commands: Any) -> None:
     report.add_argument("--out", default="report.html", metavar="FILE", help="the HTML file")
     report.add_argument("--since", metavar="DATE", help="first UTC day (YYYY-MM-DD)")
     report.add_argument("--until", metavar="DATE", help="last UTC day, inclusive")
+    report.add_argument(
+        "--labels",
+        default="success::INT",
+        metavar="LABELS",
+        help="outcome labels to measure the levels against, as confidence --evaluate takes "
+        "them: a file (trace_id, label 0/1) or a SQL expression over the traces table "
+        "(default: each trace's metadata.success)",
+    )
     report.set_defaults(handler=_cmd_report)

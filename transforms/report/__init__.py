@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from transforms.report.figures import CHARTS, Chart, ChartSpec
+from transforms.report.outcomes import LevelOutcomes
 from transforms.report.page import SECTIONS, ReportInputs, report_html
 
-__all__ = ["CHARTS", "SECTIONS", "Chart", "ChartSpec", "ReportInputs", "report_html"]
+__all__ = [
+    "CHARTS",
+    "SECTIONS",
+    "Chart",
+    "ChartSpec",
+    "LevelOutcomes",
+    "ReportInputs",
+    "report_html",
+]

@@ -12,6 +12,7 @@ import plotly.io as pio
 import polars as pl
 
 from transforms.report.figures import CHARTS, ChartSpec
+from transforms.report.outcomes import LevelOutcomes, outcomes_block
 
 __all__ = ["ReportInputs", "SECTIONS", "report_html"]
 
@@ -76,6 +77,7 @@ class ReportInputs:
     lists: Mapping[str, tuple[pl.DataFrame, int, str]]
     absent: Mapping[str, list[str]]
     table_rows: int
+    outcomes: LevelOutcomes | None = None
 
 
 def _cell(value: Any) -> str:
@@ -158,6 +160,8 @@ def _section(
 ) -> str:
     parts = [f'<section id="{key}"><h2>{html.escape(title)}</h2>']
     parts += [_chart_block(spec, inputs) for spec in CHARTS if spec.section == key]
+    if key == "levels":
+        parts.append(outcomes_block(inputs.outcomes, inputs.absent.get("outcomes")))
     parts += [_table_block(kind, name, caption, inputs) for kind, name, caption in tables]
     return "".join(parts) + "</section>"
 
