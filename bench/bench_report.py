@@ -8,7 +8,9 @@ aggregates should be about as large at 10,000,000 traces as at 5,000.
 The databases are built with SQL alone, straight into the tables (no scoring run: that is
 bench_end_to_end's subject): `scores` with one row per trace over 90 days, 50 agents with a
 skewed share each, six domains, and every 20th trace scored twice (so `latest_scores` has a
-choice to make); a derived `confidence_traces` row per trace; judge results for 1 % of the
+choice to make); a `traces` row per trace (no steps; its success follows the outcome
+confidence with noise, so the levels against outcomes have both labels); a derived
+`confidence_traces` row per trace; judge results for 1 % of the
 traces on two metrics; quarantine rows for 1 %; one run a day with stage timings. They are kept
 in bench/out/ and reused.
 """
@@ -65,6 +67,12 @@ FROM (
 """
 
 _OTHERS = f"""
+INSERT INTO trace_rows BY NAME
+SELECT trace_id, content_hash, created_at, agent_id, task_domain,
+       outcome_confidence + 0.5 * (random() - 0.5) > 0.5 AS success, '' AS objective,
+       outcome_confidence AS confidence, [] AS steps, 'h' AS text_sha,
+       'day.jsonl' AS source_file, 0 AS row_number, run_id
+FROM score_rows WHERE run_seq <= {DAYS};
 INSERT INTO confidence_trace_rows BY NAME
 SELECT trace_id, 'derived' AS source, 'h' AS input_hash, 'c' AS config_hash, n_steps AS steps,
        outcome_confidence AS aggregate, 'mean' AS method,
@@ -133,8 +141,10 @@ def measure(n: int, db: Path, loads: int) -> dict[str, float | int]:
     """Seconds to write the report, its bytes, and the seconds Chromium took to draw it."""
     out = OUT_DIR / f"report-{n}.html"
     started = time.perf_counter()
-    write_report(db, out)
+    data = write_report(db, out)
     build_s = time.perf_counter() - started
+    outcomes = data.outcomes.cells if data.outcomes is not None else None
+    labelled = 0 if outcomes is None else int(outcomes["good"].sum() + outcomes["failed"].sum())
     checks = [chromium_page.open_page(out) for _ in range(loads)]
     bad = [c for c in checks if c.errors or c.requests]
     if bad:
@@ -147,6 +157,7 @@ def measure(n: int, db: Path, loads: int) -> dict[str, float | int]:
         "open_s_median": round(statistics.median(drawn), 2),
         "open_s_all": [round(s, 2) for s in drawn],  # type: ignore[dict-item]
         "db_bytes": db.stat().st_size,
+        "labelled": labelled,
     }
 
 
@@ -170,7 +181,8 @@ def main() -> int:
         print(
             f"{n:>12,} traces: report written in {row['build_s']:.1f} s, "
             f"{int(row['bytes']) / 1e6:.2f} MB (target < 5 MB), drawn by Chromium in "
-            f"{row['open_s_median']:.2f} s median of {args.loads} (target < 3 s)"
+            f"{row['open_s_median']:.2f} s median of {args.loads} (target < 3 s); levels "
+            f"against outcomes over {int(row['labelled']):,} labelled traces"
         )
     end(info, load)
     save_result("bench_report", {"machine": info, "rows": rows})
