@@ -18,6 +18,8 @@ from pipelines import staging
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps, RunTally
 from pipelines.score import score_run, scoring_run, summarise
+from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
+from pipelines.stages import FRESH
 from storage.config_files import load_settings
 from storage.readers import expand_paths
 from storage.registry import held_store
@@ -75,14 +77,23 @@ def backfill(
         held_store(db) as store,
         scoring_run(store, "backfill", settings, embed=embed, recover=True) as archive,
     ):
+        levels = StagedLevels(
+            ConfidenceConfig(), archive.run.run_id, archive.run.path(STAGED_LEVELS)
+        )
         archive.step(
-            "read and validate", staging.stage_inputs, store, archive.run, paths, force=True
+            "read and validate",
+            staging.stage_inputs,
+            store,
+            archive.run,
+            paths,
+            force=True,
+            levels=levels,
         )
         low, high = bounds[0][0], bounds[-1][1]
         archive.step("split", staging.limit_to_range, store, archive.run, low, high)
         chunk_runs: list[str] = []
         for low, high in bounds:
-            chunk_run, tally = _score_chunk(archive, low, high, config, settings, embed)
+            chunk_run, tally = _score_chunk(archive, low, high, config, settings, embed, levels)
             archive.tally.merge(tally)
             chunk_runs.append(chunk_run)
         archive.step("ledger", staging.commit_ledger, store, archive.run)
@@ -100,14 +111,17 @@ def _score_chunk(
     config: str | None,
     settings: Settings,
     embed: bool,
+    levels: StagedLevels,
 ) -> tuple[str, RunTally]:
-    """Score one chunk of the staged archive as its own run, published in one transaction;
-    returns the chunk's run id and its tally."""
+    """Score one chunk of the staged archive as its own run, published in one transaction,
+    its levels taken from those computed while the archive was staged; returns the chunk's
+    run id and its tally."""
     with scoring_run(
         archive.store, "backfill_chunk", settings, embed=embed, recover=False
     ) as chunk:
         staging.stage_chunk(archive.store, archive.run, chunk.run, low, high)
-        score_run(chunk, settings, embed, config, ConfidenceConfig())
+        staged = levels.parts(chunk.run.path(FRESH))
+        score_run(chunk, settings, embed, config, levels.config, staged)
         tally = chunk.tally
         tally.counts["rows_scored"] = tally.counts.pop("rows_scored_now", 0)
         chunk.finish("completed", summarise(chunk, "completed", [chunk.run.run_id]).markdown)

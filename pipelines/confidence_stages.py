@@ -7,6 +7,7 @@ then commit them in one transaction (storage.confidence_store).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from storage._names import sql_string
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.confidence_store import (
     commit_confidence,
@@ -36,16 +38,22 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
 __all__ = [
+    "COMPUTED_STEPS",
+    "COMPUTED_TRACES",
+    "DERIVED_CHUNK_TRACES",
     "FACTORS_ROWS",
     "QUARANTINE",
     "STALE",
     "STEPS",
     "TRACES",
+    "StagedParts",
     "commit_stage",
     "derived_stage",
     "fill_model_factors",
+    "level_frames",
     "score_factor_rows",
     "stage_factors",
+    "write_level_part",
 ]
 
 FACTORS_ROWS, QUARANTINE, STALE, STEPS, TRACES = (
@@ -58,6 +66,14 @@ FACTORS_ROWS, QUARANTINE, STALE, STEPS, TRACES = (
 """Work files of a run; STEPS and TRACES are written in numbered parts (`_part`); STALE holds
 the ids derived mode scores, read back a chunk at a time."""
 
+COMPUTED_STEPS, COMPUTED_TRACES, COVERED = (
+    "computed_steps-*.parquet",
+    "computed_traces-*.parquet",
+    "confidence_covered.parquet",
+)
+"""Levels a scoring run computed while reading (numbered parts keyed by `_order`), and the
+trace_id and `_order` of the stale traces they cover."""
+
 DERIVED_CHUNK_TRACES = 10_000
 """Derived mode scores stored traces this many at a time, so memory stays bounded whatever
 the database holds (`confidence --force` over 1,000,000 realistic traces peaks at 1.06 GiB,
@@ -67,6 +83,50 @@ docs/performance.md); `commit_stage` writes several parts per transaction."""
 
 def _part(pattern: str, part: int) -> str:
     return pattern.replace("*", f"{part:05d}")
+
+
+def level_frames(
+    factors: pl.LazyFrame,
+    config: ConfidenceConfig,
+    *,
+    ordered: bool = False,
+    caps: pl.LazyFrame | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The scored plan steps of `factors` and their traces' levels (no identity columns)."""
+    scored = step_scores(factors, config).collect()
+    traces = trace_levels(scored.lazy(), config, ordered=ordered, caps=caps).collect()
+    return scored, traces
+
+
+def write_level_part(
+    scored: pl.DataFrame,
+    traces: pl.DataFrame,
+    config: ConfidenceConfig,
+    source: str,
+    run_id: str,
+    paths: tuple[Path, Path],
+) -> int:
+    """Add identity columns to `level_frames`' output (`traces` with its input_hash) and write
+    them to `paths` (steps, traces); returns the traces written."""
+    identity = {
+        "source": pl.lit(source),
+        "run_id": pl.lit(run_id),
+        "computed_at": pl.lit(datetime.now(UTC), pl.Datetime("us", "UTC")),
+    }
+    fallbacks = ("llm_self_eval_fallback", "query_coverage_fallback")
+    scored.with_columns(
+        **identity,
+        **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
+    ).drop("penalty_code").write_parquet(paths[0])
+    traces.with_columns(**identity, config_hash=pl.lit(config.config_hash())).write_parquet(
+        paths[1]
+    )
+    return traces.height
+
+
+def part_paths(folder: Path, part: int) -> tuple[Path, Path]:
+    """Part `part` of a run's STEPS and TRACES in `folder`."""
+    return folder / _part(STEPS, part), folder / _part(TRACES, part)
 
 
 def _results(
@@ -83,26 +143,20 @@ def _results(
 ) -> int:
     """Score `factors`, add identity columns, write part `part` of STEPS and TRACES; returns
     traces scored."""
-    now = datetime.now(UTC)
-    identity = {
-        "source": pl.lit(source),
-        "run_id": pl.lit(run_id),
-        "computed_at": pl.lit(now, pl.Datetime("us", "UTC")),
-    }
-    scored = step_scores(factors, config).collect()
-    traces = (
-        trace_levels(scored.lazy(), config, ordered=ordered, caps=caps)
-        .join(hashes.lazy(), on="trace_id", how="left")
-        .with_columns(**identity, config_hash=pl.lit(config.config_hash()))
-        .collect()
-    )
-    fallbacks = ("llm_self_eval_fallback", "query_coverage_fallback")
-    scored.with_columns(
-        **identity,
-        **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
-    ).drop("penalty_code").write_parquet(folder / _part(STEPS, part))
-    traces.write_parquet(folder / _part(TRACES, part))
-    return traces.height
+    scored, traces = level_frames(factors, config, ordered=ordered, caps=caps)
+    traces = traces.join(hashes, on="trace_id", how="left")
+    return write_level_part(scored, traces, config, source, run_id, part_paths(folder, part))
+
+
+@dataclass(frozen=True)
+class StagedParts:
+    """Derived levels a scoring run computed while it read its input
+    (`pipelines.staged_levels.StagedLevels`): the folder of their parts (COMPUTED_STEPS and
+    COMPUTED_TRACES, keyed by the rows' staging order `_order`), and the run's file of fresh
+    traces (trace_id and `_order` of the new and changed ones it stored)."""
+
+    folder: Path
+    fresh: Path
 
 
 def derived_stage(
@@ -112,8 +166,11 @@ def derived_stage(
     config: ConfidenceConfig,
     *,
     force: bool = False,
+    staged: StagedParts | None = None,
 ) -> dict[str, int]:
     """Derive factors for every stored trace without a current derived level, score, commit.
+    With `staged`, the levels the run computed while reading are taken for the traces it
+    stored itself, and only the others are read back from the database.
 
     Returns confidence_traces (levels written) and confidence_unchanged (kept as stored).
     """
@@ -121,12 +178,63 @@ def derived_stage(
     stale = work_dir / STALE
     if not stale_derived_ids(store, config.config_hash(), stale, force=force):
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
-    scored = sum(
+    parts, scored = 0, 0
+    if staged is not None and staged.fresh.exists() and any(staged.folder.glob(COMPUTED_TRACES)):
+        parts, scored = _take_staged(store, staged, config, run_id, work_dir)
+    scored += sum(
         _derived_part(store, ids, config, run_id, work_dir, part)
-        for part, ids in enumerate(parquet_batches(stale, DERIVED_CHUNK_TRACES))
+        for part, ids in enumerate(parquet_batches(stale, DERIVED_CHUNK_TRACES), start=parts)
     )
     commit_stage(store, work_dir, run_id)
     return {"confidence_traces": scored, "confidence_unchanged": int(total) - scored}
+
+
+def _take_staged(
+    store: DuckDBStore, staged: StagedParts, config: ConfidenceConfig, run_id: str, work_dir: Path
+) -> tuple[int, int]:
+    """Write as the run's parts the staged levels of the stale traces the run stored itself
+    (fresh, with the content the level was computed from), and leave in STALE only the stale
+    traces still without one; returns (parts written, traces). Only work files are read: the
+    database file is not attached."""
+    stale, covered = work_dir / STALE, work_dir / COVERED
+    computed = sql_string(staged.folder / COMPUTED_TRACES)
+    store.scratch.copy_to(
+        f"SELECT c.trace_id, c._order FROM read_parquet({computed}) c "
+        f"SEMI JOIN read_parquet({sql_string(staged.fresh)}) f USING (_order) "
+        f"SEMI JOIN read_parquet({sql_string(stale)}) s "
+        "ON s.trace_id = c.trace_id AND s.content_hash = c.input_hash ORDER BY c._order",
+        covered,
+    )
+    rest = work_dir / f"rest-{STALE}"
+    store.scratch.copy_to(
+        f"SELECT s.* FROM read_parquet({sql_string(stale)}) s ANTI JOIN "
+        f"read_parquet({sql_string(covered)}) c USING (trace_id) ORDER BY s.place, s.trace_id",
+        rest,
+    )
+    rest.replace(stale)
+    parts, taken = 0, 0
+    for traces_part in sorted(staged.folder.glob(COMPUTED_TRACES)):
+        steps_part = traces_part.with_name(traces_part.name.replace("traces", "steps"))
+        counted = pl.scan_parquet(traces_part).select(
+            rows=pl.len(), lo=pl.col("_order").min(), hi=pl.col("_order").max()
+        )
+        rows, lo, hi = counted.collect().row(0)
+        keep = pl.scan_parquet(covered).filter(pl.col("_order").is_between(lo, hi))
+        kept = keep.select(pl.len()).collect().item()
+        if not kept:
+            continue
+        steps_to, traces_to = part_paths(work_dir, parts)
+        if kept == rows:  # every row of the part: it is the run's part as it is
+            steps_part.replace(steps_to)
+            traces_part.replace(traces_to)
+        else:
+            for source, target in ((steps_part, steps_to), (traces_part, traces_to)):
+                pl.scan_parquet(source).join(
+                    keep, on=["_order", "trace_id"], how="semi"
+                ).sink_parquet(target)
+        taken += kept
+        parts += 1
+    return parts, taken
 
 
 def _derived_part(

@@ -11,9 +11,11 @@ from typing import Any
 import polars as pl
 
 from pipelines import confidence_stages, novelty_stages, stages, staging
+from pipelines.confidence_stages import StagedParts
 from pipelines.judge.flow import judge_after_scoring
 from pipelines.report import publish_run
 from pipelines.runs import Run, RunSteps
+from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
 from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
@@ -92,9 +94,12 @@ def score_run(
     embed: bool,
     config: str | None,
     confidence: ConfidenceConfig | None,
+    staged: StagedParts | None = None,
 ) -> None:
     """Plan, embed, score and commit the traces staged in the run (its valid.parquet), then
-    give them their derived confidence levels (none when `confidence` is None)."""
+    give them their derived confidence levels (none when `confidence` is None): those
+    computed while staging (`staged`, with the same configuration) for the traces it stored,
+    and any other stored trace without a current one read back."""
     store, run = steps.store, steps.run
     counts = dict(steps.tally.counts)
     try:
@@ -119,6 +124,7 @@ def score_run(
         run.run_id,
         run.path("confidence"),
         confidence,
+        staged=staged,
     )
 
 
@@ -205,6 +211,7 @@ def score_traces(
         held_store(db) as store,
         scoring_run(store, "score_traces", settings, embed=embed, recover=True) as steps,
     ):
+        levels = StagedLevels(confidence, steps.run.run_id, steps.run.path(STAGED_LEVELS))
         steps.step(
             "read and validate",
             staging.stage_inputs,
@@ -213,8 +220,10 @@ def score_traces(
             paths,
             force=force,
             file_format=file_format,
+            levels=levels,
         )
-        score_run(steps, settings, embed, config, confidence)
+        staged = levels.parts(steps.run.path(stages.FRESH))
+        score_run(steps, settings, embed, config, confidence, staged)
         counts = steps.tally.counts
         counts["rows_scored"] = counts.pop("rows_valid", 0)
         counts.pop("rows_scored_now", None)

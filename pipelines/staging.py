@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.runs import Run
+from pipelines.staged_levels import StagedLevels
 from storage._names import path_text
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import file_sha256, sha256_hex
@@ -60,24 +61,27 @@ _DROPPED = ["rule", "reason", "read_rule", "read_reason", "created_at_raw"]
 
 
 class _BatchWriter:
-    """Validates each batch of one file's rows: valid rows go to the staging table, rejected
-    ones to the run's list of quarantine parts."""
+    """Validates each batch of one file's rows: valid rows go to the staging table (and to
+    `levels`, which computes their derived levels while they are in memory), rejected ones to
+    the run's list of quarantine parts."""
 
-    def __init__(self, store: DuckDBStore, run: Run, file_index: int) -> None:
+    def __init__(
+        self, store: DuckDBStore, run: Run, file_index: int, levels: StagedLevels | None = None
+    ) -> None:
         self.store = store
         self.run = run
         self.file_index = file_index
+        self.levels = levels
         self.rejected: list[pl.DataFrame] = []
 
     def __call__(self, frame: pl.DataFrame) -> None:
         checked = with_rule(frame.lazy()).collect()
         valid = checked.filter(pl.col("rule").is_null()).drop(_DROPPED).with_columns(trace_text())
         order = pl.col("row_number") + pl.lit(self.file_index << 40, dtype=pl.Int64)
-        append_staged(
-            self.store,
-            self.run.run_id,
-            valid.with_columns(text_sha=sha256_hex(valid["text"]), _order=order).drop("text"),
-        )
+        staged = valid.with_columns(text_sha=sha256_hex(valid["text"]), _order=order).drop("text")
+        append_staged(self.store, self.run.run_id, staged)
+        if self.levels is not None:
+            self.levels.add(staged)
         self.rejected.append(
             checked.filter(pl.col("rule").is_not_null()).select(QUARANTINE_COLUMNS)
         )
@@ -91,8 +95,11 @@ def stage_inputs(
     force: bool = False,
     batch_rows: int | None = None,
     file_format: FileFormat | None = None,
+    levels: StagedLevels | None = None,
 ) -> dict[str, int]:
     """Read and validate the input files not loaded before; stage valid rows and quarantine.
+    With `levels`, the derived confidence levels of the valid rows are computed in the same
+    pass (`pipelines.staged_levels`).
 
     Files are read a batch at a time and each batch is validated and written out at once, so
     memory stays bounded whatever the input size. Duplicate ids are settled afterwards over
@@ -107,8 +114,10 @@ def stage_inputs(
     todo = [f for f in files if force or not _in_ledger(f, seen)]
     create_staging(store, run.run_id, pl.Schema(_valid_schema()))
     infos, rejected_parts = _read_batches(
-        store, run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format
+        store, run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels
     )
+    if levels is not None:
+        levels.flush()
     rejected = _settle_duplicates(store, run, infos, rejected_parts)
     quarantine = _write_quarantine(run, infos, rejected)
     valid_rows = staged_count_by_file(store, run.run_id)
@@ -145,13 +154,14 @@ def _read_batches(
     files: list[Path],
     batch_rows: int,
     file_format: FileFormat | None,
+    levels: StagedLevels | None = None,
 ) -> tuple[list[FileInfo], list[pl.DataFrame]]:
     """Each file's batches validated and staged; a file rejected whole leaves no staged row.
     Returns the files' outcomes and their rejected rows."""
     infos: list[FileInfo] = []
     rejected: list[pl.DataFrame] = []
     for index, path in enumerate(files):
-        writer = _BatchWriter(store, run, index)
+        writer = _BatchWriter(store, run, index, levels)
         info = read_file_batches(path, writer, batch_rows, file_format)
         if info.rule is not None:
             delete_staged_file(store, run.run_id, info.path)

@@ -54,9 +54,10 @@ def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
 
 
 def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force: bool) -> int:
-    """Write to the Parquet file `path` the ids (trace_id, run_id, place) of stored traces
-    whose derived level is missing, or was computed from other content or configuration (all
-    of them with `force`), in the order they are stored; returns how many. `place` is the
+    """Write to the Parquet file `path` the ids (trace_id, run_id, content_hash, place) of
+    stored traces whose derived level is missing, or was computed from other content or
+    configuration (all of them with `force`), in the order they are stored; returns how
+    many. `place` is the
     row's position in `trace_rows` (null in a DuckLake), which `stale_derived_traces` reads a
     stretch of. DuckDB writes the file, so a database of any size holds none of its ids in
     this process. Only the traces of unfinished runs are compared when no other can be
@@ -74,10 +75,13 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force
     )
     if force:
         return store.copy_to(
-            f"SELECT trace_id, run_id, place FROM ({stored}) ORDER BY place, trace_id", path
+            f"SELECT trace_id, run_id, content_hash, place FROM ({stored}) "
+            "ORDER BY place, trace_id",
+            path,
         )
     return store.copy_to(
-        f"WITH t AS ({stored}) SELECT t.trace_id, t.run_id, t.place FROM t LEFT JOIN "
+        f"WITH t AS ({stored}) SELECT t.trace_id, t.run_id, t.content_hash, t.place "
+        "FROM t LEFT JOIN "
         "(SELECT trace_id, input_hash, config_hash FROM confidence_traces "
         "WHERE source = 'derived') c "
         "USING (trace_id) WHERE c.trace_id IS NULL OR c.input_hash <> t.content_hash "
@@ -130,11 +134,17 @@ def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
     )
 
 
+_RUN_COLUMNS = "COLUMNS(c -> c NOT IN ('_order', 'run_id'))"
+"""A part's columns but its staging order and run: parts computed while a scoring run read its
+input carry `_order`, and a backfill's chunk commits levels its archive run computed."""
+
+
 def commit_confidence(
     store: DuckDBStore, steps: Path, traces: Path, quarantine: Path | None, run_id: str
 ) -> None:
     """Write the run's levels and step rows (the part files `traces` and `steps` match, a few
-    parts at a time, one transaction each, the file let go in between), then publish them with its
+    parts at a time, one transaction each, the file let go in between; every row as the run's
+    own, `run_id`), then publish them with its
     quarantine rows in one last transaction: the views `confidence_traces` and
     `confidence_steps` show the run's rows from then on, in place of the rows of the same
     (trace_id, source) that earlier runs published. A quarantine row already recorded for the
@@ -144,14 +154,15 @@ def commit_confidence(
             numbers = [part.stem.rsplit("-", 1)[1] for part in group]
             steps_parts = [str(steps.parent / steps.name.replace("*", n)) for n in numbers]
             with store.transaction() as con:
-                con.execute(
-                    "INSERT INTO confidence_trace_rows BY NAME SELECT * FROM read_parquet(?)",
-                    [[str(part) for part in group]],
-                )
-                con.execute(
-                    "INSERT INTO confidence_step_rows BY NAME SELECT * FROM read_parquet(?)",
-                    [steps_parts],
-                )
+                for table, files in (
+                    ("confidence_trace_rows", [str(part) for part in group]),
+                    ("confidence_step_rows", steps_parts),
+                ):
+                    con.execute(
+                        f"INSERT INTO {table} BY NAME SELECT {_RUN_COLUMNS}, ? AS run_id "
+                        "FROM read_parquet(?, union_by_name = true)",
+                        [run_id, files],
+                    )
             store.let_others_in()
     with store.transaction() as con:
         _publish_levels(con, run_id)
