@@ -1,6 +1,6 @@
 """Reading a run's input: files read a batch at a time, each batch validated and its valid rows
-appended to the run's staging table in DuckDB (storage/staging_store.py) while its rejected
-rows go to the quarantine; then duplicates are settled and the file ledger written.
+appended to the run's staging (storage/staging_store.py) while its rejected rows go to the
+quarantine; then duplicates are settled and the file ledger written.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from storage.readers import (
     read_file_batches,
 )
 from storage.staging_store import (
-    append_staged,
+    StagedFile,
     create_staging,
     delete_staged,
-    delete_staged_file,
     limit_staged,
     staged_count_by_file,
     staged_repeats,
@@ -43,6 +42,7 @@ __all__ = [
     "PLAN",
     "QUARANTINE",
     "SCORES",
+    "STAGED",
     "commit_ledger",
     "input_files",
     "limit_to_range",
@@ -50,28 +50,27 @@ __all__ = [
     "stage_inputs",
 ]
 
-QUARANTINE, FILES, PLAN, NOVELTY, SCORES = (
+QUARANTINE, FILES, PLAN, NOVELTY, SCORES, STAGED = (
     "quarantine.parquet",
     "files.parquet",
     "plan.parquet",
     "novelty.parquet",
     "scores.parquet",
+    "staged",
 )
 _DROPPED = ["rule", "reason", "read_rule", "read_reason", "created_at_raw"]
 
 
 class _BatchWriter:
-    """Validates each batch of one file's rows: valid rows go to the staging table (and to
-    `levels`, which computes their derived levels while they are in memory), rejected ones to
-    the run's list of quarantine parts."""
+    """Validates each batch of one file's rows: valid rows go to the file's staged rows (and
+    to `levels`, which computes their derived levels while they are in memory), rejected ones
+    to the run's list of quarantine parts."""
 
-    def __init__(
-        self, store: DuckDBStore, run: Run, file_index: int, levels: StagedLevels | None = None
-    ) -> None:
-        self.store = store
+    def __init__(self, run: Run, file_index: int, levels: StagedLevels | None = None) -> None:
         self.run = run
         self.file_index = file_index
         self.levels = levels
+        self.staged = StagedFile(run.path(STAGED), file_index, pl.Schema(_valid_schema()))
         self.rejected: list[pl.DataFrame] = []
 
     def __call__(self, frame: pl.DataFrame) -> None:
@@ -79,7 +78,7 @@ class _BatchWriter:
         valid = checked.filter(pl.col("rule").is_null()).drop(_DROPPED).with_columns(trace_text())
         order = pl.col("row_number") + pl.lit(self.file_index << 40, dtype=pl.Int64)
         staged = valid.with_columns(text_sha=sha256_hex(valid["text"]), _order=order).drop("text")
-        append_staged(self.store, self.run.run_id, staged)
+        self.staged.append(staged)
         if self.levels is not None:
             self.levels.add(staged)
         self.rejected.append(
@@ -112,9 +111,9 @@ def stage_inputs(
     seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
     store.release()  # reading and staging work on this process's own tables only
     todo = [f for f in files if force or not _in_ledger(f, seen)]
-    create_staging(store, run.run_id, pl.Schema(_valid_schema()))
+    create_staging(store, run.run_id, pl.Schema(_valid_schema()), run.path(STAGED))
     infos, rejected_parts = _read_batches(
-        store, run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels
+        run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels
     )
     if levels is not None:
         levels.flush()
@@ -149,7 +148,6 @@ def input_files(paths: list[str], file_format: FileFormat | None = None) -> list
 
 
 def _read_batches(
-    store: DuckDBStore,
     run: Run,
     files: list[Path],
     batch_rows: int,
@@ -161,11 +159,16 @@ def _read_batches(
     infos: list[FileInfo] = []
     rejected: list[pl.DataFrame] = []
     for index, path in enumerate(files):
-        writer = _BatchWriter(store, run, index, levels)
-        info = read_file_batches(path, writer, batch_rows, file_format)
+        writer = _BatchWriter(run, index, levels)
+        try:
+            info = read_file_batches(path, writer, batch_rows, file_format)
+        except BaseException:
+            writer.staged.discard()
+            raise
         if info.rule is not None:
-            delete_staged_file(store, run.run_id, info.path)
+            writer.staged.discard()
         else:
+            writer.staged.close()
             rejected.extend(writer.rejected)
         infos.append(info)
     return infos, rejected
