@@ -90,6 +90,7 @@ def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, i
     texts_truncated, the texts longer than max_seq_length tokens.
     """
     todo, counts = pending_texts(store, run, settings)
+    store.release()  # loading the model and encoding need no file: others may open it
     if todo.is_empty():
         return counts
     embedder = SentenceEmbedder(settings.embedding)

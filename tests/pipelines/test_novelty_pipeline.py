@@ -74,3 +74,30 @@ def test_pipeline_novelty_equals_the_oracle(
     assert np.abs(rows["novelty"].to_numpy() - np.array(expected)).max() <= 1e-6
     assert rows["novelty_window"].to_list() == sizes
     assert rows["novelty"].std() > 0.05
+
+
+def test_another_process_opens_the_database_while_texts_are_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Encoding needs no database: a reader in another process gets in while the model works
+    (the run holds the file only to read what it needs and to store each chunk)."""
+    import subprocess
+    import sys
+
+    from pipelines.embedder import SentenceEmbedder
+
+    db = tmp_path / "scores.duckdb"
+    traces = synthetic_traces(40, seed=9).with_columns(pl.col("steps").list.head(1))
+    traces.write_parquet(tmp_path / "traces.parquet")
+    opened: list[int] = []
+    encode = SentenceEmbedder.encode_counted
+
+    def encode_beside_a_reader(self: SentenceEmbedder, texts: list[str]) -> object:
+        reader = f"import duckdb; duckdb.connect({str(db)!r}, read_only=True).close()"
+        opened.append(subprocess.run([sys.executable, "-c", reader], timeout=60).returncode)
+        return encode(self, texts)
+
+    monkeypatch.setattr(SentenceEmbedder, "encode_counted", encode_beside_a_reader)
+    counts = run_pipeline([tmp_path / "traces.parquet"], db)
+    assert counts["texts_embedded"] > 30
+    assert opened and opened == [0] * len(opened)
