@@ -1,5 +1,5 @@
-"""`tracegrade confidence --evaluate` and the report: AUC, DeLong interval and failure rate
-per level, from outcome cells."""
+"""`tracegrade confidence --evaluate` and the report: AUC, bootstrap and DeLong intervals and
+failure rate per level, from outcome cells."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def test_one_class_only_gives_nan_and_one_of_a_class_no_interval() -> None:
     assert np.isnan(roc_auc([0.1, 0.2], [1, 1]))
     result = evaluate_levels(outcome_cells(per_trace([0.1, 0.5, 0.8], [0, 0, 1])))
     assert result.auc == 1.0 and all(math.isnan(v) for v in result.interval)
-    assert "95% interval (DeLong) n/a to n/a" in result.markdown
+    assert "(bootstrap, 2,000 resamples) n/a to n/a; (DeLong) n/a to n/a" in result.markdown
+    assert result.bootstrap is not None and all(math.isnan(v) for v in result.bootstrap)
 
 
 def test_failure_rate_per_level_and_whether_it_rises() -> None:
@@ -108,3 +109,56 @@ def test_failure_rate_per_level_and_whether_it_rises() -> None:
     )
     assert evaluate_levels(outcome_cells(swapped)).failure_rate_rises
     assert evaluate_levels(outcome_cells(swapped)).auc == 1.0
+
+
+def brute_bootstrap(
+    scores: list[float], labels: list[int], resamples: int, seed: int
+) -> tuple[float, float]:
+    """The stratified percentile bootstrap trace by trace: draw as many good and as many
+    failed traces as there are, with replacement, and take the 2.5th and 97.5th percentiles."""
+    rng = np.random.default_rng(seed)
+    good = np.array([s for s, y in zip(scores, labels, strict=True) if y == 1])
+    failed = np.array([s for s, y in zip(scores, labels, strict=True) if y == 0])
+    aucs = []
+    for _ in range(resamples):
+        g = rng.choice(good, size=len(good))
+        f = rng.choice(failed, size=len(failed))
+        aucs.append(brute_auc([*g, *f], [1] * len(g) + [0] * len(f)))
+    low, high = np.percentile(aucs, [2.5, 97.5])
+    return float(low), float(high)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bootstrap_interval_agrees_with_resampling_the_traces(seed: int) -> None:
+    """The bootstrap over outcome cells is the bootstrap over traces: with the same number of
+    resamples but other random draws, their intervals agree to sampling error, and both hold
+    the AUC."""
+    rng = np.random.default_rng(100 + seed)
+    labels = rng.integers(0, 2, size=60).tolist()
+    scores = [round(float(rng.normal(0.6 + 0.1 * y, 0.15)), 2) for y in labels]
+    result = evaluate_levels(outcome_cells(per_trace(scores, labels)))
+    assert result.bootstrap is not None
+    low, high = result.bootstrap
+    brute_low, brute_high = brute_bootstrap(scores, labels, resamples=2_000, seed=seed)
+    assert low == pytest.approx(brute_low, abs=0.02)
+    assert high == pytest.approx(brute_high, abs=0.02)
+    assert low < result.auc < high
+    assert f"(bootstrap, 2,000 resamples) {low:.3f} to {high:.3f}" in result.markdown
+
+
+def test_bootstrap_is_the_same_text_each_time_and_left_out_over_its_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from transforms.confidence import evaluation
+
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, size=300).tolist()
+    scores = rng.random(300).round(3).tolist()
+    cells = outcome_cells(per_trace(scores, labels))
+    assert evaluate_levels(cells).markdown == evaluate_levels(cells).markdown
+    distinct = cells["aggregate"].n_unique()
+    monkeypatch.setattr(evaluation, "BOOTSTRAP_MAX_SCORES", distinct - 1)
+    result = evaluate_levels(cells)
+    assert result.bootstrap is None
+    assert f"(bootstrap) left out, over {distinct - 1:,} distinct confidences" in result.markdown
+    assert not math.isnan(result.interval[0])

@@ -137,7 +137,7 @@ def test_the_levels_are_measured_against_the_traces_own_outcomes(
     `tracegrade confidence --evaluate 'success::INT'` prints, for the window's traces."""
     from storage.confidence_labels import labelled_levels
     from storage.registry import held_store
-    from transforms.confidence.evaluation import evaluate_levels
+    from transforms.confidence.evaluation import evaluate_levels, interval_text
 
     write_report(full_db, tmp_path / "r.html")
     text = _outcome_figures((tmp_path / "r.html").read_text())
@@ -145,8 +145,9 @@ def test_the_levels_are_measured_against_the_traces_own_outcomes(
         cells, unlabelled = labelled_levels(store, "success::INT", "derived")
     expected = evaluate_levels(cells, unlabelled=unlabelled)
     assert 0.5 < expected.auc < 1.0 and unlabelled == 0
-    low, high = expected.interval
-    assert f"{expected.auc:.3f}, 95% interval (DeLong) {low:.3f} to {high:.3f}" in text
+    interval = interval_text(expected.bootstrap, expected.interval)
+    assert expected.bootstrap is not None and "resamples" in interval
+    assert f"{expected.auc:.3f}, 95% interval {interval}" in text
     assert f"over {expected.traces:,} traces ({expected.good:,} good" in text
     assert "metadata.success" in text
     for level, traces, _, _, rate in expected.levels.iter_rows():

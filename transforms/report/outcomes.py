@@ -1,6 +1,6 @@
 """The report's levels against outcomes: the figures `tracegrade confidence --evaluate` prints
-(ROC AUC of the confidence with DeLong's interval, the failure rate per level), for the
-window's newest levels and the labels the report was given."""
+(ROC AUC of the confidence with its bootstrap and DeLong intervals, the failure rate per
+level), for the window's newest levels and the labels the report was given."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from transforms.confidence.evaluation import evaluate_levels
+from transforms.confidence.evaluation import evaluate_levels, interval_text
 
 __all__ = ["LevelOutcomes", "outcomes_block"]
 
@@ -67,8 +67,7 @@ def outcomes_block(outcomes: LevelOutcomes | None, missing: list[str] | None) ->
             "(tracegrade report --labels FILE or a SQL expression)."
             + (left_out if outcomes.unlabelled else "")
         )
-    low, high = result.interval
-    interval = "n/a" if math.isnan(low) else f"{low:.3f} to {high:.3f}"
+    interval = interval_text(result.bootstrap, result.interval)
     verdict = "rises" if result.failure_rate_rises else "does not rise"
     counts = (
         f"over {result.traces:,} traces ({result.good:,} good, "
@@ -77,7 +76,7 @@ def outcomes_block(outcomes: LevelOutcomes | None, missing: list[str] | None) ->
     )
     summary = (
         f"<p>{html.escape(source)} ROC AUC of the confidence (good above failed): "
-        f"<b>{result.auc:.3f}</b>, 95% interval (DeLong) {interval}, {counts}</p>"
+        f"<b>{result.auc:.3f}</b>, 95% interval {html.escape(interval)}, {counts}</p>"
     )
     hint = (
         '<p class="hint">0.5 is chance, 1.0 every good trace above every failed one; the '
