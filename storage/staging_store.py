@@ -17,11 +17,14 @@ stage read the Parquet files no slower (docs/performance.md).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from storage._names import sql_string
@@ -93,25 +96,68 @@ def create_staging(store: DuckDBStore, run_id: str, schema: pl.Schema, folder: P
 class StagedFile:
     """One input file's staged rows, appended batch by batch (`append`), then `close`d, which
     names the file for the staging view, or `discard`ed (a file rejected after some batches:
-    none of its rows stay)."""
+    none of its rows stay).
+
+    The row groups are encoded, compressed and written on a thread of the file's own, while
+    the caller reads and validates the next batch (Parquet's writer lets go of the GIL): at
+    most WRITES_AHEAD batches wait for it, so memory stays bounded. A failed write is raised
+    by the next `append` or by `close`."""
+
+    WRITES_AHEAD = 2
+    """Batches handed to the writer thread and not yet written, at most."""
 
     def __init__(self, folder: Path, index: int, schema: pl.Schema) -> None:
         self.path = _staged_file(folder, index + 1)
         self._partial = self.path.with_name(f".{self.path.name}.partial")
         self._schema = schema
         self._writer: pq.ParquetWriter | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._pending: deque[Future[None]] = deque()
+        self._failed = False
 
     def append(self, rows: pl.DataFrame) -> None:
         """Write validated rows (the staging schema's columns) as one row group."""
         if not rows.height:
             return
         table = rows.select(list(self._schema)).cast(self._schema).to_arrow()
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(self._partial, table.schema, compression="snappy")
-        self._writer.write_table(table)
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="staged-file")
+        while len(self._pending) >= self.WRITES_AHEAD:
+            self._pending.popleft().result()
+        self._pending.append(self._thread.submit(self._write, table))
+
+    def _write(self, table: pa.Table) -> None:
+        if self._failed:
+            return  # the file is discarded: the batches after a failure are not written
+        try:
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self._partial, table.schema, compression="snappy")
+            self._writer.write_table(table)
+        except BaseException:
+            self._failed = True
+            raise
+
+    def _finish_writes(self) -> None:
+        """Wait for every handed-over batch; the first failure is raised, after all ended."""
+        failure: BaseException | None = None
+        while self._pending:
+            try:
+                self._pending.popleft().result()
+            except BaseException as error:  # noqa: BLE001 (raised below, once all ended)
+                failure = failure or error
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
+        if failure is not None:
+            raise failure
 
     def close(self) -> None:
         """Finish the file: from now on the staging view reads its rows."""
+        try:
+            self._finish_writes()
+        except BaseException:
+            self.discard()
+            raise
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -119,11 +165,16 @@ class StagedFile:
 
     def discard(self) -> None:
         """Drop every row of the file."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        self._partial.unlink(missing_ok=True)
-        self.path.unlink(missing_ok=True)
+        try:
+            self._finish_writes()
+        except Exception:  # noqa: BLE001, S110 (the rows are dropped either way)
+            pass
+        finally:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            self._partial.unlink(missing_ok=True)
+            self.path.unlink(missing_ok=True)
 
 
 def staged_view(

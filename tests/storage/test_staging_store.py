@@ -111,3 +111,45 @@ def test_a_file_rejected_after_some_batches_stages_none_of_its_rows(
     assert [Path(file).name for (file,) in stored] == ["good.parquet"]
     ((rule,),) = query_rows(db_path, "SELECT rule FROM quarantine WHERE file LIKE '%bad.parquet'")
     assert rule == "unreadable_file"
+
+
+def test_a_failed_write_on_the_writer_thread_is_raised_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Row groups are written on the file's own thread: a write that fails there (here the
+    third batch: a full disk, say) is raised by a later `append` or by `close`, and the file
+    is not named for the staging view."""
+    folder = tmp_path / "staged"
+    folder.mkdir()
+    written = 0
+    real_write = pq.ParquetWriter.write_table
+
+    def failing_write(self: pq.ParquetWriter, table: pa.Table, *args: object) -> None:
+        nonlocal written
+        written += 1
+        if written == 3:
+            raise OSError("No space left on device")
+        real_write(self, table, *args)
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", failing_write)
+    staged = StagedFile(folder, 0, SCHEMA)
+    with pytest.raises(OSError, match="No space left"):
+        for batch in range(10):
+            staged.append(rows("a", range(batch * 3, batch * 3 + 3), 0))
+        staged.close()
+    staged.discard()
+    assert not list(folder.iterdir())
+    assert written == 3  # nothing was written after the failure was seen
+
+
+def test_close_waits_for_every_batch_handed_to_the_writer(tmp_path: Path) -> None:
+    folder = tmp_path / "staged"
+    folder.mkdir()
+    staged = StagedFile(folder, 0, SCHEMA)
+    for batch in range(20):
+        staged.append(rows("a", range(batch * 50, batch * 50 + 50), 0))
+    staged.close()
+    table = pq.read_table(staged.path)
+    assert table.num_rows == 1000
+    assert pq.ParquetFile(staged.path).num_row_groups == 20
+    assert table.column("row_number").to_pylist() == list(range(1000))
