@@ -1,5 +1,6 @@
-"""The judge against a real llama.cpp server (llama-cpp-python's, serving Gemma 3 270M) on
-127.0.0.1, run with the commands of docs/judge.md, "Judging with a local model", as written.
+"""The judge against real llama.cpp servers (llama-cpp-python's, serving Gemma 3 270M, two of
+them, one per core) on 127.0.0.1, run with the commands of docs/judge.md, "Judging with a local
+model", as written.
 
 `make local-judge-test` installs the server and the model in .venv-llama and runs this module
 with TRACEGRADE_LLAMA_VENV set; `make test` skips it (no server, no model)."""
@@ -83,20 +84,43 @@ def judged(db: Path) -> list[tuple[object, ...]]:
         con.close()
 
 
+def models_by_metric(db: Path) -> dict[str, set[str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute("SELECT DISTINCT metric, model FROM judge_results").fetchall()
+    finally:
+        con.close()
+    found: dict[str, set[str]] = {}
+    for metric, model in rows:
+        found.setdefault(str(metric), set()).add(str(model))
+    return found
+
+
+def port(serve: str) -> int:
+    args = shlex.split(serve.removesuffix("&"))
+    return int(args[args.index("--port") + 1])
+
+
 def test_twenty_traces_in_prompted_and_native_mode_against_llama_cpp() -> None:
     commands = documented_commands()
-    serve, probe, *judges = commands
-    assert "llama_cpp.server" in serve and "--probe" in probe and len(judges) == 2
-    with socket.socket() as busy:
-        assert busy.connect_ex(("127.0.0.1", 8080)) != 0, "port 8080 is taken; free it first"
+    serves = [line for line in commands if "llama_cpp.server" in line]
+    probe, *judges = commands[len(serves) :]
+    assert len(serves) == 2 and "--probe" in probe and len(judges) == 2
+    ports = [port(serve) for serve in serves]
+    for taken in ports:
+        with socket.socket() as busy:
+            assert busy.connect_ex(("127.0.0.1", taken)) != 0, f"port {taken} is taken; free it"
     env = {**os.environ, "PATH": f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     for db in ROOT.glob("local-*.duckdb*"):
         db.unlink()
-    server = subprocess.Popen(shlex.split(serve.removesuffix("&").strip()), cwd=ROOT)
+    servers = [
+        subprocess.Popen(shlex.split(serve.removesuffix("&").strip()), cwd=ROOT) for serve in serves
+    ]
     try:
-        wait_for_server("http://127.0.0.1:8080/v1/models", server)
+        for server, served in zip(servers, ports, strict=True):
+            wait_for_server(f"http://127.0.0.1:{served}/v1/models", server)
         code, output, _ = run(probe, env)
-        assert code in (0, 4) and "token field max_tokens" in output
+        assert code in (0, 4) and output.count("token field max_tokens") == len(servers)
         timings = []
         for line in judges:
             code, output, elapsed = run(line, env)
@@ -107,6 +131,13 @@ def test_twenty_traces_in_prompted_and_native_mode_against_llama_cpp() -> None:
             assert len(rows) == 20 * 4
             assert {row[2] for row in rows} <= {"ok", "parse_error"}, rows
             assert any(row[2] == "ok" for row in rows)
+            # The metrics alternate between the two servers' endpoints.
+            assert models_by_metric(db) == {
+                "ClarityCoherence": {"local:gemma-270m"},
+                "Coverage": {"local2:gemma-270m"},
+                "Relevance": {"local:gemma-270m"},
+                "LLMPlain": {"local2:gemma-270m"},
+            }
             cap = max_tokens(line)
             for _, _, status, score, output_tokens, attempts in rows:
                 assert attempts == 1 and 0 < int(str(output_tokens)) <= cap
@@ -116,7 +147,9 @@ def test_twenty_traces_in_prompted_and_native_mode_against_llama_cpp() -> None:
             assert elapsed < RUN_LIMIT_S, f"{line} took {elapsed:.0f} s"
         print(f"judge runs: {', '.join(f'{t:.0f} s' for t in timings)}")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            server.wait(timeout=30)
         for db in ROOT.glob("local-*.duckdb*"):
             db.unlink()
