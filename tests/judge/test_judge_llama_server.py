@@ -74,24 +74,23 @@ def max_tokens(line: str) -> int:
     return int(config["llm_default"]["max_tokens"])
 
 
-def judged(db: Path) -> list[tuple[object, ...]]:
+def query(db: Path, sql: str) -> list[tuple[object, ...]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return con.execute(
-            "SELECT item_id, metric, status, score, output_tokens, attempts FROM judge_results"
-        ).fetchall()
+        return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def judged(db: Path) -> list[tuple[object, ...]]:
+    return query(
+        db, "SELECT item_id, metric, status, score, output_tokens, attempts FROM judge_results"
+    )
 
 
 def models_by_metric(db: Path) -> dict[str, set[str]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        rows = con.execute("SELECT DISTINCT metric, model FROM judge_results").fetchall()
-    finally:
-        con.close()
     found: dict[str, set[str]] = {}
-    for metric, model in rows:
+    for metric, model in query(db, "SELECT DISTINCT metric, model FROM judge_results"):
         found.setdefault(str(metric), set()).add(str(model))
     return found
 

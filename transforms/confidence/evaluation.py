@@ -9,8 +9,9 @@ structural components, midranks for ties), which the cells give exactly at any s
 stratified percentile bootstrap (BOOTSTRAP_RESAMPLES draws of as many good and as many failed
 traces as there are, with replacement, from a fixed seed, so the same input prints the same
 text). A resample costs time in the number of distinct confidences, so the bootstrap is left
-out above BOOTSTRAP_MAX_SCORES of them (the text says so), where DeLong's gives the same
-interval to the third decimal anyway.
+out above BOOTSTRAP_MAX_SCORES of them (the text says so) and DeLong's stands alone; where
+both were measured they agreed to the third decimal or nearly (tau-bench 0.656-0.801 and
+0.653-0.802, the demo's 4,950 traces 0.914-0.932 both).
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ _BOOTSTRAP_CELLS_PER_CHUNK = 4_000_000
 """Resamples are drawn in chunks of at most this many counts (8 bytes each, times four)."""
 
 
+Counts = npt.NDArray[np.float64]
+"""Good or failed traces per distinct confidence, ascending (a row per resample for the
+bootstrap's draws)."""
+
+
 def outcome_cells(frame: pl.DataFrame) -> pl.DataFrame:
     """Outcome cells from one row per trace (aggregate, level, label 0/1)."""
     return (
@@ -63,9 +69,7 @@ def outcome_cells(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _by_score(
-    cells: pl.DataFrame,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def _by_score(cells: pl.DataFrame) -> tuple[Counts, Counts]:
     """Good and failed counts per distinct confidence, ascending."""
     merged = cells.group_by("aggregate").agg(pl.col("good", "failed").sum()).sort("aggregate")
     return (
@@ -74,32 +78,35 @@ def _by_score(
     )
 
 
-def _auc_and_interval(cells: pl.DataFrame) -> tuple[float, tuple[float, float]]:
+def _placement_of_good(failed: Counts) -> Counts:
+    """For each confidence, the failed traces below it plus half of those tied with it (last
+    axis)."""
+    return np.cumsum(failed, axis=-1) - failed / 2
+
+
+def _auc_and_interval(good: Counts, failed: Counts) -> tuple[float, tuple[float, float]]:
     """ROC AUC (good above failed, ties half) and DeLong's 95% interval, clipped to [0, 1];
     NaN without both outcomes, and an interval of NaN with fewer than two of either."""
-    good, failed = _by_score(cells)
     g, f = good.sum(), failed.sum()
     if g == 0 or f == 0:
         return math.nan, (math.nan, math.nan)
-    failed_below = np.cumsum(failed) - failed
-    good_above = g - np.cumsum(good)
+    below = _placement_of_good(failed)
     # The numerators are sums of integers and halves below 2**53: exact, so the AUC is the
     # same double as the rank formula gives.
-    auc = float((good * (failed_below + failed / 2)).sum() / (g * f))
+    auc = float((good * below).sum() / (g * f))
     if g < 2 or f < 2:
         return auc, (math.nan, math.nan)
-    placement_good = (failed_below + failed / 2) / f
-    placement_failed = (good_above + good / 2) / g
+    placement_good = below / f
+    placement_failed = (g - np.cumsum(good) + good / 2) / g
     s10 = float((good * (placement_good - auc) ** 2).sum() / (g - 1))
     s01 = float((failed * (placement_failed - auc) ** 2).sum() / (f - 1))
     half = _Z95 * math.sqrt(s10 / g + s01 / f)
     return auc, (max(0.0, auc - half), min(1.0, auc + half))
 
 
-def _bootstrap_interval(cells: pl.DataFrame) -> tuple[float, float] | None:
+def _bootstrap_interval(good: Counts, failed: Counts) -> tuple[float, float] | None:
     """The stratified percentile bootstrap's 95% interval of the AUC; None with more than
     BOOTSTRAP_MAX_SCORES distinct confidences, NaN with fewer than two of either outcome."""
-    good, failed = _by_score(cells)
     if len(good) > BOOTSTRAP_MAX_SCORES:
         return None
     g, f = int(good.sum()), int(failed.sum())
@@ -107,14 +114,12 @@ def _bootstrap_interval(cells: pl.DataFrame) -> tuple[float, float] | None:
         return math.nan, math.nan
     rng = np.random.default_rng(_BOOTSTRAP_SEED)
     chunk = max(1, _BOOTSTRAP_CELLS_PER_CHUNK // len(good))
-    aucs: list[npt.NDArray[np.float64]] = []
+    aucs: list[Counts] = []
     for start in range(0, BOOTSTRAP_RESAMPLES, chunk):
         size = min(chunk, BOOTSTRAP_RESAMPLES - start)
         good_drawn = rng.multinomial(g, good / g, size=size)
-        failed_drawn = rng.multinomial(f, failed / f, size=size)
-        failed_below = np.cumsum(failed_drawn, axis=1) - failed_drawn
-        wins = (good_drawn * (failed_below + failed_drawn / 2)).sum(axis=1)
-        aucs.append(wins / (g * f))
+        failed_drawn = rng.multinomial(f, failed / f, size=size).astype(np.float64)
+        aucs.append((good_drawn * _placement_of_good(failed_drawn)).sum(axis=1) / (g * f))
     low, high = np.percentile(np.concatenate(aucs), [2.5, 97.5])
     return float(low), float(high)
 
@@ -129,7 +134,7 @@ def roc_auc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
             "label": np.asarray(labels, dtype=np.int64),
         }
     )
-    return _auc_and_interval(outcome_cells(frame))[0]
+    return _auc_and_interval(*_by_score(outcome_cells(frame)))[0]
 
 
 @dataclass(frozen=True)
@@ -187,8 +192,9 @@ def interval_text(bootstrap: tuple[float, float] | None, delong: tuple[float, fl
 def evaluate_levels(cells: pl.DataFrame, *, unlabelled: int = 0) -> Evaluation:
     """Figures for outcome cells (aggregate, level, good, failed); `unlabelled` traces had a
     level but no label and are left out (the text says how many)."""
-    auc, interval = _auc_and_interval(cells)
-    bootstrap = _bootstrap_interval(cells)
+    counts = _by_score(cells)
+    auc, interval = _auc_and_interval(*counts)
+    bootstrap = _bootstrap_interval(*counts)
     levels = _per_level(cells)
     traces, good = int(levels["traces"].sum()), int(levels["good"].sum())
     rates = levels.filter(pl.col("traces") > 0)["failure_rate"].to_list()
