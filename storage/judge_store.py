@@ -16,12 +16,14 @@ import duckdb
 import polars as pl
 
 from storage.duckdb_store import DuckDBStore
+from storage.locations import locate
 
 __all__ = [
     "DuckDBJudgeSink",
     "REUSABLE_STATUSES",
     "insert_judged_rows",
     "close_batch",
+    "open_batch_count",
     "open_batches",
     "put_batch",
     "reusable_results",
@@ -214,6 +216,18 @@ def open_batches(store: DuckDBStore) -> list[dict[str, Any]]:
         }
         for row in rows.iter_rows(named=True)
     ]
+
+
+def open_batch_count(db: str) -> int:
+    """How many provider batches of the database `db` wait to be collected: 0 when it does
+    not exist yet or never submitted one. Reads it read-only and writes nothing."""
+    if not locate(db).exists():
+        return 0
+    with DuckDBStore(db, read_only=True) as store:
+        if not store.has_table("judge_batches"):
+            return 0
+        counted = store.sql("SELECT count(*) AS n FROM judge_batches WHERE status = 'submitted'")
+        return int(counted["n"][0])
 
 
 def close_batch(

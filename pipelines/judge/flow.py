@@ -19,12 +19,17 @@ from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
 from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
 from storage.judge_shards import ingest_leftover_shards
-from storage.judge_store import DuckDBJudgeSink
+from storage.judge_store import DuckDBJudgeSink, open_batch_count
 from storage.locations import locate
 from storage.registry import held_store
 from transforms.errors import BudgetConfigError, MissingApiKeyError, ProviderPackageError
 from transforms.judge.plan import Estimate, estimate, plan_items
-from transforms.judge.report import JudgeReport, build_judge_report, skipped_report
+from transforms.judge.report import (
+    JudgeReport,
+    build_judge_report,
+    nothing_to_collect_report,
+    skipped_report,
+)
 from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
@@ -152,9 +157,23 @@ def judge_collect(
 ) -> JudgeReport:
     """Collect the batches earlier batch-mode runs submitted; submit nothing new.
 
+    With no batch waiting (the database does not exist yet, or every batch is collected) the
+    run ends completed with a note saying so, before the configuration's API keys are asked
+    for: a site that never judges in batch mode gets no failed runs from the schedule. Only
+    open batches need the key, and then a missing one fails the run.
+
     Raises:
         JudgeRunFailed: a collected submission failed; the next run submits it again.
+        MissingApiKeyError: batches wait and the key to collect them is not set.
     """
+    if open_batch_count(db) == 0:
+        report = nothing_to_collect_report(
+            f"no provider batch of {db} waits to be collected (runs with mode = \"batch\" "
+            "submit them)"
+        )
+        run_logger().info(report.markdown.strip())
+        publish_markdown(report.markdown, "judge-collect-report", "judge collect: nothing to do")
+        return report
     report = _judge_run("judge_collect", db, JudgeRequest(config), True)
     if report.failed:
         raise JudgeRunFailed(report.markdown)

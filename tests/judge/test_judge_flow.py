@@ -266,3 +266,38 @@ def test_batch_mode_through_the_flows(
         ("judge_collect", "completed"),
         ("judge_collect", "completed"),
     ]
+
+
+def test_the_collector_with_nothing_to_collect_completes_without_a_key(
+    prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheduled judge-collect on a site that never submits batches: completed with a note,
+    no key asked for, the database neither created nor written. Only a waiting batch needs the
+    key, and then its absence fails the run (an operator must set it)."""
+    from judge_helpers import FakeBatchProvider, fake_batch_model
+
+    from pipelines.flows import judge_collect, judge_traces
+    from pipelines.judge import batch
+    from transforms.errors import MissingApiKeyError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = write_config(tmp_path, 'mode = "batch"\n' + CONFIG.replace("openai-chat:", "openai:"))
+    db = tmp_path / "never.duckdb"
+    report = judge_collect(db=str(db), config=str(config))
+    assert report.status == "completed" and not report.failed
+    assert "nothing to collect" in report.markdown and "never.duckdb" in report.markdown
+    assert not db.exists()
+    assert main(["judge", "--collect", "--db", str(db), "--config", str(config)]) == 0
+
+    provider = FakeBatchProvider()
+    monkeypatch.setattr(batch, "default_model_factory", lambda name: fake_batch_model(provider))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    table = tmp_path / "answers.csv"
+    table.write_text("id,user_query,submission\n1,q,a\n", encoding="utf-8")
+    judge_traces(db=str(db), config=str(config), table=str(table))
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(MissingApiKeyError):
+        judge_collect(db=str(db), config=str(config))
+    assert query(db, "SELECT flow, status FROM runs ORDER BY run_seq") == [
+        ("judge_traces", "completed")
+    ]

@@ -102,7 +102,8 @@ def _run(args: argparse.Namespace) -> int:
     from tracegrade.cli.execution import flow, flow_mode
 
     path = _config_path(args)
-    config = load_judge_config(path)
+    # collecting asks for the keys only when a batch waits (pipelines/judge/flow.judge_collect)
+    config = load_judge_config(path, check_keys=not args.collect)
     check_budget(config, args.budget)
     if args.table is not None:
         judge_items_from_table(args.table)  # a table that cannot be read stops before any work

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["JudgeReport", "build_judge_report", "skipped_report"]
+__all__ = ["JudgeReport", "build_judge_report", "nothing_to_collect_report", "skipped_report"]
 
 _LABELS = {
     "submissions": "submissions",
@@ -45,6 +45,13 @@ def skipped_report(reason: str) -> JudgeReport:
     """The report of a judge step that did not run."""
     text = f"# tracegrade judge: skipped\n\nThe LLM judge was skipped: {reason}.\n"
     return JudgeReport(None, "skipped", skipped=reason, markdown=text)
+
+
+def nothing_to_collect_report(reason: str) -> JudgeReport:
+    """The report of a collecting run that found no batch to collect: it ends completed (a
+    scheduled collector on a site without batches is not a failure)."""
+    text = f"# tracegrade judge: nothing to collect\n\nNothing was collected: {reason}.\n"
+    return JudgeReport(None, "completed", skipped=reason, markdown=text)
 
 
 def build_judge_report(
