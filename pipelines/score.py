@@ -14,12 +14,12 @@ from pipelines import confidence_stages, novelty_stages, stages, staging
 from pipelines.confidence_stages import StagedParts
 from pipelines.judge.flow import judge_after_scoring
 from pipelines.report import publish_run
-from pipelines.runs import Run, RunSteps
+from pipelines.runs import Run, RunSteps, publish_markdown, run_logger
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
 from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
-from storage.errors import StalePlanError
+from storage.errors import NoInputFilesError, StalePlanError
 from storage.parquet_export import export_scores
 from storage.readers import FileFormat
 from storage.registry import held_store
@@ -176,6 +176,37 @@ def _file_format(input_format: str, format_config: str | None) -> FileFormat | N
     return OtelFileFormat(load_otel_config(format_config))
 
 
+def _delivered(paths: list[str], file_format: FileFormat | None, empty_ok: bool) -> list[str]:
+    """The paths a run reads. A path that names nothing stops the run here; with `empty_ok`, a
+    folder or glob pattern that holds no input file yet is left out instead, and a run left
+    with none is nothing to do (no run recorded; a path that does not exist is still an error)."""
+    if not empty_ok:
+        staging.input_files(paths, file_format)
+        return paths
+    kept = []
+    for path in paths:
+        try:
+            staging.input_files([path], file_format)
+        except NoInputFilesError:
+            continue
+        kept.append(path)
+    return kept
+
+
+def _nothing_delivered(paths: list[str]) -> RunSummary:
+    """The summary of a scheduled run whose export folders hold no file yet: nothing to do,
+    no run recorded, and a note that says so (a completed flow run, not a failed one)."""
+    markdown = (
+        "# tracegrade: nothing to do\n\nNo trace file has been delivered yet to "
+        + ", ".join(f"`{path}`" for path in paths)
+        + " (the folders exist and hold no input file); nothing was read or written.\n"
+    )
+    run_logger().info(markdown.strip())
+    publish_markdown(markdown, "score-traces-summary", "tracegrade run summary: nothing to do")
+    empty = pl.DataFrame()
+    return RunSummary("", "completed", {"files_read": 0}, {}, empty, empty, markdown)
+
+
 def score_traces(
     paths: list[str],
     db: str = "tracegrade.duckdb",
@@ -186,6 +217,7 @@ def score_traces(
     judge_config: str | None = None,
     input_format: str = "traces",
     format_config: str | None = None,
+    empty_ok: bool = False,
 ) -> RunSummary:
     """Score trace exports (files, folders or globs) into the DuckDB file `db`.
 
@@ -201,11 +233,14 @@ def score_traces(
         input_format: "traces" (ReasoningTrace exports) or "otel" (OpenTelemetry span files,
             docs/import.md), each file mapped to traces on its own.
         format_config: for "otel", a TOML file of the OTel import mapping's keys.
+        empty_ok: a folder or glob pattern with no file yet is left out (the nightly: a day
+            may deliver nothing); with none left, a completed no-op with a note (`_delivered`).
     """
     settings = load_settings(config)
     confidence = load_confidence_config(confidence_config)
     file_format = _file_format(input_format, format_config)
-    staging.input_files(paths, file_format)  # a path that names nothing stops the run here
+    if not (delivered := _delivered(paths, file_format, empty_ok)):
+        return _nothing_delivered(paths)
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,
@@ -217,7 +252,7 @@ def score_traces(
             staging.stage_inputs,
             store,
             steps.run,
-            paths,
+            delivered,
             force=force,
             file_format=file_format,
             levels=levels,

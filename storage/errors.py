@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from transforms.errors import TracegradeError
 
-__all__ = ["InputError", "StalePlanError", "StoreLockedError", "StoreOpenError"]
+__all__ = [
+    "InputError",
+    "NoInputFilesError",
+    "StalePlanError",
+    "StoreLockedError",
+    "StoreOpenError",
+]
 
 
 class InputError(TracegradeError):
     """Input that cannot be processed at all (no files found, unsupported extension)."""
+
+
+class NoInputFilesError(InputError):
+    """A folder or glob pattern that exists but holds no input file yet: an error where a
+    person named it, nothing to do for a scheduled run of an export folder (`score_traces`'s
+    `empty_ok`)."""
 
 
 class StoreLockedError(TracegradeError):

@@ -23,7 +23,7 @@ from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, FileRejected
 from storage._json import read_json_rows
 from storage._names import path_text
 from storage._parquet import iter_parquet_rows
-from storage.errors import InputError
+from storage.errors import InputError, NoInputFilesError
 from storage.hashing import file_sha256
 
 __all__ = [
@@ -133,7 +133,7 @@ def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list
     if path.is_dir():
         files = _folder_files(path, extensions)
         if not files:
-            raise InputError(
+            raise NoInputFilesError(
                 f"input folder {text!r} holds no {what} ({allowed}, searched "
                 "recursively); check the path"
             )
@@ -147,7 +147,7 @@ def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list
             elif matched.is_file() and _supported(matched, extensions):
                 files.append(matched)
         if not files:
-            raise InputError(
+            raise NoInputFilesError(
                 f"glob pattern {text!r} matches no {what} ({allowed}); check the "
                 "pattern (use ** to search folders recursively)"
             )
