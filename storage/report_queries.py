@@ -1,9 +1,9 @@
 """The SQL behind the HTML report: every figure is an aggregate computed in DuckDB (bins, daily
 medians, counts), never one row per trace, so the report's size does not grow with the table.
 
-Medians and percentiles are DuckDB's `approx_quantile` (a t-digest of fixed size per group):
-exact ones keep every value of a group in memory, which does not fit the store's 512 MB at
-10,000,000 traces.
+Medians and percentiles are exact, the same quantile as the run summary's and every artifact's
+(`storage.quantile_sql`: Polars' "linear" interpolation, over a sort that spills to disk, so
+it fits the store's 512 MB at 10,000,000 traces where DuckDB's `quantile_cont` does not).
 
 Each query reads `__window`, a one-row table of the report's bounds (`since`, `until`,
 timestamps, UTC), groups time by `__unit` (day, week or month, so a long window keeps the page
@@ -12,6 +12,8 @@ tables exist.
 """
 
 from __future__ import annotations
+
+from storage.quantile_sql import quantiles_sql
 
 __all__ = [
     "LATEST_SQL",
@@ -68,6 +70,19 @@ LEVELS_SQL = "CREATE OR REPLACE TEMP TABLE __levels AS SELECT * FROM " + _newest
 
 _LEVELS = _newest_levels("confidence_traces")
 
+_AGENT_DAY_MEDIANS = quantiles_sql(
+    "s", ("day", "agent"), {"median_score": ("score", 0.5), "median_novelty": ("novelty", 0.5)}
+)
+_DOMAIN_QUANTILES = quantiles_sql(
+    "s",
+    ("domain",),
+    {
+        "median_score": ("score", 0.5),
+        "p90_score": ("score", 0.9),
+        "median_novelty": ("novelty", 0.5),
+    },
+)
+
 QUERIES: dict[str, tuple[tuple[str, ...], str]] = {
     "score_bins": (
         ("latest_scores",),
@@ -84,14 +99,20 @@ QUERIES: dict[str, tuple[tuple[str, ...], str]] = {
         WITH top AS (
             SELECT agent_id FROM __latest WHERE agent_id IS NOT NULL
             GROUP BY agent_id ORDER BY count(*) DESC, agent_id LIMIT {TOP_AGENTS}
+        ), s AS (
+            SELECT CAST(date_trunc('__unit', created_at) AS DATE) AS day,
+                   CASE WHEN agent_id IN (SELECT agent_id FROM top) THEN agent_id
+                        ELSE '(other agents)' END AS agent,
+                   score, novelty
+            FROM __latest
+        ), q AS (
+            {_AGENT_DAY_MEDIANS}
         )
-        SELECT CAST(date_trunc('__unit', created_at) AS DATE) AS day, '__unit' AS unit,
-               CASE WHEN agent_id IN (SELECT agent_id FROM top) THEN agent_id
-                    ELSE '(other agents)' END AS agent,
-               count(*) AS traces, approx_quantile(score, 0.5) AS median_score,
-               approx_quantile(novelty, 0.5) AS median_novelty,
+        SELECT day, '__unit' AS unit, agent, count(*) AS traces,
+               any_value(q.median_score) AS median_score,
+               any_value(q.median_novelty) AS median_novelty,
                avg(CAST(novelty < {LOW_NOVELTY} AS DOUBLE)) AS low_novelty_share
-        FROM __latest GROUP BY ALL ORDER BY agent, day
+        FROM s JOIN q USING (day, agent) GROUP BY day, agent ORDER BY agent, day
         """,
     ),
     "contributions": (
@@ -105,13 +126,18 @@ QUERIES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "domains": (
         ("latest_scores",),
-        """
-        SELECT coalesce(task_domain, '(none)') AS domain, count(*) AS traces,
-               round(approx_quantile(score, 0.5), 4) AS median_score,
-               round(approx_quantile(score, 0.9), 4) AS p90_score,
-               round(approx_quantile(novelty, 0.5), 4) AS median_novelty,
-               round(avg(CAST(shareable AS DOUBLE)), 4) AS shareable_rate
-        FROM __latest GROUP BY ALL ORDER BY traces DESC, domain
+        f"""
+        WITH s AS (
+            SELECT coalesce(task_domain, '(none)') AS domain, score, novelty, shareable
+            FROM __latest
+        ), q AS (
+            {_DOMAIN_QUANTILES}
+        )
+        SELECT domain, count(*) AS traces, any_value(q.median_score) AS median_score,
+               any_value(q.p90_score) AS p90_score,
+               any_value(q.median_novelty) AS median_novelty,
+               avg(CAST(shareable AS DOUBLE)) AS shareable_rate
+        FROM s JOIN q USING (domain) GROUP BY domain ORDER BY traces DESC, domain
         """,
     ),
     "level_days": (

@@ -86,7 +86,7 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         value = ", ".join(str(item) for item in value)
     if isinstance(value, float):
-        return f'<td class="num">{value:,.4g}</td>'
+        return f'<td class="num">{value:,.4f}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<td class="num">{value:,}</td>'
     return f"<td>{html.escape(str(value))}</td>"
