@@ -2,12 +2,20 @@
 publishes inside Prefect: its summary, a table of the per-domain figures and the report's path.
 
 A flow run inside Prefect writes the report beside its database, as `<database>.report.html`
-(`report_path`), so the link artifact always names the newest one; plain runs (the command
+(`report_path`), so the report artifact always names the newest one; plain runs (the command
 line with no Prefect API, tests) write none unless asked with `tracegrade report`.
+
+The Prefect UI is a web page, and browsers do not open `file://` links from one: the report
+is on the worker's disk. Where the operator serves the report's folder over HTTP and says at
+which address in `TRACEGRADE_REPORT_URL` (docs/operating.md), the artifact is a link to it;
+otherwise it is a Markdown artifact with the path and how to get a link. Both show the path
+as text. (The report itself is no artifact: the UI renders Markdown and tables, not a page of
+charts and their scripts, and the report inlines 4.8 MB of plotly.js.)
 """
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,7 +33,11 @@ from storage.report_store import (
 )
 from transforms.report import ReportInputs, report_html
 
-__all__ = ["ReportWindow", "publish_run", "report_path", "write_report"]
+__all__ = ["REPORT_URL_VARIABLE", "ReportWindow", "publish_run", "report_path", "write_report"]
+
+REPORT_URL_VARIABLE = "TRACEGRADE_REPORT_URL"
+"""The address at which the operator serves the folder of the reports (a web server's URL of
+the database's folder); unset, the report artifact shows the path without a link."""
 
 
 def report_path(db: str | Path) -> Path:
@@ -72,20 +84,53 @@ def write_report(
 
 
 def _domain_rows(data: ReportData) -> list[dict[str, object]]:
+    """The per-domain figures as the table artifact shows them: quantiles and rates with four
+    decimals, as the run summary prints the same figures."""
     frame = data.frames.get("domains")
-    return [] if frame is None else frame.to_dicts()
+    if frame is None:
+        return []
+    return [
+        {key: f"{value:.4f}" if isinstance(value, float) else value for key, value in row.items()}
+        for row in frame.to_dicts()
+    ]
+
+
+def _report_artifact(db: str | Path, out: Path, key: str) -> None:
+    """The report's artifact: a link where `TRACEGRADE_REPORT_URL` says where it is served, a
+    note with its path otherwise."""
+    from prefect.artifacts import create_link_artifact, create_markdown_artifact
+
+    base = os.environ.get(REPORT_URL_VARIABLE, "").strip()
+    description = f"HTML report of {db} (tracegrade report), written to {out}"
+    if base:
+        create_link_artifact(
+            f"{base.rstrip('/')}/{out.name}",
+            link_text=str(out),
+            key=f"{key}-report",
+            description=description,
+        )
+        return
+    create_markdown_artifact(
+        f"# The HTML report\n\nWritten on the worker's disk: `{out}`\n\n"
+        f"Browsers do not open files of the worker's disk from the Prefect UI. Serve the "
+        f"folder `{out.parent}` over HTTP (a web server, or `python -m http.server "
+        f"--directory {out.parent} 8081`) and set {REPORT_URL_VARIABLE} to its address in "
+        "the worker's environment: this artifact is then a link to the report.\n",
+        key=f"{key}-report",
+        description=description,
+    )
 
 
 def publish_run(db: str | Path, markdown: str, key: str, description: str) -> None:
     """Inside a Prefect flow run: the run's Markdown summary, a table artifact of the
-    per-domain figures, and a link artifact to the report written beside `db`. Elsewhere,
+    per-domain figures, and the report written beside `db` (`_report_artifact`). Elsewhere,
     nothing (the command line prints the summary itself)."""
     publish_markdown(markdown, key, description)
     if not in_prefect():
         return
-    from prefect.artifacts import create_link_artifact, create_table_artifact
+    from prefect.artifacts import create_table_artifact
 
-    out = report_path(db)
+    out = report_path(db).resolve()
     try:
         data = write_report(db, out)
     except Exception as error:  # a report that cannot be written must not fail the run
@@ -97,9 +142,4 @@ def publish_run(db: str | Path, markdown: str, key: str, description: str) -> No
         key=f"{key}-domains",
         description=f"per-domain figures of {db} after this run",
     )
-    create_link_artifact(
-        out.resolve().as_uri(),
-        link_text=str(out),
-        key=f"{key}-report",
-        description=f"HTML report of {db} (tracegrade report)",
-    )
+    _report_artifact(db, out, key)

@@ -39,9 +39,11 @@ def test_flow_scores_with_the_real_embedder_and_leaves_a_summary(
     assert artifact is not None and summary.run_id in str(artifact.data)
     domains = Artifact.get("score-traces-summary-domains")
     assert domains is not None and '"traces": 2' in str(domains.data)
-    link = Artifact.get("score-traces-summary-report")
-    report = db_path.with_name(db_path.name + ".report.html")
-    assert link is not None and report.as_uri() in str(link.data) and report.exists()
+    note = Artifact.get("score-traces-summary-report")
+    report = db_path.with_name(db_path.name + ".report.html").resolve()
+    # no TRACEGRADE_REPORT_URL: no file:// link (browsers refuse it from the UI), the path
+    assert note is not None and report.exists()
+    assert f"`{report}`" in str(note.data) and "file://" not in str(note.data)
 
     con = duckdb.connect(str(db_path), read_only=True)
     rows = con.sql(
@@ -54,6 +56,45 @@ def test_flow_scores_with_the_real_embedder_and_leaves_a_summary(
     assert rows[1][1] == pytest.approx(0.0, abs=1e-6) and rows[1][2] == "embedding"
     assert runs[0][:2] == ("completed", 2) and summary.run_id in runs[0][2]
     assert not any(p.name.startswith(".") for p in exports.iterdir())
+
+
+def test_artifacts_show_the_summary_quantiles_and_link_the_served_report(
+    prefect_server: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One figure, one value: the table artifact and the report show each domain's median and
+    p90 as the run summary does (the exact linear quantile; the report's approximate one was
+    0.5695 where the summary said 0.5685). With TRACEGRADE_REPORT_URL the report artifact is
+    a link the Prefect UI opens, its text the path on the worker."""
+    from prefect.artifacts import Artifact
+
+    from pipelines.flows import score_traces
+    from tracegrade.demo import write_demo_archive
+
+    write_demo_archive(tmp_path / "exports", n_traces=600, days=3)
+    db = tmp_path / "q.duckdb"
+    monkeypatch.setenv("TRACEGRADE_REPORT_URL", "http://reports.example:8081/tracegrade/")
+    summary = score_traces([str(tmp_path / "exports")], db=str(db), no_embedder=True)
+    table = Artifact.get("score-traces-summary-domains")
+    assert table is not None
+    data = table.data
+    shown = {row["domain"]: row for row in (json.loads(data) if isinstance(data, str) else data)}
+    assert len(shown) == summary.domains.height > 1
+    for row in summary.domains.iter_rows(named=True):
+        assert shown[row["domain"]]["median_score"] == f"{row['median']:.4f}"
+        assert shown[row["domain"]]["p90_score"] == f"{row['p90']:.4f}"
+        assert (
+            f"| {row['domain']} | {row['traces']} | {row['p10']:.4f} | {row['median']:.4f} |"
+            in (summary.markdown)
+        )
+    page = db.with_name("q.duckdb.report.html").resolve()
+    html = page.read_text()
+    for row in summary.domains.iter_rows(named=True):
+        assert f"{row['median']:.4f}" in html
+    link = Artifact.get("score-traces-summary-report")  # Prefect stores a link as Markdown
+    assert link is not None
+    assert (
+        str(link.data) == f"[{page}](http://reports.example:8081/tracegrade/q.duckdb.report.html)"
+    )
 
 
 def test_prefect_yaml_declares_a_valid_nightly_deployment() -> None:
@@ -91,3 +132,28 @@ def test_nightly_and_backfill_share_one_writer_queue() -> None:
         (d["work_pool"]["name"], d["work_pool"]["work_queue_name"]) for d in raw["deployments"]
     }
     assert pools == {("tracegrade", "writer")}
+
+
+def test_an_export_folder_with_nothing_delivered_is_nothing_to_do(tmp_path: Path) -> None:
+    """The nightly deployment (empty_ok: true) on a night with no export: completed, nothing
+    recorded, a note; the same folder named on the command line stays an error, and a path
+    that does not exist is an error either way."""
+    from pipelines.score import score_traces
+    from storage.errors import InputError, NoInputFilesError
+
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    db = tmp_path / "n.duckdb"
+    summary = score_traces([str(exports)], db=str(db), no_embedder=True, empty_ok=True)
+    assert summary.status == "completed" and summary.counts == {"files_read": 0}
+    assert "nothing to do" in summary.markdown and str(exports) in summary.markdown
+    assert not db.exists()
+    with pytest.raises(NoInputFilesError, match="holds no trace files"):
+        score_traces([str(exports)], db=str(db), no_embedder=True)
+    with pytest.raises(InputError, match="does not exist"):
+        score_traces([str(tmp_path / "missing")], db=str(db), no_embedder=True, empty_ok=True)
+    (exports / "day.jsonl").write_text(json.dumps(SEED_TRACE) + "\n")
+    (tmp_path / "other").mkdir()  # a second export folder, still empty, is left out
+    paths = [str(exports), str(tmp_path / "other")]
+    scored = score_traces(paths, db=str(db), no_embedder=True, empty_ok=True)
+    assert scored.counts["rows_scored"] == 1 and scored.counts["files_read"] == 1
