@@ -11,6 +11,7 @@ GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
 .PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test
 
 $(STAMP): pyproject.toml constraints.txt
+	@echo "installing tracegrade and its dependencies into $(VENV) (pip, pinned by constraints.txt; a few minutes the first time)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,cpu-fast]'
@@ -18,20 +19,24 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-# Headless Chromium for the report's browser test (tests/tracegrade/test_report_browser.py);
-# installed from Debian when missing and root, otherwise that test skips with the reason.
+# System packages two tests need, from Debian: each is installed when missing and the user is
+# root (with a line saying what and why); otherwise nothing is installed and the test that
+# needs it skips, saying why. Nothing else of `make test` needs root.
+# Headless Chromium: the report's browser test (tests/tracegrade/test_report_browser.py).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& echo "installing Debian's chromium (apt-get) for the report's browser test" \
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-		|| echo "chromium not installed (needs root and apt-get): the browser test will skip"; }
+		|| echo "chromium is not installed and needs root and apt-get: the report's browser test will skip"; }
 
-# PostgreSQL for the DuckLake-on-PostgreSQL test (tests/storage/test_ducklake_postgres.py), which
-# starts its own server on 127.0.0.1; installed from Debian when missing.
+# PostgreSQL: the DuckLake-on-PostgreSQL test (tests/storage/test_ducklake_postgres.py), which
+# starts its own server on 127.0.0.1.
 postgres:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
 		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& echo "installing Debian's postgresql (apt-get) for the DuckLake-on-PostgreSQL test" \
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } \
-		|| { echo "PostgreSQL not installed and cannot be (needs root and apt-get)"; exit 1; }
+		|| echo "PostgreSQL is not installed and needs root and apt-get: the DuckLake-on-PostgreSQL test will skip"
 
 demo: install
 	$(BIN)/tracegrade demo
@@ -41,8 +46,11 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The suite on TEST_WORKERS processes (pytest-xdist); TEST_WORKERS=0 runs it in this one.
+TEST_WORKERS ?= 2
+
 test: lint browser postgres
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # A llama.cpp server and a small model for the local judge (docs/judge.md): pip builds
 # llama-cpp-python once (about 15 minutes on 2 cores) and reuses the wheel from its cache.

@@ -1,7 +1,20 @@
-"""The embedding and novelty stages on a local Dask cluster give the local run's results."""
+"""The embedding and novelty stages on a Dask cluster give the local run's results.
+
+The cluster here is the one an operator starts: `dask scheduler` and `dask worker` of the
+project's install (the release pinned in constraints.txt), named by `dask_address`. The local
+cluster a run starts for itself when no address is set is what the DuckLake and judge fan-out
+tests use (tests/storage/test_ducklake_postgres.py, tests/judge/test_judge_fanout.py).
+"""
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -37,9 +50,41 @@ def scores_and_vectors(db: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     return scores, vectors
 
 
+@pytest.fixture
+def dask_cluster() -> Iterator[str]:
+    """`dask scheduler` and two `dask worker` processes on 127.0.0.1; yields the address."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    dask = str(Path(sys.executable).parent / "dask")
+    env = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "warning"}
+    commands = [
+        [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        [dask, "worker", address, "--nworkers", "2", "--nthreads", "1", "--no-dashboard"],
+    ]
+    started = [subprocess.Popen(c, env=env, start_new_session=True) for c in commands]
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for process in reversed(started):
+            os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        for process in started:
+            try:
+                process.wait(timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("prefect_server")
-def test_dask_run_equals_the_local_run(tmp_path: Path) -> None:
+def test_dask_run_equals_the_local_run(tmp_path: Path, dask_cluster: str) -> None:
     from pipelines.flows import score_traces
 
     export = tmp_path / "traces.parquet"
@@ -53,8 +98,8 @@ def test_dask_run_equals_the_local_run(tmp_path: Path) -> None:
     local = score_traces([str(export)], db=str(tmp_path / "local.duckdb"), config=str(local_config))
     dask_config = write_config(
         tmp_path / "dask",
-        '[execution]\nengine = "dask"\nworkers = 2\nembed_chunk_texts = 90\n'
-        "novelty_partition_rows = 70\n",
+        f'[execution]\nengine = "dask"\ndask_address = "{dask_cluster}"\nworkers = 2\n'
+        "embed_chunk_texts = 90\nnovelty_partition_rows = 70\n",
     )
     distributed = score_traces(
         [str(export)], db=str(tmp_path / "dask.duckdb"), config=str(dask_config)
@@ -123,81 +168,3 @@ def test_partitions_cover_each_target_once_and_replay_to_the_same_n(
         novelty[first:end] = part.novelty[first - halo :]
     assert (covered == targets).all()
     np.testing.assert_array_equal(novelty[targets], whole.novelty[targets])
-
-
-@pytest.mark.slow
-@pytest.mark.usefixtures("prefect_server")
-def test_a_standalone_dask_scheduler_runs_the_dask_engine(tmp_path: Path) -> None:
-    """The scheduler an operator starts with `dask scheduler` and `dask worker` (the installed
-    release of constraints.txt), named by dask_address, gives the local run's scores."""
-    import os
-    import signal
-    import socket
-    import subprocess
-    import sys
-    import time
-
-    from pipelines.flows import score_traces
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    address = f"tcp://127.0.0.1:{port}"
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "warning"}
-    started = [
-        subprocess.Popen(
-            [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port)]
-            + ["--no-dashboard"],
-            env=env,
-            start_new_session=True,
-        ),
-        subprocess.Popen(
-            [str(bin_dir / "dask"), "worker", address, "--nworkers", "1", "--nthreads", "1"]
-            + ["--no-dashboard"],
-            env=env,
-            start_new_session=True,
-        ),
-    ]
-    try:
-        from distributed import Client
-
-        with Client(address, timeout=60) as client:
-            client.wait_for_workers(1, timeout=60)
-        export = tmp_path / "traces.parquet"
-        synthetic_traces(120, seed=11).with_columns(pl.col("steps").list.head(2)).write_parquet(
-            export
-        )
-        (tmp_path / "local").mkdir()
-        (tmp_path / "dask").mkdir()
-        local = score_traces(
-            [str(export)],
-            db=str(tmp_path / "local.duckdb"),
-            config=str(write_config(tmp_path / "local", "")),
-        )
-        dask_config = write_config(
-            tmp_path / "dask",
-            f'[execution]\nengine = "dask"\ndask_address = "{address}"\nthreads_per_worker = 1\n'
-            "embed_chunk_texts = 50\nnovelty_partition_rows = 40\n",
-        )
-        distributed = score_traces(
-            [str(export)], db=str(tmp_path / "dask.duckdb"), config=str(dask_config)
-        )
-    finally:
-        for process in reversed(started):
-            os.killpg(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        for process in started:
-            try:
-                process.wait(timeout=max(deadline - time.monotonic(), 0.1))
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-    assert "embed and replay (dask)" in distributed.timings
-    assert distributed.counts["rows_scored"] == local.counts["rows_scored"] == 120
-    local_scores, _ = scores_and_vectors(tmp_path / "local.duckdb")
-    dask_scores, _ = scores_and_vectors(tmp_path / "dask.duckdb")
-    assert local_scores["trace_id"].to_list() == dask_scores["trace_id"].to_list()
-    assert np.abs(local_scores["novelty"] - dask_scores["novelty"]).max() <= 1e-6
-    assert np.abs(local_scores["score"] - dask_scores["score"]).max() <= 1e-6
