@@ -121,13 +121,15 @@ def stage_inputs(
     quarantine = _write_quarantine(run, infos, rejected)
     valid_rows = staged_count_by_file(store, run.run_id)
     _file_ledger(infos, valid_rows, rejected, run.run_id).write_parquet(run.path(FILES))
+    # One count model: files read = loaded + quarantined whole, rows read = valid + quarantined.
+    # A file quarantined whole reads no row; its quarantine row counts as the file's only.
     return {
         "files_read": len(todo),
         "files_skipped": len(files) - len(todo),
         "files_quarantined": sum(info.rule is not None for info in infos),
         "rows_read": sum(info.rows_read for info in infos),
         "rows_valid": int(valid_rows["rows_scored"].sum()),
-        "rows_quarantined": quarantine.height,
+        "rows_quarantined": int(quarantine["row_number"].is_not_null().sum()),
     }
 
 

@@ -12,8 +12,9 @@ __all__ = ["RunSummary", "build_summary"]
 
 _COUNT_LABELS = {
     "files_read": "files read",
-    "files_skipped": "files skipped (already loaded)",
-    "files_quarantined": "files quarantined",
+    "files_loaded": "files loaded",
+    "files_quarantined": "files quarantined whole (no row read; below)",
+    "files_skipped": "files skipped (loaded by an earlier run, unchanged)",
     "rows_read": "rows read",
     "rows_scored": "rows scored (valid)",
     "rows_quarantined": "rows quarantined",
@@ -68,6 +69,15 @@ def _table(frame: pl.DataFrame) -> list[str]:
     return [header, rule, *body]
 
 
+def _quarantine_parts(quarantine: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The quarantine's rows of rejected rows, and its files rejected whole (file, rule,
+    reason: a file-level row has no row number)."""
+    if "row_number" not in quarantine.columns:
+        return quarantine, pl.DataFrame(schema={"file": pl.String})
+    whole = pl.col("row_number").is_null()
+    return quarantine.filter(~whole), quarantine.filter(whole).select("file", "rule", "reason")
+
+
 def build_summary(
     run_id: str,
     status: str,
@@ -84,10 +94,14 @@ def build_summary(
     the embedding identity (model|mode|max_seq_length) when the run embedded texts."""
     scored, shared = int(domains["traces"].sum()), int(domains["shared"].sum())
     domains = domains.drop("shared")
-    rules = quarantine.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
+    rows, files = _quarantine_parts(quarantine)
+    rules = rows.group_by("rule").len("rows").sort(["rows", "rule"], descending=[True, False])
+    shown = dict(counts)
+    if "files_read" in counts:
+        shown["files_loaded"] = counts["files_read"] - counts.get("files_quarantined", 0)
     lines = [f"# tracegrade run {run_id}: {status}", "", "| count | value |", "|---|---|"]
     lines += [
-        f"| {label} | {counts[key]:,} |" for key, label in _COUNT_LABELS.items() if key in counts
+        f"| {label} | {shown[key]:,} |" for key, label in _COUNT_LABELS.items() if key in shown
     ]
     if embedding is not None:
         model, mode, length = (embedding.rsplit("|", 2) + ["", ""])[:3]
@@ -95,7 +109,9 @@ def build_summary(
     rate = f"{shared / scored:.1%}" if scored else "n/a"
     lines += ["", f"Shareable rate of the traces scored in this run: {rate}", ""]
     lines += ["## Scores by domain (traces scored in this run)", "", *_table(domains), ""]
-    lines += ["## Quarantine by rule", "", *_table(rules), ""]
+    lines += ["## Quarantine by rule (rows)", "", *_table(rules), ""]
+    if not files.is_empty():
+        lines += ["## Files quarantined whole", "", *_table(files), ""]
     if levels is not None:
         lines += ["## Intervention levels (derived confidence)", "", *level_table(levels), ""]
     lines += ["## Timings (seconds)", "", "| stage | seconds |", "|---|---|"]

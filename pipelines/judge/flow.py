@@ -14,7 +14,7 @@ import polars as pl
 
 from pipelines.errors import JudgeRunFailed
 from pipelines.report import publish_run
-from pipelines.runs import RunSteps, publish_markdown, run_logger
+from pipelines.runs import RunSteps, in_prefect, publish_markdown, run_logger
 from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
 from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
@@ -233,6 +233,7 @@ def judge_after_scoring(db: str, judge_config: str | None) -> JudgeReport:
             )
         else:
             return judge_traces(db=db, config=judge_config)
-    run_logger().warning(report.markdown.strip())
+    if in_prefect():  # the run's log; the command line prints it once, in the summary
+        run_logger().warning(report.markdown.strip())
     publish_markdown(report.markdown, "judge-traces-report", "judge skipped")
     return report

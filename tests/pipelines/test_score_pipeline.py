@@ -122,7 +122,10 @@ def test_every_file_balances_read_scored_quarantined(tmp_path: Path, db_path: Pa
         "missing_success": 1,
         "unreadable_file": 1,
     }
-    assert counts["rows_read"] == counts["rows_valid"] + counts["rows_quarantined"] - 2
+    # one count model: rows read = valid + quarantined, files read = loaded + quarantined whole
+    # (the empty and the unreadable file read no row: their quarantine rows are theirs alone)
+    assert counts["rows_read"] == counts["rows_valid"] + counts["rows_quarantined"]
+    assert counts["files_read"] == 3 and counts["files_quarantined"] == 2
 
 
 def test_changed_content_replaces_the_trace_and_adds_a_score(tmp_path: Path, db_path: Path) -> None:
