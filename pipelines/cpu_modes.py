@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -229,8 +229,14 @@ class CpuModeModel:
         session = onnxruntime.InferenceSession(str(self.path), providers=["CPUExecutionProvider"])
         return lambda inputs: np.asarray(session.run(None, inputs)[0], dtype=np.float32)
 
-    def encode(self, texts: Sequence[str], batch_size: int) -> tuple[npt.NDArray[np.float32], int]:
-        """Unit vectors of `texts` in their order, and how many texts were truncated.
+    def encode(
+        self,
+        texts: Sequence[str],
+        batch_size: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> tuple[npt.NDArray[np.float32], int]:
+        """Unit vectors of `texts` in their order, and how many texts were truncated;
+        `progress(n)` after each batch of n texts.
 
         Batches are cut from the texts sorted longest first, so padding stays short.
         """
@@ -241,6 +247,8 @@ class CpuModeModel:
             inputs, cut = self.tokenizer.batch(batch)
             parts.append(self._run(inputs))
             truncated += cut
+            if progress is not None:
+                progress(len(batch))
         if not parts:
             return np.empty((0, 0), dtype=np.float32), 0
         vectors = np.empty_like(parts[0], shape=(len(texts), parts[0].shape[1]))

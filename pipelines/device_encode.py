@@ -6,7 +6,7 @@ copies to the device overlap, and the vectors stay on the device until the last 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +36,11 @@ def pipelined_encode(
     texts: Sequence[str],
     batch_size: int,
     device: str,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[npt.NDArray[np.float32], int]:
     """Unit float32 vectors of `texts` in their order (the model's own pooling and
-    normalization), and how many texts were cut at the tokenizer's length."""
+    normalization), and how many texts were cut at the tokenizer's length; `progress(n)`
+    after each batch of n texts is queued on the device."""
     import torch
 
     order = np.argsort([-len(text) for text in texts], kind="stable")
@@ -52,6 +54,8 @@ def pipelined_encode(
             truncated += cut
             features = {name: _to_device(array, device) for name, array in inputs.items()}
             outputs.append(model(features)["sentence_embedding"].float())
+            if progress is not None:
+                progress(int(inputs["input_ids"].shape[0]))
         if not outputs:
             return np.empty((0, 0), dtype=np.float32), 0
         stacked = torch.cat(outputs).cpu().numpy().astype(np.float32, copy=False)

@@ -169,44 +169,59 @@ class SentenceEmbedder:
         """How many of `texts` are longer than `max_seq_length` tokens (cut before embedding)."""
         return self._text_tokenizer().truncated(texts)
 
-    def encode_counted(self, texts: Sequence[str]) -> tuple[npt.NDArray[np.float32], int | None]:
+    def encode_counted(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> tuple[npt.NDArray[np.float32], int | None]:
         """Vectors of `texts`, and how many were truncated when that came for free (the CPU
         modes and cuda count while tokenizing; torch on the CPU gives None, see `truncated`).
+        `progress(n)` is called as each batch of the encoder is done, with its size.
 
         On cuda the texts go through `pipelined_encode` (tokenizing beside the model, pinned
         copies); on the CPU torch runs sentence-transformers' own `encode`, the reference.
         """
         prepared = self.cpu_mode()
         if prepared is not None:
-            return prepared.encode(list(texts), self.batch_size)
+            return prepared.encode(list(texts), self.batch_size, progress)
         model = self.load()
         if self.device == "cuda":
             tokenizer = self._text_tokenizer()
-            return pipelined_encode(model, tokenizer, texts, self.batch_size, self.device)
-        return self._encode(model, list(texts)), None
+            return pipelined_encode(
+                model, tokenizer, texts, self.batch_size, self.device, progress
+            )
+        return self._encode(model, list(texts), progress), None
 
     def encode(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> npt.NDArray[np.float32]:
-        """Embed `texts` in batches, calling `progress(done)` after each chunk."""
-        chunk = self.batch_size * 16 if progress is not None else max(len(texts), 1)
-        parts = []
-        for start in range(0, len(texts), chunk):
-            parts.append(self.encode_counted(texts[start : start + chunk])[0])
-            if progress is not None:
-                progress(len(parts[-1]))
-        if parts:
-            return np.concatenate(parts)
-        return np.empty((0, self.load().get_embedding_dimension() or 0), dtype=np.float32)
+        """Embed `texts`, calling `progress(done)` as each batch of the encoder is done."""
+        if not texts:
+            return np.empty((0, self.load().get_embedding_dimension() or 0), dtype=np.float32)
+        return self.encode_counted(texts, progress)[0]
 
-    def _encode(self, model: SentenceTransformer, texts: list[str]) -> npt.NDArray[np.float32]:
-        vectors = model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+    def _encode(
+        self,
+        model: SentenceTransformer,
+        texts: list[str],
+        progress: Callable[[int], None] | None = None,
+    ) -> npt.NDArray[np.float32]:
+        # sentence-transformers batches the call itself; its first module (the transformer)
+        # runs once per batch, so a hook there tells each batch's size without changing them
+        hook = None
+        if progress is not None:
+            hook = model._first_module().register_forward_hook(
+                lambda _module, args, _out: progress(int(args[0]["input_ids"].shape[0]))
+            )
+        try:
+            vectors = model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        finally:
+            if hook is not None:
+                hook.remove()
         vectors = np.asarray(vectors, dtype=np.float32)
         if self.config.precision != "fp32":
             # normalized in half precision, the rows are off unit length by up to about 0.3%

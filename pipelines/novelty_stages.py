@@ -101,7 +101,6 @@ def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, i
     def store_chunk(keys: list[str], vectors: Vectors, cut: int | Future[int]) -> int:
         store.put_embeddings(keys, vectors, model=model_key, run_id=run.run_id)
         store.release()  # between chunks other processes may open the file
-        advance(len(keys))
         return cut if isinstance(cut, int) else cut.result()
 
     truncated = 0
@@ -112,7 +111,7 @@ def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, i
             counting = (
                 None if embedder.counts_truncation else writer.submit(embedder.truncated, texts)
             )
-            vectors, cut = embedder.encode_counted(texts)
+            vectors, cut = embedder.encode_counted(texts, advance)  # per encoder batch
             truncated += written.result() if written is not None else 0
             keys = part["embedding_key"].to_list()
             count = counting if counting is not None else (cut or 0)

@@ -37,7 +37,8 @@ def progress_sink(sink: ProgressSink) -> Iterator[None]:
 
 
 def stage_progress(stage: str, total: int, details: Details | None = None) -> Callable[[int], None]:
-    """The advance function for a stage, or a no-op when nobody is watching."""
-    if not _current:
+    """The advance function for a stage, or a no-op when nobody is watching or the stage has
+    nothing to do (a rerun's "0/0" would say nothing)."""
+    if not _current or total <= 0:
         return lambda _done: None
     return _current[-1].start(stage, total, details)

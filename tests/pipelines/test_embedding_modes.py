@@ -149,7 +149,9 @@ class _FakeEmbedder:
     def load(self) -> None:
         return None
 
-    def encode_counted(self, texts: list[str]) -> tuple[np.ndarray, int | None]:
+    def encode_counted(
+        self, texts: list[str], progress: object = None
+    ) -> tuple[np.ndarray, int | None]:
         self.calls += 1
         rows = [np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts]
         vectors = np.asarray(rows, dtype=np.float32)

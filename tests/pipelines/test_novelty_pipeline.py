@@ -92,10 +92,12 @@ def test_another_process_opens_the_database_while_texts_are_encoded(
     opened: list[int] = []
     encode = SentenceEmbedder.encode_counted
 
-    def encode_beside_a_reader(self: SentenceEmbedder, texts: list[str]) -> object:
+    def encode_beside_a_reader(
+        self: SentenceEmbedder, texts: list[str], progress: object = None
+    ) -> object:
         reader = f"import duckdb; duckdb.connect({str(db)!r}, read_only=True).close()"
         opened.append(subprocess.run([sys.executable, "-c", reader], timeout=60).returncode)
-        return encode(self, texts)
+        return encode(self, texts, progress)  # type: ignore[arg-type]
 
     monkeypatch.setattr(SentenceEmbedder, "encode_counted", encode_beside_a_reader)
     counts = run_pipeline([tmp_path / "traces.parquet"], db)

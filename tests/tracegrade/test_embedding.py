@@ -37,3 +37,37 @@ def test_bf16_vectors_stay_close_to_fp32(embedder: SentenceEmbedder) -> None:
     assert np.allclose(np.linalg.norm(half, axis=1), 1.0, atol=1e-5)
     cosines = (reference @ reference.T) - (half @ half.T)
     assert 0 < np.abs(cosines).max() < 0.01
+
+
+@pytest.mark.slow
+def test_progress_moves_with_each_batch_of_the_encoder_and_changes_no_vector() -> None:
+    """The embedding line moved in steps of a store chunk (2,048 texts: `0/4371` for two
+    minutes); it now moves per encoder batch, and the batches and vectors stay the same."""
+    texts = [f"{TEXTS[i % 3]} variant {i} " + "word " * (i % 17) for i in range(50)]
+    embedder = SentenceEmbedder(EmbeddingConfig(device="cpu", batch_size=8))
+    steps: list[int] = []
+    vectors, _ = embedder.encode_counted(texts, steps.append)
+    assert steps == [8, 8, 8, 8, 8, 8, 2]
+    quiet, _ = embedder.encode_counted(texts)
+    assert np.array_equal(vectors, quiet)
+
+
+def test_a_stage_with_nothing_to_do_prints_no_progress_line() -> None:
+    """A rerun printed `scoring: 0/0 (100%)` twice."""
+    import io
+
+    from pipelines.progress import progress_sink, stage_progress
+    from tracegrade.cli.progress import LogProgress
+
+    out = io.StringIO()
+    with LogProgress(out) as sink, progress_sink(sink):
+        stage_progress("scoring", 0)(0)
+        advance = stage_progress("embedding", 4)
+        advance(2)
+        advance(2)
+    lines = out.getvalue().splitlines()
+    assert [line.split(" ", 1)[1].split(";")[0] for line in lines] == [
+        "embedding: 0/4 (0%)",
+        "embedding: 2/4 (50%)",
+        "embedding: 4/4 (100%)",
+    ]
