@@ -67,6 +67,14 @@ class Statements:
         return _frame(self._con.sql(query, params=params))
 
     @uninterrupted_method
+    def cursor_rows(self, query: str) -> tuple[list[str], list[str], duckdb.DuckDBPyConnection]:
+        """Run a read query for `tracegrade sql`: its column names, their DuckDB types and the
+        cursor to fetch its rows from (as Python values, with no Polars in between)."""
+        cursor = self._con.execute(query)
+        description = cursor.description or []
+        return [d[0] for d in description], [str(d[1]) for d in description], cursor
+
+    @uninterrupted_method
     def execute(self, statement: str, params: Sequence[Any] | None = None) -> None:
         """Run one statement that returns nothing the caller needs."""
         self._con.execute(statement, params).fetchall()

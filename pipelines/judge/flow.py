@@ -116,15 +116,17 @@ def judge_items(
     return asyncio.run(run_live(planned, config, sink, identity, budget_usd=budget)).summary()
 
 
-def estimate_judge(db: str, config: str | None, table: str | None = None) -> Estimate:
-    """What a run would call, spend and cost; reads the store, calls nothing, writes nothing."""
-    judge_config = load_judge_config(config)
+def estimate_judge(
+    db: str, config: str | None, table: str | None = None
+) -> tuple[Estimate, JudgeConfig]:
+    """What a run would call, spend and cost, and the configuration it read; reads the
+    store, calls nothing, writes nothing, and needs no API key (only a live run does)."""
+    judge_config = load_judge_config(config, check_keys=False)
     opened = DuckDBStore(db, read_only=True) if locate(db).exists() else DuckDBStore(":memory:")
     with opened as store:
         sink = DuckDBJudgeSink(store)
-        return estimate(
-            plan_items(_load_items(store, judge_config, table), judge_config, sink), judge_config
-        )
+        planned = plan_items(_load_items(store, judge_config, table), judge_config, sink)
+        return estimate(planned, judge_config), judge_config
 
 
 def judge_traces(

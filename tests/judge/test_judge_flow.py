@@ -200,7 +200,14 @@ def test_cli_run_failure_exit_code_and_check(
         assert "the judge run failed" in captured.err
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.delenv("OPENAI_BASE_URL")
-    assert main([*args, "--check"]) == 2
+    # a check and a dry run need no key: they say which one a live run needs
+    assert main([*args, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "A live run needs" in out and "OPENAI_API_KEY (not set)" in out
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "calls to make: 2" in out and "OPENAI_API_KEY (not set)" in out
+    assert main([*args, "--check", "--probe"]) == 2  # the probe calls: it needs the key
     assert "environment variable OPENAI_API_KEY" in capsys.readouterr().err
     assert main([*args, "--budget", "1"]) == 2  # the key is checked before anything else
 

@@ -79,6 +79,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TracegradeError as exc:
         print(f"tracegrade: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:
+        # the reader went away (`tracegrade sql ... | head`): not an error; stdout is gone,
+        # so Python's own flush at exit must not complain either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except (RunStopped, KeyboardInterrupt):
         stop = requested()
         signum = stop.signum if isinstance(stop, RunStopped) else signal.SIGINT

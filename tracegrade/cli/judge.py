@@ -12,7 +12,7 @@ from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bar
 from transforms.config.judge import BUILTIN_DEFAULTS
 
 if TYPE_CHECKING:
-    from transforms.judge.resolve import ResolvedMetric
+    from transforms.judge.resolve import JudgeConfig, ResolvedMetric
 
 __all__ = ["add_judge_command"]
 
@@ -54,15 +54,29 @@ def _metric_line(metric: ResolvedMetric) -> str:
     return f"  {metric.name}: weight {metric.weight:g}; {llm}"
 
 
+def _needs(config: JudgeConfig) -> None:
+    """Print what a live run needs (keys, packages) and whether this machine has it."""
+    from transforms.judge.resolve import live_run_needs
+
+    print("A live run needs (nothing was called):")
+    for line in live_run_needs(config):
+        print(line)
+
+
 def _check(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
 
-    config = load_judge_config(_config_path(args))
+    from transforms.judge.resolve import check_packages
+
+    # keys are needed to call, not to check a file: the check reports them (a missing
+    # provider package is an install to fix, and stays an error)
+    config = load_judge_config(_config_path(args), check_keys=args.probe)
+    check_packages(config)
     print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
     for metric in config.metrics:
         print(_metric_line(metric))
     if not args.probe:
-        print("Provider packages and API keys: present for every model (nothing was called)")
+        _needs(config)
         return EXIT_OK
     from pipelines.judge.probe import probe_models
 
@@ -84,13 +98,14 @@ def _check(args: argparse.Namespace) -> int:
 def _dry_run(args: argparse.Namespace) -> int:
     from pipelines.judge.flow import estimate_judge
 
-    estimate = estimate_judge(args.db, _config_path(args), args.table)
+    estimate, config = estimate_judge(args.db, _config_path(args), args.table)
     print("Dry run: nothing was called.")
     for line in estimate.lines():
         print(line)
     if args.budget is not None:
         fits = "within" if estimate.cost_usd <= args.budget else "over"
         print(f"budget: ${args.budget:.4f} ({fits} budget at the estimate)")
+    _needs(config)
     return 0
 
 
@@ -164,7 +179,10 @@ def add_judge_command(commands: Any) -> None:
         help="judge a CSV/JSONL/Parquet table of id, user_query, submission",
     )
     judge.add_argument(
-        "--check", action="store_true", help="validate the configuration and API keys, call nothing"
+        "--check",
+        action="store_true",
+        help="validate the configuration and say which API keys and packages a live run needs "
+        "(works without them); call nothing",
     )
     judge.add_argument(
         "--probe",
@@ -173,7 +191,10 @@ def add_judge_command(commands: Any) -> None:
         "its output mode worked and the token field used",
     )
     judge.add_argument(
-        "--dry-run", action="store_true", help="print calls, tokens and cost; call nothing"
+        "--dry-run",
+        action="store_true",
+        help="print calls, tokens and cost, and the keys a live run needs; call nothing (works "
+        "without API keys)",
     )
     judge.add_argument(
         "--budget", type=float, metavar="USD", help="stop starting calls once this much is spent"

@@ -128,27 +128,76 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return status
 
 
+_SCHEMA_WORDS = ("Table with name", "Referenced column", "does not exist", "not found in FROM")
+
+
+def _query_failed(error: Exception) -> str:
+    """DuckDB's whole message (its hints, its LINE 1 caret), and where the tables are
+    described when the error is about a table or column; a write says the file is read-only."""
+    text = str(error).strip() or type(error).__name__
+    if "read-only" in text:
+        return (
+            f"the query failed: {text}\n(tracegrade sql opens the database read-only; runs "
+            "write its tables)"
+        )
+    if any(word in text for word in _SCHEMA_WORDS):
+        return f"the query failed: {text}\n(the tables and their columns: docs/storage.md)"
+    return f"the query failed: {text}"
+
+
+def _mode(args: argparse.Namespace) -> str:
+    """--csv, --json, --mode; else a box on a terminal and CSV into a file or a pipe."""
+    if args.csv:
+        return "csv"
+    if args.json:
+        return "json"
+    if args.mode is not None:
+        return str(args.mode)
+    return "box" if sys.stdout.isatty() else "csv"
+
+
 def _cmd_sql(args: argparse.Namespace) -> int:
+    import itertools
+    import shutil
+
     import duckdb
-    import polars as pl
 
     from storage.duckdb_store import DuckDBStore
     from storage.errors import InputError
+    from tracegrade.cli.tables import HUMAN_MODES, render, write_machine
 
     check_database(args.db, must_exist=True)
+    mode = _mode(args)
     with DuckDBStore(args.db, read_only=True) as store:
         if args.as_of_run is not None:
             _as_of_run(store, args.as_of_run)
         try:
-            frame = store.sql(args.query)
+            columns, types, cursor = store.cursor_rows(args.query)
+            if mode not in HUMAN_MODES:
+                limit = args.rows  # every row unless --rows says otherwise
+                batches = iter(lambda: cursor.fetchmany(10_000), [])
+                rows = itertools.chain.from_iterable(batches)
+                write_machine(mode, columns, itertools.islice(rows, limit), sys.stdout)
+                return EXIT_OK
+            shown = cursor.fetchmany((args.rows or _HUMAN_ROWS) + 1)
         except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(
-                f"the query failed: {first} (the tables and their columns: docs/storage.md)"
-            ) from None
-    with pl.Config(tbl_rows=args.rows, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
-        print(frame)
+            raise InputError(_query_failed(exc)) from None
+    limit = args.rows or _HUMAN_ROWS
+    more = len(shown) > limit
+    width = shutil.get_terminal_size((120, 24)).columns
+    text, note = render(
+        mode, columns, types, shown[:limit], width=width, none=args.null, fit=args.mode is None
+    )
+    print(text)
+    if more:
+        print(f"(the first {limit:,} rows; --rows N for more, --mode csv for all)")
+    if note:
+        print(f"({note})")
     return EXIT_OK
+
+
+_HUMAN_ROWS = 40
+"""Rows a box or line listing shows unless --rows says otherwise."""
 
 
 def _as_of_run(store: Any, run_seq: int) -> None:
@@ -236,10 +285,43 @@ def _add_demo(commands: Any) -> argparse.ArgumentParser:
 
 
 def _add_sql(commands: Any) -> None:
-    sql = commands.add_parser("sql", help="run a read-only SQL query against a tracegrade database")
-    sql.add_argument("query")
-    sql.add_argument("--db", required=True, metavar="FILE")
-    sql.add_argument("--rows", type=int, default=40, help="rows to print")
+    from tracegrade.cli.tables import MODES, NONE
+
+    sql = commands.add_parser(
+        "sql",
+        help="run a read-only SQL query against a tracegrade database",
+        description="Run one read-only SQL query (DuckDB's dialect) against a tracegrade "
+        "database and print its rows: a box on a terminal (long values folded; too many "
+        "columns, one per line), CSV into a file or a pipe. The tables and views: "
+        "docs/storage.md.",
+    )
+    sql.add_argument(
+        "query", help='the SQL, quoted, e.g. "SELECT * FROM latest_scores LIMIT 5"'
+    )
+    sql.add_argument(
+        "--db", required=True, metavar="FILE", help="the database: a DuckDB file or ducklake:..."
+    )
+    sql.add_argument(
+        "--mode",
+        choices=MODES,
+        help="box (one row a line, fitted to the terminal), line (one column a line), csv, json, "
+        "jsonl or markdown; default: box on a terminal, csv otherwise",
+    )
+    sql.add_argument("--csv", action="store_true", help="the same as --mode csv")
+    sql.add_argument("--json", action="store_true", help="the same as --mode json")
+    sql.add_argument(
+        "--rows",
+        type=int,
+        metavar="N",
+        help=f"rows to print (default {_HUMAN_ROWS} in box, line and markdown; every row in "
+        "csv, json and jsonl)",
+    )
+    sql.add_argument(
+        "--null",
+        default=NONE,
+        metavar="TEXT",
+        help=f"how box, line and markdown show a missing value (default {NONE!r})",
+    )
     sql.add_argument(
         "--as-of-run",
         type=int,

@@ -169,11 +169,11 @@ class Estimate:
     def lines(self) -> list[str]:
         """A readable report."""
         out = [
-            f"submissions: {self.submissions}",
-            f"judgements: {self.judgements} ({self.cached} cached, {self.blank} blank "
-            "submissions rejected without a call)",
-            f"calls to make: {self.calls} (first attempts; retries come on top)",
-            f"estimated tokens: {self.input_tokens} in, {self.output_tokens} out",
+            f"submissions: {self.submissions:,}",
+            f"judgements: {self.judgements:,} ({self.cached:,} already judged or repeated, "
+            f"{self.blank:,} of blank submissions rejected without a call)",
+            f"calls to make: {self.calls:,} (first attempts; retries come on top)",
+            f"estimated tokens: {self.input_tokens:,} in, {self.output_tokens:,} out",
             f"estimated cost: ${self.cost_usd:.4f}"
             + (
                 f" (no price for {', '.join(self.unpriced_models)})" if self.unpriced_models else ""
@@ -181,8 +181,8 @@ class Estimate:
         ]
         for model, row in self.by_model.items():
             out.append(
-                f"  {model}: {int(row['calls'])} calls, {int(row['input_tokens'])} in, "
-                f"{int(row['output_tokens'])} out, ${row['cost_usd']:.4f}"
+                f"  {model}: {int(row['calls']):,} calls, {int(row['input_tokens']):,} in, "
+                f"{int(row['output_tokens']):,} out, ${row['cost_usd']:.4f}"
             )
         return out
 

@@ -43,6 +43,7 @@ from transforms.judge.providers import (
 )
 
 __all__ = [
+    "live_run_needs",
     "JudgeConfig",
     "ResolvedMetric",
     "check_api_keys",
@@ -370,6 +371,27 @@ def check_api_keys(config: JudgeConfig, environ: Mapping[str, str] | None = None
             f"{variable}=... before running (keys are never read from the configuration file)",
             variable=variable,
         )
+
+
+def live_run_needs(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> list[str]:
+    """What a live run of `config` needs from this machine, one line per model: its API key
+    variable (and whether it is set) and its provider package (and whether it is installed).
+    A dry run and a check print these instead of refusing without them."""
+    env = os.environ if environ is None else environ
+    lines = []
+    for model in config.models:
+        users = ", ".join(m.name for m in config.metrics if m.model == model)
+        variables = _key_variables(config, model, env)
+        if not variables:
+            key = "no API key"
+        else:
+            named = " or ".join(variables)
+            state = "set" if any(env.get(v, "").strip() for v in variables) else "not set"
+            key = f"{named} ({state})"
+        package = missing_package(_as_known(config, model))
+        installed = "installed" if package is None else f'missing: pip install "{package}"'
+        lines.append(f"  {model} (metrics {users}): {key}; provider package {installed}")
+    return lines
 
 
 def check_environment(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> None:
