@@ -23,7 +23,8 @@ from tracegrade.demo import DEMO_START, write_demo_archive
 from transforms.synth.traces import synthetic_traces
 
 TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
-ANSWER = re.compile(r"│\s*(\d+)\s*┆\s*(\d+)\s*┆\s*(\d+)\s*│")
+ANSWER = re.compile(r"^(\d+),(\d+),(\d+)$", re.MULTILINE)
+"""The answer of `tracegrade sql` into a pipe: CSV."""
 IDENTITY = ("run_id", "run_seq")
 
 
