@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 from tracegrade.cli.confidence import add_confidence_command
-from tracegrade.cli.exits import EXIT_FAILED, EXIT_LOCKED, EXIT_USAGE, exit_for_signal
+from tracegrade.cli.exits import EXIT_FAILED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE, exit_for_signal
 from tracegrade.cli.imports import add_import_command
 from tracegrade.cli.judge import add_judge_command
 from tracegrade.cli.operations import add_operations_command

@@ -20,8 +20,25 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     check_database(args.db, must_exist=True)
     with held_store(args.db) as store:
         cells, unlabelled = labelled_levels(store, args.evaluate, args.source)
+    if cells.is_empty() and unlabelled == 0:
+        other = "derived" if args.source == "factors" else "factors"
+        how = (
+            "tracegrade confidence --db DB --factors FILE computes them from a factors table"
+            if args.source == "factors"
+            else "a scoring run (tracegrade score) or tracegrade confidence --db DB computes them"
+        )
+        print(
+            f"tracegrade: {args.db} holds no {args.source} levels to evaluate: {how} "
+            f"(--source {other} evaluates the {other} levels)",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING_SCORED
     if cells.is_empty():
-        print(f"tracegrade: no {args.source} level has a label", file=sys.stderr)
+        print(
+            f"tracegrade: none of the {unlabelled:,} {args.source} levels has a label in "
+            f"{args.evaluate!r}: check that its ids are the traces' ids (trace_id)",
+            file=sys.stderr,
+        )
         return EXIT_NOTHING_SCORED
     print(evaluate_levels(cells, unlabelled=unlabelled).markdown)
     return EXIT_OK

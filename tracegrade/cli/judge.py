@@ -65,7 +65,6 @@ def _needs(config: JudgeConfig) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
-
     from transforms.judge.resolve import check_packages
 
     # keys are needed to call, not to check a file: the check reports them (a missing

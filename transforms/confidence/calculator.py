@@ -92,8 +92,18 @@ def level_reason(
         InterventionLevel.CONFIRM: f"below notify {t.notify}, at or above confirm {t.confirm}",
         InterventionLevel.ESCALATE: f"below the confirm threshold {t.confirm}",
     }[level]
-    listed = f"; penalties: {', '.join(penalties)}" if penalties else ""
+    listed = f"; penalties: {', '.join(map(_readable, penalties))}" if penalties else ""
     return f"confidence {band}{listed}{critical}"
+
+
+def _readable(penalty: str) -> str:
+    """A penalty as the reason names it. The original's `tool_failures(rate=R)` carries the
+    tool *success* rate R, which reads as a failure rate; the `penalties` column keeps the
+    original's name, the reason says what R is."""
+    prefix = "tool_failures(rate="
+    if penalty.startswith(prefix) and penalty.endswith(")"):
+        return f"tool_failures (tool calls succeeded at rate {penalty[len(prefix) : -1]})"
+    return penalty
 
 
 def critical_note(config: ConfidenceConfig) -> str:

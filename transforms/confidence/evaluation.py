@@ -26,6 +26,7 @@ import polars as pl
 from transforms.confidence.model import InterventionLevel
 
 __all__ = [
+    "rate_verdict",
     "BOOTSTRAP_MAX_SCORES",
     "BOOTSTRAP_RESAMPLES",
     "Evaluation",
@@ -189,6 +190,35 @@ def interval_text(bootstrap: tuple[float, float] | None, delong: tuple[float, fl
     return f"{drawn}; (DeLong) {_figure(delong[0])} to {_figure(delong[1])}"
 
 
+def rate_verdict(levels: pl.DataFrame) -> str:
+    """Whether the failure rate rises from each calmer level to the next one that holds
+    traces (level, traces, ..., failure_rate, calmest first), in words: two levels at the same
+    rate are a tie, not a fall, and a fall names where it happens."""
+    held = [
+        (level, rate)
+        for level, traces, rate in levels.select("level", "traces", "failure_rate").iter_rows()
+        if traces > 0
+    ]
+    pairs = list(zip(held, held[1:], strict=False))
+    falls = [(a, b) for a, b in pairs if b[1] < a[1]]
+    ties = [(a, b) for a, b in pairs if b[1] == a[1]]
+    if falls:
+        (calm, calm_rate), (less, less_rate) = falls[0]
+        return (
+            f"The failure rate falls from {calm} ({calm_rate:.1%}) to {less} ({less_rate:.1%}): "
+            "there the levels do not order the outcomes."
+        )
+    if ties:
+        tied = "; ".join(f"{a} and {b} both at {a_rate:.1%}" for (a, a_rate), (b, _) in ties)
+        return (
+            "The failure rate never falls from a calmer level to a less calm one, and rises "
+            f"except where two levels tie ({tied})."
+        )
+    if len(held) < 2:
+        return "Only one level holds labelled traces, so there is no order to check."
+    return "The failure rate rises with each less calm level that holds traces."
+
+
 def evaluate_levels(cells: pl.DataFrame, *, unlabelled: int = 0) -> Evaluation:
     """Figures for outcome cells (aggregate, level, good, failed); `unlabelled` traces had a
     level but no label and are left out (the text says how many)."""
@@ -218,7 +248,6 @@ def evaluate_levels(cells: pl.DataFrame, *, unlabelled: int = 0) -> Evaluation:
     for level, count, good_here, failed, rate in levels.iter_rows():
         shown = f"{rate:.1%}" if rate is not None else "n/a"
         lines.append(f"| {level} | {count:,} | {good_here:,} | {failed:,} | {shown} |")
-    verdict = "rises" if rises else "does not rise"
-    lines += ["", f"The failure rate {verdict} with each less calm level that holds traces."]
+    lines += ["", rate_verdict(levels)]
     text = "\n".join(lines) + "\n"
     return Evaluation(traces, good, auc, interval, bootstrap, levels, rises, text)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from transforms.confidence.evaluation import evaluate_levels, interval_text
+from transforms.confidence.evaluation import evaluate_levels, interval_text, rate_verdict
 
 __all__ = ["LevelOutcomes", "outcomes_block"]
 
@@ -68,11 +68,10 @@ def outcomes_block(outcomes: LevelOutcomes | None, missing: list[str] | None) ->
             + (left_out if outcomes.unlabelled else "")
         )
     interval = interval_text(result.bootstrap, result.interval)
-    verdict = "rises" if result.failure_rate_rises else "does not rise"
     counts = (
         f"over {result.traces:,} traces ({result.good:,} good, "
         f"{result.traces - result.good:,} failed).{left_out if outcomes.unlabelled else ''} "
-        f"The failure rate {verdict} with each less calm level that holds traces."
+        f"{rate_verdict(result.levels)}"
     )
     summary = (
         f"<p>{html.escape(source)} ROC AUC of the confidence (good above failed): "
