@@ -58,6 +58,7 @@ def _inputs(data: ReportData) -> ReportInputs:
         absent=data.absent,
         table_rows=TABLE_ROWS,
         outcomes=data.outcomes,
+        totals=data.totals,
     )
 
 

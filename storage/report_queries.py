@@ -16,6 +16,7 @@ from __future__ import annotations
 from storage.quantile_sql import quantiles_sql
 
 __all__ = [
+    "SECTION_TABLES",
     "LATEST_SQL",
     "LEVELS_SQL",
     "LIST_SQL",
@@ -35,6 +36,17 @@ TOP_AGENTS = 8
 
 LOW_NOVELTY = 0.2
 """Novelty below this counts as low: the trace nearly repeats an earlier one of its scope."""
+
+SECTION_TABLES = {
+    "levels": "confidence_traces",
+    "judge": "latest_judge_results",
+    "quarantine": "quarantine",
+    "runs": "runs",
+    "operations": "latest_operation_scores",
+}
+"""The table behind each section that may be empty although the database has scores: counted
+whole (not only the report's window), so an empty section says whether its step never ran or
+only nothing of it falls in the window."""
 
 TABLE_ROWS = 15
 """Rows shown per table of traces; the table says how many it leaves out."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from transforms.confidence.report import level_table
+from transforms.words import NONE
 
 __all__ = ["RunSummary", "build_summary"]
 
@@ -59,7 +60,7 @@ class RunSummary:
 
 def _table(frame: pl.DataFrame) -> list[str]:
     if frame.is_empty():
-        return ["(none)"]
+        return [NONE]
     header = "| " + " | ".join(frame.columns) + " |"
     rule = "|" + "---|" * len(frame.columns)
     body = [

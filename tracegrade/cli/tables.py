@@ -16,10 +16,10 @@ from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any, TextIO
 
+from transforms.words import NONE
+
 __all__ = ["HUMAN_MODES", "MODES", "NONE", "cell_text", "render", "write_machine"]
 
-NONE = "(none)"
-"""The one spelling of a missing value in what a person reads."""
 
 MODES = ("box", "line", "csv", "json", "jsonl", "markdown")
 HUMAN_MODES = ("box", "line", "markdown")

@@ -24,6 +24,7 @@ import numpy.typing as npt
 import polars as pl
 
 from transforms.confidence.model import InterventionLevel
+from transforms.words import NONE
 
 __all__ = [
     "rate_verdict",
@@ -246,7 +247,7 @@ def evaluate_levels(cells: pl.DataFrame, *, unlabelled: int = 0) -> Evaluation:
         "|---|---|---|---|---|",
     ]
     for level, count, good_here, failed, rate in levels.iter_rows():
-        shown = f"{rate:.1%}" if rate is not None else "n/a"
+        shown = f"{rate:.1%}" if rate is not None else NONE
         lines.append(f"| {level} | {count:,} | {good_here:,} | {failed:,} | {shown} |")
     lines += ["", rate_verdict(levels)]
     text = "\n".join(lines) + "\n"

@@ -18,6 +18,11 @@ _LEVEL_COLOURS = {
     "CONFIRM": "#f0a202",
     "ESCALATE": "#c0392b",
 }
+"""The levels, calmest first: the order of the stacks and of the legend."""
+
+_TICKS = {"day": 86_400_000, "week": 7 * 86_400_000, "month": "M1"}
+"""One tick per day, week or month: a time axis of a single day otherwise ticks by the hour
+(one bar labelled `00:00:00 Nov 27, 2026`)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,8 @@ class ChartSpec:
     frame: str
     hint: str
     build: Callable[[pl.DataFrame], go.Figure]
+    what: str = ""
+    """What the chart draws, in words, for the note that replaces it when it has no rows."""
 
 
 def _figure(title: str, x: str, y: str, *, barmode: str | None = None) -> go.Figure:
@@ -72,6 +79,12 @@ def _per(frame: pl.DataFrame) -> str:
     return str(frame["unit"][0]) if "unit" in frame.columns and frame.height else "day"
 
 
+def _time_axis(figure: go.Figure, per: str) -> go.Figure:
+    """Ticks at whole days (weeks, months) labelled as dates, however few the points."""
+    figure.update_xaxes(type="date", dtick=_TICKS.get(per, _TICKS["day"]), tickformat="%Y-%m-%d")
+    return figure
+
+
 def _series(frame: pl.DataFrame, by: str) -> list[tuple[str, pl.DataFrame]]:
     names = frame[by].unique(maintain_order=True).to_list()
     return [(str(name), frame.filter(pl.col(by) == name)) for name in names]
@@ -94,7 +107,7 @@ def _agent_lines(frame: pl.DataFrame, column: str, figure: go.Figure, scale: flo
         figure.add_scatter(
             x=_days(rows["day"]), y=_values(rows[column], scale), name=name, mode="lines"
         )
-    return figure
+    return _time_axis(figure, _per(frame))
 
 
 def median_score_by_agent(frame: pl.DataFrame) -> go.Figure:
@@ -139,10 +152,12 @@ def levels_by_day(frame: pl.DataFrame) -> go.Figure:
     figure = _figure(
         f"Intervention levels per {per}", f"{per} of the trace (UTC)", "traces", barmode="stack"
     )
-    for name, rows in _series(frame, "level"):
-        colour = _LEVEL_COLOURS.get(name)
-        figure.add_bar(x=_days(rows["day"]), y=rows["traces"], name=name, marker_color=colour)
-    return figure
+    for name, colour in _LEVEL_COLOURS.items():  # calmest first, stacked from the bottom
+        rows = frame.filter(pl.col("level") == name)
+        if rows.height:
+            figure.add_bar(x=_days(rows["day"]), y=rows["traces"], name=name, marker_color=colour)
+    figure.update_layout(legend_traceorder="normal")
+    return _time_axis(figure, per)
 
 
 def judge_distribution(frame: pl.DataFrame) -> go.Figure:
@@ -168,7 +183,7 @@ def judge_cost(frame: pl.DataFrame) -> go.Figure:
     figure = _figure(f"Judge cost per {per}", f"{per} judged (UTC)", "cost (USD)", barmode="stack")
     for name, rows in _series(frame, "model"):
         figure.add_bar(x=_days(rows["day"]), y=_values(rows["cost_usd"]), name=name)
-    return figure
+    return _time_axis(figure, per)
 
 
 def quarantine_by_day(frame: pl.DataFrame) -> go.Figure:
@@ -178,7 +193,7 @@ def quarantine_by_day(frame: pl.DataFrame) -> go.Figure:
     )
     for name, rows in _series(frame, "rule"):
         figure.add_bar(x=_days(rows["day"]), y=rows["rows"], name=name)
-    return figure
+    return _time_axis(figure, per)
 
 
 def _run_label(frame: pl.DataFrame) -> list[str]:
@@ -215,6 +230,7 @@ CHARTS = (
         "score_bins",
         "Each line is one domain and profile; a line shifted left means lower scores.",
         score_distribution,
+        what="score distribution",
     ),
     ChartSpec(
         "median-score",
@@ -222,6 +238,7 @@ CHARTS = (
         "agent_days",
         "A line that drops below the others is an agent whose traces are worth less that day.",
         median_score_by_agent,
+        what="median scores per agent",
     ),
     ChartSpec(
         "median-novelty",
@@ -229,6 +246,7 @@ CHARTS = (
         "agent_days",
         "Novelty near 0 means the agent repeats what its scope has already seen.",
         median_novelty_by_agent,
+        what="median novelty per agent",
     ),
     ChartSpec(
         "low-novelty",
@@ -237,6 +255,7 @@ CHARTS = (
         "A rising share means more near-duplicate traces; the top agents are drawn, the rest "
         "are one line.",
         low_novelty_share,
+        what="share of low-novelty traces",
     ),
     ChartSpec(
         "contributions",
@@ -245,6 +264,7 @@ CHARTS = (
         "Each bar adds up to the domain's mean score before overrides; the tallest segment "
         "drives it.",
         contributions,
+        what="contributions of C, N, D and O",
     ),
     ChartSpec(
         "levels",
@@ -252,6 +272,7 @@ CHARTS = (
         "level_days",
         "Red (ESCALATE) and amber (CONFIRM) segments are the traces that need a human.",
         levels_by_day,
+        what="levels per day",
     ),
     ChartSpec(
         "judge-distribution",
@@ -259,6 +280,7 @@ CHARTS = (
         "judge_bins",
         "Bars to the left are answers the judge scored low for that metric.",
         judge_distribution,
+        what="judge scores",
     ),
     ChartSpec(
         "judge-status",
@@ -266,6 +288,7 @@ CHARTS = (
         "judge_status",
         "Any segment other than ok is a result the judge could not give (see the table).",
         judge_status,
+        what="judge results by status",
     ),
     ChartSpec(
         "judge-cost",
@@ -273,6 +296,7 @@ CHARTS = (
         "judge_cost",
         "Spend per day and model; a spike is a re-judge or a new metric.",
         judge_cost,
+        what="judge spend",
     ),
     ChartSpec(
         "quarantine",
@@ -280,6 +304,7 @@ CHARTS = (
         "quarantine_days",
         "A new colour or a tall bar is an export that broke a rule that day.",
         quarantine_by_day,
+        what="quarantined rows per day",
     ),
     ChartSpec(
         "run-stages",
@@ -287,6 +312,7 @@ CHARTS = (
         "run_stages",
         "The tallest segment is the stage to speed up; the latest 60 runs are shown.",
         run_stages,
+        what="run stage timings",
     ),
     ChartSpec(
         "run-rows",
@@ -294,6 +320,7 @@ CHARTS = (
         "run_rows",
         "Read minus scored is what was quarantined or left for another run.",
         run_rows,
+        what="rows per run",
     ),
 )
 """Every chart, in page order."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from transforms.confidence.evaluation import evaluate_levels, interval_text, rate_verdict
+from transforms.words import NONE
 
 __all__ = ["LevelOutcomes", "outcomes_block"]
 
@@ -37,7 +38,7 @@ def _rates(levels: pl.DataFrame) -> str:
     head = "".join(f"<th>{name}</th>" for name in ("level", "traces", "good", "failed"))
     rows = []
     for level, traces, good, failed, rate in levels.iter_rows():
-        shown = f"{rate:.1%}" if rate is not None else "-"
+        shown = f"{rate:.1%}" if rate is not None else NONE
         cells = "".join(f'<td class="num">{value:,}</td>' for value in (traces, good, failed))
         rows.append(f'<tr><td>{level}</td>{cells}<td class="num">{shown}</td></tr>')
     return (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import plotly.io as pio
@@ -13,6 +13,7 @@ import polars as pl
 
 from transforms.report.figures import CHARTS, ChartSpec
 from transforms.report.outcomes import LevelOutcomes, outcomes_block
+from transforms.words import NONE
 
 __all__ = ["ReportInputs", "SECTIONS", "report_html"]
 
@@ -23,6 +24,7 @@ header { border-bottom: 1px solid #d0d7e2; padding: 12px 0; }
 h1 { font-size: 1.5em; margin: 0 0 4px; } h2 { margin-top: 32px; border-bottom: 1px solid #e3e8ef; }
 nav a { margin-right: 12px; } .meta, .hint, .note, .more { color: #56627a; font-size: 0.92em; }
 .note { background: #f4f6fa; padding: 8px 12px; border-left: 3px solid #b8c2d3; }
+.empty { color: #5b6577; font-style: italic; } td.none { color: #5b6577; }
 .chart { margin: 18px 0 26px; } .hint { margin: 0 0 2px 8px; }
 table { border-collapse: collapse; font-size: 0.88em; margin: 8px 0; }
 th, td { border: 1px solid #e0e5ee; padding: 3px 8px; text-align: left; vertical-align: top; }
@@ -78,11 +80,13 @@ class ReportInputs:
     absent: Mapping[str, list[str]]
     table_rows: int
     outcomes: LevelOutcomes | None = None
+    totals: dict[str, int] = field(default_factory=dict)
+    """section -> rows of its table in the whole database (see `_NEVER`)."""
 
 
 def _cell(value: Any) -> str:
     if value is None:
-        return '<td class="note">-</td>'
+        return f'<td class="none">{NONE}</td>'
     if isinstance(value, list):
         value = ", ".join(str(item) for item in value)
     if isinstance(value, float):
@@ -107,11 +111,39 @@ def _shown(shown: int, total: int) -> str:
     return f"all {total:,} rows shown"
 
 
+_NEVER = {
+    "levels": "No trace has an intervention level yet: scoring runs give each trace one, and "
+    "tracegrade confidence --db FILE levels stored traces (docs/confidence.md).",
+    "judge": "The LLM judge has not judged anything in this database: tracegrade judge --db "
+    "FILE (docs/judge.md) judges the stored answers, and its results show here.",
+    "quarantine": "Nothing has been quarantined: every row of every file read so far was valid.",
+    "runs": "No run has been recorded in this database.",
+    "operations": "No operation scorer has run on this database: tracegrade operations "
+    "(docs/operations.md) scores block-edit cases, and its results show here.",
+}
+"""What an empty section says when its table is empty in the whole database: the step has
+not run (or found nothing), which no window explains."""
+
+_UNWINDOWED = frozenset({"operation_scorers", "failing_cases"})
+"""Aggregates and tables that cover the whole database whatever the report's window."""
+
+
+def _none(text: str) -> str:
+    return f'<p class="empty">{html.escape(text)}</p>'
+
+
 def _missing(name: str, inputs: ReportInputs, what: str) -> str | None:
     if name in inputs.absent:
         tables = ", ".join(inputs.absent[name])
-        return f'<p class="note">No {what}: this database has no {html.escape(tables)}.</p>'
+        return _none(f"No {what}: this database has no {tables}.")
     return None
+
+
+def _nothing_here(name: str, what: str, inputs: ReportInputs) -> str:
+    """The note of a chart or table with no rows (its section's table is not empty)."""
+    if name in _UNWINDOWED:
+        return _none(f"No {what}.")
+    return _none(f"No {what} in the report's window ({inputs.window}).")
 
 
 def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> str:
@@ -122,13 +154,13 @@ def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> st
     if kind == "frame":
         frame = inputs.frames[name]
         if frame.is_empty():
-            return title + '<p class="note">No rows in the database for the report\'s window.</p>'
+            return title + _nothing_here(name, "rows", inputs)
         shown = min(frame.height, inputs.table_rows)
         more = f'<p class="more">{_shown(shown, frame.height)}.</p>'
         return title + _table(frame, inputs.table_rows) + more
     rows, total, sql = inputs.lists[name]
     if total == 0:
-        return title + '<p class="note">No rows in the database for the report\'s window.</p>'
+        return title + _nothing_here(name, "rows", inputs)
     listing = (
         f'<p class="more">{_shown(rows.height, total)}; the SQL that lists them all '
         '(<code>tracegrade sql --db FILE "..."</code>):</p>'
@@ -138,12 +170,13 @@ def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> st
 
 
 def _chart_block(spec: ChartSpec, inputs: ReportInputs) -> str:
-    missing = _missing(spec.frame, inputs, f"chart {spec.key}")
+    what = spec.what or spec.key
+    missing = _missing(spec.frame, inputs, what)
     if missing:
         return missing
     frame = inputs.frames[spec.frame]
     if frame.is_empty():
-        return f'<p class="note">No chart {spec.key}: no rows in the report\'s window.</p>'
+        return _nothing_here(spec.frame, what, inputs)
     figure = spec.build(frame)
     div = pio.to_html(
         figure,
@@ -159,6 +192,8 @@ def _section(
     key: str, title: str, tables: tuple[tuple[str, str, str], ...], inputs: ReportInputs
 ) -> str:
     parts = [f'<section id="{key}"><h2>{html.escape(title)}</h2>']
+    if inputs.totals.get(key, 1) == 0 and key in _NEVER:
+        return "".join(parts) + _none(_NEVER[key]) + "</section>"
     parts += [_chart_block(spec, inputs) for spec in CHARTS if spec.section == key]
     if key == "levels":
         parts.append(outcomes_block(inputs.outcomes, inputs.absent.get("outcomes")))
