@@ -45,7 +45,12 @@ def add_operations_command(commands: Any) -> None:
     operations = commands.add_parser(
         "operations", help="score block-edit eval cases (JSONL, Parquet) with a scorer set"
     )
-    operations.add_argument("paths", nargs="+", metavar="PATH")
+    operations.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="eval case files (JSONL or Parquet), folders or glob patterns (docs/operations.md)",
+    )
     operations.add_argument(
         "--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)"
     )

@@ -220,18 +220,10 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     score = commands.add_parser(
         "score", help="score trace exports (files, folders, globs) into DuckDB"
     )
-    score.add_argument("paths", nargs="+", metavar="PATH")
-    score.add_argument(
-        "--db", required=True, metavar="FILE", help="the DuckDB file (created when missing)"
-    )
+    score.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
+    _add_database(score)
     _add_data_path(score)
-    score.add_argument("--config", metavar="FILE", help="a TOML configuration file")
-    score.add_argument(
-        "--no-embedder", action="store_true", help="score with N = 0.5 (no embedding model)"
-    )
-    score.add_argument(
-        "--force", action="store_true", help="read files already in the ledger again"
-    )
+    _add_scoring_options(score, force=True)
     score.add_argument(
         "--format",
         choices=("traces", "otel"),
@@ -250,16 +242,52 @@ def _add_backfill(commands: Any) -> None:
     backfill = commands.add_parser(
         "backfill", help="score an archive in chronological chunks of event time (resumable)"
     )
-    backfill.add_argument("paths", nargs="+", metavar="PATH")
+    backfill.add_argument("paths", nargs="+", metavar="PATH", help=_PATHS_HELP)
     backfill.add_argument("--start", required=True, type=_day, help="first UTC day (YYYY-MM-DD)")
     backfill.add_argument("--end", required=True, type=_day, help="last UTC day, inclusive")
-    backfill.add_argument("--db", required=True, metavar="FILE")
+    _add_database(backfill)
     _add_data_path(backfill)
-    backfill.add_argument("--config", metavar="FILE")
-    backfill.add_argument("--no-embedder", action="store_true")
+    _add_scoring_options(backfill, force=False)
     backfill.add_argument("--chunk-days", type=int, default=1, help="days of event time per chunk")
     add_prefect_flag(backfill)
     backfill.set_defaults(handler=_cmd_backfill)
+
+
+_PATHS_HELP = (
+    "trace exports: files, folders (searched recursively) or glob patterns; JSONL, JSON or "
+    "Parquet (docs/input-format.md)"
+)
+
+
+def _add_database(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--db",
+        required=True,
+        metavar="FILE",
+        help="the database: a DuckDB file (created when missing) or ducklake:... "
+        "(docs/storage.md)",
+    )
+
+
+def _add_scoring_options(command: argparse.ArgumentParser, *, force: bool) -> None:
+    """--config and --no-embedder, and --force where files can be read again."""
+    command.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a TOML configuration file (docs/configuration.md); the defaults without it",
+    )
+    command.add_argument(
+        "--no-embedder",
+        action="store_true",
+        help="score without the embedding model: every novelty N is 0.5 (fast; for trying "
+        "things out, not for scores you keep)",
+    )
+    if force:
+        command.add_argument(
+            "--force",
+            action="store_true",
+            help="read files again even when the ledger has them with the same content",
+        )
 
 
 def _add_data_path(command: argparse.ArgumentParser) -> None:
@@ -276,10 +304,12 @@ def _add_demo(commands: Any) -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", help="generate a synthetic archive, score it, show example SQL"
     )
-    demo.add_argument("--dir", default="tracegrade-demo", help="where the archive and database go")
-    demo.add_argument("--config", metavar="FILE")
-    demo.add_argument("--no-embedder", action="store_true")
-    demo.add_argument("--force", action="store_true")
+    demo.add_argument(
+        "--dir",
+        default="tracegrade-demo",
+        help="where the archive (DIR/archive/) and the database (DIR/demo.duckdb) go",
+    )
+    _add_scoring_options(demo, force=True)
     demo.set_defaults(handler=_cmd_demo)
     return demo
 
