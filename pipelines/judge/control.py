@@ -9,7 +9,7 @@ import time
 from pipelines.judge.calls import FAILED_STATUSES, Outcome
 from transforms.config.judge import RateLimit
 from transforms.judge.plan import cost_usd
-from transforms.judge.resolve import JudgeConfig
+from transforms.judge.resolve import JudgeConfig, parse_error_hint
 
 __all__ = ["Pacer", "RunControl"]
 
@@ -45,6 +45,9 @@ class RunControl:
         self.stop_reason: str | None = None
         self.stop_fails_run = False
         self._failures_in_row = 0
+        self._parse_errors_in_row = 0
+        self._ok = False
+        """Whether any judgement of the run came back ok."""
 
     @staticmethod
     def _pacers(limit: RateLimit) -> tuple[Pacer | None, Pacer | None]:
@@ -94,12 +97,17 @@ class RunControl:
             self.stop(f"authentication or quota error: {outcome.error}", fails_run=True)
         if outcome.status in FAILED_STATUSES and outcome.status != "invalid_input":
             self._failures_in_row += 1
+            self._parse_errors_in_row += outcome.status == "parse_error"
             limit = self._config.settings.retry.circuit_breaker
             if self._failures_in_row >= limit:
+                # a run whose replies never parsed is a configuration to fix, not bad luck
+                unparsed = self._parse_errors_in_row == self._failures_in_row and not self._ok
+                hint = f"; {parse_error_hint(self._config)}" if unparsed else ""
                 self.stop(
                     f"circuit breaker: {self._failures_in_row} judgements failed in a row "
-                    f"(last: {outcome.status}: {outcome.error})",
+                    f"(last: {outcome.status}: {outcome.error}){hint}",
                     fails_run=True,
                 )
         elif outcome.status == "ok":
-            self._failures_in_row = 0
+            self._failures_in_row = self._parse_errors_in_row = 0
+            self._ok = True

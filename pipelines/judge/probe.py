@@ -14,7 +14,7 @@ from pipelines.judge.models import (
     judge_model_factory,
     token_field,
 )
-from transforms.judge.resolve import JudgeConfig
+from transforms.judge.resolve import JudgeConfig, parse_error_hint
 
 __all__ = ["ProbeResult", "probe_models"]
 
@@ -35,6 +35,8 @@ class ProbeResult:
     output_tokens: int
     max_tokens: int | None
     error: str | None
+    hint: str | None = None
+    """What usually fixes a reply that did not parse (`parse_error_hint`)."""
 
     @property
     def worked(self) -> bool:
@@ -50,6 +52,8 @@ class ProbeResult:
         cap = "no max_tokens" if self.max_tokens is None else f"max_tokens {self.max_tokens}"
         head = f"  {self.model}: {self.latency_ms:.0f} ms; output mode {mode} "
         head += "worked" if self.status == "ok" else f"failed ({self.status}: {self.error})"
+        if self.status == "parse_error" and self.hint:
+            head += f"; {self.hint}"
         tail = f"; token field {self.token_field}; {self.output_tokens} output tokens ({cap})"
         if self.status == "ok" and not self.worked:
             tail += ", over the cap: the server ignores the token field (set token_field)"
@@ -92,6 +96,7 @@ async def _probe_all(config: JudgeConfig, factory: ModelFactory) -> list[ProbeRe
             output_tokens=outcome.largest_reply,
             max_tokens=metric.max_tokens,
             error=outcome.error,
+            hint=parse_error_hint(config) if outcome.status == "parse_error" else None,
         )
     return list(probes.values())
 

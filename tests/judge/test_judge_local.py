@@ -253,3 +253,24 @@ def test_json_mode_makes_prompted_requests_ask_the_server_for_json(tmp_path: Pat
         judge_once(tmp_path / "j.duckdb", write_config(tmp_path, text), items([("t1", "q?", "a")]))
     assert local.requests[0]["response_format"] == {"type": "json_object"}
     assert rows(tmp_path / "j.duckdb") == [("t1", "Relevance", "ok", 40.0, "thin")]
+
+
+def test_a_server_whose_first_replies_never_parse_is_told_which_keys_fix_it(
+    tmp_path: Path,
+) -> None:
+    """A llama.cpp config of base_url and output_mode = "prompted" only (what a user writes
+    first) got 21 of 21 parse_error and a bare circuit breaker; the stop reason, and the
+    probe before the run, now name the endpoint keys that usually fix it."""
+    prose = "The answer is correct and clear, so I would give it a high score."
+    with serve(lambda n: text_reply(prose)) as local:
+        text = LOCAL.format(url=local.url, mode='output_mode = "prompted"', endpoint="")
+        text = "max_concurrency = 1\n[retry]\nbase_delay_s = 0.0\ncircuit_breaker = 3\n" + text
+        config = write_config(tmp_path, text)
+        result = judge_once(
+            tmp_path / "j.duckdb", config, items([(f"t{n}", "q?", f"a{n}") for n in range(6)])
+        )
+        (probe,) = probe_models(load_judge_config(config))
+    assert result.stop_reason is not None and "circuit breaker: 3" in result.stop_reason
+    for said in (result.stop_reason, probe.line()):
+        assert "[endpoints.local] json_mode = true" in said
+        assert 'system_role = "user"' in said

@@ -220,6 +220,7 @@ def test_circuit_breaker_stops_the_run(tmp_path: Path) -> None:
     assert len(seen) == 3
     assert result.failed and result.stop_reason is not None
     assert "circuit breaker: 3 judgements failed in a row" in result.stop_reason
+    assert 'try output_mode = "tool" or "native"' in result.stop_reason  # none ever parsed
     assert result.submissions_left == 7
 
 

@@ -43,6 +43,7 @@ from transforms.judge.providers import (
 )
 
 __all__ = [
+    "parse_error_hint",
     "live_run_needs",
     "JudgeConfig",
     "ResolvedMetric",
@@ -371,6 +372,38 @@ def check_api_keys(config: JudgeConfig, environ: Mapping[str, str] | None = None
             f"{variable}=... before running (keys are never read from the configuration file)",
             variable=variable,
         )
+
+
+def parse_error_hint(config: JudgeConfig) -> str:
+    """What usually fixes replies that never parse as a judgement: for a model on an
+    OpenAI-compatible server ([endpoints.NAME], llama.cpp among them) the endpoint keys it does
+    not set yet, else another output mode. Said when a run's first replies all fail to parse,
+    and by a failed probe."""
+    fixes = []
+    for name, endpoint in config.settings.endpoints.items():
+        if not any(m.partition(":")[0] == name for m in config.models):
+            continue
+        keys = []
+        if not endpoint.json_mode:
+            keys.append("json_mode = true (the server then holds replies to JSON)")
+        if endpoint.system_role == "system":
+            keys.append(
+                'system_role = "user" (chat formats such as Gemma\'s drop the system message, '
+                "and the instructions with it)"
+            )
+        if keys:
+            fixes.append(f"[endpoints.{name}] " + " and ".join(keys))
+    if fixes:
+        return (
+            "the replies are not the judgement's JSON; for a llama.cpp or other local server "
+            "these keys usually fix it: " + "; ".join(fixes) + " (docs/judge.md, \"Judging "
+            'with a local model"; tracegrade judge --check --probe tries one call)'
+        )
+    return (
+        'the replies are not the judgement\'s JSON; try output_mode = "tool" or "native" for '
+        "the model (docs/judge.md, \"Output modes\"; tracegrade judge --check --probe tries "
+        "one call)"
+    )
 
 
 def live_run_needs(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> list[str]:
