@@ -25,7 +25,6 @@ from typing import Any, ParamSpec, TypeVar
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
 from storage.interrupts import stop_if_requested, uninterrupted
 from storage.run_locks import dead_folders, hold_alive, is_alive, let_go
-from storage.staging_store import drop_staging
 
 __all__ = [
     "LOGGED_COUNTS",
@@ -272,6 +271,10 @@ class RunSteps(Steps):
         with uninterrupted():
             self.store.finish_run(self.run.handle, record)
             self.finished = True
+            # imported here, not with this module: commands that only publish artifacts
+            # (tracegrade report) import this module and need no Arrow
+            from storage.staging_store import drop_staging
+
             drop_staging(self.store, self.run.run_id)
             self.store.release()
             shutil.rmtree(self.run.work_dir, ignore_errors=True)

@@ -10,9 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from pipelines import confidence_stages, novelty_stages, stages, staging
+from pipelines import confidence_stages, stages, staging
 from pipelines.confidence_stages import StagedParts
-from pipelines.judge.flow import judge_after_scoring
 from pipelines.report import publish_run
 from pipelines.runs import Run, RunSteps, publish_markdown, run_logger
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
@@ -77,6 +76,8 @@ def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: st
     if embed and settings.execution.engine == "dask":
         steps.inline("embed and replay (dask)", _fan_out, run, config, settings)
     elif embed:
+        from pipelines import novelty_stages  # the model and replay: only a run with texts
+
         steps.step("embed", novelty_stages.embed_texts, store, run, settings)
         steps.step("replay", novelty_stages.replay_staged, store, run, settings)
     steps.step("score", stages.score_staged, store, run, settings, embed=embed)
@@ -265,5 +266,13 @@ def score_traces(
         summary = summarise(steps, "completed", [steps.run.run_id])
         steps.finish("completed", summary.markdown)
     publish_run(db, summary.markdown, "score-traces-summary", "tracegrade run summary")
-    summary.markdown += "\n" + judge_after_scoring(db, judge_config).markdown
+    summary.markdown += "\n" + _judged(db, judge_config)
     return summary
+
+
+def _judged(db: str, judge_config: str | None) -> str:
+    """The night's judge step, its report; imported once the run has ended (a run that judges
+    nothing need not load the judge's machinery to start)."""
+    from pipelines.judge.flow import judge_after_scoring
+
+    return judge_after_scoring(db, judge_config).markdown

@@ -21,7 +21,7 @@ import duckdb
 
 from storage._names import sql_string
 from storage.schema.scoring import latest_scores_select
-from transforms.config.scoring import DUCKDB_ROW_GROUP_ROWS
+from transforms.config.sizes import DUCKDB_ROW_GROUP_ROWS
 
 __all__ = [
     "COMMIT_BATCH_ROWS",

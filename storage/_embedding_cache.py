@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 import duckdb
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+
+if TYPE_CHECKING:  # imported where used: `tracegrade sql` starts without them
+    import numpy as np
+    import numpy.typing as npt
+    import polars as pl
 
 from storage._connection import uninterrupted_method
 
@@ -29,6 +32,8 @@ class EmbeddingCache:
     @uninterrupted_method
     def missing_embeddings(self, keys: pl.Series) -> pl.Series:
         """The distinct keys among `keys` that have no stored vector."""
+        import polars as pl
+
         wanted = pl.DataFrame({"embedding_key": keys.unique(maintain_order=True)})
         self._con.register("__wanted", wanted)
         try:
@@ -51,6 +56,9 @@ class EmbeddingCache:
         self, keys: Sequence[str], vectors: npt.NDArray[np.float32], *, model: str, run_id: str
     ) -> None:
         """Store vectors under their keys; committed at once, since they are a pure cache."""
+        import numpy as np
+        import polars as pl
+
         frame = pl.DataFrame(
             {
                 "embedding_key": list(keys),
@@ -75,6 +83,9 @@ class EmbeddingCache:
     @uninterrupted_method
     def vectors(self, keys: pl.Series) -> npt.NDArray[np.float32]:
         """Stored vectors in the order of `keys` (each key must be stored)."""
+        import numpy as np
+        import polars as pl
+
         order = pl.DataFrame({"embedding_key": keys, "position": np.arange(len(keys))})
         self._con.register("__order", order)
         try:

@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from storage._connection import uninterrupted_method
 from storage._names import sql_string
+
+if TYPE_CHECKING:  # imported where a frame is made: `tracegrade sql` starts without Polars
+    import polars as pl
 
 __all__ = ["Scratch", "Statements", "steps_with"]
 
@@ -46,6 +48,8 @@ def _unique_names(names: list[str]) -> list[str]:
 
 def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
     """The relation's rows as one Polars frame (in chunks of RESULT_BATCH_ROWS)."""
+    import polars as pl
+
     reader = relation.to_arrow_reader(RESULT_BATCH_ROWS)
     names = _unique_names(reader.schema.names)
     frames = [pl.DataFrame(batch.rename_columns(names)) for batch in reader]

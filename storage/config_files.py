@@ -10,16 +10,18 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from transforms.config._base import validate_config
-from transforms.config.chat import ChatImportConfig
-from transforms.config.confidence import ConfidenceConfig, ConfidenceFile
-from transforms.config.operations import OperationsConfig, OperationsSettings, scorer_set
-from transforms.config.otel import OtelImportConfig
-from transforms.config.scoring import Settings
 from transforms.errors import ConfigError, JudgeConfigError
-from transforms.judge.resolve import JudgeConfig, check_environment, judge_config
+
+if TYPE_CHECKING:  # each kind's model is imported by its loader: a command loads what it reads
+    from transforms.config.chat import ChatImportConfig
+    from transforms.config.confidence import ConfidenceConfig
+    from transforms.config.operations import OperationsConfig, OperationsSettings
+    from transforms.config.otel import OtelImportConfig
+    from transforms.config.scoring import Settings
+    from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
     "BUILTIN_SOURCE",
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 
-_Mapping = TypeVar("_Mapping", ChatImportConfig, OtelImportConfig)
+_Mapping = TypeVar("_Mapping", "ChatImportConfig", "OtelImportConfig")
 
 BUILTIN_SOURCE = "(built-in defaults)"
 """The source named by a judge configuration loaded from no file."""
@@ -74,6 +76,8 @@ def read_toml(
 
 def load_settings(path: str | Path | None = None) -> Settings:
     """The scoring configuration (docs/configuration.md); None gives the defaults."""
+    from transforms.config.scoring import Settings
+
     if path is None:
         return Settings()
     return validate_config(read_toml(path), Settings, str(path))
@@ -81,6 +85,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
 
 def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
     """The confidence configuration's `[confidence]` table; None gives the defaults."""
+    from transforms.config.confidence import ConfidenceConfig, ConfidenceFile
+
     if path is None:
         return ConfidenceConfig()
     data = read_toml(path, "confidence configuration file")
@@ -118,6 +124,8 @@ def load_chat_config(
     path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> ChatImportConfig:
     """The chat import mapping: the file's keys (top level), then every key of `overrides`."""
+    from transforms.config.chat import ChatImportConfig
+
     return _import_mapping(path, overrides, ChatImportConfig, "chat import configuration")
 
 
@@ -125,6 +133,8 @@ def load_otel_config(
     path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> OtelImportConfig:
     """The OTel import mapping: the file's keys (top level), then every key of `overrides`."""
+    from transforms.config.otel import OtelImportConfig
+
     return _import_mapping(
         path, overrides, OtelImportConfig, "OTel import configuration", skip_mapping_input=True
     )
@@ -132,6 +142,8 @@ def load_otel_config(
 
 def load_operations_settings(path: str | Path | None = None) -> OperationsSettings:
     """A scorer-set file; None gives the presets alone."""
+    from transforms.config.operations import OperationsSettings
+
     if path is None:
         return OperationsSettings()
     return validate_config(
@@ -145,6 +157,8 @@ def load_operations_settings(path: str | Path | None = None) -> OperationsSettin
 
 def load_scorer_set(path: str | Path | None = None, name: str | None = None) -> OperationsConfig:
     """The scorer set `name` (else the file's default_set), custom classes constructed."""
+    from transforms.config.operations import scorer_set
+
     settings = load_operations_settings(path)
     return scorer_set(settings, name, None if path is None else Path(path))
 
@@ -164,6 +178,9 @@ def load_judge_config(
         ProviderPackageError: `check_keys` and a model's provider package is not installed.
         MissingApiKeyError: `check_keys` and a model's API key is not in the environment.
     """
+    from transforms.judge.environment import check_environment
+    from transforms.judge.resolve import judge_config
+
     if path is None:
         config = judge_config({}, BUILTIN_SOURCE)
     else:

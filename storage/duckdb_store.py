@@ -11,10 +11,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from storage._commit import (
     RunHandle,
@@ -30,6 +29,9 @@ from storage._schema_stamp import is_current, update_schema
 from storage._statements import Scratch, Statements, steps_with
 from storage.interrupts import uninterrupted
 from storage.locations import check_file, locate
+
+if TYPE_CHECKING:  # imported where a frame is made: `tracegrade sql` starts without Polars
+    import polars as pl
 
 __all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
 
@@ -323,6 +325,8 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
     ) -> pl.DataFrame:
         """Stored trace rows for the given ids (in no particular order). With `step_fields`,
         `steps` holds only those fields of each step."""
+        import polars as pl
+
         ids = pl.DataFrame({"trace_id": trace_ids})
         self._con.register("__ids", ids)
         try:

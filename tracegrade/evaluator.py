@@ -32,14 +32,10 @@ from transforms.errors import (
     TracegradeError,
     WeightValidationError,
 )
+from transforms.judge.environment import check_environment
 from transforms.judge.evaluation import EvaluationRequest, EvaluationResult, MetricScore
 from transforms.judge.metrics import BaseMetric, LLMJudgeMetric
-from transforms.judge.resolve import (
-    JudgeConfig,
-    ResolvedMetric,
-    check_environment,
-    resolve_settings,
-)
+from transforms.judge.resolve import JudgeConfig, ResolvedMetric, resolve_settings
 
 __all__ = [
     "BaseMetric",

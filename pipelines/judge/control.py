@@ -8,8 +8,9 @@ import time
 
 from pipelines.judge.calls import FAILED_STATUSES, Outcome
 from transforms.config.judge import RateLimit
+from transforms.judge.environment import parse_error_hint
 from transforms.judge.plan import cost_usd
-from transforms.judge.resolve import JudgeConfig, parse_error_hint
+from transforms.judge.resolve import JudgeConfig
 
 __all__ = ["Pacer", "RunControl"]
 

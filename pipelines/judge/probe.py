@@ -14,7 +14,8 @@ from pipelines.judge.models import (
     judge_model_factory,
     token_field,
 )
-from transforms.judge.resolve import JudgeConfig, parse_error_hint
+from transforms.judge.environment import parse_error_hint
+from transforms.judge.resolve import JudgeConfig
 
 __all__ = ["ProbeResult", "probe_models"]
 

@@ -9,8 +9,8 @@ import pytest
 from storage.config_files import load_judge_config
 from transforms.config.judge import BUILTIN_DEFAULTS
 from transforms.errors import JudgeConfigError, MissingApiKeyError
+from transforms.judge.environment import check_api_keys
 from transforms.judge.metrics import ClarityCoherence, metric_class, snake_case
-from transforms.judge.resolve import check_api_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

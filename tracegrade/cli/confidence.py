@@ -14,11 +14,11 @@ __all__ = ["add_confidence_command"]
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from storage.confidence_labels import labelled_levels
-    from storage.registry import held_store
+    from storage.duckdb_store import DuckDBStore
     from transforms.confidence.evaluation import evaluate_levels
 
     check_database(args.db, must_exist=True)
-    with held_store(args.db) as store:
+    with DuckDBStore(args.db, read_only=True) as store:  # it reads: others may too
         cells, unlabelled = labelled_levels(store, args.evaluate, args.source)
     if cells.is_empty() and unlabelled == 0:
         other = "derived" if args.source == "factors" else "factors"

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from tracegrade.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
-from transforms.config.judge import BUILTIN_DEFAULTS
 
 if TYPE_CHECKING:
     from transforms.judge.resolve import JudgeConfig, ResolvedMetric
@@ -25,6 +24,7 @@ def _config_path(args: argparse.Namespace) -> str | None:
     (which must exist), else configs/evaluator.toml when it exists; `--config none`, or no
     --config and no configs/evaluator.toml, means the four built-in metrics at equal weights,
     which is said in one line."""
+    from transforms.config.judge import BUILTIN_DEFAULTS
     from transforms.judge.metrics import BUILTIN_METRICS
 
     if args.config is not None and args.config.lower() != _NONE:
@@ -56,7 +56,7 @@ def _metric_line(metric: ResolvedMetric) -> str:
 
 def _needs(config: JudgeConfig) -> None:
     """Print what a live run needs (keys, packages) and whether this machine has it."""
-    from transforms.judge.resolve import live_run_needs
+    from transforms.judge.environment import live_run_needs
 
     print("A live run needs (nothing was called):")
     for line in live_run_needs(config):
@@ -65,7 +65,7 @@ def _needs(config: JudgeConfig) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
-    from transforms.judge.resolve import check_packages
+    from transforms.judge.environment import check_packages
 
     # keys are needed to call, not to check a file: the check reports them (a missing
     # provider package is an install to fix, and stays an error)
@@ -109,15 +109,17 @@ def _dry_run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from storage.config_files import load_judge_config
+
+    path = _config_path(args)
+    # collecting asks for the keys only when a batch waits (pipelines/judge/flow.judge_collect);
+    # they are checked before the run machinery (pydantic-ai, over a second) is imported
+    config = load_judge_config(path, check_keys=not args.collect)
     from pipelines.errors import JudgeRunFailed
     from pipelines.judge.flow import check_budget
-    from storage.config_files import load_judge_config
     from storage.judge_inputs import judge_items_from_table
     from tracegrade.cli.execution import flow, flow_mode
 
-    path = _config_path(args)
-    # collecting asks for the keys only when a batch waits (pipelines/judge/flow.judge_collect)
-    config = load_judge_config(path, check_keys=not args.collect)
     check_budget(config, args.budget)
     if args.table is not None:
         judge_items_from_table(args.table)  # a table that cannot be read stops before any work

