@@ -180,3 +180,28 @@ def test_given_labels_replace_the_default_and_bad_ones_are_refused(
     assert "neither a readable labels file nor a SQL expression" in capsys.readouterr().err
     assert main(["report", "--db", str(full_db), "--out", str(out), "--labels", "2"]) == 2
     assert "labels must be 0 or 1" in capsys.readouterr().err
+
+
+def test_time_axes_tick_at_whole_days_and_levels_run_calmest_first() -> None:
+    """One day of quarantine was one bar labelled `00:00:00 Nov 27, 2026`, and the level
+    legend ran SILENT, NOTIFY, ESCALATE, CONFIRM."""
+    from datetime import date
+
+    import polars as pl
+
+    from transforms.report.figures import levels_by_day, quarantine_by_day
+
+    day = [date(2026, 11, 27)]
+    one = quarantine_by_day(pl.DataFrame({"day": day, "unit": ["day"], "rule": ["x"], "rows": [3]}))
+    assert one.layout.xaxis.dtick == 86_400_000 and one.layout.xaxis.tickformat == "%Y-%m-%d"
+    levels = pl.DataFrame(
+        {
+            "day": day * 4,
+            "unit": ["day"] * 4,
+            "level": ["CONFIRM", "ESCALATE", "NOTIFY", "SILENT"],
+            "traces": [1, 2, 3, 4],
+        }
+    )
+    figure = levels_by_day(levels)
+    assert [trace.name for trace in figure.data] == ["SILENT", "NOTIFY", "CONFIRM", "ESCALATE"]
+    assert figure.layout.legend.traceorder == "normal"

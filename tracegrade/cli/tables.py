@@ -169,8 +169,8 @@ def render(
         if boxed is not None:
             return boxed, None
         note = (
-            f"{len(columns)} columns do not fit {width} characters, so one column per line; "
-            "--mode box draws the box anyway, --mode csv or json are for scripts"
+            f"{len(columns)} columns do not fit {width} characters: one per line; --mode box "
+            "for a box, csv or json for scripts"
         )
         return _lines(columns, cells, width), note
     return _lines(columns, cells, width), None
