@@ -47,13 +47,13 @@ def check_database(db: str, *, must_exist: bool = False, data_path: str | None =
 
 @contextmanager
 def progress_bars() -> Iterator[None]:
-    """Progress of the block's long stages: bars on stderr when stdout is a terminal, else log
-    lines on stderr (at every 10 % and at least every 30 s), which cron, CI and a Prefect
-    worker keep."""
+    """Progress of the block's long stages, on stderr: bars when stderr is a terminal (the
+    summary on stdout may go to a file or a pipe meanwhile), else log lines (at every 10 % and
+    at least every 30 s), which cron, CI and a Prefect worker keep."""
     from pipelines.progress import ProgressSink, progress_sink
     from tracegrade.cli.progress import LogProgress, RichProgress
 
-    sink: RichProgress | LogProgress = RichProgress() if sys.stdout.isatty() else LogProgress()
+    sink: RichProgress | LogProgress = RichProgress() if sys.stderr.isatty() else LogProgress()
     shown: ProgressSink = sink
     with sink, progress_sink(shown):
         yield
