@@ -5,6 +5,7 @@ quarantine; then duplicates are settled and the file ledger written.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -167,6 +168,8 @@ def _read_batches(
         except BaseException:
             writer.staged.discard()
             raise
+        if info.rule is None and info.rows_read == 0:
+            info = _holds_no_record(path, info, file_format)
         if info.rule is not None:
             writer.staged.discard()
         else:
@@ -174,6 +177,19 @@ def _read_batches(
             rejected.extend(writer.rejected)
         infos.append(info)
     return infos, rejected
+
+
+def _holds_no_record(path: Path, info: FileInfo, file_format: FileFormat | None) -> FileInfo:
+    """A file read without error that yielded no record at all is quarantined, never recorded
+    as loaded: a later run would skip it, and the run would have read nothing in silence."""
+    from storage.sniff import describe_file
+
+    kind = "trace files" if file_format is None else file_format.what
+    reason = (
+        f"the file yields no trace: it holds {describe_file(path)} (read as {kind}; the "
+        "formats: docs/input-format.md, docs/import.md)"
+    )
+    return replace(info, rule="no_records", reason=reason)
 
 
 def _settle_duplicates(

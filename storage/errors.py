@@ -10,11 +10,16 @@ __all__ = [
     "StalePlanError",
     "StoreLockedError",
     "StoreOpenError",
+    "UnrecognisedFile",
 ]
 
 
 class InputError(TracegradeError):
     """Input that cannot be processed at all (no files found, unsupported extension)."""
+
+
+class UnrecognisedFile(InputError):
+    """A file that is not of the kind it was read as; the message says what it holds."""
 
 
 class NoInputFilesError(InputError):

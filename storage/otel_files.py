@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from storage._otlp_arrow import arrow_rows
 from storage._otlp_frames import protobuf_messages
 from storage._phoenix import PHOENIX_COLUMNS, is_phoenix_row, phoenix_rows
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
-from storage.errors import InputError
+from storage.errors import InputError, UnrecognisedFile
 from storage.readers import expand_paths
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
@@ -87,13 +88,29 @@ def _key_check(config: OtelImportConfig) -> Callable[[str], bool]:
     return wanted
 
 
-def _malformed(source: str, number: int, reason: str) -> dict[str, Any]:
+def _malformed(
+    source: str, number: int, reason: str, rule: str = "malformed_record"
+) -> dict[str, Any]:
     return dict.fromkeys(REJECTION_SCHEMA) | {
         "source_file": source,
         "record_number": number,
-        "rule": "malformed_record",
+        "rule": rule,
         "reason": reason,
     }
+
+
+def _no_spans(source: str, number: int, value: dict[str, Any]) -> dict[str, Any]:
+    """The rejection of a JSON line that parsed and holds no span: never dropped silently."""
+    keys = ", ".join(list(value)[:6]) + (", ..." if len(value) > 6 else "")
+    if "context" in value and "attributes" in value:
+        what = (
+            "it looks like one span as the OpenTelemetry SDK writes it (span.to_json()), which "
+            "is not an OTLP request"
+        )
+    else:
+        what = "an OTLP ExportTraceServiceRequest holds its spans under resourceSpans"
+    reason = f"line {number} holds no span (its keys: {keys or 'none'}); {what}"
+    return _malformed(source, number, reason, "no_spans")
 
 
 def _with_base64_ids(request: Any) -> None:
@@ -144,7 +161,8 @@ def _parsed_line(
     except (json_format.ParseError, ValueError, TypeError) as exc:
         reason = f"line {number} is not an OTLP ExportTraceServiceRequest ({exc}); re-export it with the Collector's file exporter"
         return [], _malformed(source, number, reason)
-    return request_rows(request, wanted, source, number), None
+    rows = request_rows(request, wanted, source, number)
+    return rows, None if rows else _no_spans(source, number, value)
 
 
 def _slow_chunk(
@@ -219,7 +237,8 @@ def _json_chunk(data: bytearray, first: int, path: Path, config: OtelImportConfi
         return SpanChunk(rows_frame([]))
     if SURROGATE_ESCAPE_BYTES.search(data) is None:
         spans = _fast_chunk(data, numbers, longest, source, config)
-        if spans is not None:
+        # a line with no span takes the full parser, which says why (never a silent drop)
+        if spans is not None and spans["record_number"].n_unique() == len(numbers):
             return SpanChunk(spans, records=len(numbers))
     text = data.decode("utf-8")
     lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
@@ -350,6 +369,60 @@ def _is_phoenix_lines(path: Path) -> bool:
     return False
 
 
+_DOCUMENT_BYTES = 256 << 20
+"""A JSON file up to this size that is one document (not JSON lines) is parsed whole."""
+
+
+def _is_one_document(path: Path) -> bool:
+    """The file is one JSON document (an array, or an object over several lines), not JSON
+    lines: read line by line, a pretty-printed file was hundreds of malformed lines."""
+    with path.open("rb") as handle:
+        head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+        first = head.split(b"\n", 1)[0].strip()
+    if head.startswith(b"["):
+        return True
+    if not head.startswith(b"{"):
+        return False
+    try:
+        parse_record(first.decode("utf-8", errors="replace"), "line 1")
+    except RecordProblem:
+        return True  # an object that does not end on its first line
+    return False
+
+
+def _document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
+    """A whole-document JSON file: one OTLP request object, or an array of them. Anything
+    else is not a span file, and the file is refused with what it holds instead of a
+    rejection per line."""
+    from storage.sniff import describe_file
+
+    size = path.stat().st_size
+    source, wanted = path_text(path), _key_check(config)
+    if size > _DOCUMENT_BYTES:
+        raise UnrecognisedFile(
+            f"{path} is one JSON document of {size:,} bytes, over the {_DOCUMENT_BYTES:,} a "
+            "span file may be; export OTLP JSON lines (one request a line) instead"
+        )
+    value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
+    requests = value if isinstance(value, list) else [value]
+    if not requests or not all(
+        isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests
+    ):
+        raise UnrecognisedFile(
+            f"{path} holds {describe_file(path)}, not OTLP spans (an ExportTraceServiceRequest "
+            "with resourceSpans, or an array of them)"
+        )
+    rows: list[Any] = []
+    chunk = SpanChunk(rows_frame([]), records=len(requests))
+    for number, request in enumerate(requests, start=1):
+        found, problem = _parsed_line(json.dumps(request), number, source, wanted)
+        rows.extend(found)
+        if problem is not None:
+            chunk.rejections.append(problem)
+    chunk.spans = rows_frame(rows)
+    return chunk
+
+
 def iter_span_chunks(
     path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
 ) -> Iterator[SpanChunk]:
@@ -367,6 +440,8 @@ def iter_span_chunks(
             yield from _protobuf_chunks(path, config, chunk_bytes)
         elif _is_phoenix_lines(path):
             yield from _phoenix_lines(path, config, chunk_bytes)
+        elif _is_one_document(path):
+            yield _document_chunk(path, config)
         else:
             for data, first in _line_blocks(path, chunk_bytes):
                 yield _json_chunk(data, first, path, config)

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from storage._names import path_text
-from storage.errors import InputError
+from storage.errors import InputError, UnrecognisedFile
 from storage.hashing import file_sha256
 from storage.otel_files import OTEL_EXTENSIONS, iter_span_chunks
 from storage.otel_output import canonical_rows
@@ -59,6 +59,8 @@ class OtelFileFormat:
             return FileInfo(name, 0, digest, 0, "empty_file", reason)
         try:
             rows = self._mapped(path, name, size, consume, batch_rows)
+        except UnrecognisedFile as exc:
+            return FileInfo(name, size, digest, 0, "unrecognised_file", str(exc))
         except InputError as exc:
             return FileInfo(name, size, digest, 0, "unreadable_file", str(exc))
         return FileInfo(name, size, digest, rows)

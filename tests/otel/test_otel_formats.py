@@ -187,3 +187,23 @@ def test_small_blocks_keep_line_numbers_and_spans_of_one_block_read(tmp_path: Pa
     path.write_bytes(b"\n".join([*lines, "caf\u00e9".encode(), b"\xe9t\xe9"]) + b"\n")
     with pytest.raises(InputError, match=rf"not UTF-8 text \(line {len(lines) + 2}\)"):
         read(64)
+
+
+def test_a_pretty_printed_otlp_request_reads_like_its_json_line(tmp_path: Path) -> None:
+    """One OTLP request as a JSON document over many lines (what `indent=2` writes) was read
+    line by line, every line a malformed record; it is one request."""
+    exporter = _run(tmp_path / "lines")
+    (tmp_path / "pretty").mkdir()
+    request = json.loads(json_format.MessageToJson(encode_spans(exporter.spans), indent=None))
+    (tmp_path / "pretty" / "spans.json").write_text(json.dumps(request, indent=2))
+    lines = import_otel([str(tmp_path / "lines")], str(tmp_path / "lines.parquet"))
+    pretty = import_otel([str(tmp_path / "pretty")], str(tmp_path / "pretty.parquet"))
+    assert (pretty.records, pretty.records_rejected) == (1, 0)
+    assert (pretty.spans_read, pretty.imported) == (lines.spans_read, lines.imported) > (0, 0)
+
+    def same(trace: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in _without_latency(trace).items() if k != "source_file"}
+
+    assert [same(t) for t in _traces(tmp_path / "pretty.parquet")] == [
+        same(t) for t in _traces(tmp_path / "lines.parquet")
+    ]

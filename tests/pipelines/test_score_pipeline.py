@@ -220,3 +220,16 @@ def test_late_traces_are_counted_without_the_embedder(
     )
     assert counts["rows_new"] == 5
     assert counts["rows_late"] == 3
+
+
+def test_a_file_that_yields_no_trace_is_quarantined_not_loaded(
+    tmp_path: Path, db_path: Path
+) -> None:
+    """Never silent (issue 40): a file read without error that holds no record was recorded
+    as loaded with 0 rows, and later runs skipped it; it is quarantined with what it holds."""
+    (tmp_path / "blank.jsonl").write_text("\n   \n\n")
+    run_pipeline([tmp_path / "blank.jsonl"], db_path, embed=False)
+    files = query(db_path, "SELECT status, rule FROM files")
+    assert files.rows() == [("quarantined", "no_records")]
+    reason = query(db_path, "SELECT reason FROM quarantine")["reason"][0]
+    assert "yields no trace: it holds only blank lines (read as trace files" in reason

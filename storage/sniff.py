@@ -1,0 +1,81 @@
+"""What a file holds, in words, from its first bytes: for the messages of a file that yields
+no trace ("a JSON array of 8 objects with keys name, context, kind, ..."), so a person can see
+at once that the file is of another kind than the one it was read as.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["describe_file"]
+
+_HEAD_BYTES = 1 << 16
+"""How much of a file is looked at."""
+_WHOLE_BYTES = 8 << 20
+"""A JSON document up to this size is parsed whole, to count its elements."""
+_KEYS = 6
+
+
+def _keys(value: dict[str, Any]) -> str:
+    names = list(value)
+    shown = ", ".join(names[:_KEYS])
+    return shown + (f", ... ({len(names)} keys)" if len(names) > _KEYS else "")
+
+
+def _json_value(value: Any) -> str:
+    if isinstance(value, list):
+        objects = [item for item in value if isinstance(item, dict)]
+        if not value:
+            return "an empty JSON array"
+        if len(objects) == len(value):
+            return f"a JSON array of {len(value):,} objects with keys {_keys(objects[0])}"
+        kinds = sorted({type(item).__name__ for item in value})
+        return f"a JSON array of {len(value):,} values ({', '.join(kinds)})"
+    if isinstance(value, dict):
+        return f"a JSON object with keys {_keys(value)}"
+    return f"a JSON {type(value).__name__}"
+
+
+def _parquet(path: Path) -> str:
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except Exception as exc:  # a damaged file: say that instead of its columns
+        return f"a Parquet file that cannot be opened ({type(exc).__name__})"
+    names = [meta.schema.column(i).path.split(".")[0] for i in range(meta.num_columns)]
+    columns = list(dict.fromkeys(names))
+    shown = ", ".join(columns[:_KEYS]) + (", ..." if len(columns) > _KEYS else "")
+    return f"a Parquet file of {meta.num_rows:,} rows with columns {shown}"
+
+
+def describe_file(path: Path) -> str:
+    """What `path` holds, in a few words; never raises."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+        size = path.stat().st_size
+    except OSError as exc:
+        return f"a file that cannot be read ({exc.strerror or type(exc).__name__})"
+    if head.startswith(b"PAR1"):
+        return _parquet(path)
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
+    if not text:
+        return "only blank lines" if size else "no bytes"
+    if text[0] in "[{" and size <= _WHOLE_BYTES:
+        try:
+            return _json_value(json.loads(path.read_bytes().decode("utf-8-sig")))
+        except (ValueError, UnicodeDecodeError):
+            pass  # not one JSON document: JSON lines, or not JSON
+    first = text.splitlines()[0]
+    if first.startswith("{"):
+        try:
+            record = json.loads(first)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            return f"JSON lines whose first record has keys {_keys(record)}"
+    shown = first if len(first) <= 60 else first[:57] + "..."
+    return f"text whose first line is {shown!r}"
