@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
+from conftest import query_rows
 
 from tracegrade.cli import main
 
@@ -17,24 +17,16 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 SPANS = DATA / "any-agent" / "OPENAI.json"
 
 
-def _rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def test_a_json_array_of_sdk_spans_is_one_unrecognised_file(tmp_path: Path) -> None:
     shutil.copy(SPANS, tmp_path / "OPENAI.json")
     db = tmp_path / "s.duckdb"
     status = main(["score", str(tmp_path / "OPENAI.json"), "--db", str(db), "--format", "otel"])
     assert status == 1
-    ((state, rule),) = _rows(db, "SELECT status, rule FROM files")
+    ((state, rule),) = query_rows(db, "SELECT status, rule FROM files")
     assert (state, rule) == ("quarantined", "unrecognised_file")
-    ((reason,),) = _rows(db, "SELECT reason FROM quarantine")
+    ((reason,),) = query_rows(db, "SELECT reason FROM quarantine")
     assert "holds a JSON array of 8 objects with keys name, context, kind" in reason
-    assert _rows(db, "SELECT count(*) FROM quarantine") == [(1,)]  # one row, not one a line
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(1,)]  # one row, not one a line
 
 
 def test_the_same_spans_one_per_line_are_each_quarantined_with_the_reason(
@@ -45,12 +37,12 @@ def test_the_same_spans_one_per_line_are_each_quarantined_with_the_reason(
     lines.write_text("".join(json.dumps(span) + "\n" for span in spans))
     db = tmp_path / "l.duckdb"
     assert main(["score", str(lines), "--db", str(db), "--format", "otel"]) == 1
-    rules = _rows(db, "SELECT rule, count(*) FROM quarantine GROUP BY rule")
+    rules = query_rows(db, "SELECT rule, count(*) FROM quarantine GROUP BY rule")
     assert rules == [("no_spans", 8)]
-    ((reason,),) = _rows(db, "SELECT reason FROM quarantine WHERE row_number = 1")
+    ((reason,),) = query_rows(db, "SELECT reason FROM quarantine WHERE row_number = 1")
     assert "line 1 holds no span (its keys: name, context" in reason
     assert "span.to_json()" in reason
-    ((read, quarantined, scored),) = _rows(
+    ((read, quarantined, scored),) = query_rows(
         db, "SELECT rows_read, rows_quarantined, rows_scored FROM files"
     )
     assert (read, quarantined, scored) == (8, 8, 0)

@@ -79,6 +79,20 @@ def _prefect(env: dict[str, str], *args: str) -> None:
     assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
 
 
+def _start(args: list[str], env: dict[str, str], log: Path, cwd: Path) -> subprocess.Popen[bytes]:
+    """`prefect ARGS` in a process group of its own, its output to `log`."""
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "prefect", *args],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
 def _stop(process: subprocess.Popen[bytes]) -> None:
     """Stop a process started in its own group, and whatever it started (flow-run children)."""
     if process.poll() is None:
@@ -132,16 +146,9 @@ def operator_env(tmp_path: Path) -> Iterator[tuple[dict[str, str], str, Path]]:
         TRACEGRADE_HOME=str(ROOT),
     )
     log = tmp_path / "server.log"
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "server", "start", "--host", "127.0.0.1"]
-            + ["--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    server = _start(
+        ["server", "start", "--host", "127.0.0.1", "--port", str(port)], env, log, tmp_path
+    )
     try:
         deadline = time.monotonic() + 120
         while not _healthy(url):
@@ -202,16 +209,7 @@ def test_the_schedules_fire_and_their_runs_complete(
     _prefect(env, "work-queue", "create", "writer", "--pool", "tracegrade", "--limit", "2")
     _prefect(env, "--no-prompt", "deploy", "--all", "--prefect-file", str(deployments))
     worker_log = tmp_path / "worker.log"
-    with worker_log.open("wb") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "prefect", "worker", "start", "--pool", "tracegrade"],
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    worker = _start(["worker", "start", "--pool", "tracegrade"], env, worker_log, tmp_path)
     try:
         logs = [server_log, worker_log]
         nightly = _first_final_run(url, "nightly", logs)
