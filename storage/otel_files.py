@@ -11,11 +11,7 @@ docs/import.md describes the formats.
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +19,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
-from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -32,13 +27,20 @@ from storage._names import path_text
 from storage._otlp import collector_schema, request_rows, rows_frame
 from storage._otlp_arrow import arrow_rows
 from storage._otlp_frames import protobuf_messages
+from storage._otlp_lines import (
+    SpanChunk,
+    document_chunk,
+    is_one_document,
+    key_check,
+    malformed,
+    parsed_line,
+)
 from storage._phoenix import PHOENIX_COLUMNS, is_phoenix_row, phoenix_rows
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
-from storage.errors import InputError, UnrecognisedFile
+from storage.errors import InputError
 from storage.readers import expand_paths
 from transforms.config.otel import OtelImportConfig
-from transforms.otel import REJECTION_SCHEMA
-from transforms.otel_spans import ATTRIBUTE_KEYS, ATTRIBUTE_PREFIXES, wanted_key_filter
+from transforms.otel_spans import wanted_key_filter
 
 __all__ = [
     "CHUNK_BYTES",
@@ -61,15 +63,6 @@ _BLOCK_BYTES = 4 << 20
 _SCHEMAS = (collector_schema(False), collector_schema(True))
 
 
-@dataclass
-class SpanChunk:
-    """Spans read from a piece of a file, with the records that could not be read."""
-
-    spans: pl.DataFrame
-    rejections: list[dict[str, Any]] = field(default_factory=list)
-    records: int = 0
-
-
 def otel_input_files(paths: Sequence[str | Path]) -> list[Path]:
     """The span files named by files, folders (recursive) and glob patterns, sorted.
 
@@ -79,99 +72,13 @@ def otel_input_files(paths: Sequence[str | Path]) -> list[Path]:
     return expand_paths(paths, extensions=OTEL_EXTENSIONS, what="span files")
 
 
-def _key_check(config: OtelImportConfig) -> Callable[[str], bool]:
-    exact = frozenset((*ATTRIBUTE_KEYS, *config.attribute_keys()))
-
-    def wanted(key: str) -> bool:
-        return key in exact or key.startswith(ATTRIBUTE_PREFIXES)
-
-    return wanted
-
-
-def _malformed(
-    source: str, number: int, reason: str, rule: str = "malformed_record"
-) -> dict[str, Any]:
-    return dict.fromkeys(REJECTION_SCHEMA) | {
-        "source_file": source,
-        "record_number": number,
-        "rule": rule,
-        "reason": reason,
-    }
-
-
-def _no_spans(source: str, number: int, value: dict[str, Any]) -> dict[str, Any]:
-    """The rejection of a JSON line that parsed and holds no span: never dropped silently."""
-    keys = ", ".join(list(value)[:6]) + (", ..." if len(value) > 6 else "")
-    if "context" in value and "attributes" in value:
-        what = (
-            "it looks like one span as the OpenTelemetry SDK writes it (span.to_json()), which "
-            "is not an OTLP request"
-        )
-    else:
-        what = "an OTLP ExportTraceServiceRequest holds its spans under resourceSpans"
-    reason = f"line {number} holds no span (its keys: {keys or 'none'}); {what}"
-    return _malformed(source, number, reason, "no_spans")
-
-
-def _with_base64_ids(request: Any) -> None:
-    """Turn the hex ids of OTLP JSON into the base64 the protobuf JSON mapping reads."""
-    for resource_spans in _objects(request, "resourceSpans", "resource_spans"):
-        for scope_spans in _objects(resource_spans, "scopeSpans", "scope_spans"):
-            for span in _objects(scope_spans, "spans"):
-                for key in (
-                    "traceId",
-                    "trace_id",
-                    "spanId",
-                    "span_id",
-                    "parentSpanId",
-                    "parent_span_id",
-                ):
-                    text = span.get(key)
-                    if isinstance(text, str) and len(text) in (16, 32):
-                        with contextlib.suppress(ValueError):
-                            span[key] = base64.b64encode(bytes.fromhex(text)).decode("ascii")
-
-
-def _objects(parent: Any, *keys: str) -> list[dict[str, Any]]:
-    for key in keys:
-        value = parent.get(key) if isinstance(parent, dict) else None
-        if isinstance(value, list):
-            return [item for item in value if isinstance(item, dict)]
-    return []
-
-
-def _parsed_line(
-    text: str, number: int, source: str, wanted: Callable[[str], bool]
-) -> tuple[list[Any], dict[str, Any] | None]:
-    """One JSON line through the official parser: its span rows, or its rejection."""
-    try:
-        value = parse_record(text, f"line {number}")
-    except RecordProblem as problem:
-        return [], _malformed(source, number, problem.reason)
-    if not isinstance(value, dict):
-        return [], _malformed(
-            source,
-            number,
-            f"line {number} is a JSON {type(value).__name__}, not an ExportTraceServiceRequest object",
-        )
-    _with_base64_ids(value)
-    request = ExportTraceServiceRequest()
-    try:
-        json_format.ParseDict(value, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        reason = f"line {number} is not an OTLP ExportTraceServiceRequest ({exc}); re-export it with the Collector's file exporter"
-        return [], _malformed(source, number, reason)
-    rows = request_rows(request, wanted, source, number)
-    return rows, None if rows else _no_spans(source, number, value)
-
-
 def _slow_chunk(
     lines: list[tuple[int, str]], source: str, wanted: Callable[[str], bool]
 ) -> SpanChunk:
     rows: list[Any] = []
     chunk = SpanChunk(rows_frame([]))
     for number, text in lines:
-        found, problem = _parsed_line(text, number, source, wanted)
+        found, problem = parsed_line(text, number, source, wanted)
         rows.extend(found)
         if problem is not None:
             chunk.rejections.append(problem)
@@ -242,7 +149,7 @@ def _json_chunk(data: bytearray, first: int, path: Path, config: OtelImportConfi
             return SpanChunk(spans, records=len(numbers))
     text = data.decode("utf-8")
     lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
-    return _slow_chunk(lines, source, _key_check(config))
+    return _slow_chunk(lines, source, key_check(config))
 
 
 def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytearray, int]]:
@@ -264,13 +171,13 @@ def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytearray, int]]:
 
 
 def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
-    source, wanted = path_text(path), _key_check(config)
+    source, wanted = path_text(path), key_check(config)
     chunk, rows, used = SpanChunk(rows_frame([])), [], 0
     for number, body in protobuf_messages(path):
         chunk.records += 1
         if isinstance(body, str):
             chunk.rejections.append(
-                _malformed(source, number, body + "; the file was probably truncated")
+                malformed(source, number, body + "; the file was probably truncated")
             )
             continue
         request = ExportTraceServiceRequest()
@@ -278,7 +185,7 @@ def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterato
             request.ParseFromString(body)
         except DecodeError as exc:
             chunk.rejections.append(
-                _malformed(
+                malformed(
                     source,
                     number,
                     f"message {number} is not an OTLP ExportTraceServiceRequest ({exc})",
@@ -296,7 +203,7 @@ def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterato
 
 
 def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk]:
-    source, wanted = path_text(path), _key_check(config)
+    source, wanted = path_text(path), key_check(config)
     try:
         table = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
@@ -318,7 +225,7 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
 
 
 def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
-    source, wanted = path_text(path), _key_check(config)
+    source, wanted = path_text(path), key_check(config)
     for data, first in _line_blocks(path, size):
         chunk, good = SpanChunk(rows_frame([])), []
         text = _decoded(data, path)
@@ -330,11 +237,11 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
             try:
                 value = parse_record(line, f"line {number}")
             except RecordProblem as problem:
-                chunk.rejections.append(_malformed(source, number, problem.reason))
+                chunk.rejections.append(malformed(source, number, problem.reason))
                 continue
             if not is_phoenix_row(value):
                 chunk.rejections.append(
-                    _malformed(
+                    malformed(
                         source,
                         number,
                         f"line {number} is not a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)})",
@@ -369,60 +276,6 @@ def _is_phoenix_lines(path: Path) -> bool:
     return False
 
 
-_DOCUMENT_BYTES = 256 << 20
-"""A JSON file up to this size that is one document (not JSON lines) is parsed whole."""
-
-
-def _is_one_document(path: Path) -> bool:
-    """The file is one JSON document (an array, or an object over several lines), not JSON
-    lines: read line by line, a pretty-printed file was hundreds of malformed lines."""
-    with path.open("rb") as handle:
-        head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
-        first = head.split(b"\n", 1)[0].strip()
-    if head.startswith(b"["):
-        return True
-    if not head.startswith(b"{"):
-        return False
-    try:
-        parse_record(first.decode("utf-8", errors="replace"), "line 1")
-    except RecordProblem:
-        return True  # an object that does not end on its first line
-    return False
-
-
-def _document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
-    """A whole-document JSON file: one OTLP request object, or an array of them. Anything
-    else is not a span file, and the file is refused with what it holds instead of a
-    rejection per line."""
-    from storage.sniff import describe_file
-
-    size = path.stat().st_size
-    source, wanted = path_text(path), _key_check(config)
-    if size > _DOCUMENT_BYTES:
-        raise UnrecognisedFile(
-            f"{path} is one JSON document of {size:,} bytes, over the {_DOCUMENT_BYTES:,} a "
-            "span file may be; export OTLP JSON lines (one request a line) instead"
-        )
-    value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
-    requests = value if isinstance(value, list) else [value]
-    if not requests or not all(
-        isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests
-    ):
-        raise UnrecognisedFile(
-            f"{path} holds {describe_file(path)}, not OTLP spans (an ExportTraceServiceRequest "
-            "with resourceSpans, or an array of them)"
-        )
-    rows: list[Any] = []
-    chunk = SpanChunk(rows_frame([]), records=len(requests))
-    for number, request in enumerate(requests, start=1):
-        found, problem = _parsed_line(json.dumps(request), number, source, wanted)
-        rows.extend(found)
-        if problem is not None:
-            chunk.rejections.append(problem)
-    chunk.spans = rows_frame(rows)
-    return chunk
-
-
 def iter_span_chunks(
     path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
 ) -> Iterator[SpanChunk]:
@@ -440,8 +293,8 @@ def iter_span_chunks(
             yield from _protobuf_chunks(path, config, chunk_bytes)
         elif _is_phoenix_lines(path):
             yield from _phoenix_lines(path, config, chunk_bytes)
-        elif _is_one_document(path):
-            yield _document_chunk(path, config)
+        elif is_one_document(path):
+            yield document_chunk(path, config)
         else:
             for data, first in _line_blocks(path, chunk_bytes):
                 yield _json_chunk(data, first, path, config)

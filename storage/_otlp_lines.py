@@ -1,0 +1,183 @@
+"""OTLP JSON read a record at a time: one JSON line (or one whole-document file) through the
+official protobuf parser into span rows, or into the rejection that says why it holds none,
+never a silent drop. `storage.otel_files` reads files with these in pieces."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from storage._json_values import RecordProblem, parse_record
+from storage._names import path_text
+from storage._otlp import request_rows, rows_frame
+from storage.errors import UnrecognisedFile
+from transforms.config.otel import OtelImportConfig
+from transforms.otel import REJECTION_SCHEMA
+from transforms.otel_spans import ATTRIBUTE_KEYS, ATTRIBUTE_PREFIXES
+
+__all__ = [
+    "SpanChunk",
+    "document_chunk",
+    "is_one_document",
+    "key_check",
+    "malformed",
+    "parsed_line",
+]
+
+
+@dataclass
+class SpanChunk:
+    """Spans read from a piece of a file, with the records that could not be read."""
+
+    spans: pl.DataFrame
+    rejections: list[dict[str, Any]] = field(default_factory=list)
+    records: int = 0
+
+
+def key_check(config: OtelImportConfig) -> Callable[[str], bool]:
+    exact = frozenset((*ATTRIBUTE_KEYS, *config.attribute_keys()))
+
+    def wanted(key: str) -> bool:
+        return key in exact or key.startswith(ATTRIBUTE_PREFIXES)
+
+    return wanted
+
+
+def malformed(
+    source: str, number: int, reason: str, rule: str = "malformed_record"
+) -> dict[str, Any]:
+    return dict.fromkeys(REJECTION_SCHEMA) | {
+        "source_file": source,
+        "record_number": number,
+        "rule": rule,
+        "reason": reason,
+    }
+
+
+def _no_spans(source: str, number: int, value: dict[str, Any]) -> dict[str, Any]:
+    """The rejection of a JSON line that parsed and holds no span: never dropped silently."""
+    keys = ", ".join(list(value)[:6]) + (", ..." if len(value) > 6 else "")
+    if "context" in value and "attributes" in value:
+        what = (
+            "it looks like one span as the OpenTelemetry SDK writes it (span.to_json()), which "
+            "is not an OTLP request"
+        )
+    else:
+        what = "an OTLP ExportTraceServiceRequest holds its spans under resourceSpans"
+    reason = f"line {number} holds no span (its keys: {keys or 'none'}); {what}"
+    return malformed(source, number, reason, "no_spans")
+
+
+def _with_base64_ids(request: Any) -> None:
+    """Turn the hex ids of OTLP JSON into the base64 the protobuf JSON mapping reads."""
+    for resource_spans in _objects(request, "resourceSpans", "resource_spans"):
+        for scope_spans in _objects(resource_spans, "scopeSpans", "scope_spans"):
+            for span in _objects(scope_spans, "spans"):
+                for key in (
+                    "traceId",
+                    "trace_id",
+                    "spanId",
+                    "span_id",
+                    "parentSpanId",
+                    "parent_span_id",
+                ):
+                    text = span.get(key)
+                    if isinstance(text, str) and len(text) in (16, 32):
+                        with contextlib.suppress(ValueError):
+                            span[key] = base64.b64encode(bytes.fromhex(text)).decode("ascii")
+
+
+def _objects(parent: Any, *keys: str) -> list[dict[str, Any]]:
+    for key in keys:
+        value = parent.get(key) if isinstance(parent, dict) else None
+        if isinstance(value, list):
+            return [item for item in value if isinstance(item, dict)]
+    return []
+
+
+def parsed_line(
+    text: str, number: int, source: str, wanted: Callable[[str], bool]
+) -> tuple[list[Any], dict[str, Any] | None]:
+    """One JSON line through the official parser: its span rows, or its rejection."""
+    try:
+        value = parse_record(text, f"line {number}")
+    except RecordProblem as problem:
+        return [], malformed(source, number, problem.reason)
+    if not isinstance(value, dict):
+        return [], malformed(
+            source,
+            number,
+            f"line {number} is a JSON {type(value).__name__}, not an ExportTraceServiceRequest object",
+        )
+    _with_base64_ids(value)
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(value, request, ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        reason = f"line {number} is not an OTLP ExportTraceServiceRequest ({exc}); re-export it with the Collector's file exporter"
+        return [], malformed(source, number, reason)
+    rows = request_rows(request, wanted, source, number)
+    return rows, None if rows else _no_spans(source, number, value)
+
+
+_DOCUMENT_BYTES = 256 << 20
+"""A JSON file up to this size that is one document (not JSON lines) is parsed whole."""
+
+
+def is_one_document(path: Path) -> bool:
+    """The file is one JSON document (an array, or an object over several lines), not JSON
+    lines: read line by line, a pretty-printed file was hundreds of malformed lines."""
+    with path.open("rb") as handle:
+        head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+        first = head.split(b"\n", 1)[0].strip()
+    if head.startswith(b"["):
+        return True
+    if not head.startswith(b"{"):
+        return False
+    try:
+        parse_record(first.decode("utf-8", errors="replace"), "line 1")
+    except RecordProblem:
+        return True  # an object that does not end on its first line
+    return False
+
+
+def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
+    """A whole-document JSON file: one OTLP request object, or an array of them. Anything
+    else is not a span file, and the file is refused with what it holds instead of a
+    rejection per line."""
+    from storage.sniff import describe_file
+
+    size = path.stat().st_size
+    source, wanted = path_text(path), key_check(config)
+    if size > _DOCUMENT_BYTES:
+        raise UnrecognisedFile(
+            f"{path} is one JSON document of {size:,} bytes, over the {_DOCUMENT_BYTES:,} a "
+            "span file may be; export OTLP JSON lines (one request a line) instead"
+        )
+    value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
+    requests = value if isinstance(value, list) else [value]
+    if not requests or not all(
+        isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests
+    ):
+        raise UnrecognisedFile(
+            f"{path} holds {describe_file(path)}, not OTLP spans (an ExportTraceServiceRequest "
+            "with resourceSpans, or an array of them)"
+        )
+    rows: list[Any] = []
+    chunk = SpanChunk(rows_frame([]), records=len(requests))
+    for number, request in enumerate(requests, start=1):
+        found, problem = parsed_line(json.dumps(request), number, source, wanted)
+        rows.extend(found)
+        if problem is not None:
+            chunk.rejections.append(problem)
+    chunk.spans = rows_frame(rows)
+    return chunk
