@@ -58,7 +58,7 @@ def _inputs(data: ReportData) -> ReportInputs:
         absent=data.absent,
         table_rows=TABLE_ROWS,
         outcomes=data.outcomes,
-        totals=data.totals,
+        empty_sections=data.empty_sections,
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,6 +111,14 @@ def parsed_line(
         value = parse_record(text, f"line {number}")
     except RecordProblem as problem:
         return [], malformed(source, number, problem.reason)
+    return _parsed_value(value, number, source, wanted)
+
+
+def _parsed_value(
+    value: Any, number: int, source: str, wanted: Callable[[str], bool]
+) -> tuple[list[Any], dict[str, Any] | None]:
+    """One parsed JSON record (line `number`) as an OTLP request: its span rows, or its
+    rejection."""
     if not isinstance(value, dict):
         return [], malformed(
             source,
@@ -154,7 +161,7 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
     """A whole-document JSON file: one OTLP request object, or an array of them. Anything
     else is not a span file, and the file is refused with what it holds instead of a
     rejection per line."""
-    from storage.sniff import describe_file
+    from storage.sniff import describe_json
 
     size = path.stat().st_size
     source, wanted = path_text(path), key_check(config)
@@ -169,13 +176,13 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
         isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests
     ):
         raise UnrecognisedFile(
-            f"{path} holds {describe_file(path)}, not OTLP spans (an ExportTraceServiceRequest "
+            f"{path} holds {describe_json(value)}, not OTLP spans (an ExportTraceServiceRequest "
             "with resourceSpans, or an array of them)"
         )
     rows: list[Any] = []
     chunk = SpanChunk(rows_frame([]), records=len(requests))
     for number, request in enumerate(requests, start=1):
-        found, problem = parsed_line(json.dumps(request), number, source, wanted)
+        found, problem = _parsed_value(request, number, source, wanted)
         rows.extend(found)
         if problem is not None:
             chunk.rejections.append(problem)

@@ -39,14 +39,14 @@ LOW_NOVELTY = 0.2
 
 SECTION_TABLES = {
     "levels": "confidence_traces",
-    "judge": "latest_judge_results",
+    "judge": "judge_results",
     "quarantine": "quarantine",
     "runs": "runs",
-    "operations": "latest_operation_scores",
+    "operations": "operation_scores",
 }
-"""The table behind each section that may be empty although the database has scores: counted
-whole (not only the report's window), so an empty section says whether its step never ran or
-only nothing of it falls in the window."""
+"""The table behind each section that may be empty although the database has scores: whether
+it holds any row at all (not only in the report's window) says whether the section's step
+never ran. The tables themselves, not their `latest_` views, which rank every row to be read."""
 
 TABLE_ROWS = 15
 """Rows shown per table of traces; the table says how many it leaves out."""

@@ -89,8 +89,8 @@ class ReportData:
     """name -> (the first rows, how many rows there are in all, the SQL that lists them)."""
     absent: dict[str, list[str]] = field(default_factory=dict)
     """name of an aggregate or table -> the tables it needs that the database lacks."""
-    totals: dict[str, int] = field(default_factory=dict)
-    """section -> rows of its table in the whole database (SECTION_TABLES), where it exists."""
+    empty_sections: frozenset[str] = frozenset()
+    """The sections whose table (SECTION_TABLES) exists and holds no row at all."""
     outcomes: LevelOutcomes | None = None
     """The levels against outcomes; None without levels (see `absent`)."""
 
@@ -144,9 +144,11 @@ def read_report_data(
     """
     tables = _tables(store)
     data = ReportData(store.db, window, 0, tables)
-    for section, table in SECTION_TABLES.items():
-        if table in tables:
-            data.totals[section] = int(store.sql(f"SELECT count(*) AS n FROM {table}")["n"][0])
+    data.empty_sections = frozenset(
+        section
+        for section, table in SECTION_TABLES.items()
+        if table in tables and store.sql(f"SELECT 1 FROM {table} LIMIT 1").is_empty()
+    )
     bounds = window.bounds_sql()
     unit = _time_unit(store, tables, bounds)
     if "latest_scores" in tables:

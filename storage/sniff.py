@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["describe_file"]
+__all__ = ["describe_file", "describe_json"]
 
 _HEAD_BYTES = 1 << 16
 """How much of a file is looked at."""
@@ -24,7 +24,8 @@ def _keys(value: dict[str, Any]) -> str:
     return shown + (f", ... ({len(names)} keys)" if len(names) > _KEYS else "")
 
 
-def _json_value(value: Any) -> str:
+def describe_json(value: Any) -> str:
+    """What a parsed JSON document is, in a few words."""
     if isinstance(value, list):
         objects = [item for item in value if isinstance(item, dict)]
         if not value:
@@ -66,7 +67,7 @@ def describe_file(path: Path) -> str:
         return "only blank lines" if size else "no bytes"
     if text[0] in "[{" and size <= _WHOLE_BYTES:
         try:
-            return _json_value(json.loads(path.read_bytes().decode("utf-8-sig")))
+            return describe_json(json.loads(path.read_bytes().decode("utf-8-sig")))
         except (ValueError, UnicodeDecodeError):
             pass  # not one JSON document: JSON lines, or not JSON
     first = text.splitlines()[0]

@@ -70,7 +70,8 @@ def _check(args: argparse.Namespace) -> int:
     # keys are needed to call, not to check a file: the check reports them (a missing
     # provider package is an install to fix, and stays an error)
     config = load_judge_config(_config_path(args), check_keys=args.probe)
-    check_packages(config)
+    if not args.probe:  # the probe's load checked the packages with the keys
+        check_packages(config)
     print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
     for metric in config.metrics:
         print(_metric_line(metric))

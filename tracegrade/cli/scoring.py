@@ -174,15 +174,14 @@ def _cmd_sql(args: argparse.Namespace) -> int:
         try:
             columns, types, cursor = store.cursor_rows(args.query)
             if mode not in HUMAN_MODES:
-                limit = args.rows  # every row unless --rows says otherwise
                 batches = iter(lambda: cursor.fetchmany(10_000), [])
-                rows = itertools.chain.from_iterable(batches)
-                write_machine(mode, columns, itertools.islice(rows, limit), sys.stdout)
+                rows = itertools.chain.from_iterable(batches)  # every row unless --rows
+                write_machine(mode, columns, itertools.islice(rows, args.rows), sys.stdout)
                 return EXIT_OK
-            shown = cursor.fetchmany((args.rows or _HUMAN_ROWS) + 1)
+            limit = args.rows or _HUMAN_ROWS
+            shown = cursor.fetchmany(limit + 1)
         except duckdb.Error as exc:
             raise InputError(_query_failed(exc)) from None
-    limit = args.rows or _HUMAN_ROWS
     more = len(shown) > limit
     width = shutil.get_terminal_size((120, 24)).columns
     text, note = render(
@@ -264,8 +263,7 @@ def _add_database(command: argparse.ArgumentParser) -> None:
         "--db",
         required=True,
         metavar="FILE",
-        help="the database: a DuckDB file (created when missing) or ducklake:... "
-        "(docs/storage.md)",
+        help="the database: a DuckDB file (created when missing) or ducklake:... (docs/storage.md)",
     )
 
 
@@ -325,9 +323,7 @@ def _add_sql(commands: Any) -> None:
         "columns, one per line), CSV into a file or a pipe. The tables and views: "
         "docs/storage.md.",
     )
-    sql.add_argument(
-        "query", help='the SQL, quoted, e.g. "SELECT * FROM latest_scores LIMIT 5"'
-    )
+    sql.add_argument("query", help='the SQL, quoted, e.g. "SELECT * FROM latest_scores LIMIT 5"')
     sql.add_argument(
         "--db", required=True, metavar="FILE", help="the database: a DuckDB file or ducklake:..."
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.io as pio
@@ -80,8 +80,8 @@ class ReportInputs:
     absent: Mapping[str, list[str]]
     table_rows: int
     outcomes: LevelOutcomes | None = None
-    totals: dict[str, int] = field(default_factory=dict)
-    """section -> rows of its table in the whole database (see `_NEVER`)."""
+    empty_sections: frozenset[str] = frozenset()
+    """Sections whose step never ran: their table holds no row at all (see `_NEVER`)."""
 
 
 def _cell(value: Any) -> str:
@@ -192,7 +192,7 @@ def _section(
     key: str, title: str, tables: tuple[tuple[str, str, str], ...], inputs: ReportInputs
 ) -> str:
     parts = [f'<section id="{key}"><h2>{html.escape(title)}</h2>']
-    if inputs.totals.get(key, 1) == 0 and key in _NEVER:
+    if key in inputs.empty_sections and key in _NEVER:
         return "".join(parts) + _none(_NEVER[key]) + "</section>"
     parts += [_chart_block(spec, inputs) for spec in CHARTS if spec.section == key]
     if key == "levels":
