@@ -8,7 +8,7 @@ LLAMA_VENV := .venv-llama
 LLAMA_STAMP := $(LLAMA_VENV)/.installed
 GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test
+.PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test bench-local-judge
 
 $(STAMP): pyproject.toml constraints.txt
 	@echo "installing tracegrade and its dependencies into $(VENV) (pip, pinned by constraints.txt; a few minutes the first time)"
@@ -65,6 +65,10 @@ local-judge: $(LLAMA_STAMP)
 
 local-judge-test: install local-judge
 	TRACEGRADE_LLAMA_VENV=$(LLAMA_VENV) $(BIN)/python -m pytest -p no:cacheprovider -s tests/judge/test_judge_llama_server.py
+
+# The same runs timed against issue 14's five minutes (the test times nothing).
+bench-local-judge: install local-judge
+	$(BIN)/python bench/bench_local_judge.py
 
 bench: install browser
 	$(BIN)/python bench/bench_value.py
