@@ -20,8 +20,8 @@ from pipelines.runs import RunSteps, RunTally
 from pipelines.score import score_run, scoring_run, summarise
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
 from pipelines.stages import FRESH
+from storage import formats
 from storage.config_files import load_settings
-from storage.readers import expand_paths
 from storage.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
@@ -71,7 +71,8 @@ def backfill(
     """
     bounds = chunk_bounds(start, end, chunk_days)
     settings = load_settings(config)
-    expand_paths(paths)  # a path that names nothing stops the run before the database opens
+    file_format = formats.file_format()  # each file's format recognised from its content
+    staging.input_files(paths, file_format)  # a path that names nothing stops the run here
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,
@@ -87,6 +88,7 @@ def backfill(
             archive.run,
             paths,
             force=True,
+            file_format=file_format,
             levels=levels,
         )
         low, high = bounds[0][0], bounds[-1][1]

@@ -15,6 +15,7 @@ from pipelines.confidence_stages import StagedParts
 from pipelines.report import publish_run
 from pipelines.runs import Run, RunSteps, publish_markdown, run_logger
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
+from storage import formats
 from storage.confidence_store import confidence_levels
 from storage.config_files import load_confidence_config, load_settings
 from storage.duckdb_store import DuckDBStore
@@ -25,7 +26,6 @@ from storage.registry import held_store
 from storage.summary_store import run_domains
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
-from transforms.errors import ConfigError
 from transforms.summary import RunSummary, build_summary
 
 __all__ = ["score_run", "score_traces", "scoring_run", "summarise"]
@@ -165,18 +165,6 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     return summary
 
 
-def _file_format(input_format: str, format_config: str | None) -> FileFormat | None:
-    """The reader of the input files: None for trace exports, or the OTel span reader."""
-    if input_format == "traces":
-        return None
-    if input_format != "otel":
-        raise ConfigError(f"input format {input_format!r} is not known; use traces or otel")
-    from storage.config_files import load_otel_config
-    from storage.otel_readers import OtelFileFormat
-
-    return OtelFileFormat(load_otel_config(format_config))
-
-
 def _delivered(paths: list[str], file_format: FileFormat | None, empty_ok: bool) -> list[str]:
     """The paths a run reads. A path that names nothing stops the run here; with `empty_ok`, a
     folder or glob pattern that holds no input file yet is left out instead, and a run left
@@ -216,30 +204,30 @@ def score_traces(
     force: bool = False,
     confidence_config: str | None = None,
     judge_config: str | None = None,
-    input_format: str = "traces",
+    input_format: str = "auto",
     format_config: str | None = None,
     empty_ok: bool = False,
+    chat_config: str | None = None,
 ) -> RunSummary:
     """Score trace exports (files, folders or globs) into the DuckDB file `db`.
 
     Args:
-        paths: JSONL, JSON or Parquet exports of ReasoningTrace objects.
+        paths: trace exports in the formats of docs/formats.md.
         db: the DuckDB file; created when missing.
         config: a TOML configuration file; None uses the defaults.
         no_embedder: score without embeddings (N = 0.5 for every trace).
         force: read files again even when the ledger has them with the same content.
         confidence_config: a confidence TOML file (docs/confidence.md); None: the defaults.
-        judge_config: an evaluator.toml; when given (and its API keys are set) the stored
-            traces are judged after scoring, else the summary says why the judge was skipped.
-        input_format: "traces" (ReasoningTrace exports) or "otel" (OpenTelemetry span files,
-            docs/import.md), each file mapped to traces on its own.
-        format_config: for "otel", a TOML file of the OTel import mapping's keys.
-        empty_ok: a folder or glob pattern with no file yet is left out (the nightly: a day
-            may deliver nothing); with none left, a completed no-op with a note (`_delivered`).
+        judge_config: an evaluator.toml: the stored traces are judged after scoring (else
+            the summary says why the judge was skipped).
+        input_format: "auto" (each file's format from its content) or a format of
+            `storage.formats.FORMATS` ("traces", "otel", "chat"; docs/formats.md).
+        format_config, chat_config: TOML files of the OTel and chat mapping keys.
+        empty_ok: a folder or glob with no file yet is left out (a night may deliver none).
     """
     settings = load_settings(config)
     confidence = load_confidence_config(confidence_config)
-    file_format = _file_format(input_format, format_config)
+    file_format = formats.file_format(input_format, format_config, chat_config)
     if not (delivered := _delivered(paths, file_format, empty_ok)):
         return _nothing_delivered(paths)
     embed = settings.embedding.enabled and not no_embedder

@@ -18,6 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from storage._json_values import RecordProblem, parse_record
 from storage._names import path_text
 from storage._otlp import request_rows, rows_frame
+from storage._phoenix import phoenix_rows, span_row
 from storage.errors import UnrecognisedFile
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
@@ -172,12 +173,17 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
         )
     value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
     requests = value if isinstance(value, list) else [value]
+    spans = [span_row(item) for item in requests]
+    if requests and all(row is not None for row in spans):  # a list of spans, not requests
+        numbered = [(number, row) for number, row in enumerate(spans, start=1) if row is not None]
+        return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(spans))
     if not requests or not all(
         isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests
     ):
         raise UnrecognisedFile(
             f"{path} holds {describe_json(value)}, not OTLP spans (an ExportTraceServiceRequest "
-            "with resourceSpans, or an array of them)"
+            "with resourceSpans, or an array of them) nor a list of spans (Phoenix rows, or "
+            "spans as the OpenTelemetry SDK writes them)"
         )
     rows: list[Any] = []
     chunk = SpanChunk(rows_frame([]), records=len(requests))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["PHOENIX_COLUMNS", "is_phoenix_row", "phoenix_rows"]
+__all__ = ["PHOENIX_COLUMNS", "is_phoenix_row", "phoenix_rows", "span_row"]
 
 PHOENIX_COLUMNS = ("context.trace_id", "context.span_id")
 """Columns every Phoenix span table has; a table or line without them is not one."""
@@ -28,6 +28,48 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def is_phoenix_row(value: object) -> bool:
     """True for a JSON object that looks like a row of a Phoenix spans table."""
     return isinstance(value, dict) and all(column in value for column in PHOENIX_COLUMNS)
+
+
+def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
+    """One span as the OpenTelemetry SDK writes it (`ReadableSpan.to_json()`: `context` with
+    `trace_id` and `span_id` in 0x-hex, ISO-8601 times, `status.status_code`, flat
+    `attributes`, and its `resource`) as a Phoenix table row. The resource's attributes come
+    after the span's own, so a key the span sets wins."""
+    context = value["context"]
+    found = value.get("status")
+    status: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    row: dict[str, Any] = {
+        "context.trace_id": context.get("trace_id"),
+        "context.span_id": context.get("span_id"),
+        "parent_id": value.get("parent_id"),
+        "name": value.get("name"),
+        "start_time": value.get("start_time"),
+        "end_time": value.get("end_time"),
+        "status_code": str(status.get("status_code") or "UNSET").removeprefix("StatusCode."),
+        "status_message": status.get("description"),
+        "events": value.get("events"),
+    }
+    resource = value.get("resource")
+    resource_attributes = resource.get("attributes") if isinstance(resource, Mapping) else None
+    for attributes in (value.get("attributes"), resource_attributes):
+        for key, item in (attributes or {}).items() if isinstance(attributes, Mapping) else ():
+            row.setdefault(f"attributes.{key}", item)
+    return row
+
+
+def span_row(value: object) -> Mapping[str, Any] | None:
+    """A JSON object as a Phoenix table row: a Phoenix row as it is, a span as the
+    OpenTelemetry SDK writes it converted (`_sdk_span_row`); None for anything else."""
+    if is_phoenix_row(value):
+        return value  # type: ignore[return-value]
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("context"), Mapping)
+        and "span_id" in value["context"]
+        and "trace_id" in value["context"]
+    ):
+        return _sdk_span_row(value)
+    return None
 
 
 def _flat(prefix: str, value: Any, into: list[tuple[str, Any]]) -> None:

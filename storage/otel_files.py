@@ -35,7 +35,7 @@ from storage._otlp_lines import (
     malformed,
     parsed_line,
 )
-from storage._phoenix import PHOENIX_COLUMNS, is_phoenix_row, phoenix_rows
+from storage._phoenix import PHOENIX_COLUMNS, phoenix_rows, span_row
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
 from storage.readers import expand_paths
@@ -239,16 +239,17 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
             except RecordProblem as problem:
                 chunk.rejections.append(malformed(source, number, problem.reason))
                 continue
-            if not is_phoenix_row(value):
+            row = span_row(value)
+            if row is None:
                 chunk.rejections.append(
                     malformed(
                         source,
                         number,
-                        f"line {number} is not a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)})",
+                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context)",
                     )
                 )
                 continue
-            good.append((number, value))
+            good.append((number, row))
         chunk.spans = rows_frame(phoenix_rows(good, source, wanted))
         yield chunk
 
@@ -270,7 +271,7 @@ def _is_phoenix_lines(path: Path) -> bool:
             if line.startswith(b'{"resourceSpans"') or b'"resourceSpans"' in line[:200]:
                 return False
             try:
-                return is_phoenix_row(parse_record(line.decode("utf-8", "replace"), "line 1"))
+                return span_row(parse_record(line.decode("utf-8", "replace"), "line 1")) is not None
             except RecordProblem:
                 return False
     return False

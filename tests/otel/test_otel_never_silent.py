@@ -1,7 +1,8 @@
-"""Span files that hold no OTLP span, as other people's tools write them (tests/data/SOURCES.md):
-each is quarantined with what it holds, and a run that scored nothing exits 1. Before, a JSON
-array of spans was 600 "malformed" lines, and the same spans one per line were read as nothing,
-the file recorded as loaded and skipped by every later run."""
+"""Spans as the OpenTelemetry SDK writes them (`span.to_json()`, here any-agent's
+OpenInference spans, tests/data/SOURCES.md) score as written, as one JSON array or one span a
+line, with no flag. Before, the array was 600 "malformed" lines, and the same spans one per
+line were read as nothing, the file recorded as loaded and skipped by every later run. A line
+that holds no span at all is still quarantined with its reason, never dropped."""
 
 from __future__ import annotations
 
@@ -9,40 +10,62 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import query_rows
 
 from tracegrade.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SPANS = DATA / "any-agent" / "OPENAI.json"
+OBJECTIVE = "what's a good brewery near Aspinwall PA? Write the answer to /projects/hi.txt"
+TRACE_SQL = (
+    "SELECT objective, result_summary, success, "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.tool_name) "
+    "FROM traces"
+)
 
 
-def test_a_json_array_of_sdk_spans_is_one_unrecognised_file(tmp_path: Path) -> None:
+def score(path: Path, db: Path, *flags: str) -> int:
+    return main(["score", str(path), "--db", str(db), "--no-embedder", *flags])
+
+
+@pytest.mark.parametrize("flags", [(), ("--format", "otel")])
+def test_a_json_array_of_sdk_spans_is_one_trace(tmp_path: Path, flags: tuple[str, ...]) -> None:
     shutil.copy(SPANS, tmp_path / "OPENAI.json")
     db = tmp_path / "s.duckdb"
-    status = main(["score", str(tmp_path / "OPENAI.json"), "--db", str(db), "--format", "otel"])
-    assert status == 1
-    ((state, rule),) = query_rows(db, "SELECT status, rule FROM files")
-    assert (state, rule) == ("quarantined", "unrecognised_file")
-    ((reason,),) = query_rows(db, "SELECT reason FROM quarantine")
-    assert "holds a JSON array of 8 objects with keys name, context, kind" in reason
-    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(1,)]  # one row, not one a line
+    assert score(tmp_path / "OPENAI.json", db, *flags) == 0
+    assert query_rows(db, "SELECT status, rows_read, rows_scored FROM files") == [("loaded", 1, 1)]
+    ((objective, answer, success, tools),) = query_rows(db, TRACE_SQL)
+    assert objective == OBJECTIVE
+    assert answer.startswith("I have written the information about a good brewery")
+    assert success is True  # every span's status is OK
+    # The file's two TOOL spans, in the order they started.
+    assert tools == ["search_web", "write_file"]
 
 
-def test_the_same_spans_one_per_line_are_each_quarantined_with_the_reason(
-    tmp_path: Path,
-) -> None:
+def test_the_same_spans_one_per_line_give_the_same_trace_and_score(tmp_path: Path) -> None:
     spans = json.loads(SPANS.read_text())
     lines = tmp_path / "spans.jsonl"
     lines.write_text("".join(json.dumps(span) + "\n" for span in spans))
-    db = tmp_path / "l.duckdb"
-    assert main(["score", str(lines), "--db", str(db), "--format", "otel"]) == 1
-    rules = query_rows(db, "SELECT rule, count(*) FROM quarantine GROUP BY rule")
-    assert rules == [("no_spans", 8)]
-    ((reason,),) = query_rows(db, "SELECT reason FROM quarantine WHERE row_number = 1")
-    assert "line 1 holds no span (its keys: name, context" in reason
-    assert "span.to_json()" in reason
+    shutil.copy(SPANS, tmp_path / "OPENAI.json")
+    one, other = tmp_path / "l.duckdb", tmp_path / "a.duckdb"
+    assert score(lines, one) == 0
+    assert score(tmp_path / "OPENAI.json", other) == 0
+    sql = f"SELECT * FROM ({TRACE_SQL}), (SELECT score FROM latest_scores)"
+    assert query_rows(one, sql) == query_rows(other, sql)
+
+
+def test_a_line_that_holds_no_span_is_quarantined_with_its_keys(tmp_path: Path) -> None:
+    spans = json.loads(SPANS.read_text())
+    lines = tmp_path / "spans.jsonl"
+    lines.write_text(
+        "".join(json.dumps(span) + "\n" for span in spans) + json.dumps({"foo": 1}) + "\n"
+    )
+    db = tmp_path / "q.duckdb"
+    assert score(lines, db, "--format", "otel") == 0
+    ((rule, reason),) = query_rows(db, "SELECT rule, reason FROM quarantine")
+    assert rule == "malformed_record" and "line 9 is neither a row of a Phoenix span" in reason
     ((read, quarantined, scored),) = query_rows(
         db, "SELECT rows_read, rows_quarantined, rows_scored FROM files"
     )
-    assert (read, quarantined, scored) == (8, 8, 0)
+    assert (read, quarantined, scored) == (2, 1, 1)

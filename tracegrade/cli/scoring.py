@@ -35,20 +35,30 @@ DEMO_QUERIES = (
 
 
 def _format_options(args: argparse.Namespace) -> dict[str, Any]:
-    """`input_format` and `format_config` of `score_traces` when --format otel was given."""
-    if getattr(args, "format", "traces") == "traces":
-        return {}
-    return {"input_format": args.format, "format_config": args.otel_config}
+    """`input_format` and the mapping files of `score_traces`, as given."""
+    return {
+        "input_format": getattr(args, "format", "auto"),
+        "format_config": getattr(args, "otel_config", None),
+        "chat_config": getattr(args, "chat_config", None),
+    }
 
 
 def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int:
-    from storage.config_files import load_confidence_config, load_otel_config, load_settings
+    from storage.config_files import (
+        load_chat_config,
+        load_confidence_config,
+        load_otel_config,
+        load_settings,
+    )
     from tracegrade.cli.execution import flow, flow_mode
 
     settings = load_settings(args.config)
     load_confidence_config(args.confidence_config)
-    if _format_options(args):
-        load_otel_config(args.otel_config)
+    formats = _format_options(args)
+    if formats["format_config"]:
+        load_otel_config(formats["format_config"])
+    if formats["chat_config"]:
+        load_chat_config(formats["chat_config"])
     check_database(db, data_path=getattr(args, "data_path", None))
     with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
         score_traces = flow("score_traces", prefect)
@@ -61,7 +71,7 @@ def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int
                 force=args.force,
                 judge_config=args.judge_config,
                 confidence_config=args.confidence_config,
-                **_format_options(args),
+                **formats,
             )
     print(summary.markdown)
     if summary.nothing_scored:
@@ -225,13 +235,17 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     _add_scoring_options(score, force=True)
     score.add_argument(
         "--format",
-        choices=("traces", "otel"),
-        default="traces",
-        help="traces: ReasoningTrace exports (default); otel: OpenTelemetry span files (OTLP "
-        "JSON or protobuf, Phoenix span tables), each file mapped to traces (docs/import.md)",
+        choices=("auto", "traces", "otel", "chat"),
+        default="auto",
+        help="auto (default): each file's format recognised from its content; traces: "
+        "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
+        "lists, Phoenix span tables); chat: chat-message trajectories (docs/import.md)",
     )
     score.add_argument(
-        "--otel-config", metavar="FILE", help="with --format otel: a TOML file of mapping keys"
+        "--otel-config", metavar="FILE", help="a TOML file of mapping keys for OTel span files"
+    )
+    score.add_argument(
+        "--chat-config", metavar="FILE", help="a TOML file of mapping keys for chat trajectories"
     )
     score.set_defaults(handler=_cmd_score)
     return score
@@ -253,8 +267,8 @@ def _add_backfill(commands: Any) -> None:
 
 
 _PATHS_HELP = (
-    "trace exports: files, folders (searched recursively) or glob patterns; JSONL, JSON or "
-    "Parquet (docs/input-format.md)"
+    "trace exports: files, folders (searched recursively) or glob patterns; each file's "
+    "format is recognised from its content (docs/formats.md)"
 )
 
 

@@ -1,0 +1,95 @@
+"""Chat trajectory files read as trace files: each record mapped by `transforms.chat` (the same
+mapping as `tracegrade import chat`), so a scoring run reads them without a converted copy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage._canonical import CANONICAL_SCHEMA
+from storage._names import path_text
+from storage.chat_files import CHAT_EXTENSIONS, iter_chat_records
+from storage.errors import InputError
+from storage.hashing import file_sha256
+from storage.readers import FileInfo, rows_from_objects
+from transforms.chat import ChatRejection, map_trajectories
+from transforms.config.chat import ChatImportConfig
+
+__all__ = ["ChatFileFormat"]
+
+
+def _iso(trace: dict[str, Any]) -> str:
+    created_at = trace["metadata"]["created_at"]
+    return created_at.isoformat() if isinstance(created_at, datetime) else str(created_at)
+
+
+def _rejected_rows(rejections: list[ChatRejection], source: str) -> pl.DataFrame:
+    """Rejections as canonical rows that carry their rule as `read_rule`."""
+    frame = pl.DataFrame(
+        {
+            "source_file": [source] * len(rejections),
+            "row_number": [rejection.record_number for rejection in rejections],
+            "trace_id": [rejection.trace_id for rejection in rejections],
+            "read_rule": [rejection.rule for rejection in rejections],
+            "read_reason": [
+                f"{rejection.reason} (record {rejection.record_number})" for rejection in rejections
+            ],
+        },
+        schema={
+            "source_file": pl.String(),
+            "row_number": pl.Int64(),
+            "trace_id": pl.String(),
+            "read_rule": pl.String(),
+            "read_reason": pl.String(),
+        },
+    )
+    return frame.select(
+        pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
+        for name, dtype in CANONICAL_SCHEMA.items()
+    )
+
+
+@dataclass(frozen=True)
+class ChatFileFormat:
+    """Chat trajectory files (a JSON array of records, or one a line) as a
+    `storage.readers.FileFormat`. Rows are numbered by record: a trace keeps its record's
+    number, and so does a rejection (with its rule as `read_rule`)."""
+
+    config: ChatImportConfig
+    extensions: tuple[str, ...] = CHAT_EXTENSIONS
+    what: str = "chat trajectory files"
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        name = path_text(path)
+        try:
+            size = path.stat().st_size
+            digest = file_sha256(path)
+        except OSError as exc:
+            reason = f"the file cannot be opened ({exc}); check that it exists and is readable"
+            return FileInfo(name, 0, "", 0, "unreadable_file", reason)
+        if size == 0:
+            reason = "the file has zero bytes; the export was probably interrupted: re-export it"
+            return FileInfo(name, 0, digest, 0, "empty_file", reason)
+        try:
+            mapped = map_trajectories(iter_chat_records(path), self.config)
+        except InputError as exc:
+            return FileInfo(name, size, digest, 0, "unreadable_file", str(exc))
+        traces = [
+            {**trace, "metadata": {**trace["metadata"], "created_at": _iso(trace)}}
+            for trace in mapped.traces
+        ]
+        good = rows_from_objects(traces, name).with_columns(
+            row_number=pl.Series(mapped.record_numbers, dtype=pl.Int64)
+        )
+        rows = pl.concat([good, _rejected_rows(mapped.rejections, name)], how="vertical")
+        rows = rows.sort("row_number")
+        for batch in rows.iter_slices(batch_rows):
+            consume(batch)
+        return FileInfo(name, size, digest, rows.height)

@@ -1,0 +1,346 @@
+"""The trace formats tracegrade reads: one registry that `score`, `backfill` and the Prefect
+flows share.
+
+A format is one small contract (`TraceFormat`): its name, the file extensions it is found
+under, a test of what a file's first record (or Parquet columns, or extension) looks like, and
+the reader that turns a file into canonical rows (a `storage.readers.FileFormat`). With no
+format named, `AutoFormat` reads each file with the first format that recognises it, and
+quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
+which formats exist. The table of formats and what each maps: docs/import.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage._names import path_text
+from storage.hashing import file_sha256
+from storage.readers import SUPPORTED_EXTENSIONS, FileFormat, FileInfo, read_file_batches
+
+__all__ = [
+    "FORMATS",
+    "AutoFormat",
+    "Peek",
+    "TraceFiles",
+    "TraceFormat",
+    "file_format",
+    "format_names",
+    "peek",
+]
+
+_HEAD_BYTES = 1 << 16
+"""What is read first; doubled while the first record does not fit, up to `_MOST_BYTES`."""
+_MOST_BYTES = 8 << 20
+_PROTOBUF = (".pb", ".binpb", ".otlp")
+_PARQUET = (".parquet", ".pq")
+_LINES = 100
+"""How many lines of JSON lines are tried for a first record that parses."""
+_FIRST_KEY = re.compile(rb'^\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:')
+
+
+@dataclass(frozen=True)
+class Peek:
+    """What a file looks like from its first bytes, for the formats to recognise it by.
+
+    Attributes:
+        suffix: The lower-case extension.
+        columns: A Parquet file's top-level column names, else None.
+        record: The first record: a JSON document's first array element, the document itself
+            when it is an object, or the first JSON line that parses; None when none could be
+            parsed.
+        first_key: The first key of a JSON object too large to parse from its head.
+        damaged: The file cannot be taken for what its extension says (a Parquet file whose
+            footer cannot be read, bytes that are not UTF-8 text): the reader of its extension
+            says why, as it would for a file named with a format.
+    """
+
+    suffix: str
+    columns: tuple[str, ...] | None = None
+    record: Any = None
+    first_key: str | None = None
+    damaged: bool = False
+
+
+def _parquet_columns(path: Path) -> tuple[str, ...] | None:
+    import pyarrow.parquet as pq
+
+    try:
+        return tuple(pq.ParquetFile(path).schema_arrow.names)
+    except Exception:  # a damaged file: its reader quarantines it with the reason
+        return None
+
+
+def _first_value(text: str) -> tuple[Any, bool]:
+    """The first JSON value of `text` (the first element when it opens an array), and whether
+    one was found whole."""
+    decoder = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    if text[start : start + 1] == "[":
+        inner = text[start + 1 :]
+        start = len(text) - len(inner.lstrip())
+        if text[start : start + 1] == "]":
+            return [], True
+    try:
+        return decoder.raw_decode(text, start)[0], True
+    except ValueError:
+        return None, False
+
+
+def _first_line_record(text: str) -> Any:
+    """The first of the first lines that parses as a JSON object: JSON lines whose first
+    line is broken are still recognised by the next (the broken line is the reader's to
+    quarantine)."""
+    for line in text.splitlines()[:_LINES]:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _not_text(head: bytes) -> bool:
+    """Bytes that are not UTF-8 (a cut at the end of the head aside)."""
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4
+    return False
+
+
+def peek(path: Path) -> Peek:
+    """What `path` starts with; raises OSError when it cannot be read."""
+    suffix = path.suffix.lower()
+    with path.open("rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+        if head.startswith(b"PAR1") or suffix in _PARQUET:
+            columns = _parquet_columns(path)
+            return Peek(suffix, columns=columns, damaged=columns is None)
+        if suffix in _PROTOBUF:
+            return Peek(suffix)
+        if _not_text(head):
+            return Peek(suffix, damaged=True)
+        size = _HEAD_BYTES
+        while True:
+            text = head.decode("utf-8", errors="ignore").lstrip("\ufeff")
+            value, whole = _first_value(text)
+            if whole or len(head) < size or size >= _MOST_BYTES:
+                break
+            head += handle.read(size)
+            size *= 2
+    if whole:
+        return Peek(suffix, record=value)
+    stripped = text.lstrip()
+    if not stripped.startswith("[") and stripped.split("\n", 1)[0].strip() != "{":
+        record = _first_line_record(text)
+        if record is not None:
+            return Peek(suffix, record=record)
+    key = _FIRST_KEY.match(head.removeprefix(b"\xef\xbb\xbf"))
+    if key is None and stripped[:1] in ("{", "["):  # JSON that does not parse: say where
+        return Peek(suffix, damaged=True)
+    return Peek(suffix, first_key=key.group(1).decode("utf-8", "replace") if key else None)
+
+
+def _keys(look: Peek) -> set[str]:
+    if isinstance(look.record, dict):
+        return set(look.record)
+    return {look.first_key} if look.first_key else set()
+
+
+def _is_traces(look: Peek) -> bool:
+    if look.columns is not None:
+        return "steps" in look.columns or {"trace_id", "objective"} <= set(look.columns)
+    keys = _keys(look)
+    record = look.record if isinstance(look.record, dict) else {}
+    return (
+        record.get("@type") == "ReasoningTrace"
+        or "steps" in keys
+        or ("task" in keys and "metadata" in keys)
+    )
+
+
+_SPAN_IDS = {"context", "span_id", "spanId", "context.span_id"}
+_REQUEST_KEYS = {"resourceSpans", "resource_spans"}
+
+
+def _is_otel(look: Peek) -> bool:
+    if look.suffix in _PROTOBUF:
+        return True
+    if look.columns is not None:
+        return "context.span_id" in look.columns or "span_id" in look.columns
+    keys = _keys(look)
+    return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))
+
+
+def _is_chat(look: Peek, messages_field: str) -> bool:
+    record = look.record
+    if isinstance(record, dict):
+        record = record.get(messages_field)
+    return (
+        isinstance(record, list)
+        and bool(record)
+        and all(isinstance(item, dict) and "role" in item for item in record[:5])
+    )
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """One format of the registry.
+
+    Attributes:
+        name: What `--format` calls it.
+        what: What its files are called in messages.
+        extensions: Where folders are searched for its files.
+        recognises: Whether a file that starts like `Peek` is of this format.
+        reader: The reader of its files, given the format's configuration file (or None).
+    """
+
+    name: str
+    what: str
+    extensions: tuple[str, ...]
+    recognises: Callable[[Peek, Any], bool]
+    reader: Callable[[str | None], FileFormat]
+    describe: str = ""
+
+
+@dataclass(frozen=True)
+class TraceFiles:
+    """tracegrade's own trace files (docs/input-format.md) as a `FileFormat`."""
+
+    extensions: tuple[str, ...] = SUPPORTED_EXTENSIONS
+    what: str = "trace files"
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        return read_file_batches(path, consume, batch_rows)
+
+
+def _trace_reader(_config: str | None) -> FileFormat:
+    return TraceFiles()
+
+
+def _otel_reader(config: str | None) -> FileFormat:
+    from storage.config_files import load_otel_config
+    from storage.otel_readers import OtelFileFormat
+
+    return OtelFileFormat(load_otel_config(config))
+
+
+def _chat_reader(config: str | None) -> FileFormat:
+    from storage.chat_readers import ChatFileFormat
+    from storage.config_files import load_chat_config
+
+    return ChatFileFormat(load_chat_config(config))
+
+
+FORMATS: tuple[TraceFormat, ...] = (
+    TraceFormat(
+        "traces",
+        "trace files",
+        SUPPORTED_EXTENSIONS,
+        lambda look, _reader: _is_traces(look),
+        _trace_reader,
+        "tracegrade's ReasoningTrace JSON, JSONL or Parquet (docs/input-format.md)",
+    ),
+    TraceFormat(
+        "otel",
+        "span files",
+        (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".otlp", ".parquet", ".pq"),
+        lambda look, _reader: _is_otel(look),
+        _otel_reader,
+        "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports",
+    ),
+    TraceFormat(
+        "chat",
+        "chat trajectory files",
+        (".json", ".jsonl", ".ndjson"),
+        lambda look, reader: _is_chat(look, reader.config.messages_field),
+        _chat_reader,
+        "chat-message trajectories (OpenAI messages; tau-bench's `traj`)",
+    ),
+)
+"""Tried in this order; the first that recognises a file reads it."""
+
+
+def format_names() -> tuple[str, ...]:
+    return tuple(entry.name for entry in FORMATS)
+
+
+def _entry(name: str) -> TraceFormat:
+    for entry in FORMATS:
+        if entry.name == name:
+            return entry
+    from transforms.errors import ConfigError
+
+    known = ", ".join(("auto", *format_names()))
+    raise ConfigError(f"input format {name!r} is not known; use one of {known}")
+
+
+@dataclass(frozen=True)
+class AutoFormat:
+    """Each file read with the first format of the registry that recognises it."""
+
+    readers: dict[str, FileFormat]
+    what: str = "trace files"
+    extensions: tuple[str, ...] = field(
+        default_factory=lambda: tuple(
+            dict.fromkeys(suffix for entry in FORMATS for suffix in entry.extensions)
+        )
+    )
+
+    def chosen(self, path: Path) -> TraceFormat | None:
+        """The format of `path`, or None when no format recognises it; raises OSError. A
+        damaged file goes to the first format its extension belongs to, whose reader says
+        what is wrong with it."""
+        look = peek(path)
+        if look.damaged:
+            return next(e for e in FORMATS if path.suffix.lower() in e.extensions)
+        for entry in FORMATS:
+            if path.suffix.lower() in entry.extensions and entry.recognises(
+                look, self.readers[entry.name]
+            ):
+                return entry
+        return None
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        try:
+            size = path.stat().st_size
+            entry = self.chosen(path) if size else None
+            digest = file_sha256(path)
+        except OSError:  # the trace reader says why it cannot be read
+            return read_file_batches(path, consume, batch_rows)
+        if entry is not None:
+            return self.readers[entry.name].read_batches(path, consume, batch_rows)
+        if size == 0:
+            return read_file_batches(path, consume, batch_rows)
+        from storage.sniff import describe_file
+
+        kinds = "; ".join(f"{entry.name}: {entry.describe}" for entry in FORMATS)
+        reason = (
+            f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads "
+            f"{kinds}; name one with --format if the file is of one of them"
+        )
+        return FileInfo(path_text(path), size, digest, 0, "unrecognised_file", reason)
+
+
+def file_format(
+    name: str = "auto", otel_config: str | None = None, chat_config: str | None = None
+) -> FileFormat:
+    """The reader of a run's input files: the format `name`, or for "auto" each file's own
+    format; `otel_config` and `chat_config` are the TOML files of the OTel and chat mapping
+    keys (None: the defaults)."""
+    configs = {"otel": otel_config, "chat": chat_config}
+    if name != "auto":
+        return _entry(name).reader(configs.get(name))
+    return AutoFormat({entry.name: entry.reader(configs.get(entry.name)) for entry in FORMATS})
