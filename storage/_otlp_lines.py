@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from storage._json_values import RecordProblem, parse_record
 from storage._names import path_text
 from storage._otlp import request_rows, rows_frame
-from storage._phoenix import phoenix_rows, span_row
+from storage._phoenix import agent_trace_spans, phoenix_rows, span_row
 from storage.errors import UnrecognisedFile
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
@@ -172,7 +172,7 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
             "span file may be; export OTLP JSON lines (one request a line) instead"
         )
     value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
-    requests = value if isinstance(value, list) else [value]
+    requests = agent_trace_spans(value) or (value if isinstance(value, list) else [value])
     spans = [span_row(item) for item in requests]
     if requests and all(row is not None for row in spans):  # a list of spans, not requests
         numbered = [(number, row) for number, row in enumerate(spans, start=1) if row is not None]

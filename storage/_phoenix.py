@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["PHOENIX_COLUMNS", "is_phoenix_row", "phoenix_rows", "span_row"]
+__all__ = ["PHOENIX_COLUMNS", "agent_trace_spans", "is_phoenix_row", "phoenix_rows", "span_row"]
 
 PHOENIX_COLUMNS = ("context.trace_id", "context.span_id")
 """Columns every Phoenix span table has; a table or line without them is not one."""
@@ -30,22 +30,41 @@ def is_phoenix_row(value: object) -> bool:
     return isinstance(value, dict) and all(column in value for column in PHOENIX_COLUMNS)
 
 
+def _sdk_id(value: Any, size: int) -> Any:
+    """An SDK id as hex text: 0x-hex as written, or the integer of a pydantic dump."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return f"{value:0{2 * size}x}"
+    return value
+
+
+def _sdk_time(value: Any) -> Any:
+    """An SDK time: ISO-8601 text as written, or integer Unix nanoseconds (as ISO text, to
+    the microsecond, which is what the span rows keep)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (_EPOCH + timedelta(microseconds=value // 1000)).isoformat()
+    return value
+
+
 def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
     """One span as the OpenTelemetry SDK writes it (`ReadableSpan.to_json()`: `context` with
-    `trace_id` and `span_id` in 0x-hex, ISO-8601 times, `status.status_code`, flat
-    `attributes`, and its `resource`) as a Phoenix table row. The resource's attributes come
-    after the span's own, so a key the span sets wins."""
+    `trace_id` and `span_id` in 0x-hex, `parent_id`, ISO-8601 times, `status.status_code`,
+    flat `attributes`, and its `resource`; any-agent's pydantic dump of the same span has
+    integer ids, a `parent` context and integer nanosecond times) as a Phoenix table row. The
+    resource's attributes come after the span's own, so a key the span sets wins."""
     context = value["context"]
     found = value.get("status")
     status: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    parent = value.get("parent")
+    parent_id = parent.get("span_id") if isinstance(parent, Mapping) else value.get("parent_id")
+    code = str(status.get("status_code") or "UNSET").removeprefix("StatusCode.").upper()
     row: dict[str, Any] = {
-        "context.trace_id": context.get("trace_id"),
-        "context.span_id": context.get("span_id"),
-        "parent_id": value.get("parent_id"),
+        "context.trace_id": _sdk_id(context.get("trace_id"), 16),
+        "context.span_id": _sdk_id(context.get("span_id"), 8),
+        "parent_id": _sdk_id(parent_id, 8),
         "name": value.get("name"),
-        "start_time": value.get("start_time"),
-        "end_time": value.get("end_time"),
-        "status_code": str(status.get("status_code") or "UNSET").removeprefix("StatusCode."),
+        "start_time": _sdk_time(value.get("start_time")),
+        "end_time": _sdk_time(value.get("end_time")),
+        "status_code": code,
         "status_message": status.get("description"),
         "events": value.get("events"),
     }
@@ -55,6 +74,24 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
         for key, item in (attributes or {}).items() if isinstance(attributes, Mapping) else ():
             row.setdefault(f"attributes.{key}", item)
     return row
+
+
+def agent_trace_spans(value: object) -> list[Any] | None:
+    """The spans of an any-agent `AgentTrace` (`{"spans": [...], "final_output": ...}`), its
+    `final_output` given to its root agent span as `gen_ai.output` (the answer) where that
+    span has none; None for anything else."""
+    if not isinstance(value, dict) or not isinstance(value.get("spans"), list):
+        return None
+    spans = [dict(span) if isinstance(span, Mapping) else span for span in value["spans"]]
+    final = value.get("final_output")
+    for span in spans:
+        attributes = span.get("attributes") if isinstance(span, dict) else None
+        parent = span.get("parent") if isinstance(span, dict) else None
+        is_root = not (isinstance(parent, Mapping) and parent.get("span_id") is not None)
+        if final is not None and is_root and isinstance(attributes, Mapping):
+            text = final if isinstance(final, str) else json.dumps(final, ensure_ascii=False)
+            span["attributes"] = {"gen_ai.output": text, **attributes}
+    return spans
 
 
 def span_row(value: object) -> Mapping[str, Any] | None:

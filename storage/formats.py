@@ -177,6 +177,9 @@ def _is_otel(look: Peek) -> bool:
     if look.columns is not None:
         return "context.span_id" in look.columns or "span_id" in look.columns
     keys = _keys(look)
+    spans = look.record.get("spans") if isinstance(look.record, dict) else None
+    if isinstance(spans, list) and spans and isinstance(spans[0], dict):  # any-agent AgentTrace
+        keys = set(spans[0])
     return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))
 
 

@@ -57,6 +57,8 @@ ATTRIBUTE_KEYS = (
     "gen_ai.tool.call.result",
     "gen_ai.input.messages",
     "gen_ai.output.messages",
+    "gen_ai.tool.args",
+    "gen_ai.output",
     "final_result",
     "openinference.span.kind",
     "input.value",
@@ -99,7 +101,10 @@ FACT_SCHEMA: dict[str, pl.DataType] = {
 }
 """One span as the trace mapping reads it (see `span_facts`)."""
 
-_LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+_LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "call_llm")
+"""GenAI operation names of a model call (`call_llm`: any-agent's spelling)."""
+_TOOL_CALLS_OUTPUT = r'^\s*\[\s*\{\s*"tool\.name"'
+"""A `gen_ai.output` that lists the tool calls a model asked for (any-agent), not text."""
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 _OI_KINDS = {
     "LLM": "llm",
@@ -189,13 +194,17 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
 def _output_texts(frame: pl.DataFrame) -> pl.Series:
     """A model call's output text; an agent or chain span's final answer."""
     model = frame.filter(pl.col("kind") == "llm")
+    said = pl.when(~pl.col("gen_ai.output").str.contains(_TOOL_CALLS_OUTPUT)).then("gen_ai.output")
     model_texts = model.with_columns(
         json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded")
-    ).select("_row", pl.coalesce("_decoded", "flat_output_text").alias("text"))
+    ).select("_row", pl.coalesce("_decoded", "flat_output_text", said).alias("text"))
     runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
     run_texts = runs.with_columns(
         json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded")
-    ).select("_row", pl.coalesce("final_result", "_decoded", "output.value").alias("text"))
+    ).select(
+        "_row",
+        pl.coalesce("final_result", "_decoded", "output.value", "gen_ai.output").alias("text"),
+    )
     return _aligned(frame, pl.concat([model_texts, run_texts]))
 
 
@@ -263,10 +272,12 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             tool_name=pl.when(retrieval)
             .then(pl.lit(config.retrieval_tool))
             .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),
-            tool_input=pl.coalesce("gen_ai.tool.call.arguments", "tool.parameters", "input.value"),
+            tool_input=pl.coalesce(
+                "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool.parameters", "input.value"
+            ),
             tool_output=pl.when(retrieval)
             .then(pl.coalesce("documents", "output.value"))
-            .otherwise(pl.coalesce("gen_ai.tool.call.result", "output.value")),
+            .otherwise(pl.coalesce("gen_ai.tool.call.result", "output.value", "gen_ai.output")),
             text="text",
             user_text="user_text",
             domain=attribute(config.task_domain_attribute),

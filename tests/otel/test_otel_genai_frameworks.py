@@ -1,0 +1,67 @@
+"""OTel GenAI spans of seven agent frameworks, as any-agent writes them (tests/data/SOURCES.md):
+each file scored with `tracegrade score FILE --db DB` and no other flag is one trace with the
+user's task as objective, the run's final output as answer, and the tool calls in the order
+they ran. Before, every trace was rejected `missing_objective`: `call_llm` was not taken for a
+model call, and `gen_ai.tool.args` and `gen_ai.output` were not read."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "any-agent" / "genai"
+TASK = (
+    "Find what year it is in the America/New_York timezone and write the value (single "
+    "number) to a file. Finally, return a list of the steps you have taken."
+)
+# The tool calls of each run, in the order they started (the frameworks that end with a
+# final-answer tool call it too).
+TOOLS = {
+    "AGNO": ["get_current_time", "write_file"],
+    "GOOGLE": ["get_current_time", "write_file", "final_output"],
+    "LANGCHAIN": ["get_current_time", "write_file"],
+    "LLAMA_INDEX": ["get_current_time", "write_file", "final_output"],
+    "OPENAI": ["get_current_time", "write_file"],
+    "SMOLAGENTS": ["get_current_time", "write_file", "final_answer"],
+    "TINYAGENT": ["get_current_time", "write_file", "final_answer"],
+}
+
+
+@pytest.mark.parametrize("framework", sorted(TOOLS))
+def test_each_framework_s_run_is_one_trace_as_written(tmp_path: Path, framework: str) -> None:
+    source = DATA / f"{framework}_trace.json"
+    shutil.copy(source, tmp_path / source.name)
+    db = tmp_path / "g.duckdb"
+    assert main(["score", str(tmp_path / source.name), "--db", str(db), "--no-embedder"]) == 0
+    ((objective, answer, agent, success, calls, failed),) = query_rows(
+        db,
+        "SELECT objective, result_summary, agent_id, success, "
+        "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
+        "  s -> [s.tool_name, s.input]), "
+        "len(list_filter(steps, s -> s.type = 'error_recovery')) FROM traces",
+    )
+    # smolagents prefixes the task; every other framework sends it as the user turn.
+    assert objective == (f"New task:\n{TASK}" if framework == "SMOLAGENTS" else TASK)
+    final = json.loads(source.read_text())["final_output"]
+    assert json.loads(answer) == final  # the run's final_output, not a model call's text
+    assert agent == "any_agent"
+    assert success is True  # no span has an error status
+    assert [name for name, _ in calls] == TOOLS[framework]
+    # The arguments are gen_ai.tool.args, as the model gave them.
+    assert json.loads(calls[0][1]) == {"timezone": "America/New_York"}
+    assert json.loads(calls[1][1]) == {"text": "2025"}
+    assert failed == 0
+
+
+def test_all_seven_in_one_folder_are_seven_traces(tmp_path: Path) -> None:
+    shutil.copytree(DATA, tmp_path / "runs")
+    db = tmp_path / "all.duckdb"
+    assert main(["score", str(tmp_path / "runs"), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT count(*), count(DISTINCT trace_id) FROM traces") == [(7, 7)]
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
