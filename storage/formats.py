@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -202,14 +203,15 @@ class TraceFormat:
         name: What `--format` calls it.
         what: What its files are called in messages.
         extensions: Where folders are searched for its files.
-        recognises: Whether a file that starts like `Peek` is of this format.
+        recognises: Whether a file that starts like `Peek` is of this format (given a
+            function that builds the format's reader, for its configured keys).
         reader: The reader of its files, given the format's configuration file (or None).
     """
 
     name: str
     what: str
     extensions: tuple[str, ...]
-    recognises: Callable[[Peek, Any], bool]
+    recognises: Callable[[Peek, Callable[[], Any]], bool]
     reader: Callable[[str | None], FileFormat]
     describe: str = ""
 
@@ -266,7 +268,7 @@ FORMATS: tuple[TraceFormat, ...] = (
         "chat",
         "chat trajectory files",
         (".json", ".jsonl", ".ndjson"),
-        lambda look, reader: _is_chat(look, reader.config.messages_field),
+        lambda look, reader: _is_chat(look, reader().config.messages_field),
         _chat_reader,
         "chat-message trajectories (OpenAI messages; tau-bench's `traj`)",
     ),
@@ -290,15 +292,23 @@ def _entry(name: str) -> TraceFormat:
 
 @dataclass(frozen=True)
 class AutoFormat:
-    """Each file read with the first format of the registry that recognises it."""
+    """Each file read with the first format of the registry that recognises it. A format's
+    reader is built when a file first needs it (a run of trace files never loads the OTel
+    reader's protobuf machinery)."""
 
-    readers: dict[str, FileFormat]
+    configs: dict[str, str | None] = field(default_factory=dict)
     what: str = "trace files"
     extensions: tuple[str, ...] = field(
         default_factory=lambda: tuple(
             dict.fromkeys(suffix for entry in FORMATS for suffix in entry.extensions)
         )
     )
+    _readers: dict[str, FileFormat] = field(default_factory=dict, repr=False)
+
+    def reader(self, entry: TraceFormat) -> FileFormat:
+        if entry.name not in self._readers:
+            self._readers[entry.name] = entry.reader(self.configs.get(entry.name))
+        return self._readers[entry.name]
 
     def chosen(self, path: Path) -> TraceFormat | None:
         """The format of `path`, or None when no format recognises it; raises OSError. A
@@ -309,7 +319,7 @@ class AutoFormat:
             return next(e for e in FORMATS if path.suffix.lower() in e.extensions)
         for entry in FORMATS:
             if path.suffix.lower() in entry.extensions and entry.recognises(
-                look, self.readers[entry.name]
+                look, partial(self.reader, entry)
             ):
                 return entry
         return None
@@ -324,7 +334,7 @@ class AutoFormat:
         except OSError:  # the trace reader says why it cannot be read
             return read_file_batches(path, consume, batch_rows)
         if entry is not None:
-            return self.readers[entry.name].read_batches(path, consume, batch_rows)
+            return self.reader(entry).read_batches(path, consume, batch_rows)
         if size == 0:
             return read_file_batches(path, consume, batch_rows)
         from storage.sniff import describe_file
@@ -346,4 +356,4 @@ def file_format(
     configs = {"otel": otel_config, "chat": chat_config}
     if name != "auto":
         return _entry(name).reader(configs.get(name))
-    return AutoFormat({entry.name: entry.reader(configs.get(entry.name)) for entry in FORMATS})
+    return AutoFormat(configs)

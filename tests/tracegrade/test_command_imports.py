@@ -1,6 +1,7 @@
 """What a plain scoring command loads: `tracegrade score --no-embedder` without a judge
 configuration neither imports the embedding model's packages (torch, sentence-transformers)
-nor the judge's (pydantic-ai), so a small nightly file is not charged their start-up."""
+nor the judge's (pydantic-ai), nor the OTel span reader's (the format registry builds a reader
+when a file of its format is read), so a small nightly file is not charged their start-up."""
 
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ _PROBE = """
 import json, sys
 from tracegrade.cli.app import main
 status = main(sys.argv[1:])
-heavy = ("torch", "sentence_transformers", "pydantic_ai", "openai", "anthropic")
+heavy = (
+    "torch", "sentence_transformers", "pydantic_ai", "openai", "anthropic",
+    "storage.otel_readers", "opentelemetry",
+)
 print(json.dumps({"status": status, "loaded": sorted(m for m in heavy if m in sys.modules)}))
 """
 
