@@ -12,11 +12,9 @@ from typing import Any
 import polars as pl
 
 from storage._canonical import CANONICAL_SCHEMA
-from storage._names import path_text
 from storage.chat_files import CHAT_EXTENSIONS, iter_chat_records
 from storage.errors import InputError
-from storage.hashing import file_sha256
-from storage.readers import FileInfo, rows_from_objects
+from storage.readers import FileInfo, file_facts, rows_from_objects
 from transforms.chat import ChatRejection, map_trajectories
 from transforms.config.chat import ChatImportConfig
 
@@ -67,16 +65,10 @@ class ChatFileFormat:
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
-        name = path_text(path)
-        try:
-            size = path.stat().st_size
-            digest = file_sha256(path)
-        except OSError as exc:
-            reason = f"the file cannot be opened ({exc}); check that it exists and is readable"
-            return FileInfo(name, 0, "", 0, "unreadable_file", reason)
-        if size == 0:
-            reason = "the file has zero bytes; the export was probably interrupted: re-export it"
-            return FileInfo(name, 0, digest, 0, "empty_file", reason)
+        facts = file_facts(path)
+        if facts.rule is not None:
+            return facts
+        name, size, digest = facts.path, facts.size, facts.content_hash
         try:
             mapped = map_trajectories(iter_chat_records(path), self.config)
         except InputError as exc:

@@ -14,16 +14,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from storage._names import path_text
-from storage.hashing import file_sha256
-from storage.readers import SUPPORTED_EXTENSIONS, FileFormat, FileInfo, read_file_batches
+from storage.readers import (
+    SUPPORTED_EXTENSIONS,
+    FileFormat,
+    FileInfo,
+    file_facts,
+    read_file_batches,
+)
 
 __all__ = [
     "FORMATS",
@@ -328,15 +332,14 @@ class AutoFormat:
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
         try:
-            size = path.stat().st_size
-            entry = self.chosen(path) if size else None
-            digest = file_sha256(path)
-        except OSError:  # the trace reader says why it cannot be read
-            return read_file_batches(path, consume, batch_rows)
+            entry = self.chosen(path) if path.stat().st_size else None
+        except OSError:
+            entry = None
         if entry is not None:
             return self.reader(entry).read_batches(path, consume, batch_rows)
-        if size == 0:
-            return read_file_batches(path, consume, batch_rows)
+        facts = file_facts(path)  # a file that cannot be opened or is empty: that is its rule
+        if facts.rule is not None:
+            return facts
         from storage.sniff import describe_file
 
         kinds = "; ".join(f"{entry.name}: {entry.describe}" for entry in FORMATS)
@@ -344,7 +347,7 @@ class AutoFormat:
             f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads "
             f"{kinds}; name one with --format if the file is of one of them"
         )
-        return FileInfo(path_text(path), size, digest, 0, "unrecognised_file", reason)
+        return replace(facts, rule="unrecognised_file", reason=reason)
 
 
 def file_format(

@@ -16,13 +16,11 @@ from typing import Any
 
 import polars as pl
 
-from storage._names import path_text
 from storage.errors import InputError, UnrecognisedFile
-from storage.hashing import file_sha256
 from storage.otel_files import OTEL_EXTENSIONS, iter_span_chunks
 from storage.otel_output import canonical_rows
 from storage.otel_spool import SpanSpool, bucket_count
-from storage.readers import FileInfo
+from storage.readers import FileInfo, file_facts
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA, map_spans
 from transforms.otel_spans import span_facts
@@ -47,16 +45,10 @@ class OtelFileFormat:
     ) -> FileInfo:
         """Map the spans of `path` and hand the canonical rows to `consume`, `batch_rows` at a
         time; never raises for a bad file (the FileInfo carries its rule)."""
-        name = path_text(path)
-        try:
-            size = path.stat().st_size
-            digest = file_sha256(path)
-        except OSError as exc:
-            reason = f"the file cannot be opened ({exc}); check that it exists and is readable"
-            return FileInfo(name, 0, "", 0, "unreadable_file", reason)
-        if size == 0:
-            reason = "the file has zero bytes; the export was probably interrupted: re-export it"
-            return FileInfo(name, 0, digest, 0, "empty_file", reason)
+        facts = file_facts(path)
+        if facts.rule is not None:
+            return facts
+        name, size, digest = facts.path, facts.size, facts.content_hash
         try:
             rows = self._mapped(path, name, size, consume, batch_rows)
         except UnrecognisedFile as exc:

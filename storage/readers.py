@@ -36,6 +36,7 @@ __all__ = [
     "FileInfo",
     "ReadResult",
     "expand_paths",
+    "file_facts",
     "read_file_batches",
     "read_traces",
     "rows_from_objects",
@@ -212,6 +213,28 @@ class FileFormat(Protocol):
         ...
 
 
+def _unopened(name: str, exc: OSError) -> FileInfo:
+    reason = f"the file cannot be opened ({exc}); check that it exists and is readable"
+    return FileInfo(name, 0, "", 0, "unreadable_file", reason)
+
+
+def _empty(name: str, digest: str) -> FileInfo:
+    reason = "the file has zero bytes; the export was probably interrupted: re-export it"
+    return FileInfo(name, 0, digest, 0, "empty_file", reason)
+
+
+def file_facts(path: Path) -> FileInfo:
+    """A file before it is read: its name, size and content hash, with the rule that stops it
+    being read (unreadable_file, empty_file) or none. Readers of other formats start here."""
+    name = path_text(path)
+    try:
+        size = path.stat().st_size
+        digest = file_sha256(path)
+    except OSError as exc:
+        return _unopened(name, exc)
+    return _empty(name, digest) if size == 0 else FileInfo(name, size, digest, 0)
+
+
 def read_file_batches(
     path: Path,
     consume: Callable[[pl.DataFrame], None],
@@ -234,11 +257,9 @@ def read_file_batches(
         data = None if is_parquet else path.read_bytes()
         digest = file_sha256(path) if data is None else hashlib.sha256(data).hexdigest()
     except OSError as exc:
-        reason = f"the file cannot be opened ({exc}); check that it exists and is readable"
-        return FileInfo(name, 0, "", 0, "unreadable_file", reason)
+        return _unopened(name, exc)
     if size == 0:
-        reason = "the file has zero bytes; the export was probably interrupted: re-export it"
-        return FileInfo(name, 0, digest, 0, "empty_file", reason)
+        return _empty(name, digest)
     rows_read = 0
     try:
         if data is None:
