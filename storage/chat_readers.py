@@ -4,7 +4,7 @@ mapping as `tracegrade import chat`), so a scoring run reads them without a conv
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,8 @@ class ChatFileFormat:
     config: ChatImportConfig
     extensions: tuple[str, ...] = CHAT_EXTENSIONS
     what: str = "chat trajectory files"
+    convert: Callable[[Any], Any] | None = None
+    """Turns each record as the file holds it into a chat record (another tool's layout)."""
 
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
@@ -70,7 +72,11 @@ class ChatFileFormat:
             return facts
         name, size, digest = facts.path, facts.size, facts.content_hash
         try:
-            mapped = map_trajectories(iter_chat_records(path), self.config)
+            records = iter_chat_records(path)
+            if self.convert is not None:
+                convert = self.convert
+                records = (replace(record, value=convert(record.value)) for record in records)
+            mapped = map_trajectories(records, self.config)
         except InputError as exc:
             return FileInfo(name, size, digest, 0, "unreadable_file", str(exc))
         traces = [

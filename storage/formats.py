@@ -251,6 +251,23 @@ def _chat_reader(config: str | None) -> FileFormat:
     return ChatFileFormat(load_chat_config(config))
 
 
+def _toolbench_reader(config: str | None) -> FileFormat:
+    from storage.chat_readers import ChatFileFormat
+    from storage.config_files import load_chat_config
+    from transforms.toolbench import TOOLBENCH_KEYS, toolbench_record
+
+    return ChatFileFormat(
+        load_chat_config(config, TOOLBENCH_KEYS),
+        (".json",),
+        "ToolBench answer files",
+        toolbench_record,
+    )
+
+
+def _is_toolbench(look: Peek) -> bool:
+    return isinstance(look.record, dict) and isinstance(look.record.get("answer_generation"), dict)
+
+
 FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
         "traces",
@@ -267,6 +284,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_otel(look),
         _otel_reader,
         "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports",
+    ),
+    TraceFormat(
+        "toolbench",
+        "ToolBench answer files",
+        (".json",),
+        lambda look, _reader: _is_toolbench(look),
+        _toolbench_reader,
+        "ToolBench answer files (answer_generation with train_messages, win)",
     ),
     TraceFormat(
         "chat",
@@ -356,7 +381,7 @@ def file_format(
     """The reader of a run's input files: the format `name`, or for "auto" each file's own
     format; `otel_config` and `chat_config` are the TOML files of the OTel and chat mapping
     keys (None: the defaults)."""
-    configs = {"otel": otel_config, "chat": chat_config}
+    configs = {"otel": otel_config, "chat": chat_config, "toolbench": chat_config}
     if name != "auto":
         return _entry(name).reader(configs.get(name))
     return AutoFormat(configs)

@@ -28,6 +28,7 @@ from transforms._chat_fields import (
     text_field,
     trace_id_of,
 )
+from transforms._chat_shapes import final_answer, is_error_result, with_tool_calls
 from transforms.config.chat import ChatImportConfig
 
 __all__ = [
@@ -143,6 +144,8 @@ class _Walk:
     calls: int = 0
     objective: str | None = None
     result: str = ""
+    answer: str | None = None
+    """What the last final-answer tool call answered; the trace's answer when set."""
     assistant_messages: int = 0
 
     def step(
@@ -161,6 +164,8 @@ class _Walk:
         )
 
     def call(self, name: str, args: str | None, call_id: str | None) -> None:
+        if name in self.config.final_answer_tools:
+            self.answer = final_answer(args)
         failed_at = self.failures.pop(name, None)
         window = self.config.retry_window
         retry = failed_at is not None and (window is None or self.calls - failed_at - 1 <= window)
@@ -214,7 +219,7 @@ class _Walk:
         ordinal, name = waiting.popleft()
         text = _text(message.get("content"), where) or ""
         self.step("observation", text)
-        if self.config.error_regex.search(text):
+        if is_error_result(text, self.config.error_regex):
             self.failures[name] = ordinal
 
     def walk(self, messages: list[Any]) -> None:
@@ -261,7 +266,7 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     agent_id = text_field(value, config.agent_id_field, config.agent_id, "agent id")
     domain = text_field(value, config.task_domain_field, config.task_domain, "domain")
     walk = _Walk(config)
-    walk.walk(messages)
+    walk.walk(with_tool_calls(messages))
     if not walk.assistant_messages:
         what = f"{len(messages)} messages but no assistant message" if messages else "no messages"
         raise Rejected(
@@ -297,7 +302,10 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
         },
         "task": {"objective": objective},
         "steps": walk.steps,
-        "outcome": {"result_summary": walk.result, "confidence": confidence},
+        "outcome": {
+            "result_summary": walk.result if walk.answer is None else walk.answer,
+            "confidence": confidence,
+        },
     }
 
 

@@ -268,9 +268,25 @@ def test_the_error_pattern_decides_what_is_an_error() -> None:
         call("pay", "{}", "c"),
         result("ok", "c"),
     )
-    assert "error_recovery" not in [kind for kind, _ in kinds(only_trace(value))]
-    custom = only_trace(value, error_pattern=r'"error":')
-    assert [kind for kind, _ in kinds(custom)][::2] == ["tool_call", "tool_call", "error_recovery"]
+    # "No errors found" does not start with the word; a JSON error field that is set is one.
+    assert [kind for kind, _ in kinds(only_trace(value))][::2] == [
+        "tool_call",
+        "tool_call",
+        "error_recovery",
+    ]
+
+
+def test_a_json_error_field_that_is_empty_is_not_an_error_whatever_the_pattern() -> None:
+    value = record(
+        call("pay", "{}", "a"),
+        result('{"error": "", "response": "HTTP 400"}', "a"),
+        call("pay", "{}", "b"),
+        result("ok", "b"),
+    )
+    for pattern in (r"(?i)^\s*error\b", r'"error"\s*:'):
+        assert "error_recovery" not in [
+            kind for kind, _ in kinds(only_trace(value, error_pattern=pattern))
+        ]
 
 
 @pytest.mark.parametrize(
@@ -414,8 +430,13 @@ def test_duplicate_ids_keep_the_last_record() -> None:
 
 
 def test_unknown_roles_are_rejected_naming_the_message() -> None:
+    rule, reason = rejected(record(say("a"), {"role": "critic", "content": "x"}))
+    assert rule == "unknown_role" and "message 4 has role 'critic'" in reason
+
+
+def test_a_legacy_function_result_without_its_call_is_rejected_naming_it() -> None:
     rule, reason = rejected(record(say("a"), {"role": "function", "name": "f", "content": "x"}))
-    assert rule == "unknown_role" and "message 4 has role 'function'" in reason
+    assert rule == "unmatched_tool_message" and "tool_call_id 'function f'" in reason
 
 
 @pytest.mark.parametrize(

@@ -235,11 +235,12 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     _add_scoring_options(score, force=True)
     score.add_argument(
         "--format",
-        choices=("auto", "traces", "otel", "chat"),
+        choices=("auto", "traces", "otel", "toolbench", "chat"),
         default="auto",
         help="auto (default): each file's format recognised from its content; traces: "
         "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
-        "lists, Phoenix span tables); chat: chat-message trajectories (docs/import.md)",
+        "lists, Phoenix span tables); toolbench: ToolBench answer files; chat: chat-message "
+        "trajectories (docs/formats.md)",
     )
     score.add_argument(
         "--otel-config", metavar="FILE", help="a TOML file of mapping keys for OTel span files"

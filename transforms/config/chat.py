@@ -129,6 +129,13 @@ class ChatImportConfig(BaseModel):
     retry_window: Annotated[int, Field(ge=0)] | None = 3
     """Most tool calls of other tools allowed between a failed call and its retry; "any" (or
     None): no limit."""
+    final_answer_tools: list[str] = Field(
+        default_factory=lambda: ["Finish", "final_answer", "final_output", "submit"]
+    )
+    """Tools through which an agent gives its answer (ToolBench's `Finish`, smolagents'
+    `final_answer`, SWE-agent's `submit`): the argument of the last such call is the trace's
+    answer (its `final_answer`, `answer`, `result`, `output` or `text` field); empty: the last
+    assistant text is the answer."""
 
     @field_validator(
         "messages_field",

@@ -1,0 +1,98 @@
+"""Chat messages as other tools write them, read by the chat mapping (`transforms.chat`):
+OpenAI's legacy function calling, tool results that report errors as JSON, and the answer an
+agent gives through a final-answer tool.
+
+Pure functions on parsed JSON values; the mapping's rules (docs/import.md) call them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from typing import Any
+
+__all__ = ["final_answer", "is_error_result", "with_tool_calls"]
+
+_ANSWER_KEYS = ("final_answer", "answer", "result", "output", "text")
+_ERROR_FIELD = re.compile(r'^\{\s*"error"\s*:\s*(null|"((?:[^"\\]|\\.)*)")')
+"""The `error` field that opens a JSON result cut short (ToolBench cuts long results)."""
+"""The argument of a final-answer tool that holds the answer, tried in this order."""
+
+
+def with_tool_calls(messages: list[Any]) -> list[Any]:
+    """`messages` with OpenAI's legacy function calling (before tool calls, 2023: an assistant
+    message's `function_call` {name, arguments}, answered by a message of role `function`
+    with the function's `name`) written as tool calls: the call gets the id `function-N` (N
+    counts the calls), and each `function` message becomes a `tool` message answering the
+    earliest unanswered call of its name. Messages of the current shape are kept as they are;
+    a `function` message that no call of its name awaits gets the id `function NAME`, which
+    no call has, and the mapping rejects it as unmatched."""
+    if not any(
+        isinstance(m, dict) and ("function_call" in m or m.get("role") == "function")
+        for m in messages
+    ):
+        return messages
+    waiting: dict[str, deque[str]] = {}
+    written: list[Any] = []
+    calls = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            written.append(message)
+            continue
+        call = message.get("function_call")
+        if message.get("role") == "assistant" and isinstance(call, dict):
+            calls += 1
+            call_id = f"function-{calls}"
+            waiting.setdefault(str(call.get("name")), deque()).append(call_id)
+            rest = {k: v for k, v in message.items() if k != "function_call"}
+            tool_call = {"id": call_id, "type": "function", "function": call}
+            written.append({**rest, "tool_calls": [*(rest.get("tool_calls") or []), tool_call]})
+        elif message.get("role") == "function":
+            ids = waiting.get(str(message.get("name")))
+            rest = {k: v for k, v in message.items() if k not in ("role", "name")}
+            unmatched = f"function {message.get('name')}"  # the mapping rejects it, naming it
+            written.append(
+                {**rest, "role": "tool", "tool_call_id": ids.popleft() if ids else unmatched}
+            )
+        else:
+            written.append(message)
+    return written
+
+
+def is_error_result(text: str, pattern: re.Pattern[str]) -> bool:
+    """A tool result is an error when it says so. A JSON object with an `error` key (ToolBench
+    writes `{"error": "", "response": ...}` for every call) is an error exactly when that
+    value is not empty; any other text when `pattern` is found in it."""
+    stripped = text.lstrip()
+    if stripped.startswith("{") and '"error"' in stripped:
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and "error" in value:
+            return value["error"] not in (None, "", False, [], {})
+        cut = _ERROR_FIELD.match(stripped)
+        if cut is not None:
+            return bool(cut.group(2))
+    return pattern.search(text) is not None
+
+
+def final_answer(arguments: str | None) -> str:
+    """The answer a final-answer tool was called with: the first of its arguments' answer
+    fields (`final_answer`, `answer`, `result`, `output`, `text`) that is present, as text;
+    arguments that hold none give "" (a run that gave up answered nothing); arguments that
+    are not a JSON object are the answer as written."""
+    if arguments is None:
+        return ""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if not isinstance(value, dict):
+        return arguments
+    for key in _ANSWER_KEYS:
+        if value.get(key) is not None:
+            found = value[key]
+            return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
+    return ""
