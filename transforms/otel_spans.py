@@ -268,7 +268,10 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             ),
             kind="kind",
             agent_name=pl.coalesce("gen_ai.agent.name", "agent.name"),
-            service_name="service.name",
+            # The SDKs' default when no service name was set: it names no agent.
+            service_name=pl.when(~pl.col("service.name").str.starts_with("unknown_service")).then(
+                "service.name"
+            ),
             tool_name=pl.when(retrieval)
             .then(pl.lit(config.retrieval_tool))
             .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),

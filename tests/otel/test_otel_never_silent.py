@@ -19,7 +19,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 SPANS = DATA / "any-agent" / "OPENAI.json"
 OBJECTIVE = "what's a good brewery near Aspinwall PA? Write the answer to /projects/hi.txt"
 TRACE_SQL = (
-    "SELECT objective, result_summary, success, "
+    "SELECT objective, result_summary, success, agent_id, "
     "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.tool_name) "
     "FROM traces"
 )
@@ -35,10 +35,12 @@ def test_a_json_array_of_sdk_spans_is_one_trace(tmp_path: Path, flags: tuple[str
     db = tmp_path / "s.duckdb"
     assert score(tmp_path / "OPENAI.json", db, *flags) == 0
     assert query_rows(db, "SELECT status, rows_read, rows_scored FROM files") == [("loaded", 1, 1)]
-    ((objective, answer, success, tools),) = query_rows(db, TRACE_SQL)
+    ((objective, answer, success, agent, tools),) = query_rows(db, TRACE_SQL)
     assert objective == OBJECTIVE
     assert answer.startswith("I have written the information about a good brewery")
     assert success is True  # every span's status is OK
+    # Its resource's service.name is the SDK's default, unknown_service: it names no agent.
+    assert agent is None
     # The file's two TOOL spans, in the order they started.
     assert tools == ["search_web", "write_file"]
 
