@@ -76,19 +76,25 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _span_id(span: Any, key: str) -> Any:
+    context = span.get(key) if isinstance(span, Mapping) else None
+    return context.get("span_id") if isinstance(context, Mapping) else None
+
+
 def agent_trace_spans(value: object) -> list[Any] | None:
     """The spans of an any-agent `AgentTrace` (`{"spans": [...], "final_output": ...}`), its
-    `final_output` given to its root agent span as `gen_ai.output` (the answer) where that
-    span has none; None for anything else."""
+    `final_output` given as `gen_ai.output` (the answer) to its top span, the one whose parent
+    is not in the trace (none, or a span another process recorded), where that span has none;
+    None for anything else."""
     if not isinstance(value, dict) or not isinstance(value.get("spans"), list):
         return None
     spans = [dict(span) if isinstance(span, Mapping) else span for span in value["spans"]]
     final = value.get("final_output")
+    ids = {_span_id(span, "context") for span in spans} - {None}
     for span in spans:
         attributes = span.get("attributes") if isinstance(span, dict) else None
-        parent = span.get("parent") if isinstance(span, dict) else None
-        is_root = not (isinstance(parent, Mapping) and parent.get("span_id") is not None)
-        if final is not None and is_root and isinstance(attributes, Mapping):
+        on_top = _span_id(span, "parent") not in ids
+        if final is not None and on_top and isinstance(attributes, Mapping):
             text = final if isinstance(final, str) else json.dumps(final, ensure_ascii=False)
             span["attributes"] = {"gen_ai.output": text, **attributes}
     return spans

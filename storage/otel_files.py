@@ -11,7 +11,7 @@ docs/import.md describes the formats.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from storage._otlp_lines import (
     malformed,
     parsed_line,
 )
-from storage._phoenix import PHOENIX_COLUMNS, phoenix_rows, span_row
+from storage._phoenix import PHOENIX_COLUMNS, agent_trace_spans, phoenix_rows, span_row
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
 from storage.readers import expand_paths
@@ -227,7 +227,8 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
 def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
     source, wanted = path_text(path), key_check(config)
     for data, first in _line_blocks(path, size):
-        chunk, good = SpanChunk(rows_frame([])), []
+        chunk = SpanChunk(rows_frame([]))
+        good: list[tuple[int, Mapping[str, Any]]] = []
         text = _decoded(data, path)
         for index, line in enumerate(text.split("\n")):
             if not line.strip():
@@ -239,17 +240,17 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
             except RecordProblem as problem:
                 chunk.rejections.append(malformed(source, number, problem.reason))
                 continue
-            row = span_row(value)
-            if row is None:
+            rows = [span_row(item) for item in agent_trace_spans(value) or [value]]
+            if not rows or any(row is None for row in rows):
                 chunk.rejections.append(
                     malformed(
                         source,
                         number,
-                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context)",
+                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context), nor an any-agent trace of such spans",
                     )
                 )
                 continue
-            good.append((number, row))
+            good.extend((number, row) for row in rows if row is not None)
         chunk.spans = rows_frame(phoenix_rows(good, source, wanted))
         yield chunk
 
@@ -262,7 +263,8 @@ def _decoded(data: bytearray, path: Path) -> str:
 
 
 def _is_phoenix_lines(path: Path) -> bool:
-    """True when the first non-blank line is a Phoenix table row rather than an OTLP request."""
+    """True when the first non-blank line is a span row (Phoenix's, the SDK's) or an any-agent
+    trace of them, rather than an OTLP request."""
     with path.open("rb") as handle:
         for raw in handle:
             line = raw.strip().removeprefix(b"\xef\xbb\xbf")
@@ -271,9 +273,10 @@ def _is_phoenix_lines(path: Path) -> bool:
             if line.startswith(b'{"resourceSpans"') or b'"resourceSpans"' in line[:200]:
                 return False
             try:
-                return span_row(parse_record(line.decode("utf-8", "replace"), "line 1")) is not None
+                value = parse_record(line.decode("utf-8", "replace"), "line 1")
             except RecordProblem:
                 return False
+            return span_row(value) is not None or agent_trace_spans(value) is not None
     return False
 
 

@@ -65,3 +65,28 @@ def test_all_seven_in_one_folder_are_seven_traces(tmp_path: Path) -> None:
     assert main(["score", str(tmp_path / "runs"), "--db", str(db), "--no-embedder"]) == 0
     assert query_rows(db, "SELECT count(*), count(DISTINCT trace_id) FROM traces") == [(7, 7)]
     assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+
+
+FACTORY = Path(__file__).resolve().parents[1] / "data" / "agent-factory"
+
+
+def test_a_one_line_agent_trace_and_span_lines_as_agent_factory_writes_them(
+    tmp_path: Path,
+) -> None:
+    """agent-factory's AgentTrace is one line (read as JSON lines, it was one no_spans
+    rejection), and its top span's parent was recorded elsewhere: final_output is still the
+    answer. Its exporter's span lines hold no user message: quarantined saying so."""
+    shutil.copytree(FACTORY, tmp_path / "runs")
+    db = tmp_path / "f.duckdb"
+    assert main(["score", str(tmp_path / "runs"), "--db", str(db), "--no-embedder"]) == 0
+    ((objective, answer, agent, tools),) = query_rows(
+        db,
+        "SELECT objective, result_summary, agent_id, list_transform(list_filter(steps, "
+        "s -> s.type = 'tool_call'), s -> s.tool_name) FROM traces",
+    )
+    document = json.loads((FACTORY / "agent_factory_trace.json").read_text())
+    assert objective.startswith("Workflow that takes an input web URL and returns a summary")
+    assert answer == document["final_output"]
+    assert (agent, tools) == ("any_agent", ["read_file"])
+    ((rule, reason),) = query_rows(db, "SELECT rule, reason FROM quarantine")
+    assert rule == "missing_objective" and "no span of the trace carries a user message" in reason
