@@ -27,29 +27,19 @@ def _iso(trace: dict[str, Any]) -> str:
 
 
 def _rejected_rows(rejections: list[ChatRejection], source: str) -> pl.DataFrame:
-    """Rejections as canonical rows that carry their rule as `read_rule`."""
-    frame = pl.DataFrame(
+    """Rejections as canonical rows that carry their rule as `read_rule` (the other columns
+    null)."""
+    rows = [
         {
-            "source_file": [source] * len(rejections),
-            "row_number": [rejection.record_number for rejection in rejections],
-            "trace_id": [rejection.trace_id for rejection in rejections],
-            "read_rule": [rejection.rule for rejection in rejections],
-            "read_reason": [
-                f"{rejection.reason} (record {rejection.record_number})" for rejection in rejections
-            ],
-        },
-        schema={
-            "source_file": pl.String(),
-            "row_number": pl.Int64(),
-            "trace_id": pl.String(),
-            "read_rule": pl.String(),
-            "read_reason": pl.String(),
-        },
-    )
-    return frame.select(
-        pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
-        for name, dtype in CANONICAL_SCHEMA.items()
-    )
+            "source_file": source,
+            "row_number": rejection.record_number,
+            "trace_id": rejection.trace_id,
+            "read_rule": rejection.rule,
+            "read_reason": f"{rejection.reason} (record {rejection.record_number})",
+        }
+        for rejection in rejections
+    ]
+    return pl.DataFrame(rows, schema=CANONICAL_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -70,7 +60,7 @@ class ChatFileFormat:
         facts = file_facts(path)
         if facts.rule is not None:
             return facts
-        name, size, digest = facts.path, facts.size, facts.content_hash
+        name = facts.path
         try:
             records = iter_chat_records(path)
             if self.convert is not None:
@@ -78,7 +68,7 @@ class ChatFileFormat:
                 records = (replace(record, value=convert(record.value)) for record in records)
             mapped = map_trajectories(records, self.config)
         except InputError as exc:
-            return FileInfo(name, size, digest, 0, "unreadable_file", str(exc))
+            return replace(facts, rule="unreadable_file", reason=str(exc))
         traces = [
             {**trace, "metadata": {**trace["metadata"], "created_at": _iso(trace)}}
             for trace in mapped.traces
@@ -90,4 +80,4 @@ class ChatFileFormat:
         rows = rows.sort("row_number")
         for batch in rows.iter_slices(batch_rows):
             consume(batch)
-        return FileInfo(name, size, digest, rows.height)
+        return replace(facts, rows_read=rows.height)

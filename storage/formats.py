@@ -265,7 +265,9 @@ def _toolbench_reader(config: str | None) -> FileFormat:
 
 
 def _is_toolbench(look: Peek) -> bool:
-    return isinstance(look.record, dict) and isinstance(look.record.get("answer_generation"), dict)
+    from transforms.toolbench import is_toolbench
+
+    return is_toolbench(look.record)
 
 
 FORMATS: tuple[TraceFormat, ...] = (

@@ -10,7 +10,7 @@ replaces the earlier (docs/import.md says when to import first instead).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,13 @@ class OtelFileFormat:
         facts = file_facts(path)
         if facts.rule is not None:
             return facts
-        name, size, digest = facts.path, facts.size, facts.content_hash
         try:
-            rows = self._mapped(path, name, size, consume, batch_rows)
+            rows = self._mapped(path, facts.path, facts.size, consume, batch_rows)
         except UnrecognisedFile as exc:
-            return FileInfo(name, size, digest, 0, "unrecognised_file", str(exc))
+            return replace(facts, rule="unrecognised_file", reason=str(exc))
         except InputError as exc:
-            return FileInfo(name, size, digest, 0, "unreadable_file", str(exc))
-        return FileInfo(name, size, digest, rows)
+            return replace(facts, rule="unreadable_file", reason=str(exc))
+        return replace(facts, rows_read=rows)
 
     def _mapped(
         self,
