@@ -17,11 +17,12 @@ from datetime import time as clock
 from pipelines import staging
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps, RunTally
-from pipelines.score import score_run, scoring_run, summarise
+from pipelines.scoring_steps import score_run, scoring_run, summarise
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
 from pipelines.stages import FRESH
 from storage import formats
 from storage.config_files import load_settings
+from storage.input_paths import input_files
 from storage.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import Settings
@@ -72,7 +73,7 @@ def backfill(
     bounds = chunk_bounds(start, end, chunk_days)
     settings = load_settings(config)
     file_format = formats.file_format()  # each file's format recognised from its content
-    staging.input_files(paths, file_format)  # a path that names nothing stops the run here
+    input_files(paths, file_format)  # a path that names nothing stops the run here
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,

@@ -13,16 +13,16 @@ import polars as pl
 
 from pipelines.runs import Run
 from pipelines.staged_levels import StagedLevels
-from storage._names import path_text
 from storage.duckdb_store import DuckDBStore
-from storage.hashing import file_sha256, sha256_hex
+from storage.hashing import sha256_hex
+from storage.input_paths import input_files
+from storage.ledger import in_ledger, stored_files
 from storage.readers import (
     CANONICAL_SCHEMA,
     DEFAULT_BATCH_ROWS,
     FileFormat,
     FileInfo,
     ReadResult,
-    expand_paths,
     read_file_batches,
 )
 from storage.staging_store import (
@@ -45,7 +45,6 @@ __all__ = [
     "SCORES",
     "STAGED",
     "commit_ledger",
-    "input_files",
     "limit_to_range",
     "stage_chunk",
     "stage_inputs",
@@ -108,10 +107,9 @@ def stage_inputs(
     files (or another kind) instead of trace files.
     """
     files = input_files(paths, file_format)
-    known = store.sql("SELECT path, content_hash FROM files WHERE status <> 'partial'")
-    seen = set(zip(known["path"].to_list(), known["content_hash"].to_list(), strict=True))
+    seen = stored_files(store)
     store.release()  # reading and staging work on this process's own tables only
-    todo = [f for f in files if force or not _in_ledger(f, seen)]
+    todo = [f for f in files if force or not in_ledger(f, seen)]
     create_staging(store, run.run_id, pl.Schema(_valid_schema()), run.path(STAGED))
     infos, rejected_parts = _read_batches(
         run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels
@@ -132,22 +130,6 @@ def stage_inputs(
         "rows_valid": int(valid_rows["rows_scored"].sum()),
         "rows_quarantined": int(quarantine["row_number"].is_not_null().sum()),
     }
-
-
-def _in_ledger(path: Path, seen: set[tuple[str, str]]) -> bool:
-    """The file's (name, content hash) is in the ledger; a file that cannot be read is not
-    (it is read, and quarantined as unreadable)."""
-    try:
-        return (path_text(path), file_sha256(path)) in seen
-    except OSError:
-        return False
-
-
-def input_files(paths: list[str], file_format: FileFormat | None = None) -> list[Path]:
-    """The files a run reads: `expand_paths` with the extensions of `file_format`, if any."""
-    if file_format is None:
-        return expand_paths(paths)
-    return expand_paths(paths, extensions=file_format.extensions, what=file_format.what)
 
 
 def _read_batches(

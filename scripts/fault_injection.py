@@ -32,7 +32,7 @@ _CHILD = """
 import sys
 sys.path.insert(0, {root!r})
 from pipelines import staging
-from pipelines.score import score_run, scoring_run
+from pipelines.scoring_steps import score_run, scoring_run
 from storage.config_files import load_settings
 from storage.registry import held_store
 

@@ -71,6 +71,11 @@ class Statements:
         return _frame(self._con.sql(query, params=params))
 
     @uninterrupted_method
+    def rows(self, query: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run a read query and return its rows as tuples (no Polars: for small answers)."""
+        return self._con.execute(query, params).fetchall()
+
+    @uninterrupted_method
     def cursor_rows(self, query: str) -> tuple[list[str], list[str], duckdb.DuckDBPyConnection]:
         """Run a read query for `tracegrade sql`: its column names, their DuckDB types and the
         cursor to fetch its rows from (as Python values, with no Polars in between)."""

@@ -28,6 +28,7 @@ from storage._json_values import (
 )
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
 from storage.errors import InputError
+from storage.input_paths import CHAT_EXTENSIONS
 from transforms.chat import ChatRecord, ChatRejection
 
 __all__ = [
@@ -43,9 +44,6 @@ __all__ = [
     "write_import_report",
     "write_trace_parquet",
 ]
-
-CHAT_EXTENSIONS = (".json", ".jsonl", ".ndjson")
-"""Extensions `read_chat_records` reads: a JSON array (or one object), or one record a line."""
 
 _STEP = pa.struct(
     [

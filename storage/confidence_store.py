@@ -10,18 +10,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import polars as pl
 
 from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS
 from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
 
+if TYPE_CHECKING:  # Polars loads where a frame is made: a rerun's check needs none
+    import polars as pl
+
 __all__ = [
     "commit_confidence",
     "confidence_levels",
+    "derived_levels_current",
     "run_levels",
     "run_quarantine_rules",
     "stale_derived_ids",
@@ -36,21 +40,35 @@ _UNFINISHED = f"SELECT trace_id FROM traces WHERE run_id IN ({_UNFINISHED_RUNS})
 after its commit and before its confidence step."""
 
 
-def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
-    """True when every trace outside _UNFINISHED has a derived level from `config_hash`: no
-    stored level used another configuration, and there are as many levels outside the
-    unfinished runs' traces as traces. (A trace's content only changes when a run stores it,
-    so a level outside those traces cannot be stale by its input.) Counts, not a join of
-    every trace with every level: a nightly run into a large database stays cheap."""
-    (other_config, traces, unfinished, leveled), *_ = store.sql(
+def _level_counts(store: DuckDBStore, config_hash: str) -> tuple[int, int, int, int]:
+    """Derived levels of another configuration than `config_hash`, stored traces, traces of
+    unfinished runs (_UNFINISHED), and derived levels of the other traces. Counts, not a
+    join of every trace with every level: a nightly run into a large database stays cheap."""
+    ((other_config, traces, unfinished, leveled),) = store.rows(
         f"WITH u AS ({_UNFINISHED}) SELECT "
         "(SELECT count(*) FROM confidence_traces WHERE source = 'derived' AND config_hash <> ?), "
         "(SELECT count(*) FROM traces), (SELECT count(*) FROM u), "
         "(SELECT count(*) FROM confidence_traces c WHERE c.source = 'derived' "
         "AND c.trace_id NOT IN (SELECT trace_id FROM u))",
         [config_hash],
-    ).rows()
+    )
+    return other_config, traces, unfinished, leveled
+
+
+def _only_unfinished_can_be_stale(store: DuckDBStore, config_hash: str) -> bool:
+    """True when every trace outside _UNFINISHED has a derived level from `config_hash`: no
+    stored level used another configuration, and there are as many levels outside the
+    unfinished runs' traces as traces. (A trace's content only changes when a run stores it,
+    so a level outside those traces cannot be stale by its input.)"""
+    other_config, traces, unfinished, leveled = _level_counts(store, config_hash)
     return other_config == 0 and leveled == traces - unfinished
+
+
+def derived_levels_current(store: DuckDBStore, config_hash: str) -> bool:
+    """True when every stored trace has its derived level from `config_hash` and no run left
+    traces unfinished: a confidence step would compute nothing."""
+    other_config, traces, unfinished, leveled = _level_counts(store, config_hash)
+    return other_config == 0 and unfinished == 0 and leveled == traces
 
 
 def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force: bool) -> int:
@@ -113,6 +131,8 @@ def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
             f"{steps_with(_DERIVED_STEP_FIELDS)} FROM {table} t SEMI JOIN __ids "
             f"USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) {within} ORDER BY t.trace_id"
         )
+
+    import polars as pl
 
     wanted = ids.select("trace_id")
     places = ids["place"] if "place" in ids.columns else pl.Series([None], dtype=pl.Int64)
@@ -181,6 +201,8 @@ def _part_groups(parts: list[Path]) -> Iterator[list[Path]]:
     """Consecutive trace part files holding at least COMMIT_BATCH_ROWS traces together (the
     last group fewer): a run computes in small parts to bound its memory and commits whole
     row groups of levels per transaction, as a scoring commit does."""
+    import polars as pl
+
     group: list[Path] = []
     held = 0
     for part in parts:

@@ -17,17 +17,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from storage.readers import (
+from storage.input_paths import (
+    CHAT_EXTENSIONS,
+    OTEL_EXTENSIONS,
+    PARQUET_EXTENSIONS,
+    PROTOBUF_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
-    FileFormat,
-    FileInfo,
-    file_facts,
-    read_file_batches,
 )
+
+if TYPE_CHECKING:  # the readers load with the first file read: a rerun with nothing new needs none
+    import polars as pl
+
+    from storage.readers import FileFormat, FileInfo
 
 __all__ = [
     "FORMATS",
@@ -43,8 +46,6 @@ __all__ = [
 _HEAD_BYTES = 1 << 16
 """What is read first; doubled while the first record does not fit, up to `_MOST_BYTES`."""
 _MOST_BYTES = 8 << 20
-_PROTOBUF = (".pb", ".binpb", ".otlp")
-_PARQUET = (".parquet", ".pq")
 _LINES = 100
 """How many lines of JSON lines are tried for a first record that parses."""
 _FIRST_KEY = re.compile(rb'^\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:')
@@ -126,10 +127,10 @@ def peek(path: Path) -> Peek:
     suffix = path.suffix.lower()
     with path.open("rb") as handle:
         head = handle.read(_HEAD_BYTES)
-        if head.startswith(b"PAR1") or suffix in _PARQUET:
+        if head.startswith(b"PAR1") or suffix in PARQUET_EXTENSIONS:
             columns = _parquet_columns(path)
             return Peek(suffix, columns=columns, damaged=columns is None)
-        if suffix in _PROTOBUF:
+        if suffix in PROTOBUF_EXTENSIONS:
             return Peek(suffix)
         if _not_text(head):
             return Peek(suffix, damaged=True)
@@ -177,7 +178,7 @@ _REQUEST_KEYS = {"resourceSpans", "resource_spans"}
 
 
 def _is_otel(look: Peek) -> bool:
-    if look.suffix in _PROTOBUF:
+    if look.suffix in PROTOBUF_EXTENSIONS:
         return True
     if look.columns is not None:
         return "context.span_id" in look.columns or "span_id" in look.columns
@@ -230,6 +231,8 @@ class TraceFiles:
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
+        from storage.readers import read_file_batches
+
         return read_file_batches(path, consume, batch_rows)
 
 
@@ -282,7 +285,7 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
         "otel",
         "span files",
-        (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".otlp", ".parquet", ".pq"),
+        OTEL_EXTENSIONS,
         lambda look, _reader: _is_otel(look),
         _otel_reader,
         "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports",
@@ -298,7 +301,7 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
         "chat",
         "chat trajectory files",
-        (".json", ".jsonl", ".ndjson"),
+        CHAT_EXTENSIONS,
         lambda look, reader: _is_chat(look, reader().config.messages_field),
         _chat_reader,
         "chat-message trajectories (OpenAI messages; tau-bench's `traj`)",
@@ -364,6 +367,8 @@ class AutoFormat:
             entry = None
         if entry is not None:
             return self.reader(entry).read_batches(path, consume, batch_rows)
+        from storage.readers import file_facts
+
         facts = file_facts(path)  # a file that cannot be opened or is empty: that is its rule
         if facts.rule is not None:
             return facts
@@ -377,6 +382,31 @@ class AutoFormat:
         return replace(facts, rule="unrecognised_file", reason=reason)
 
 
+@dataclass(frozen=True)
+class NamedFormat:
+    """Every file read with one format (`--format NAME`); its reader is built when the first
+    file is read, so a run that reads none loads no reader."""
+
+    entry: TraceFormat
+    config: str | None = None
+    _readers: dict[str, FileFormat] = field(default_factory=dict, repr=False)
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return self.entry.extensions
+
+    @property
+    def what(self) -> str:
+        return self.entry.what
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        if not self._readers:
+            self._readers["reader"] = self.entry.reader(self.config)
+        return self._readers["reader"].read_batches(path, consume, batch_rows)
+
+
 def file_format(
     name: str = "auto", otel_config: str | None = None, chat_config: str | None = None
 ) -> FileFormat:
@@ -385,5 +415,5 @@ def file_format(
     keys (None: the defaults)."""
     configs = {"otel": otel_config, "chat": chat_config, "toolbench": chat_config}
     if name != "auto":
-        return _entry(name).reader(configs.get(name))
+        return NamedFormat(_entry(name), configs.get(name))
     return AutoFormat(configs)

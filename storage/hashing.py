@@ -5,14 +5,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:  # Polars loads where a column is hashed: hashing a file needs none
+    import polars as pl
 
 __all__ = ["embedding_keys", "file_sha256", "sha256_hex"]
 
 
 def sha256_hex(values: pl.Series) -> pl.Series:
     """SHA-256 of each UTF-8 string."""
+    import polars as pl
+
     return pl.Series(
         values.name,
         [hashlib.sha256(value.encode()).hexdigest() for value in values.to_list()],
@@ -22,6 +26,8 @@ def sha256_hex(values: pl.Series) -> pl.Series:
 
 def embedding_keys(model_key: str, text_shas: Iterable[str]) -> pl.Series:
     """Key of a vector: a hash of the model identity and of the text's own hash."""
+    import polars as pl
+
     prefix = model_key.encode() + b"\0"
     return pl.Series(
         "embedding_key",

@@ -38,7 +38,7 @@ from storage._otlp_lines import (
 from storage._phoenix import PHOENIX_COLUMNS, agent_trace_spans, phoenix_rows, span_row
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
-from storage.readers import expand_paths
+from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import wanted_key_filter
 
@@ -50,14 +50,10 @@ __all__ = [
     "otel_input_files",
 ]
 
-OTEL_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".otlp", ".parquet", ".pq")
-"""Extensions read (case-insensitive); folders are searched for these."""
-
 CHUNK_BYTES = 8 << 20
 """About how many bytes of a file are read into one chunk of spans."""
 
 _LINES = (".json", ".jsonl", ".ndjson")
-_PARQUET = (".parquet", ".pq")
 _PHOENIX_BATCH_ROWS = 20_000
 _BLOCK_BYTES = 4 << 20
 _SCHEMAS = (collector_schema(False), collector_schema(True))
@@ -291,7 +287,7 @@ def iter_span_chunks(
     """
     suffix = path.suffix.lower()
     try:
-        if suffix in _PARQUET:
+        if suffix in PARQUET_EXTENSIONS:
             yield from _phoenix_parquet(path, config)
         elif suffix not in _LINES:
             yield from _protobuf_chunks(path, config, chunk_bytes)

@@ -8,7 +8,6 @@ still load. Record-level problems stay on the rows (`read_rule`) for
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,27 +22,22 @@ from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, FileRejected
 from storage._json import read_json_rows
 from storage._names import path_text
 from storage._parquet import iter_parquet_rows
-from storage.errors import InputError, NoInputFilesError
 from storage.hashing import file_sha256
+from storage.input_paths import PARQUET_EXTENSIONS, expand_paths
 
 __all__ = [
     "CANONICAL_SCHEMA",
     "FILE_QUARANTINE_SCHEMA",
     "STEP_DTYPE",
-    "SUPPORTED_EXTENSIONS",
     "DEFAULT_BATCH_ROWS",
     "FileFormat",
     "FileInfo",
     "ReadResult",
-    "expand_paths",
     "file_facts",
     "read_file_batches",
     "read_traces",
     "rows_from_objects",
 ]
-
-SUPPORTED_EXTENSIONS = (".jsonl", ".ndjson", ".json", ".parquet", ".pq")
-"""File extensions read (case-insensitive); folders are searched for these."""
 
 FILE_QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "source_file": pl.String(),
@@ -55,8 +49,6 @@ FILE_QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
 """Columns of a quarantine row, shared by rejected files and rejected records."""
 
 _LINES = (".jsonl", ".ndjson")
-_PARQUET = (".parquet", ".pq")
-_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True)
@@ -101,91 +93,6 @@ class ReadResult:
             },
             schema=FILE_QUARANTINE_SCHEMA,
         )
-
-
-def _supported(path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> bool:
-    return path.suffix.lower() in extensions
-
-
-def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> list[Path]:
-    """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
-    editors' and systems' files). A link that leads nowhere (dangling, or a loop) is kept, so
-    that reading it quarantines it as unreadable_file instead of skipping it unseen."""
-    return [
-        path
-        for path in folder.rglob("*")
-        if (path.is_file() or (path.is_symlink() and not path.exists()))
-        and _supported(path, extensions)
-        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-    ]
-
-
-def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list[Path]:
-    text = str(given)
-    path = Path(text).expanduser()
-    allowed = ", ".join(extensions)
-    if path.is_file():
-        if not _supported(path, extensions):
-            raise InputError(
-                f"input file {text!r} has extension {path.suffix!r}; tracegrade reads "
-                f"{allowed}: rename the file or export it in one of these formats"
-            )
-        return [path]
-    if path.is_dir():
-        files = _folder_files(path, extensions)
-        if not files:
-            raise NoInputFilesError(
-                f"input folder {text!r} holds no {what} ({allowed}, searched "
-                "recursively); check the path"
-            )
-        return files
-    if _GLOB_CHARS.intersection(text):
-        files = []
-        for match in sorted(glob.glob(str(path), recursive=True)):
-            matched = Path(match)
-            if matched.is_dir():
-                files.extend(_folder_files(matched, extensions))
-            elif matched.is_file() and _supported(matched, extensions):
-                files.append(matched)
-        if not files:
-            raise NoInputFilesError(
-                f"glob pattern {text!r} matches no {what} ({allowed}); check the "
-                "pattern (use ** to search folders recursively)"
-            )
-        return files
-    raise InputError(f"input path {text!r} does not exist; give a file, a folder or a glob pattern")
-
-
-def expand_paths(
-    paths: Sequence[str | Path],
-    *,
-    extensions: Sequence[str] = SUPPORTED_EXTENSIONS,
-    what: str = "trace files",
-) -> list[Path]:
-    """The trace files named by files, folders (recursive) and glob patterns.
-
-    Returns resolved paths, sorted and without duplicates, so a run reads the
-    same files in the same order whatever order the paths were given in.
-    `extensions` and `what` serve readers of other formats (OTel spans).
-
-    Raises:
-        InputError: No path was given, a path matches no trace file, or a file
-            named explicitly has an unsupported extension.
-    """
-    if isinstance(paths, str | Path):
-        paths = [paths]
-    if not paths:
-        raise InputError("no input paths given; pass at least one file, folder or glob pattern")
-    found = {_resolved(path) for given in paths for path in _expand_one(given, extensions, what)}
-    return sorted(found, key=str)
-
-
-def _resolved(path: Path) -> Path:
-    """The absolute path, links followed where they lead somewhere."""
-    try:
-        return path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return path.absolute()
 
 
 DEFAULT_BATCH_ROWS = 5_000
@@ -251,7 +158,7 @@ def read_file_batches(
     if file_format is not None:
         return file_format.read_batches(path, consume, batch_rows)
     name = path_text(path)
-    is_parquet = path.suffix.lower() in _PARQUET
+    is_parquet = path.suffix.lower() in PARQUET_EXTENSIONS
     try:
         size = path.stat().st_size
         data = None if is_parquet else path.read_bytes()

@@ -105,7 +105,7 @@ def run_pipeline(
     Returns the run's raw stage counts; the flow itself is tested in tests/pipelines.
     """
     from pipelines import staging
-    from pipelines.score import score_run, scoring_run
+    from pipelines.scoring_steps import score_run, scoring_run
     from storage.config_files import load_settings
     from storage.registry import held_store
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import polars as pl
-
-from transforms.confidence.report import level_table
 from transforms.words import NONE
+
+if TYPE_CHECKING:  # a summary of a run that read nothing is made without Polars
+    import polars as pl
 
 __all__ = ["RunSummary", "build_summary"]
 
@@ -39,14 +40,15 @@ _COUNT_LABELS = {
 
 @dataclass
 class RunSummary:
-    """What a run did, as numbers and as Markdown."""
+    """What a run did, as numbers and as Markdown. `domains` and `rules` are None when no run
+    was recorded (nothing was delivered, or nothing new)."""
 
     run_id: str
     status: str
     counts: dict[str, int]
     timings: dict[str, float]
-    domains: pl.DataFrame
-    rules: pl.DataFrame
+    domains: pl.DataFrame | None
+    rules: pl.DataFrame | None
     markdown: str = field(default="")
     levels: pl.DataFrame | None = None
 
@@ -73,6 +75,8 @@ def _table(frame: pl.DataFrame) -> list[str]:
 def _quarantine_parts(quarantine: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The quarantine's rows of rejected rows, and its files rejected whole (file, rule,
     reason: a file-level row has no row number)."""
+    import polars as pl
+
     if "row_number" not in quarantine.columns:
         return quarantine, pl.DataFrame(schema={"file": pl.String})
     whole = pl.col("row_number").is_null()
@@ -93,6 +97,8 @@ def build_summary(
     median, p90, shareable as a rate and shared as a count; `storage.summary_store`), its
     quarantine rows, the intervention levels (level, traces) of its traces when given, and
     the embedding identity (model|mode|max_seq_length) when the run embedded texts."""
+    from transforms.confidence.report import level_table
+
     scored, shared = int(domains["traces"].sum()), int(domains["shared"].sum())
     domains = domains.drop("shared")
     rows, files = _quarantine_parts(quarantine)

@@ -20,11 +20,11 @@ from polars.testing import assert_frame_equal, assert_series_equal
 
 from storage._canonical import parse_created_at, parse_timestamp
 from storage.errors import InputError
+from storage.input_paths import expand_paths
 from storage.readers import (
     CANONICAL_SCHEMA,
     FILE_QUARANTINE_SCHEMA,
     FileInfo,
-    expand_paths,
     read_traces,
     rows_from_objects,
 )
