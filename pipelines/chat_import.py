@@ -37,6 +37,8 @@ class ImportSummary:
     imported: int
     succeeded: int
     rejected: dict[str, int] = field(default_factory=dict)
+    unknown: int = 0
+    """Traces whose record holds no success value (success null: outcome unknown)."""
 
     @property
     def rejected_total(self) -> int:
@@ -54,7 +56,8 @@ class ImportSummary:
             f"| trajectories read | {self.records:,} |",
             f"| imported as traces | {self.imported:,} |",
             f"| imported, success | {self.succeeded:,} |",
-            f"| imported, failure | {self.imported - self.succeeded:,} |",
+            f"| imported, failure | {self.imported - self.succeeded - self.unknown:,} |",
+            f"| imported, outcome unknown (success null) | {self.unknown:,} |",
             f"| rejected | {self.rejected_total:,} |",
         ]
         lines += [f"| rejected: {rule} | {count:,} |" for rule, count in self.rejected.items()]
@@ -75,7 +78,7 @@ def _import(
     report_path = Path(report) if report is not None else report_path_for(out)
     tracker = DuplicateTracker(settings)
     rejections: list[ChatRejection] = []
-    successes: list[bool] = []
+    successes: list[bool | None] = []
     read = 0
     with trace_parquet_writer(out) as writer:
         for record in records:
@@ -89,7 +92,7 @@ def _import(
                 writer.drop(duplicate[0])
                 rejections.append(duplicate[1])
             writer.add(result)
-            successes.append(bool(result["metadata"]["success"]))
+            successes.append(result["metadata"]["success"])
         dropped = writer.dropped
     rejections.sort(key=lambda rejection: rejection.record_number)
     write_import_report(rejections, source, report_path)
@@ -100,7 +103,8 @@ def _import(
         report=str(report_path),
         records=read,
         imported=len(successes) - len(dropped),
-        succeeded=sum(ok for row, ok in enumerate(successes) if row not in dropped),
+        succeeded=sum(ok is True for row, ok in enumerate(successes) if row not in dropped),
+        unknown=sum(ok is None for row, ok in enumerate(successes) if row not in dropped),
         rejected={rule: counts[rule] for rule in IMPORT_RULES if counts[rule]},
     )
 

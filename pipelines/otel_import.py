@@ -42,6 +42,8 @@ class OtelImportSummary:
     spans: dict[str, int] = field(default_factory=dict)
     imported: int = 0
     succeeded: int = 0
+    unknown: int = 0
+    """Traces imported whose root span records no outcome (success null)."""
     rejected: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -77,7 +79,8 @@ class OtelImportSummary:
         lines += [
             f"| traces imported | {self.imported:,} |",
             f"| imported, success | {self.succeeded:,} |",
-            f"| imported, failure | {self.imported - self.succeeded:,} |",
+            f"| imported, failure | {self.imported - self.succeeded - self.unknown:,} |",
+            f"| imported, outcome unknown (success null) | {self.unknown:,} |",
             f"| traces rejected | {sum(self.rejected.values()):,} |",
         ]
         lines += [f"| traces rejected: {rule} | {n:,} |" for rule, n in self.rejected.items()]
@@ -162,6 +165,7 @@ def _import(
             rejections.append(mapping.rejections)
             spans.update(mapping.spans)
         imported, succeeded, spans_read = writer.rows, writer.succeeded, spool.rows
+        unknown = writer.unknown
     if malformed:
         rejections.append(pl.DataFrame(malformed))
     write_otel_report(rejections, report_path)
@@ -176,6 +180,7 @@ def _import(
         spans={rule: spans[rule] for rule in ("mapped", *DROP_RULES)},
         imported=imported,
         succeeded=succeeded,
+        unknown=unknown,
         rejected={rule: rules[rule] for rule in TRACE_RULES if rules[rule]},
     )
 

@@ -58,7 +58,7 @@ QUARANTINE, FILES, PLAN, NOVELTY, SCORES, STAGED = (
     "scores.parquet",
     "staged",
 )
-_DROPPED = ["rule", "reason", "read_rule", "read_reason", "created_at_raw"]
+_DROPPED = ["rule", "reason", "read_rule", "read_reason", "created_at_raw", "outcome_unknown"]
 
 
 class _BatchWriter:

@@ -50,8 +50,11 @@ CANONICAL_SCHEMA: dict[str, pl.DataType] = {
     "content_hash": pl.String(),
     "read_rule": pl.String(),
     "read_reason": pl.String(),
+    "outcome_unknown": pl.Boolean(),
 }
-"""Column names and types of every frame `read_traces` returns, in order."""
+"""Column names and types of every frame `read_traces` returns, in order. `outcome_unknown`
+is true where the producer recorded no outcome (`metadata.outcome_unknown`; SPEC 1): then a
+null `success` is the outcome's value, not a missing field. It is read, not stored."""
 
 _HASHED = (
     "trace_id",

@@ -215,12 +215,14 @@ class _Columns:
         for step_number, step in enumerate(raw_steps or (), start=1):
             self._add_step(step_number, step)
         self.offsets.append(len(self.steps))
+        unknown = self._typed(meta, "outcome_unknown", "metadata.outcome_unknown", "boolean")
         rule = "wrong_type" if self.problems else None
-        self.traces.append((*trace, rule, "; ".join(self.problems) or None))
+        self.traces.append((*trace, rule, "; ".join(self.problems) or None, unknown))
 
     def add_rejected(self, number: int, reason: str) -> None:
         """Gather a record that is not a trace object at all."""
-        self.traces.append((number, *[None] * (len(_TRACE_COLUMNS) - 3), "invalid_json", reason))
+        blank = [None] * (len(_TRACE_COLUMNS) - 4)
+        self.traces.append((number, *blank, "invalid_json", reason, None))
         self.offsets.append(len(self.steps))
 
     def frame(self, path: str) -> pl.DataFrame:

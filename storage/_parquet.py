@@ -57,7 +57,12 @@ _NUMBER: tuple[str, _Check, pa.DataType] = (
 _INTEGER: tuple[str, _Check, pa.DataType] = ("an integer", pa.types.is_integer, pa.int64())
 
 _TRACE_FIELDS = {
-    "metadata": {"agent_id": _STRING, "task_domain": _STRING, "success": _BOOL},
+    "metadata": {
+        "agent_id": _STRING,
+        "task_domain": _STRING,
+        "success": _BOOL,
+        "outcome_unknown": _BOOL,
+    },
     "task": {"objective": _STRING},
     "outcome": {"result_summary": _STRING, "confidence": _NUMBER},
 }
@@ -301,6 +306,7 @@ def _canonical(table: pa.Table, path: str, first_row: int) -> pl.DataFrame:
         agent_id=meta.field("agent_id"),
         task_domain=meta.field("task_domain"),
         success=meta.field("success"),
+        outcome_unknown=meta.field("outcome_unknown"),
         objective=task.field("objective"),
         result_summary=outcome.field("result_summary"),
         confidence=outcome.field("confidence"),

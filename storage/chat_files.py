@@ -68,6 +68,7 @@ TRACE_ARROW_SCHEMA = pa.schema(
                     ("agent_id", pa.string()),
                     ("task_domain", pa.string()),
                     ("success", pa.bool_()),
+                    ("outcome_unknown", pa.bool_()),
                 ]
             ),
         ),

@@ -67,7 +67,9 @@ def nested_traces(traces: pl.DataFrame) -> pa.Table:
     )
     frame = traces.select(
         pl.col("trace_id").alias("id"),
-        pl.struct("created_at", "agent_id", "task_domain", "success").alias("metadata"),
+        pl.struct("created_at", "agent_id", "task_domain", "success", "outcome_unknown").alias(
+            "metadata"
+        ),
         pl.struct("objective").alias("task"),
         steps.fill_null([]).alias("steps"),
         pl.struct("result_summary", "confidence").alias("outcome"),
@@ -84,6 +86,8 @@ class OtelTraceWriter:
         """Traces written so far."""
         self.succeeded = 0
         """Traces written with metadata.success true."""
+        self.unknown = 0
+        """Traces written with no outcome (metadata.outcome_unknown)."""
 
     def add(self, traces: pl.DataFrame) -> None:
         """Append `traces` (`OtelMapping.traces` rows)."""
@@ -91,7 +95,8 @@ class OtelTraceWriter:
             return
         self._writer.write_table(nested_traces(traces))
         self.rows += traces.height
-        self.succeeded += int(traces["success"].sum())
+        self.succeeded += int(traces["success"].fill_null(False).sum())
+        self.unknown += int(traces["outcome_unknown"].sum())
 
     def close(self) -> None:
         """Finish the file."""
@@ -192,6 +197,7 @@ def canonical_rows(
             "agent_id",
             "task_domain",
             "success",
+            "outcome_unknown",
             "objective",
             "result_summary",
             "confidence",

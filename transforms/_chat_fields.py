@@ -78,13 +78,12 @@ def present(value: Any) -> bool:
     return value is not MISSING and value is not None
 
 
-def success_of(record: dict[str, Any], rule: SuccessRule) -> bool:
-    """The success expression evaluated on the record."""
+def success_of(record: dict[str, Any], rule: SuccessRule) -> bool | None:
+    """The success expression evaluated on the record; None where the record has no value in
+    the success field (the producer recorded no outcome: SPEC 1)."""
     value = field_value(record, rule.path)
     if not present(value):
-        raise Rejected(
-            "invalid_success", f"success field {rule.path!r} is missing or null (success is {rule})"
-        )
+        return None
     if rule.op is None:
         if not isinstance(value, bool):
             raise Rejected(

@@ -8,9 +8,10 @@ import polars as pl
 
 from transforms.config.otel import OtelImportConfig
 
-__all__ = ["confidence_of", "rule_and_reason", "success_of"]
+__all__ = ["confidence_of", "outcome_unknown_of", "rule_and_reason", "success_of"]
 
 _ERROR = "ERROR"
+_OK = "OK"
 
 
 def success_of(config: OtelImportConfig) -> pl.Expr:
@@ -18,9 +19,22 @@ def success_of(config: OtelImportConfig) -> pl.Expr:
     if config.success == "not_error":
         return pl.col("root_status") != _ERROR
     if config.success == "ok":
-        return pl.col("root_status") == "OK"
+        return pl.col("root_status") == _OK
+    if config.success == "status":
+        status = pl.col("root_status")
+        return pl.when(status == _ERROR).then(False).when(status == _OK).then(True)
     value = pl.col("root_success").str.strip_chars().str.to_lowercase()
     return pl.when(value == "true").then(True).when(value == "false").then(False)
+
+
+def outcome_unknown_of(config: OtelImportConfig) -> pl.Expr:
+    """True where the root span records no outcome: an UNSET status ("status"), or no success
+    attribute at all ("attribute"); the other rules always give one."""
+    if config.success == "status":
+        return ~pl.col("root_status").is_in([_ERROR, _OK]).fill_null(False)
+    if config.success == "attribute":
+        return pl.col("root_success").is_null()
+    return pl.lit(False)
 
 
 def confidence_of(config: OtelImportConfig) -> pl.Expr:
@@ -77,7 +91,7 @@ def rule_and_reason(config: OtelImportConfig) -> tuple[pl.Expr, pl.Expr]:
             ),
         ),
         (
-            pl.col("success").is_null(),
+            pl.col("success").is_null() & ~pl.col("outcome_unknown"),
             "invalid_success",
             pl.concat_str(
                 pl.lit(f"success attribute {config.success_attribute} of the root span is "),

@@ -299,6 +299,7 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
             "agent_id": agent_id,
             "task_domain": domain,
             "success": success,
+            "outcome_unknown": success is None,
         },
         "task": {"objective": objective},
         "steps": walk.steps,

@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from transforms._otel_checks import confidence_of, rule_and_reason, success_of
+from transforms._otel_checks import (
+    confidence_of,
+    outcome_unknown_of,
+    rule_and_reason,
+    success_of,
+)
 from transforms._otel_steps import step_rows, steps_per_group
 from transforms.config.otel import OtelImportConfig
 
@@ -69,7 +74,8 @@ class OtelMapping:
     Attributes:
         traces: one row per imported trace: `trace_id`, `otel_trace_id`, `source_file`,
             `record_number` (of its root span), `created_at`, `agent_id`, `task_domain`,
-            `success`, `objective`, `result_summary`, `confidence` and `steps`.
+            `success` (null with `outcome_unknown` where the root span records no outcome),
+            `objective`, `result_summary`, `confidence` and `steps`.
         rejections: `REJECTION_SCHEMA` rows (rejected traces and invalid spans).
         spans: how many spans were mapped (`mapped`) and dropped, per rule.
     """
@@ -207,7 +213,11 @@ def _table(live: pl.DataFrame, steps: pl.DataFrame, config: OtelImportConfig) ->
         groups.join(_roots(live), on="group", how="left", maintain_order="left")
         .join(_trace_fields(live), on="group", how="left", maintain_order="left")
         .join(steps, on="group", how="left", maintain_order="left")
-        .with_columns(success=success_of(config), confidence=confidence_of(config))
+        .with_columns(
+            success=success_of(config),
+            outcome_unknown=outcome_unknown_of(config),
+            confidence=confidence_of(config),
+        )
     )
     ids = [otel_trace_id(group) for group in table["group"].to_list()]
     rule, reason = rule_and_reason(config)
@@ -233,6 +243,7 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         pl.coalesce("agent", "service", pl.lit(config.agent_id, dtype=pl.String)).alias("agent_id"),
         pl.coalesce("domain", pl.lit(config.task_domain, dtype=pl.String)).alias("task_domain"),
         "success",
+        "outcome_unknown",
         "objective",
         pl.coalesce("root_text", "last_model_text", pl.lit("")).alias("result_summary"),
         "confidence",

@@ -153,8 +153,11 @@ def _rule_checks() -> list[tuple[str, pl.Expr, pl.Expr]]:
         ("invalid_created_at", pl.col("created_at").is_null(), _created_at_reason()),
         (
             "missing_success",
-            pl.col("success").is_null(),
-            pl.lit("metadata.success is missing; expected true or false"),
+            pl.col("success").is_null() & ~pl.col("outcome_unknown").fill_null(False),
+            pl.lit(
+                "metadata.success is missing; expected true or false (or null with "
+                "metadata.outcome_unknown true, where the producer recorded no outcome)"
+            ),
         ),
         (
             "invalid_confidence",

@@ -116,8 +116,9 @@ def tool_diversity(unique_tools: pl.Expr, n_steps: pl.Expr) -> pl.Expr:
 
 
 def outcome_confidence(confidence: pl.Expr, success: pl.Expr) -> pl.Expr:
-    """O = confidence * (success ? 1.0 : 0.3)."""
-    return confidence * pl.when(success).then(1.0).otherwise(0.3)
+    """O = confidence * (success ? 1.0 : 0.3); a null success (no outcome recorded) is falsy,
+    as in the SDK."""
+    return confidence * pl.when(success.fill_null(False)).then(1.0).otherwise(0.3)
 
 
 def profile_name(task_domain: pl.Expr, profiles: Mapping[str, ProfileWeights]) -> pl.Expr:
@@ -180,7 +181,7 @@ def value_score(features: pl.LazyFrame, share_threshold: float) -> pl.LazyFrame:
     )
     weighted = pl.col("weighted_score")
     single_thought = pl.col("single_thought")
-    recovery_bonus = (pl.col("error_recovery") > 2) & pl.col("success")
+    recovery_bonus = (pl.col("error_recovery") > 2) & pl.col("success").fill_null(False)
     low_diversity = (pl.col("unique_tools") <= 1) & pl.col("has_tool")
     after_rule1 = pl.when(single_thought).then(0.1).otherwise(weighted)
     after_rule2 = (

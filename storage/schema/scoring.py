@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "SCORING_MIGRATION_V3_SQL",
+    "SCORING_MIGRATION_V4_SQL",
     "SCORING_SCHEMA_SQL",
     "STEP_TYPE_SQL",
     "latest_scores_select",
@@ -81,7 +82,7 @@ CREATE TABLE IF NOT EXISTS trace_rows (
     created_at TIMESTAMPTZ NOT NULL,
     agent_id VARCHAR,
     task_domain VARCHAR,
-    success BOOLEAN NOT NULL,
+    success BOOLEAN,
     objective VARCHAR NOT NULL,
     result_summary VARCHAR,
     confidence DOUBLE NOT NULL,
@@ -160,3 +161,8 @@ publishes them in one last commit (`runs.published_at`), and its confidence leve
 (`confidence_trace_rows`, `confidence_step_rows`, `runs.levels_published_at`); the views of
 the old names show published runs only. Every run before it committed in one transaction, so
 all of them are published. (A schema 1 file has no confidence_steps here: step 2 dropped it.)"""
+
+SCORING_MIGRATION_V4_SQL = """
+ALTER TABLE trace_rows ALTER COLUMN success DROP NOT NULL;
+"""
+"""Version 4: `success` may be null, where the producer recorded no outcome (SPEC 1)."""

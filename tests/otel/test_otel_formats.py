@@ -119,18 +119,21 @@ def test_group_by_agent_makes_one_trace_per_agent_run(tmp_path: Path) -> None:
     assert len({t["id"] for t in runs} | {whole["id"]}) == 3
 
 
-def test_a_success_attribute_the_root_lacks_rejects_the_trace_and_counts_its_spans(
-    tmp_path: Path,
-) -> None:
-    exporter = _run(tmp_path / "spans")
+def test_a_success_attribute_the_root_lacks_leaves_the_outcome_unknown(tmp_path: Path) -> None:
+    """No outcome recorded is null, not a rejection (SPEC 1); the written file keeps the mark,
+    so scoring it keeps the trace with its outcome unknown."""
+    from pipelines.score import score_traces
+
+    _run(tmp_path / "spans")
     options = {"success": "attribute", "success_attribute": "eval.passed"}
     summary = import_otel([str(tmp_path / "spans")], str(tmp_path / "t.parquet"), options=options)
 
-    assert summary.imported == 0 and summary.rejected == {"invalid_success": 1}
-    assert summary.spans["rejected_trace"] == summary.spans_read == len(exporter.spans)
-    report = pl.read_csv(tmp_path / "t.import-report.csv")
-    assert report["rule"].to_list() == ["invalid_success"]
-    assert "eval.passed" in report["reason"][0] and "missing" in report["reason"][0]
+    assert (summary.imported, summary.succeeded, summary.rejected) == (1, 0, {})
+    written = pl.read_parquet(tmp_path / "t.parquet")["metadata"].struct.unnest()
+    assert written.select("success", "outcome_unknown").rows() == [(None, True)]
+    db = tmp_path / "s.duckdb"
+    scored = score_traces([str(tmp_path / "t.parquet")], db=str(db), no_embedder=True)
+    assert scored.counts["rows_scored"] == 1 and scored.counts["rows_quarantined"] == 0
 
 
 def test_score_format_otel_scores_the_span_folder_as_the_imported_parquet(tmp_path: Path) -> None:

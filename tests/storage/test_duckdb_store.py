@@ -191,7 +191,7 @@ def test_a_schema_2_file_keeps_every_run_s_rows_under_the_same_names(
     before = query_rows(db_path, query)
     as_schema_2(db_path).close()
     with DuckDBStore(db_path) as store:
-        assert store.sql("SELECT value FROM meta WHERE key = 'schema_version'").item() == "3"
+        assert store.sql("SELECT value FROM meta WHERE key = 'schema_version'").item() == "4"
         assert store.sql("SELECT count(*) FROM traces").item() == 300
         assert store.sql("SELECT count(*) FROM runs WHERE published_at IS NULL").item() == 0
         levels = store.sql("SELECT count(*) FROM confidence_traces").item()
@@ -217,7 +217,22 @@ def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_st
         assert "penalty" not in columns and "llm_self_confidence" in columns
         assert store.sql("SELECT count(*) AS n FROM confidence_traces")["n"][0] == 0
         version = store.sql("SELECT value FROM meta WHERE key = 'schema_version'")["value"][0]
-        assert version == "3"
+        assert version == "4"
+
+
+def test_a_schema_3_file_takes_traces_whose_outcome_is_unknown(db_path: Path) -> None:
+    DuckDBStore(db_path).close()
+    con = duckdb.connect(str(db_path))
+    con.execute("ALTER TABLE trace_rows ALTER COLUMN success SET NOT NULL")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    with DuckDBStore(db_path) as store:
+        (nullable,) = store.rows(
+            "SELECT is_nullable FROM information_schema.columns "
+            "WHERE table_name = 'trace_rows' AND column_name = 'success'"
+        )[0]
+        assert nullable == "YES"
+        assert store.rows("SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
 
 
 def test_a_writer_runs_the_schema_ddl_only_when_the_file_was_stamped_by_other_ddl(

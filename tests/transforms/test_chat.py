@@ -313,8 +313,6 @@ def test_success_comes_from_the_configured_expression(
 @pytest.mark.parametrize(
     ("fields", "expression", "says"),
     [
-        ({"reward": None}, "reward == 1", "missing or null"),
-        ({"info": {}}, "info.passed", "missing or null"),
         ({"reward": "1"}, "reward == 1", "reward is str '1'"),
         ({"reward": True}, "reward == 1", "compares it with int"),
         ({"passed": 1}, "passed", "must be true or false"),
@@ -331,6 +329,17 @@ def test_a_success_value_that_cannot_be_evaluated_is_rejected(
     value = {key: item for key, item in record(say("ok")).items() if key != "reward"} | fields
     rule, reason = rejected(value, success=expression)
     assert rule == "invalid_success" and says in reason
+
+
+@pytest.mark.parametrize(
+    ("fields", "expression"), [({"reward": None}, "reward == 1"), ({"info": {}}, "info.passed")]
+)
+def test_a_record_without_a_success_value_has_an_unknown_outcome(
+    fields: dict[str, Any], expression: str
+) -> None:
+    value = {key: item for key, item in record(say("ok")).items() if key != "reward"} | fields
+    metadata = only_trace(value, success=expression)["metadata"]
+    assert (metadata["success"], metadata["outcome_unknown"]) == (None, True)
 
 
 def test_confidence_comes_from_a_field_or_the_default() -> None:

@@ -98,8 +98,19 @@ def test_missing_created_at(tmp_path: Path) -> None:
 def test_success_null(tmp_path: Path) -> None:
     assert _only_rule(tmp_path, _trace(metadata__success=None)) == (
         "missing_success",
-        "metadata.success is missing; expected true or false",
+        "metadata.success is missing; expected true or false (or null with "
+        "metadata.outcome_unknown true, where the producer recorded no outcome)",
     )
+
+
+def test_success_null_where_the_producer_recorded_no_outcome_is_valid(tmp_path: Path) -> None:
+    trace = _trace(metadata__success=None)
+    trace["metadata"]["outcome_unknown"] = True
+    valid, quarantine = partition(_rows(tmp_path, trace))
+    assert quarantine.is_empty() and valid["success"].to_list() == [None]
+    trace["metadata"]["success"] = True  # the mark does not hide a recorded outcome
+    valid, _ = partition(_rows(tmp_path, trace))
+    assert valid["success"].to_list() == [True]
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ def score_rows(
 def row(
     steps: list[dict[str, Any]],
     domain: str | None = "default",
-    success: bool = True,
+    success: bool | None = True,
     confidence: float = 0.8,
 ) -> dict[str, Any]:
     return {"steps": steps, "task_domain": domain, "success": success, "confidence": confidence}
@@ -101,6 +101,17 @@ def test_three_error_recoveries_without_success_get_no_bonus() -> None:
     result = one(steps, success=False)
     assert result["overrides"] == []
     assert result["outcome_confidence"] == pytest.approx(0.8 * 0.3)
+
+
+@pytest.mark.parametrize("recoveries", [0, 3])
+def test_an_unknown_outcome_scores_as_the_sdk_scores_a_falsy_success(recoveries: int) -> None:
+    """SPEC 1: a null success (no outcome recorded) is `success ? 1.0 : 0.3` in the SDK, so the
+    score, its factors and its overrides are those of success false, bit for bit."""
+    steps = [step("thought"), *[step("error_recovery")] * recoveries, step("tool_call", "a")]
+    unknown, failed = one(steps, success=None), one(steps, success=False)
+    assert (unknown.pop("success"), failed.pop("success")) == (None, False)
+    assert unknown == failed
+    assert unknown["score"] == reference_value(steps, "default", False, 0.8)
 
 
 def test_bonus_is_capped_at_one() -> None:

@@ -131,7 +131,8 @@ _OTEL_OPTIONS = (
         "success",
         str,
         "RULE",
-        "not_error (default), ok, or attribute (with --success-attribute)",
+        "status (default: ERROR fails, OK succeeds, UNSET is unknown), not_error, ok, or "
+        "attribute (with --success-attribute)",
     ),
     (
         "--success-attribute",

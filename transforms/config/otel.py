@@ -41,10 +41,13 @@ class OtelImportConfig(BaseModel):
     """"trace": one trace per OTel trace id. "agent": one trace per top-level agent span
     (gen_ai.operation.name = invoke_agent, or OpenInference kind AGENT) and the spans below it;
     spans under no agent span are dropped (`outside_agent`)."""
-    success: Literal["not_error", "ok", "attribute"] = "not_error"
-    """"not_error": success unless the root span's status is ERROR. "ok": success only when the
-    root span's status is OK. "attribute": the boolean attribute `success_attribute` of the root
-    span (a trace without it is rejected as invalid_success)."""
+    success: Literal["status", "not_error", "ok", "attribute"] = "status"
+    """"status": the root span's status: ERROR failed, OK succeeded, and UNSET (what most
+    instrumentations leave) recorded no outcome, so success is null (unknown; SPEC 1).
+    "not_error": success unless the root span's status is ERROR. "ok": success only when the
+    root span's status is OK. "attribute": the boolean attribute `success_attribute` of the
+    root span; a trace without it has no outcome (null), one with another value is rejected
+    as invalid_success."""
     success_attribute: Annotated[str, Field(min_length=1)] | None = None
     """The root span's attribute holding true or false; required when success = "attribute"."""
     confidence_attribute: str | None = None
