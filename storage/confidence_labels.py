@@ -7,12 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
-import polars as pl
 
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
-from transforms.confidence.evaluation import OUTCOME_CELLS
+from transforms.confidence.evaluation import OutcomeCell
 
 __all__ = ["DEFAULT_LABELS", "labelled_levels", "level_outcomes"]
 
@@ -31,7 +30,7 @@ def _file_labels(store: Statements, path: Path) -> str:
             f"labels file {path} has extension {path.suffix!r}; give .parquet, .csv, .jsonl or "
             ".json with columns trace_id and label (0/1)"
         )
-    columns = set(store.sql(f"DESCRIBE SELECT * FROM {reader}({sql_string(path)})")["column_name"])
+    columns = {row[0] for row in store.rows(f"DESCRIBE SELECT * FROM {reader}({sql_string(path)})")}
     key = "trace_id" if "trace_id" in columns else "id" if "id" in columns else None
     value = "label" if "label" in columns else "metadata.success" if "metadata" in columns else None
     if key is None or value is None:
@@ -46,14 +45,14 @@ def _checked_file_labels(store: Statements, path: Path) -> str:
     """A SELECT of one (trace_id, label) per trace from a labels file, after checking that
     every label is 0 or 1 and no trace has both (a trace labelled twice alike counts once)."""
     query = _file_labels(store, path)
-    checked = store.sql(
+    checked = store.rows(
         f"SELECT trace_id, min(label) AS low, max(label) AS high FROM ({query}) "
         "WHERE label IS NOT NULL GROUP BY trace_id "
         "HAVING low NOT IN (0, 1) OR high NOT IN (0, 1) OR low <> high "
         "ORDER BY trace_id LIMIT 1"
     )
-    if not checked.is_empty():
-        trace, low, high = checked.row(0)
+    if checked:
+        trace, low, high = checked[0]
         if {low, high} <= {0, 1}:
             raise InputError(f"trace {trace} is labelled both 0 and 1; give it one label")
         raise InputError(
@@ -65,7 +64,7 @@ def _checked_file_labels(store: Statements, path: Path) -> str:
     )
 
 
-def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[pl.DataFrame, int]:
+def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[OutcomeCell], int]:
     """Outcome cells (aggregate, level, good, failed) of the levels that have a label, and how
     many levels have none. `levels` is a relation with trace_id, aggregate and level (one row
     per trace); `labels` a labels file or a SQL expression over `traces` (one row per trace).
@@ -80,7 +79,7 @@ def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[pl.Data
             query = _checked_file_labels(store, path)
         else:
             query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
-        counted = store.sql(
+        counted = store.rows(
             "SELECT c.aggregate, c.level, sum(l.label) AS good, "
             "count(l.label) - sum(l.label) AS failed, count(*) - count(l.label) AS unlabelled, "
             "count(*) FILTER (l.label NOT IN (0, 1)) AS bad, "
@@ -93,20 +92,19 @@ def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[pl.Data
             f"the traces table ({str(exc).splitlines()[0]}); give a file with trace_id and "
             "label, or an expression such as 'success::INT'"
         ) from None
-    bad = counted.filter(pl.col("bad") > 0)
-    if not bad.is_empty():
-        example = str(bad["example"].min())
-        raise InputError(f"labels must be 0 or 1; trace {example}")
-    unlabelled = int(counted["unlabelled"].sum())
-    cells = (
-        counted.filter(pl.col("good").is_not_null())
-        .select(pl.col(name).cast(dtype) for name, dtype in OUTCOME_CELLS.items())
-        .sort("aggregate", "level")
+    bad = sorted(str(row[6]) for row in counted if row[5] > 0)
+    if bad:
+        raise InputError(f"labels must be 0 or 1; trace {bad[0]}")
+    unlabelled = sum(int(row[4]) for row in counted)
+    cells = sorted(
+        OutcomeCell(float(aggregate), str(level), int(good), int(failed))
+        for aggregate, level, good, failed, *_ in counted
+        if good is not None
     )
     return cells, unlabelled
 
 
-def labelled_levels(store: Statements, labels: str, source: str) -> tuple[pl.DataFrame, int]:
+def labelled_levels(store: Statements, labels: str, source: str) -> tuple[list[OutcomeCell], int]:
     """Outcome cells of the stored levels of `source` (derived or factors) that have a label,
     and how many of its levels have none (`level_outcomes`)."""
     if source not in ("derived", "factors"):

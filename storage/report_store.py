@@ -129,7 +129,7 @@ def _outcomes(store: DuckDBStore, labels: str) -> LevelOutcomes:
     except InputError as error:
         if labels != DEFAULT_LABELS:
             raise
-        return LevelOutcomes(_labels_in_words(labels), pl.DataFrame(), 0, str(error))
+        return LevelOutcomes(_labels_in_words(labels), [], 0, str(error))
     return LevelOutcomes(_labels_in_words(labels), cells, unlabelled)
 
 

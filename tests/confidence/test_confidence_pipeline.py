@@ -138,12 +138,12 @@ def test_evaluate_reads_labels_from_sql_and_files(db: Path, tmp_path: Path) -> N
     with held_store(db) as store:
         by_sql, missing = labelled_levels(store, "success::INT", "derived")
         assert missing == 0
-        assert (by_sql["good"].sum(), by_sql["failed"].sum()) == (good, stored - good)
+        assert (sum(c.good for c in by_sql), sum(c.failed for c in by_sql)) == (good, stored - good)
         labels = store.sql("SELECT trace_id, success::INT AS label FROM traces ORDER BY 1 LIMIT 10")
         pl.concat([labels, labels]).write_csv(tmp_path / "labels.csv")  # twice: counted once
         by_file, missing = labelled_levels(store, str(tmp_path / "labels.csv"), "derived")
-        assert (by_file["good"].sum() + by_file["failed"].sum(), missing) == (10, stored - 10)
-        assert by_file["good"].sum() == labels["label"].sum()
+        assert (sum(c.good + c.failed for c in by_file), missing) == (10, stored - 10)
+        assert sum(c.good for c in by_file) == labels["label"].sum()
         conflicting = labels.with_columns(label=1 - pl.col("label"))
         pl.concat([labels, conflicting]).write_csv(tmp_path / "both.csv")
         with pytest.raises(InputError, match="labelled both 0 and 1"):

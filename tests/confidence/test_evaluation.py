@@ -97,7 +97,7 @@ def test_failure_rate_per_level_and_whether_it_rises() -> None:
         }
     )
     result = evaluate_levels(outcome_cells(frame), unlabelled=2)
-    rates = dict(zip(result.levels["level"], result.levels["failure_rate"], strict=True))
+    rates = {row.level: row.failure_rate for row in result.levels}
     assert rates == {"SILENT": 0.0, "NOTIFY": 0.5, "CONFIRM": 0.5, "ESCALATE": 1.0}
     assert not result.failure_rate_rises
     assert (result.traces, result.good) == (6, 3)
@@ -156,7 +156,7 @@ def test_bootstrap_is_the_same_text_each_time_and_left_out_over_its_limit(
     scores = rng.random(300).round(3).tolist()
     cells = outcome_cells(per_trace(scores, labels))
     assert evaluate_levels(cells).markdown == evaluate_levels(cells).markdown
-    distinct = cells["aggregate"].n_unique()
+    distinct = len({cell.aggregate for cell in cells})
     monkeypatch.setattr(evaluation, "BOOTSTRAP_MAX_SCORES", distinct - 1)
     result = evaluate_levels(cells)
     assert result.bootstrap is None

@@ -18,7 +18,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import polars as pl
 import pytest
 
 from tracegrade.cli.app import _parser, main
@@ -155,13 +154,11 @@ def test_the_judge_shows_its_cost_without_a_key(
 
 
 def test_ties_are_not_falls() -> None:
-    from transforms.confidence.evaluation import rate_verdict
+    from transforms.confidence.evaluation import LevelRate, rate_verdict
 
-    def levels(rates: list[float]) -> pl.DataFrame:
+    def levels(rates: list[float]) -> list[LevelRate]:
         names = ["SILENT", "NOTIFY", "CONFIRM", "ESCALATE"]
-        return pl.DataFrame(
-            {"level": names, "traces": [10] * 4, "failure_rate": rates},
-        )
+        return [LevelRate(name, 10, 0, 0, rate) for name, rate in zip(names, rates, strict=True)]
 
     tie = rate_verdict(levels([0.0, 0.0, 0.2, 0.6]))
     fall = rate_verdict(levels([0.0, 0.3, 0.2, 0.6]))

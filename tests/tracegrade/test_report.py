@@ -150,14 +150,14 @@ def test_the_levels_are_measured_against_the_traces_own_outcomes(
     assert f"{expected.auc:.3f}, 95% interval {interval}" in text
     assert f"over {expected.traces:,} traces ({expected.good:,} good" in text
     assert "metadata.success" in text
-    for level, traces, _, _, rate in expected.levels.iter_rows():
+    for level, traces, _, _, rate in expected.levels:
         shown = f"{rate:.1%}" if rate is not None else "-"
         assert f"{level}{traces:,}" in text.replace(" ", "") and shown in text
 
     day = date(DEMO_START.year, DEMO_START.month, DEMO_START.day + 2)
     data = write_report(full_db, tmp_path / "d.html", ReportWindow(since=day, until=day))
     assert data.outcomes is not None
-    counted = int(data.outcomes.cells["good"].sum() + data.outcomes.cells["failed"].sum())
+    counted = sum(cell.good + cell.failed for cell in data.outcomes.cells)
     assert counted == data.traces < expected.traces
 
 

@@ -20,7 +20,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     check_database(args.db, must_exist=True)
     with DuckDBStore(args.db, read_only=True) as store:  # it reads: others may too
         cells, unlabelled = labelled_levels(store, args.evaluate, args.source)
-    if cells.is_empty() and unlabelled == 0:
+    if not cells and unlabelled == 0:
         other = "derived" if args.source == "factors" else "factors"
         how = (
             "tracegrade confidence --db DB --factors FILE computes them from a factors table"
@@ -33,7 +33,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_NOTHING_SCORED
-    if cells.is_empty():
+    if not cells:
         print(
             f"tracegrade: none of the {unlabelled:,} {args.source} levels has a label in "
             f"{args.evaluate!r}: check that its ids are the traces' ids (trace_id)",

@@ -2,7 +2,9 @@
 
 Input: outcome cells, one row per distinct (confidence, level) with how many of its traces
 were `good` (label 1) and how many `failed` (label 0); `outcome_cells` makes them from one row
-per trace, and the store counts them in SQL, so a database of any size gives a small frame.
+per trace, and the store counts them in SQL, so a database of any size gives a short list.
+They are plain tuples and the arithmetic is NumPy's: `tracegrade confidence --evaluate` loads
+no data-frame library.
 ROC AUC is the probability that a good trace has a higher confidence than a failed one (ties
 count half). Two 95% intervals: DeLong's (the variance of the two-sample U statistic from its
 structural components, midranks for ties), which the cells give exactly at any size, and a
@@ -17,29 +19,51 @@ both were measured they agreed to the third decimal or nearly (tau-bench 0.656-0
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-import polars as pl
 
 from transforms.confidence.model import InterventionLevel
 from transforms.words import NONE
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "rate_verdict",
     "BOOTSTRAP_MAX_SCORES",
     "BOOTSTRAP_RESAMPLES",
     "Evaluation",
-    "OUTCOME_CELLS",
+    "LevelRate",
+    "OutcomeCell",
     "evaluate_levels",
     "interval_text",
     "outcome_cells",
     "roc_auc",
 ]
 
-OUTCOME_CELLS = {"aggregate": pl.Float64, "level": pl.String, "good": pl.Int64, "failed": pl.Int64}
-"""The columns of outcome cells."""
+
+class OutcomeCell(NamedTuple):
+    """The labelled traces of one distinct (confidence, level)."""
+
+    aggregate: float
+    level: str
+    good: int
+    failed: int
+
+
+class LevelRate(NamedTuple):
+    """One level's labelled traces and failure rate (None when it holds none)."""
+
+    level: str
+    traces: int
+    good: int
+    failed: int
+    failure_rate: float | None
+
 
 _Z95 = 1.959963984540054
 """The standard normal quantile of 0.975."""
@@ -61,23 +85,30 @@ Counts = npt.NDArray[np.float64]
 bootstrap's draws)."""
 
 
-def outcome_cells(frame: pl.DataFrame) -> pl.DataFrame:
+def _cells(traces: Iterable[tuple[float, str, int]]) -> list[OutcomeCell]:
+    """Outcome cells from (aggregate, level, label 0/1) per trace, sorted."""
+    counts: dict[tuple[float, str], list[int]] = {}
+    for aggregate, level, label in traces:
+        cell = counts.setdefault((float(aggregate), level), [0, 0])
+        cell[0 if label else 1] += 1
+    return [
+        OutcomeCell(a, level, good, failed) for (a, level), (good, failed) in sorted(counts.items())
+    ]
+
+
+def outcome_cells(frame: pl.DataFrame) -> list[OutcomeCell]:
     """Outcome cells from one row per trace (aggregate, level, label 0/1)."""
-    return (
-        frame.group_by("aggregate", "level")
-        .agg(good=pl.col("label").sum(), failed=(1 - pl.col("label")).sum())
-        .select(pl.col(name).cast(dtype) for name, dtype in OUTCOME_CELLS.items())
-        .sort("aggregate", "level")
-    )
+    return _cells(frame.select("aggregate", "level", "label").iter_rows())
 
 
-def _by_score(cells: pl.DataFrame) -> tuple[Counts, Counts]:
+def _by_score(cells: list[OutcomeCell]) -> tuple[Counts, Counts]:
     """Good and failed counts per distinct confidence, ascending."""
-    merged = cells.group_by("aggregate").agg(pl.col("good", "failed").sum()).sort("aggregate")
-    return (
-        merged["good"].cast(pl.Float64).to_numpy(),
-        merged["failed"].cast(pl.Float64).to_numpy(),
-    )
+    scores = np.array([cell.aggregate for cell in cells], dtype=np.float64)
+    distinct, where = np.unique(scores, return_inverse=True)
+    size = len(distinct)
+    good = np.bincount(where, [cell.good for cell in cells], minlength=size)
+    failed = np.bincount(where, [cell.failed for cell in cells], minlength=size)
+    return good.astype(np.float64), failed.astype(np.float64)
 
 
 def _placement_of_good(failed: Counts) -> Counts:
@@ -129,14 +160,10 @@ def _bootstrap_interval(good: Counts, failed: Counts) -> tuple[float, float] | N
 def roc_auc(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     """ROC AUC of `scores` for labels 1 against 0 (ties count half); NaN when one class is
     missing."""
-    frame = pl.DataFrame(
-        {
-            "aggregate": np.asarray(scores, dtype=np.float64),
-            "level": pl.repeat("", len(np.asarray(scores)), eager=True),
-            "label": np.asarray(labels, dtype=np.int64),
-        }
-    )
-    return _auc_and_interval(*_by_score(outcome_cells(frame)))[0]
+    values = np.asarray(scores, dtype=np.float64).tolist()
+    marks = np.asarray(labels, dtype=np.int64).tolist()
+    cells = _cells((value, "", mark) for value, mark in zip(values, marks, strict=True))
+    return _auc_and_interval(*_by_score(cells))[0]
 
 
 @dataclass(frozen=True)
@@ -151,28 +178,24 @@ class Evaluation:
     bootstrap: tuple[float, float] | None
     """The bootstrap's 95% interval; None where it was left out (too many distinct
     confidences)."""
-    levels: pl.DataFrame
+    levels: list[LevelRate]
     failure_rate_rises: bool
     markdown: str
 
 
-def _per_level(cells: pl.DataFrame) -> pl.DataFrame:
-    order = [level.value for level in InterventionLevel]
-    counts = cells.group_by("level").agg(pl.col("good", "failed").sum())
-    return (
-        pl.DataFrame({"level": order})
-        .join(counts, on="level", how="left", maintain_order="left")
-        .with_columns(pl.col("good", "failed").fill_null(0).cast(pl.Int64))
-        .select(
-            "level",
-            traces=pl.col("good") + pl.col("failed"),
-            good="good",
-            failed="failed",
+def _per_level(cells: list[OutcomeCell]) -> list[LevelRate]:
+    """Every level, calmest first, with its labelled traces and failure rate."""
+    counts = {level.value: [0, 0] for level in InterventionLevel}
+    for cell in cells:
+        if cell.level in counts:
+            counts[cell.level][0] += cell.good
+            counts[cell.level][1] += cell.failed
+    return [
+        LevelRate(
+            level, good + failed, good, failed, failed / (good + failed) if good + failed else None
         )
-        .with_columns(
-            failure_rate=pl.when(pl.col("traces") > 0).then(pl.col("failed") / pl.col("traces"))
-        )
-    )
+        for level, (good, failed) in counts.items()
+    ]
 
 
 def _figure(value: float) -> str:
@@ -191,15 +214,11 @@ def interval_text(bootstrap: tuple[float, float] | None, delong: tuple[float, fl
     return f"{drawn}; (DeLong) {_figure(delong[0])} to {_figure(delong[1])}"
 
 
-def rate_verdict(levels: pl.DataFrame) -> str:
+def rate_verdict(levels: list[LevelRate]) -> str:
     """Whether the failure rate rises from each calmer level to the next one that holds
     traces (level, traces, ..., failure_rate, calmest first), in words: two levels at the same
     rate are a tie, not a fall, and a fall names where it happens."""
-    held = [
-        (level, rate)
-        for level, traces, rate in levels.select("level", "traces", "failure_rate").iter_rows()
-        if traces > 0
-    ]
+    held = [(row.level, row.failure_rate or 0.0) for row in levels if row.traces > 0]
     pairs = list(zip(held, held[1:], strict=False))
     falls = [(a, b) for a, b in pairs if b[1] < a[1]]
     ties = [(a, b) for a, b in pairs if b[1] == a[1]]
@@ -220,15 +239,15 @@ def rate_verdict(levels: pl.DataFrame) -> str:
     return "The failure rate rises with each less calm level that holds traces."
 
 
-def evaluate_levels(cells: pl.DataFrame, *, unlabelled: int = 0) -> Evaluation:
+def evaluate_levels(cells: list[OutcomeCell], *, unlabelled: int = 0) -> Evaluation:
     """Figures for outcome cells (aggregate, level, good, failed); `unlabelled` traces had a
     level but no label and are left out (the text says how many)."""
     counts = _by_score(cells)
     auc, interval = _auc_and_interval(*counts)
     bootstrap = _bootstrap_interval(*counts)
     levels = _per_level(cells)
-    traces, good = int(levels["traces"].sum()), int(levels["good"].sum())
-    rates = levels.filter(pl.col("traces") > 0)["failure_rate"].to_list()
+    traces, good = sum(row.traces for row in levels), sum(row.good for row in levels)
+    rates = [row.failure_rate or 0.0 for row in levels if row.traces > 0]
     rises = all(a < b for a, b in zip(rates, rates[1:], strict=False))
     lines = [
         "# Confidence against outcomes",
@@ -246,7 +265,7 @@ def evaluate_levels(cells: pl.DataFrame, *, unlabelled: int = 0) -> Evaluation:
         "| level | traces | good | failed | failure rate |",
         "|---|---|---|---|---|",
     ]
-    for level, count, good_here, failed, rate in levels.iter_rows():
+    for level, count, good_here, failed, rate in levels:
         shown = f"{rate:.1%}" if rate is not None else NONE
         lines.append(f"| {level} | {count:,} | {good_here:,} | {failed:,} | {shown} |")
     lines += ["", rate_verdict(levels)]

@@ -8,9 +8,13 @@ import html
 import math
 from dataclasses import dataclass
 
-import polars as pl
-
-from transforms.confidence.evaluation import evaluate_levels, interval_text, rate_verdict
+from transforms.confidence.evaluation import (
+    LevelRate,
+    OutcomeCell,
+    evaluate_levels,
+    interval_text,
+    rate_verdict,
+)
 from transforms.words import NONE
 
 __all__ = ["LevelOutcomes", "outcomes_block"]
@@ -22,7 +26,7 @@ class LevelOutcomes:
 
     labels: str
     """What the labels are, in words."""
-    cells: pl.DataFrame
+    cells: list[OutcomeCell]
     """Outcome cells (aggregate, level, good, failed) of the labelled traces."""
     unlabelled: int
     """Traces with a level but no label."""
@@ -34,10 +38,10 @@ def _note(text: str) -> str:
     return f'<p class="note">{html.escape(text)}</p>'
 
 
-def _rates(levels: pl.DataFrame) -> str:
+def _rates(levels: list[LevelRate]) -> str:
     head = "".join(f"<th>{name}</th>" for name in ("level", "traces", "good", "failed"))
     rows = []
-    for level, traces, good, failed, rate in levels.iter_rows():
+    for level, traces, good, failed, rate in levels:
         shown = f"{rate:.1%}" if rate is not None else NONE
         cells = "".join(f'<td class="num">{value:,}</td>' for value in (traces, good, failed))
         rows.append(f'<tr><td>{level}</td>{cells}<td class="num">{shown}</td></tr>')
