@@ -275,6 +275,14 @@ def _span_outcomes(
     return {name: int(counts.get(name, 0)) for name in ("mapped", *DROP_RULES)}
 
 
+_SPAN_CHECKS = (
+    ("trace_hex", "no valid trace id (missing, or not a 16-byte id)"),
+    ("span_hex", "no valid span id (missing, or not an 8-byte id)"),
+    ("start_ns", "no start time"),
+)
+"""What makes a span invalid, each check in words; the reason names those that failed."""
+
+
 def _invalid_spans(spans: pl.DataFrame) -> pl.DataFrame:
     return spans.filter(pl.col("outcome") == "invalid_span").select(
         "source_file",
@@ -286,10 +294,14 @@ def _invalid_spans(spans: pl.DataFrame) -> pl.DataFrame:
         pl.concat_str(
             pl.lit("span "),
             pl.coalesce(pl.concat_str(pl.lit("'"), "name", pl.lit("'")), pl.lit("(no name)")),
-            pl.lit(
-                " has no trace id (16 bytes), no span id (8 bytes) or no start time, so it "
-                "cannot be placed in a trace; fix the exporter"
-            ),
+            pl.lit(" has "),
+            pl.concat_list(
+                pl.when(pl.col(column).is_null()).then(pl.lit(what))
+                for column, what in _SPAN_CHECKS
+            )
+            .list.drop_nulls()
+            .list.join(", "),
+            pl.lit(", so it cannot be placed in a trace; fix the exporter"),
         ).alias("reason"),
     )
 

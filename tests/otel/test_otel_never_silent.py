@@ -71,3 +71,22 @@ def test_a_line_that_holds_no_span_is_quarantined_with_its_keys(tmp_path: Path) 
         db, "SELECT rows_read, rows_quarantined, rows_scored FROM files"
     )
     assert (read, quarantined, scored) == (2, 1, 1)
+
+
+def test_an_invalid_span_is_quarantined_saying_which_check_it_failed(tmp_path: Path) -> None:
+    spans = json.loads(SPANS.read_text())
+    tools = [span for span in spans if span["name"] in ("search_web", "write_file")]
+    tools[0]["context"]["span_id"] = "0xnot-an-id"
+    del tools[1]["start_time"]
+    lines = tmp_path / "spans.jsonl"
+    lines.write_text("".join(json.dumps(span) + "\n" for span in spans))
+    db = tmp_path / "i.duckdb"
+    assert score(lines, db, "--format", "otel") == 0
+    reasons = sorted(
+        reason
+        for (reason,) in query_rows(db, "SELECT reason FROM quarantine WHERE rule = 'invalid_span'")
+    )
+    assert len(reasons) == 2
+    assert "'search_web' has no valid span id (missing, or not an 8-byte id), so" in reasons[0]
+    assert "'write_file' has no start time, so it cannot be placed" in reasons[1]
+    assert not any("trace id" in reason for reason in reasons)
