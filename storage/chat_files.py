@@ -28,7 +28,7 @@ from storage._json_values import (
 )
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
 from storage.errors import InputError
-from storage.input_paths import CHAT_EXTENSIONS
+from storage.input_paths import CHAT_EXTENSIONS, SWE_AGENT_EXTENSIONS
 from transforms.chat import ChatRecord, ChatRejection
 
 __all__ = [
@@ -193,14 +193,14 @@ def iter_chat_records(path: str | Path) -> Iterator[ChatRecord]:
     """
     source = Path(path).expanduser()
     suffix = source.suffix.lower()
-    if suffix not in CHAT_EXTENSIONS:
+    if suffix not in (*CHAT_EXTENSIONS, *SWE_AGENT_EXTENSIONS):
         raise InputError(
             f"{source} has extension {source.suffix!r}; chat import reads "
             f"{', '.join(CHAT_EXTENSIONS)} (a JSON array of trajectories or one a line)"
         )
     if not source.is_file():
         raise InputError(f"{source} does not exist or is not a file; give the trajectory file")
-    return _array_records(source) if suffix == ".json" else _line_records(source)
+    return _line_records(source) if suffix in (".jsonl", ".ndjson") else _array_records(source)
 
 
 def read_chat_records(path: str | Path) -> list[ChatRecord]:

@@ -23,6 +23,7 @@ from storage.input_paths import (
     OTEL_EXTENSIONS,
     PROTOBUF_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
+    SWE_AGENT_EXTENSIONS,
 )
 
 if TYPE_CHECKING:  # the readers load with the first file read: a rerun with nothing new needs none
@@ -152,6 +153,27 @@ def _toolbench_reader(config: str | None) -> FileFormat:
     )
 
 
+def _swe_agent_reader(config: str | None) -> FileFormat:
+    from storage.chat_readers import ChatFileFormat
+    from storage.config_files import load_chat_config
+    from transforms.swe_agent import SWE_AGENT_KEYS, swe_agent_record
+
+    return ChatFileFormat(
+        load_chat_config(config, SWE_AGENT_KEYS),
+        SWE_AGENT_EXTENSIONS,
+        "SWE-agent trajectories",
+        convert=swe_agent_record,
+    )
+
+
+def _is_swe_agent(look: Peek) -> bool:
+    from transforms.swe_agent import is_swe_agent
+
+    # A `.traj` document too large to peek whole is known by its first key.
+    large = look.record is None and look.first_key in ("environment", "trajectory", "history")
+    return is_swe_agent(look.record) or (look.suffix == ".traj" and large)
+
+
 def _is_toolbench(look: Peek) -> bool:
     from transforms.toolbench import is_toolbench
 
@@ -182,6 +204,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_toolbench(look),
         _toolbench_reader,
         "ToolBench answer files (answer_generation with train_messages, win)",
+    ),
+    TraceFormat(
+        "swe-agent",
+        "SWE-agent trajectories",
+        SWE_AGENT_EXTENSIONS,
+        lambda look, _reader: _is_swe_agent(look),
+        _swe_agent_reader,
+        "SWE-agent trajectories (.traj: history, trajectory, info.submission)",
     ),
     TraceFormat(
         "chat",
@@ -298,7 +328,10 @@ def file_format(
     """The reader of a run's input files: the format `name`, or for "auto" each file's own
     format; `otel_config` and `chat_config` are the TOML files of the OTel and chat mapping
     keys (None: the defaults)."""
-    configs = {"otel": otel_config, "chat": chat_config, "toolbench": chat_config}
+    configs = {
+        "otel": otel_config,
+        **dict.fromkeys(("chat", "toolbench", "swe-agent"), chat_config),
+    }
     if name != "auto":
         return NamedFormat(_entry(name), configs.get(name))
     return AutoFormat(configs)

@@ -24,6 +24,7 @@ __all__ = [
     "PARQUET_EXTENSIONS",
     "PROTOBUF_EXTENSIONS",
     "SUPPORTED_EXTENSIONS",
+    "SWE_AGENT_EXTENSIONS",
     "expand_paths",
     "input_files",
 ]
@@ -40,6 +41,10 @@ OTEL_EXTENSIONS = (".json", ".jsonl", ".ndjson", *PROTOBUF_EXTENSIONS, *PARQUET_
 
 CHAT_EXTENSIONS = (".json", ".jsonl", ".ndjson")
 """Extensions of chat trajectory files: a JSON array, or one trajectory a line."""
+
+SWE_AGENT_EXTENSIONS = (".traj", ".json")
+"""Extensions of SWE-agent trajectories: one JSON document each (`.traj` as SWE-agent names
+them)."""
 
 _GLOB_CHARS = frozenset("*?[")
 

@@ -146,3 +146,14 @@ def test_chat_trajectories_score_as_written_and_as_imported(tmp_path: Path) -> N
     sql = "SELECT trace_id, objective, n_steps, score FROM latest_scores JOIN traces USING (trace_id) ORDER BY trace_id"
     assert query_rows(direct, sql) == query_rows(imported, sql)
     assert len(query_rows(direct, sql)) == 5
+
+
+def test_score_offers_every_format_of_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    from storage.formats import format_names
+    from tracegrade.cli.app import main
+
+    with pytest.raises(SystemExit):
+        main(["score", "x", "--format", "no-such-format"])
+    error = capsys.readouterr().err
+    offered = error.split("choose from ", 1)[1].rstrip(")\n").replace("'", "").split(", ")
+    assert offered == ["auto", *format_names()]

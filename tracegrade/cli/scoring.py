@@ -235,11 +235,12 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     _add_scoring_options(score, force=True)
     score.add_argument(
         "--format",
-        choices=("auto", "traces", "otel", "toolbench", "chat"),
+        choices=("auto", "traces", "otel", "toolbench", "swe-agent", "chat"),
         default="auto",
         help="auto (default): each file's format recognised from its content; traces: "
         "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
-        "lists, Phoenix span tables); toolbench: ToolBench answer files; chat: chat-message "
+        "lists, Phoenix span tables); toolbench: ToolBench answer files; swe-agent: SWE-agent "
+        "trajectories (.traj); chat: chat-message "
         "trajectories (docs/formats.md)",
     )
     score.add_argument(

@@ -1,0 +1,75 @@
+"""SWE-agent trajectories as SWE-agent wrote them (tests/data/SOURCES.md: two text-action runs
+of 0.x, one function-calling replay of 1.x), each scored with `tracegrade score FILE --db DB`
+and no other flag. Before, the `.traj` extension was refused; read as chat, the objective was
+the in-context demonstration and every observation was dropped. Now the task is the
+objective, each turn is a thought, a tool call (the action's first word) and its
+observation, in order, the submission is the answer, and the outcome is unknown (SWE-agent
+records none, SPEC 1)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "swe-agent"
+RUNS = sorted(path.name for path in DATA.glob("*.traj"))
+
+
+def _expected(run: dict[str, Any]) -> tuple[str, list[str], list[str], str]:
+    """The task (the first user message that is not a demonstration), the tools and the
+    observations of the turns, and the submission, read from the file itself."""
+    task = next(
+        message["content"]
+        for message in run["history"]
+        if message["role"] == "user"
+        and not message.get("is_demo")
+        and message.get("message_type") != "demonstration"
+    )
+    tools = [turn["action"].split()[0] for turn in run["trajectory"]]
+    observations = [turn["observation"] for turn in run["trajectory"]]
+    return task, tools, observations, run["info"]["submission"]
+
+
+def test_three_real_runs_are_found() -> None:
+    assert len(RUNS) == 3
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_each_trajectory_is_one_trace_as_written(tmp_path: Path, name: str) -> None:
+    shutil.copy(DATA / name, tmp_path / name)
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(tmp_path / name), "--db", str(db), "--no-embedder"]) == 0
+    task, tools, observations, submission = _expected(json.loads((DATA / name).read_text()))
+    ((objective, answer, success, agent, calls, seen),) = query_rows(
+        db,
+        "SELECT objective, result_summary, success, agent_id, "
+        "list_transform(list_filter(steps, s -> s.type IN ('tool_call', 'error_recovery')), "
+        "s -> s.tool_name), "
+        "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
+        "FROM traces",
+    )
+    assert objective == task and not objective.startswith("Here is a demonstration")
+    assert answer == submission and answer.lstrip().startswith("diff --git")
+    assert calls == tools and calls[-1] == "submit"
+    assert seen == observations
+    assert (success, agent) == (None, None)
+    assert query_rows(db, "SELECT status, rows_scored FROM files") == [("loaded", 1)]
+
+
+def test_a_folder_of_traj_files_reads_each_and_format_names_them(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    shutil.copytree(DATA, folder)
+    db = tmp_path / "f.duckdb"
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    assert main(["score", str(folder), "--db", str(db), "--format", "swe-agent", "--force"]) == 0
+    ((traces, unknown),) = query_rows(
+        db, "SELECT count(*), count(*) FILTER (success IS NULL) FROM traces"
+    )
+    assert traces == unknown == 3
