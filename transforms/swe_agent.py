@@ -8,9 +8,10 @@ demonstrations are examples placed before the task, marked `is_demo` (SWE-agent 
 `message_type` "demonstration" (1.x): they are never the objective. The objective is the
 first user message after them; each turn is a thought and a tool call (the action's command,
 its first word the tool) whose result is the observation; the submission is the answer.
-SWE-agent records no success: the outcome is unknown (SPEC 1), as is the agent's name.
-A trajectory without turns (a hand-written demonstration) is read from its messages instead:
-tool calls as written, each tool message's `tool_call_ids` (a list) as its `tool_call_id`.
+SWE-agent records no success: the outcome is unknown (SPEC 1), as is the agent's name. The
+turns are read from `trajectory` in both of SWE-agent's action styles (text actions, and
+function calls whose `history` tool messages answer `tool_call_ids`, a list): there each
+action is the command the call ran.
 """
 
 from __future__ import annotations
@@ -78,20 +79,6 @@ def _turns(trajectory: list[Any]) -> list[dict[str, Any]]:
     return messages
 
 
-def _as_written(history: list[Any]) -> list[dict[str, Any]]:
-    """The model's own turns as written, each tool message answering its first call id."""
-    messages = []
-    for message in history:
-        if not isinstance(message, dict) or message.get("role") in ("system", "user"):
-            continue
-        kept = {**message, "content": _text(message.get("content"))}
-        ids = message.get("tool_call_ids")
-        if "tool_call_id" not in kept and isinstance(ids, list) and ids:
-            kept["tool_call_id"] = ids[0]
-        messages.append(kept)
-    return messages
-
-
 def swe_agent_record(value: Any) -> Any:
     """The chat record of one trajectory: the task, its turns, the submission as the answer;
     anything else is handed on as it is, for the mapping to reject with its reason."""
@@ -100,8 +87,8 @@ def swe_agent_record(value: Any) -> Any:
     history = [m for m in value["history"] if isinstance(m, dict) and not _demonstration(m)]
     task = next((_text(m.get("content")) for m in history if m.get("role") == "user"), None)
     trajectory = value.get("trajectory")
-    turns = _turns(trajectory) if isinstance(trajectory, list) and trajectory else None
-    messages = [{"role": "user", "content": task}, *(turns or _as_written(history))]
+    turns = _turns(trajectory) if isinstance(trajectory, list) else []
+    messages = [{"role": "user", "content": task}, *turns]
     info = value.get("info") if isinstance(value.get("info"), dict) else {}
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
