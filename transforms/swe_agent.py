@@ -23,12 +23,12 @@ __all__ = ["SWE_AGENT_KEYS", "is_swe_agent", "swe_agent_record"]
 
 SWE_AGENT_KEYS: dict[str, Any] = {
     "messages_field": "messages",
-    "objective_field": "task",
     "success": "solved",
     "id_fields": ["task"],
     "final_answer_tools": [],
 }
-"""The chat mapping's keys for a record of `swe_agent_record`: the trace id follows the task;
+"""The chat mapping's keys for a record of `swe_agent_record`: the task is its first message
+(the objective; content parts are joined by the mapping) and the trace id follows it;
 `solved` is never there (SWE-agent records no outcome); the answer is the last assistant
 message, the submission (`submit` takes no argument)."""
 
@@ -44,14 +44,6 @@ def is_swe_agent(value: Any) -> bool:
 
 def _demonstration(message: dict[str, Any]) -> bool:
     return bool(message.get("is_demo")) or message.get("message_type") == "demonstration"
-
-
-def _text(content: Any) -> Any:
-    """A message's text: the string, or the text parts of a content list joined."""
-    if isinstance(content, list):
-        parts = [part.get("text") for part in content if isinstance(part, dict)]
-        return "\n".join(part for part in parts if isinstance(part, str))
-    return content
 
 
 def _tool(action: str) -> str:
@@ -74,7 +66,7 @@ def _turns(trajectory: list[Any]) -> list[dict[str, Any]]:
             continue
         call = {"name": _tool(action), "arguments": json.dumps({"command": action})}
         assistant["tool_calls"] = [{"id": call_id, "type": "function", "function": call}]
-        observation = _text(turn.get("observation"))
+        observation = turn.get("observation")
         messages += [assistant, {"role": "tool", "tool_call_id": call_id, "content": observation}]
     return messages
 
@@ -85,7 +77,7 @@ def swe_agent_record(value: Any) -> Any:
     if not is_swe_agent(value):
         return value
     history = [m for m in value["history"] if isinstance(m, dict) and not _demonstration(m)]
-    task = next((_text(m.get("content")) for m in history if m.get("role") == "user"), None)
+    task = next((m.get("content") for m in history if m.get("role") == "user"), None)
     trajectory = value.get("trajectory")
     turns = _turns(trajectory) if isinstance(trajectory, list) else []
     messages = [{"role": "user", "content": task}, *turns]
