@@ -32,21 +32,23 @@ if TYPE_CHECKING:
 __all__ = ["score_traces"]
 
 
-def _delivered(paths: list[str], file_format: FileFormat | None, empty_ok: bool) -> list[str]:
-    """The paths a run reads. A path that names nothing stops the run here; with `empty_ok`, a
-    folder or glob pattern that holds no input file yet is left out instead, and a run left
-    with none is nothing to do (no run recorded; a path that does not exist is still an error)."""
+def _delivered(
+    paths: list[str], file_format: FileFormat | None, empty_ok: bool
+) -> tuple[list[str], list[Path]]:
+    """The paths a run reads and the files they name. A path that names nothing stops the run
+    here; with `empty_ok`, a folder or glob pattern that holds no input file yet is left out
+    instead, and a run left with none is nothing to do (no run recorded; a path that does not
+    exist is still an error)."""
     if not empty_ok:
-        input_files(paths, file_format)
-        return paths
-    kept = []
+        return paths, input_files(paths, file_format)
+    kept, files = [], set()
     for path in paths:
         try:
-            input_files([path], file_format)
+            files.update(input_files([path], file_format))
         except NoInputFilesError:
             continue
         kept.append(path)
-    return kept
+    return kept, sorted(files, key=str)
 
 
 def _nothing_to_do(markdown: str, counts: dict[str, int]) -> RunSummary:
@@ -70,20 +72,21 @@ def _nothing_delivered(paths: list[str]) -> RunSummary:
 def _all_stored(db: str, files: list[Path], confidence: ConfidenceConfig) -> bool:
     """True when a run over `files` would change nothing: the ledger holds each file with its
     content, every stored trace has its derived level from `confidence`, and no run is open
-    or left work behind (a crash's leftovers are a run's to clear). Paths are compared before
-    any file is hashed, so a night that delivered a new file hashes none here."""
+    or left work behind (a crash's leftovers are a run's to clear). The files are hashed
+    last, when every other answer says there is nothing to do: a night that delivered a new
+    file, or a run that has levels to compute, hashes none here."""
     if not locate(db).exists():
         return False
     with held_store(db) as store:
         stored = stored_files(store)
         if not {path_text(file) for file in files} <= {path for path, _ in stored}:
             return False
-        if not all(in_ledger(file, stored) for file in files):
-            return False
         leftovers = work_root(store)
         if open_runs(store) or (leftovers.is_dir() and any(leftovers.iterdir())):
             return False
-        return derived_levels_current(store, confidence.config_hash())
+        if not derived_levels_current(store, confidence.config_hash()):
+            return False
+        return all(in_ledger(file, stored) for file in files)
 
 
 def _nothing_new(files: list[Path]) -> RunSummary:
@@ -129,12 +132,11 @@ def score_traces(
     settings = load_settings(config)
     confidence = load_confidence_config(confidence_config)
     file_format = formats.file_format(input_format, format_config, chat_config)
-    if not (delivered := _delivered(paths, file_format, empty_ok)):
+    delivered, files = _delivered(paths, file_format, empty_ok)
+    if not delivered:
         return _nothing_delivered(paths)
-    if not force and judge_config is None:
-        files = input_files(delivered, file_format)
-        if _all_stored(db, files, confidence):
-            return _nothing_new(files)
+    if not force and judge_config is None and _all_stored(db, files, confidence):
+        return _nothing_new(files)
     from pipelines.scoring_steps import score_files
 
     summary = score_files(
