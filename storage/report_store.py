@@ -3,12 +3,11 @@ only for the tables that exist, and the report's file written in one piece."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-
-import polars as pl
 
 from storage.confidence_labels import DEFAULT_LABELS, level_outcomes
 from storage.duckdb_store import DuckDBStore
@@ -23,6 +22,7 @@ from storage.report_queries import (
     fast_form,
 )
 from transforms.report.outcomes import LevelOutcomes
+from transforms.report.table import Table
 
 __all__ = [
     "ReportData",
@@ -84,8 +84,8 @@ class ReportData:
     window: ReportWindow
     traces: int
     tables: set[str]
-    frames: dict[str, pl.DataFrame] = field(default_factory=dict)
-    lists: dict[str, tuple[pl.DataFrame, int, str]] = field(default_factory=dict)
+    frames: dict[str, Table] = field(default_factory=dict)
+    lists: dict[str, tuple[Table, int, str]] = field(default_factory=dict)
     """name -> (the first rows, how many rows there are in all, the SQL that lists them)."""
     absent: dict[str, list[str]] = field(default_factory=dict)
     """name of an aggregate or table -> the tables it needs that the database lacks."""
@@ -95,27 +95,32 @@ class ReportData:
     """The levels against outcomes; None without levels (see `absent`)."""
 
 
+def _table(store: DuckDBStore, query: str) -> Table:
+    """A query's rows as Python values (the aggregates are small: no data frame needed)."""
+    columns, _, cursor = store.cursor_rows(query)
+    return Table(tuple(columns), cursor.fetchall())
+
+
 def _tables(store: DuckDBStore) -> set[str]:
-    frame = store.sql("SELECT table_name FROM information_schema.tables")
-    return set(frame["table_name"].to_list())
+    return {name for (name,) in store.rows("SELECT table_name FROM information_schema.tables")}
 
 
-def _list(store: DuckDBStore, query: str) -> tuple[pl.DataFrame, int]:
-    rows = store.sql(f"{query} LIMIT {TABLE_ROWS}")
+def _list(store: DuckDBStore, query: str) -> tuple[Table, int]:
+    rows = _table(store, f"{query} LIMIT {TABLE_ROWS}")
     total = rows.height
     if total == TABLE_ROWS:
-        total = int(store.sql(f"SELECT count(*) AS n FROM ({query})")["n"][0])
-    return rows, total
+        ((total,),) = store.rows(f"SELECT count(*) FROM ({query})")
+    return rows, int(total)
 
 
 def _time_unit(store: DuckDBStore, tables: set[str], bounds: str) -> str:
     """Day for a window of up to 120 days of traces, week up to 120 weeks, else month."""
     if "scores" not in tables:
         return "day"
-    span = store.sql(
+    ((span,),) = store.rows(
         "SELECT coalesce(date_diff('day', min(created_at), max(created_at)), 0) AS days "
         f"FROM scores, {bounds} WHERE created_at >= since AND created_at < until"
-    )["days"][0]
+    )
     return "day" if span <= 120 else "week" if span <= 840 else "month"
 
 
@@ -147,7 +152,7 @@ def read_report_data(
     data.empty_sections = frozenset(
         section
         for section, table in SECTION_TABLES.items()
-        if table in tables and store.sql(f"SELECT 1 FROM {table} LIMIT 1").is_empty()
+        if table in tables and not store.rows(f"SELECT 1 FROM {table} LIMIT 1")
     )
     bounds = window.bounds_sql()
     unit = _time_unit(store, tables, bounds)
@@ -159,13 +164,13 @@ def read_report_data(
     for name, (needs, query) in QUERIES.items():
         if set(needs) <= tables:
             sql = query.replace("__window", bounds).replace("__unit", unit)
-            data.frames[name] = store.sql(sql)
+            data.frames[name] = _table(store, sql)
         else:
             data.absent[name] = sorted(set(needs) - tables)
     if data.outcomes is None:
         data.absent["outcomes"] = sorted({"latest_scores", "confidence_traces"} - tables)
     if "domains" in data.frames:
-        data.traces = int(data.frames["domains"]["traces"].sum())
+        data.traces = int(sum(data.frames["domains"].column("traces")))
     for name, (needs, template) in LIST_SQL.items():
         if set(needs) <= tables:
             query = template.format(
@@ -179,10 +184,14 @@ def read_report_data(
 
 
 def plotly_bundle() -> str:
-    """plotly.js as the Python package ships it (inlined once per report)."""
-    from plotly.offline import get_plotlyjs
-
-    return str(get_plotlyjs())
+    """plotly.js as the Python package ships it (inlined once per report), read from the
+    package's folder without importing the package (a third of a second of Python objects the
+    page does not need)."""
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the plotly package is not installed; make install installs it")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return (folder / "package_data" / "plotly.min.js").read_text(encoding="utf-8")
 
 
 def write_report_file(path: str | Path, html: str) -> Path:

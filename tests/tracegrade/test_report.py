@@ -99,8 +99,7 @@ def test_the_window_limits_the_traces_drawn(full_db: Path, tmp_path: Path) -> No
         f"SELECT count(*) FROM latest_scores WHERE CAST(created_at AS DATE) = DATE '{day}'",
     )
     assert data.traces == expected > 0
-    days = data.frames["agent_days"]["day"].unique().to_list()
-    assert days == [day]
+    assert set(data.frames["agent_days"].column("day")) == {day}
     assert f"AND created_at >= TIMESTAMPTZ '{day}'" in data.lists["lowest_scores"][2]
 
 
@@ -185,23 +184,49 @@ def test_given_labels_replace_the_default_and_bad_ones_are_refused(
 def test_time_axes_tick_at_whole_days_and_levels_run_calmest_first() -> None:
     """One day of quarantine was one bar labelled `00:00:00 Nov 27, 2026`, and the level
     legend ran SILENT, NOTIFY, ESCALATE, CONFIRM."""
-    from datetime import date
-
-    import polars as pl
-
+    from transforms.report import Table
     from transforms.report.figures import levels_by_day, quarantine_by_day
 
-    day = [date(2026, 11, 27)]
-    one = quarantine_by_day(pl.DataFrame({"day": day, "unit": ["day"], "rule": ["x"], "rows": [3]}))
-    assert one.layout.xaxis.dtick == 86_400_000 and one.layout.xaxis.tickformat == "%Y-%m-%d"
-    levels = pl.DataFrame(
-        {
-            "day": day * 4,
-            "unit": ["day"] * 4,
-            "level": ["CONFIRM", "ESCALATE", "NOTIFY", "SILENT"],
-            "traces": [1, 2, 3, 4],
-        }
+    day = date(2026, 11, 27)
+    one = quarantine_by_day(Table(("day", "unit", "rule", "rows"), [(day, "day", "x", 3)]))
+    axis = one["layout"]["xaxis"]
+    assert axis["dtick"] == 86_400_000 and axis["tickformat"] == "%Y-%m-%d"
+    assert one["data"] == [{"type": "bar", "x": ["2026-11-27"], "y": [3], "name": "x"}]
+    levels = Table(
+        ("day", "unit", "level", "traces"),
+        [
+            (day, "day", level, n)
+            for n, level in enumerate(["CONFIRM", "ESCALATE", "NOTIFY", "SILENT"])
+        ],
     )
     figure = levels_by_day(levels)
-    assert [trace.name for trace in figure.data] == ["SILENT", "NOTIFY", "CONFIRM", "ESCALATE"]
-    assert figure.layout.legend.traceorder == "normal"
+    assert [trace["name"] for trace in figure["data"]] == [
+        "SILENT",
+        "NOTIFY",
+        "CONFIRM",
+        "ESCALATE",
+    ]
+    assert figure["layout"]["legend"]["traceorder"] == "normal"
+
+
+def test_figures_carry_numbers_as_float32_arrays_and_missing_ones_as_gaps() -> None:
+    """plotly.js reads `{"dtype": "f4", "bdata": ...}` as a Float32Array: the numbers the
+    page carries are the aggregates', to float32 precision, and a day with no median is NaN
+    (a gap in the line), not 0."""
+    import base64
+    import math
+    import struct
+
+    from transforms.report import Table
+    from transforms.report.figures import median_score_by_agent
+
+    table = Table(
+        ("day", "unit", "agent", "median_score"),
+        [(date(2026, 11, d), "day", "a", v) for d, v in ((1, 0.25), (2, None), (3, 0.7))],
+    )
+    (trace,) = median_score_by_agent(table)["data"]
+    assert trace["y"]["dtype"] == "f4"
+    raw = base64.b64decode(trace["y"]["bdata"])
+    first, gap, last = struct.unpack("<3f", raw)
+    assert first == 0.25 and math.isnan(gap) and abs(last - 0.7) < 1e-7
+    assert trace["x"] == ["2026-11-01", "2026-11-02", "2026-11-03"]

@@ -1,17 +1,19 @@
-"""The HTML report: Plotly charts of the stored aggregates and the page that holds them."""
+"""The HTML report: plotly.js charts of the stored aggregates and the page that holds them."""
 
 from __future__ import annotations
 
-from transforms.report.figures import CHARTS, Chart, ChartSpec
+from transforms.report.figures import CHARTS, ChartSpec, Figure
 from transforms.report.outcomes import LevelOutcomes
 from transforms.report.page import SECTIONS, ReportInputs, report_html
+from transforms.report.table import Table
 
 __all__ = [
     "CHARTS",
     "SECTIONS",
-    "Chart",
     "ChartSpec",
+    "Figure",
     "LevelOutcomes",
     "ReportInputs",
+    "Table",
     "report_html",
 ]

@@ -1,16 +1,28 @@
-"""The report's charts as Plotly figures, one function per chart, each from an aggregate frame
+"""The report's charts as Plotly figures, one function per chart, each from an aggregate table
 (storage.report_queries): a title, axis titles with units, and a one-line hint on how to read
-it. A frame that is missing or empty gives no figure; the page says why instead."""
+it. A table that is missing or empty gives no figure; the page says why instead.
+
+A figure is what plotly.js draws: a dict of `data` (the traces) and `layout`, written into the
+page as JSON (transforms.report.page). It is built here as plain data, not with Plotly's Python
+objects, which would cost the report a third of a second to import for a few dozen
+attributes. Numbers go to the page as 4-byte typed arrays (`_values`), as Plotly's own Python
+writes them: the page stays small however many points a chart has."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import base64
+import sys
+from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-import plotly.graph_objects as go
-import polars as pl
+from transforms.report.table import Table
 
-__all__ = ["CHARTS", "Chart", "ChartSpec"]
+__all__ = ["CHARTS", "ChartSpec", "Figure"]
+
+Figure = dict[str, Any]
+"""A plotly.js figure: `{"data": [trace, ...], "layout": {...}}`."""
 
 _LEVEL_COLOURS = {
     "SILENT": "#4c9a2a",
@@ -26,15 +38,6 @@ _TICKS = {"day": 86_400_000, "week": 7 * 86_400_000, "month": "M1"}
 
 
 @dataclass(frozen=True)
-class Chart:
-    """A figure and the sentence printed under its title."""
-
-    key: str
-    figure: go.Figure
-    hint: str
-
-
-@dataclass(frozen=True)
 class ChartSpec:
     """How one chart is made: from which aggregate, with what hint, in which section."""
 
@@ -42,99 +45,113 @@ class ChartSpec:
     section: str
     frame: str
     hint: str
-    build: Callable[[pl.DataFrame], go.Figure]
+    build: Callable[[Table], Figure]
     what: str = ""
     """What the chart draws, in words, for the note that replaces it when it has no rows."""
 
 
-def _figure(title: str, x: str, y: str, *, barmode: str | None = None) -> go.Figure:
-    figure = go.Figure()
-    figure.update_layout(
-        template="none",
-        title={"text": title, "x": 0.01},
-        xaxis_title=x,
-        yaxis_title=y,
-        height=360,
-        margin={"l": 70, "r": 20, "t": 50, "b": 60},
-        legend={"orientation": "v", "font": {"size": 11}},
-        font={"family": "system-ui, sans-serif", "size": 12},
-        barmode=barmode,
-        hovermode="closest",
+def _figure(title: str, x: str, y: str, *, barmode: str | None = None) -> Figure:
+    layout: dict[str, Any] = {
+        "title": {"text": title, "x": 0.01},
+        "xaxis": {"title": {"text": x}},
+        "yaxis": {"title": {"text": y}},
+        "height": 360,
+        "margin": {"l": 70, "r": 20, "t": 50, "b": 60},
+        "legend": {"orientation": "v", "font": {"size": 11}},
+        "font": {"family": "system-ui, sans-serif", "size": 12},
+        "hovermode": "closest",
+    }
+    if barmode:
+        layout["barmode"] = barmode
+    return {"data": [], "layout": layout}
+
+
+def _add(figure: Figure, kind: str, x: object, y: object, name: str, **more: Any) -> None:
+    """One trace: a line (`scatter`) or a `bar` series."""
+    figure["data"].append({"type": kind, "x": x, "y": y, "name": name, **more})
+
+
+def _days(values: Iterable[Any]) -> list[str]:
+    """Days as `YYYY-MM-DD` strings: half the bytes of Plotly's timestamps."""
+    return [value.strftime("%Y-%m-%d") for value in values]
+
+
+def _values(values: Iterable[Any], scale: float = 1.0) -> dict[str, str]:
+    """Numbers as a float32 typed array (`{"dtype": "f4", "bdata": base64}`, which plotly.js
+    reads since 2.28); a missing value is NaN, a gap in the line."""
+    floats = array("f", (float("nan") if v is None else float(v) * scale for v in values))
+    if sys.byteorder != "little":
+        floats.byteswap()
+    return {"dtype": "f4", "bdata": base64.b64encode(floats.tobytes()).decode("ascii")}
+
+
+def _per(table: Table) -> str:
+    """`day`, `week` or `month`: what each point of a time chart covers."""
+    return str(table.column("unit")[0]) if "unit" in table.columns and table.height else "day"
+
+
+def _time_axis(figure: Figure, per: str) -> Figure:
+    """Ticks at whole days (weeks, months) labelled as dates, however few the points."""
+    figure["layout"]["xaxis"].update(
+        type="date", dtick=_TICKS.get(per, _TICKS["day"]), tickformat="%Y-%m-%d"
     )
     return figure
 
 
-def _days(column: pl.Series) -> list[str]:
-    """Days as `YYYY-MM-DD` strings: half the bytes of Plotly's timestamps."""
-    return column.dt.strftime("%Y-%m-%d").to_list()
+def _series(table: Table, by: str) -> list[tuple[str, Table]]:
+    return [(str(name), rows) for name, rows in table.groups(by)]
 
 
-def _values(column: pl.Series, scale: float = 1.0) -> object:
-    """Numbers as float32 (Plotly writes them as 4-byte typed arrays)."""
-    return (column.cast(pl.Float64) * scale).cast(pl.Float32).to_numpy()
-
-
-def _per(frame: pl.DataFrame) -> str:
-    """`day`, `week` or `month`: what each point of a time chart covers."""
-    return str(frame["unit"][0]) if "unit" in frame.columns and frame.height else "day"
-
-
-def _time_axis(figure: go.Figure, per: str) -> go.Figure:
-    """Ticks at whole days (weeks, months) labelled as dates, however few the points."""
-    figure.update_xaxes(type="date", dtick=_TICKS.get(per, _TICKS["day"]), tickformat="%Y-%m-%d")
-    return figure
-
-
-def _series(frame: pl.DataFrame, by: str) -> list[tuple[str, pl.DataFrame]]:
-    names = frame[by].unique(maintain_order=True).to_list()
-    return [(str(name), frame.filter(pl.col(by) == name)) for name in names]
-
-
-def score_distribution(frame: pl.DataFrame) -> go.Figure:
+def score_distribution(table: Table) -> Figure:
     figure = _figure(
         "Score distribution per domain and profile", "score (0 to 1)", "traces (% of the series)"
     )
-    for name, rows in _series(frame, "series"):
-        share = rows["traces"] / rows["traces"].sum()
-        figure.add_scatter(
-            x=_values(rows["bin"] + 0.025), y=_values(share, 100.0), name=name, mode="lines+markers"
+    for name, rows in _series(table, "series"):
+        traces = rows.column("traces")
+        total = sum(traces)
+        _add(
+            figure,
+            "scatter",
+            _values(b + 0.025 for b in rows.column("bin")),
+            _values((n / total for n in traces), 100.0),
+            name,
+            mode="lines+markers",
         )
     return figure
 
 
-def _agent_lines(frame: pl.DataFrame, column: str, figure: go.Figure, scale: float) -> go.Figure:
-    for name, rows in _series(frame, "agent"):
-        figure.add_scatter(
-            x=_days(rows["day"]), y=_values(rows[column], scale), name=name, mode="lines"
-        )
-    return _time_axis(figure, _per(frame))
+def _agent_lines(table: Table, column: str, figure: Figure, scale: float) -> Figure:
+    for name, rows in _series(table, "agent"):
+        x = _days(rows.column("day"))
+        _add(figure, "scatter", x, _values(rows.column(column), scale), name, mode="lines")
+    return _time_axis(figure, _per(table))
 
 
-def median_score_by_agent(frame: pl.DataFrame) -> go.Figure:
-    per = _per(frame)
+def median_score_by_agent(table: Table) -> Figure:
+    per = _per(table)
     figure = _figure(f"Median score per agent and {per}", f"{per} (UTC)", "median score (0 to 1)")
-    return _agent_lines(frame, "median_score", figure, 1.0)
+    return _agent_lines(table, "median_score", figure, 1.0)
 
 
-def median_novelty_by_agent(frame: pl.DataFrame) -> go.Figure:
-    per = _per(frame)
+def median_novelty_by_agent(table: Table) -> Figure:
+    per = _per(table)
     figure = _figure(
         f"Median novelty per agent and {per}", f"{per} (UTC)", "median novelty N (0 to 1)"
     )
-    return _agent_lines(frame, "median_novelty", figure, 1.0)
+    return _agent_lines(table, "median_novelty", figure, 1.0)
 
 
-def low_novelty_share(frame: pl.DataFrame) -> go.Figure:
-    per = _per(frame)
+def low_novelty_share(table: Table) -> Figure:
+    per = _per(table)
     figure = _figure(
         f"Share of low-novelty traces per agent and {per}",
         f"{per} (UTC)",
         "traces with N < 0.2 (%)",
     )
-    return _agent_lines(frame, "low_novelty_share", figure, 100.0)
+    return _agent_lines(table, "low_novelty_share", figure, 100.0)
 
 
-def contributions(frame: pl.DataFrame) -> go.Figure:
+def contributions(table: Table) -> Figure:
     figure = _figure(
         "Mean contribution of C, N, D and O to the score, per domain",
         "task domain",
@@ -142,84 +159,90 @@ def contributions(frame: pl.DataFrame) -> go.Figure:
         barmode="stack",
     )
     names = {"C": "C complexity", "N": "N novelty", "D": "D tool diversity", "O": "O outcome"}
+    domains = table.column("domain")
     for column, label in names.items():
-        figure.add_bar(x=frame["domain"].to_list(), y=_values(frame[column]), name=label)
+        _add(figure, "bar", domains, _values(table.column(column)), label)
     return figure
 
 
-def levels_by_day(frame: pl.DataFrame) -> go.Figure:
-    per = _per(frame)
+def levels_by_day(table: Table) -> Figure:
+    per = _per(table)
     figure = _figure(
         f"Intervention levels per {per}", f"{per} of the trace (UTC)", "traces", barmode="stack"
     )
     for name, colour in _LEVEL_COLOURS.items():  # calmest first, stacked from the bottom
-        rows = frame.filter(pl.col("level") == name)
+        rows = table.where("level", name)
         if rows.height:
-            figure.add_bar(x=_days(rows["day"]), y=rows["traces"], name=name, marker_color=colour)
-    figure.update_layout(legend_traceorder="normal")
+            x = _days(rows.column("day"))
+            _add(figure, "bar", x, rows.column("traces"), name, marker={"color": colour})
+    figure["layout"]["legend"]["traceorder"] = "normal"
     return _time_axis(figure, per)
 
 
-def judge_distribution(frame: pl.DataFrame) -> go.Figure:
+def judge_distribution(table: Table) -> Figure:
     figure = _figure(
         "Judge score distribution per metric", "score (0 to 100)", "results", barmode="group"
     )
-    for name, rows in _series(frame, "metric"):
-        figure.add_bar(x=_values(rows["bin"] + 2.5), y=rows["results"], name=name)
+    for name, rows in _series(table, "metric"):
+        x = _values(b + 2.5 for b in rows.column("bin"))
+        _add(figure, "bar", x, rows.column("results"), name)
     return figure
 
 
-def judge_status(frame: pl.DataFrame) -> go.Figure:
+def judge_status(table: Table) -> Figure:
     figure = _figure(
         "Judge results by status per metric", "metric", "results (latest per item)", barmode="stack"
     )
-    for name, rows in _series(frame, "status"):
-        figure.add_bar(x=rows["metric"].to_list(), y=rows["results"], name=name)
+    for name, rows in _series(table, "status"):
+        _add(figure, "bar", rows.column("metric"), rows.column("results"), name)
     return figure
 
 
-def judge_cost(frame: pl.DataFrame) -> go.Figure:
-    per = _per(frame)
+def judge_cost(table: Table) -> Figure:
+    per = _per(table)
     figure = _figure(f"Judge cost per {per}", f"{per} judged (UTC)", "cost (USD)", barmode="stack")
-    for name, rows in _series(frame, "model"):
-        figure.add_bar(x=_days(rows["day"]), y=_values(rows["cost_usd"]), name=name)
+    for name, rows in _series(table, "model"):
+        _add(figure, "bar", _days(rows.column("day")), _values(rows.column("cost_usd")), name)
     return _time_axis(figure, per)
 
 
-def quarantine_by_day(frame: pl.DataFrame) -> go.Figure:
-    per = _per(frame)
+def quarantine_by_day(table: Table) -> Figure:
+    per = _per(table)
     figure = _figure(
         f"Quarantined rows per rule and {per}", f"{per} of the run (UTC)", "rows", barmode="stack"
     )
-    for name, rows in _series(frame, "rule"):
-        figure.add_bar(x=_days(rows["day"]), y=rows["rows"], name=name)
+    for name, rows in _series(table, "rule"):
+        _add(figure, "bar", _days(rows.column("day")), rows.column("rows"), name)
     return _time_axis(figure, per)
 
 
-def _run_label(frame: pl.DataFrame) -> list[str]:
-    return frame.select(pl.format("#{} {}", "run_seq", "flow"))[:, 0].to_list()
+def _run_label(table: Table) -> list[str]:
+    return [
+        f"#{seq} {flow}"
+        for seq, flow in zip(table.column("run_seq"), table.column("flow"), strict=True)
+    ]
 
 
-def run_stages(frame: pl.DataFrame) -> go.Figure:
+def run_stages(table: Table) -> Figure:
     figure = _figure(
         "Duration per stage of the latest runs",
         "run (sequence number, flow)",
         "seconds",
         barmode="stack",
     )
-    for name, rows in _series(frame, "stage"):
-        figure.add_bar(x=_run_label(rows), y=_values(rows["seconds"]), name=name)
-    order = list(dict.fromkeys(_run_label(frame.sort("run_seq"))))
-    figure.update_xaxes(type="category", categoryorder="array", categoryarray=order)
+    for name, rows in _series(table, "stage"):
+        _add(figure, "bar", _run_label(rows), _values(rows.column("seconds")), name)
+    order = list(dict.fromkeys(_run_label(table.sorted_by("run_seq"))))
+    figure["layout"]["xaxis"].update(type="category", categoryorder="array", categoryarray=order)
     return figure
 
 
-def run_rows(frame: pl.DataFrame) -> go.Figure:
+def run_rows(table: Table) -> Figure:
     figure = _figure("Rows per run", "run (sequence number, flow)", "rows", barmode="group")
-    rows = frame.sort("run_seq")
+    rows = table.sorted_by("run_seq")
     for column in ("rows_read", "rows_scored", "rows_quarantined"):
-        figure.add_bar(x=_run_label(rows), y=rows[column], name=column.replace("_", " "))
-    figure.update_xaxes(type="category")
+        _add(figure, "bar", _run_label(rows), rows.column(column), column.replace("_", " "))
+    figure["layout"]["xaxis"]["type"] = "category"
     return figure
 
 
