@@ -23,11 +23,11 @@ from storage.input_paths import input_files
 from storage.ledger import in_ledger, open_runs, stored_files
 from storage.locations import locate
 from storage.registry import held_store
+from transforms.config.defaults import DEFAULT_CONFIDENCE_HASH
 from transforms.summary import RunSummary
 
 if TYPE_CHECKING:
     from storage.readers import FileFormat
-    from transforms.config.confidence import ConfidenceConfig
 
 __all__ = ["score_traces"]
 
@@ -69,9 +69,10 @@ def _nothing_delivered(paths: list[str]) -> RunSummary:
     )
 
 
-def _all_stored(db: str, files: list[Path], confidence: ConfidenceConfig) -> bool:
+def _all_stored(db: str, files: list[Path], confidence_hash: str) -> bool:
     """True when a run over `files` would change nothing: the ledger holds each file with its
-    content, every stored trace has its derived level from `confidence`, and no run is open
+    content, every stored trace has its derived level from the confidence configuration of
+    `confidence_hash`, and no run is open
     or left work behind (a crash's leftovers are a run's to clear). The files are hashed
     last, when every other answer says there is nothing to do: a night that delivered a new
     file, or a run that has levels to compute, hashes none here."""
@@ -84,7 +85,7 @@ def _all_stored(db: str, files: list[Path], confidence: ConfidenceConfig) -> boo
         leftovers = work_root(store)
         if open_runs(store) or (leftovers.is_dir() and any(leftovers.iterdir())):
             return False
-        if not derived_levels_current(store, confidence.config_hash()):
+        if not derived_levels_current(store, confidence_hash):
             return False
         return all(in_ledger(file, stored) for file in files)
 
@@ -129,15 +130,21 @@ def score_traces(
         format_config, chat_config: TOML files of the OTel and chat mapping keys.
         empty_ok: a folder or glob with no file yet is left out (a night may deliver none).
     """
-    settings = load_settings(config)
-    confidence = load_confidence_config(confidence_config)
+    # the files given are validated first; the defaults are built only for a run (a rerun
+    # with nothing to do needs only their hash, and so loads no pydantic)
+    settings = load_settings(config) if config else None
+    confidence = load_confidence_config(confidence_config) if confidence_config else None
     file_format = formats.file_format(input_format, format_config, chat_config)
     delivered, files = _delivered(paths, file_format, empty_ok)
     if not delivered:
         return _nothing_delivered(paths)
-    if not force and judge_config is None and _all_stored(db, files, confidence):
+    levels_hash = confidence.config_hash() if confidence else DEFAULT_CONFIDENCE_HASH
+    if not force and judge_config is None and _all_stored(db, files, levels_hash):
         return _nothing_new(files)
     from pipelines.scoring_steps import score_files
+
+    settings = settings or load_settings(None)
+    confidence = confidence or load_confidence_config(None)
 
     summary = score_files(
         delivered,

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from transforms.config._base import validate_config
 from transforms.errors import ConfigError, JudgeConfigError
 
 if TYPE_CHECKING:  # each kind's model is imported by its loader: a command loads what it reads
@@ -76,6 +75,7 @@ def read_toml(
 
 def load_settings(path: str | Path | None = None) -> Settings:
     """The scoring configuration (docs/configuration.md); None gives the defaults."""
+    from transforms.config._base import validate_config
     from transforms.config.scoring import Settings
 
     if path is None:
@@ -85,6 +85,7 @@ def load_settings(path: str | Path | None = None) -> Settings:
 
 def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
     """The confidence configuration's `[confidence]` table; None gives the defaults."""
+    from transforms.config._base import validate_config
     from transforms.config.confidence import ConfidenceConfig, ConfidenceFile
 
     if path is None:
@@ -109,6 +110,8 @@ def _import_mapping(
     skip_mapping_input: bool = False,
 ) -> _Mapping:
     """An importer's mapping: the file's keys (top level), then every key of `overrides`."""
+    from transforms.config._base import validate_config
+
     data = {} if path is None else read_toml(path, kind)
     return validate_config(
         data | dict(overrides or {}),
@@ -142,6 +145,7 @@ def load_otel_config(
 
 def load_operations_settings(path: str | Path | None = None) -> OperationsSettings:
     """A scorer-set file; None gives the presets alone."""
+    from transforms.config._base import validate_config
     from transforms.config.operations import OperationsSettings
 
     if path is None:

@@ -51,16 +51,19 @@ def _run_scoring(args: argparse.Namespace, paths: Sequence[str], db: str) -> int
         load_settings,
     )
     from tracegrade.cli.execution import flow, flow_mode
+    from transforms.config.defaults import DEFAULT_ENGINE
 
-    settings = load_settings(args.config)
-    load_confidence_config(args.confidence_config)
+    # the files given are checked before anything runs; with none, the defaults need no model
+    engine = load_settings(args.config).execution.engine if args.config else DEFAULT_ENGINE
+    if args.confidence_config:
+        load_confidence_config(args.confidence_config)
     formats = _format_options(args)
     if formats["format_config"]:
         load_otel_config(formats["format_config"])
     if formats["chat_config"]:
         load_chat_config(formats["chat_config"])
     check_database(db, data_path=getattr(args, "data_path", None))
-    with flow_mode(args.prefect or settings.execution.engine == "dask") as prefect:
+    with flow_mode(args.prefect or engine == "dask") as prefect:
         score_traces = flow("score_traces", prefect)
         with progress_bars():
             summary = score_traces(
