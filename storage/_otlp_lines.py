@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from storage._json_values import RecordProblem, parse_record
 from storage._names import path_text
 from storage._otlp import request_rows, rows_frame
-from storage._phoenix import agent_trace_spans, phoenix_rows, span_row
+from storage._phoenix import phoenix_rows, span_rows
 from storage.errors import UnrecognisedFile
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
@@ -159,9 +159,10 @@ def is_one_document(path: Path) -> bool:
 
 
 def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
-    """A whole-document JSON file: one OTLP request object, or an array of them. Anything
-    else is not a span file, and the file is refused with what it holds instead of a
-    rejection per line."""
+    """A whole-document JSON file: one OTLP request object, or an array of them; one trace of
+    spans (any-agent's, a Langfuse trace with its observations) or an array of spans or of
+    such traces. Anything else is not a span file, and the file is refused with what it
+    holds instead of a rejection per line."""
     from storage.sniff import describe_json
 
     size = path.stat().st_size
@@ -172,24 +173,31 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
             "span file may be; export OTLP JSON lines (one request a line) instead"
         )
     value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
-    requests = agent_trace_spans(value) or (value if isinstance(value, list) else [value])
-    spans = [span_row(item) for item in requests]
-    if requests and all(row is not None for row in spans):  # a list of spans, not requests
-        numbered = [(number, row) for number, row in enumerate(spans, start=1) if row is not None]
-        return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(spans))
+    whole = None if isinstance(value, list) else span_rows(value)
+    if whole:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order
+        numbered = list(enumerate(whole, start=1))
+        return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(whole))
+    requests = value if isinstance(value, list) else [value]
+    found = [span_rows(item) for item in requests]
+    if requests and all(found):  # spans, or traces of spans, each with at least one span
+        numbered = [
+            (number, row) for number, rows in enumerate(found, start=1) for row in rows or ()
+        ]
+        return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(found))
     if not requests or not all(
         isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests
     ):
         raise UnrecognisedFile(
             f"{path} holds {describe_json(value)}, not OTLP spans (an ExportTraceServiceRequest "
             "with resourceSpans, or an array of them) nor a list of spans (Phoenix rows, or "
-            "spans as the OpenTelemetry SDK writes them)"
+            "spans as the OpenTelemetry SDK writes them) nor Langfuse traces with their "
+            "observations"
         )
     rows: list[Any] = []
     chunk = SpanChunk(rows_frame([]), records=len(requests))
     for number, request in enumerate(requests, start=1):
-        found, problem = _parsed_value(request, number, source, wanted)
-        rows.extend(found)
+        parsed, problem = _parsed_value(request, number, source, wanted)
+        rows.extend(parsed)
         if problem is not None:
             chunk.rejections.append(problem)
     chunk.spans = rows_frame(rows)

@@ -15,7 +15,14 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["PHOENIX_COLUMNS", "agent_trace_spans", "is_phoenix_row", "phoenix_rows", "span_row"]
+__all__ = [
+    "PHOENIX_COLUMNS",
+    "agent_trace_spans",
+    "is_phoenix_row",
+    "phoenix_rows",
+    "span_row",
+    "span_rows",
+]
 
 PHOENIX_COLUMNS = ("context.trace_id", "context.span_id")
 """Columns every Phoenix span table has; a table or line without them is not one."""
@@ -113,6 +120,22 @@ def span_row(value: object) -> Mapping[str, Any] | None:
     ):
         return _sdk_span_row(value)
     return None
+
+
+def span_rows(value: object) -> list[Mapping[str, Any]] | None:
+    """The span rows one JSON value holds: an any-agent trace's spans, a Langfuse trace's
+    observations (`storage._langfuse`), or one span (`span_row`); None when it is none of
+    these, or an any-agent trace with a span that is not one."""
+    from storage._langfuse import is_langfuse_trace, langfuse_rows
+
+    if is_langfuse_trace(value):
+        return list(langfuse_rows(value))  # type: ignore[arg-type]
+    spans = agent_trace_spans(value)
+    if spans is None:
+        row = span_row(value)
+        return None if row is None else [row]
+    rows = [span_row(item) for item in spans]
+    return None if any(row is None for row in rows) else [r for r in rows if r is not None]
 
 
 def _flat(prefix: str, value: Any, into: list[tuple[str, Any]]) -> None:

@@ -35,7 +35,7 @@ from storage._otlp_lines import (
     malformed,
     parsed_line,
 )
-from storage._phoenix import PHOENIX_COLUMNS, agent_trace_spans, phoenix_rows, span_row
+from storage._phoenix import PHOENIX_COLUMNS, phoenix_rows, span_rows
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
 from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
@@ -236,17 +236,17 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
             except RecordProblem as problem:
                 chunk.rejections.append(malformed(source, number, problem.reason))
                 continue
-            rows = [span_row(item) for item in agent_trace_spans(value) or [value]]
-            if not rows or any(row is None for row in rows):
+            rows = span_rows(value)
+            if not rows:
                 chunk.rejections.append(
                     malformed(
                         source,
                         number,
-                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context), nor an any-agent trace of such spans",
+                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context), nor an any-agent trace of such spans, nor a Langfuse trace with its observations",
                     )
                 )
                 continue
-            good.extend((number, row) for row in rows if row is not None)
+            good.extend((number, row) for row in rows)
         chunk.spans = rows_frame(phoenix_rows(good, source, wanted))
         yield chunk
 
@@ -259,8 +259,8 @@ def _decoded(data: bytearray, path: Path) -> str:
 
 
 def _is_phoenix_lines(path: Path) -> bool:
-    """True when the first non-blank line is a span row (Phoenix's, the SDK's) or an any-agent
-    trace of them, rather than an OTLP request."""
+    """True when the first non-blank line is a span row (Phoenix's, the SDK's), an any-agent
+    trace of them or a Langfuse trace, rather than an OTLP request."""
     with path.open("rb") as handle:
         for raw in handle:
             line = raw.strip().removeprefix(b"\xef\xbb\xbf")
@@ -272,7 +272,7 @@ def _is_phoenix_lines(path: Path) -> bool:
                 value = parse_record(line.decode("utf-8", "replace"), "line 1")
             except RecordProblem:
                 return False
-            return span_row(value) is not None or agent_trace_spans(value) is not None
+            return span_rows(value) is not None
     return False
 
 
