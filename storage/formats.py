@@ -174,6 +174,12 @@ def _is_swe_agent(look: Peek) -> bool:
     return is_swe_agent(look.record) or (look.suffix == ".traj" and large)
 
 
+def _is_langfuse(look: Peek) -> bool:
+    from storage._langfuse import is_langfuse_trace
+
+    return is_langfuse_trace(look.record)
+
+
 def _is_toolbench(look: Peek) -> bool:
     from transforms.toolbench import is_toolbench
 
@@ -196,6 +202,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_otel(look),
         _otel_reader,
         "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports",
+    ),
+    TraceFormat(
+        "langfuse",
+        "Langfuse trace exports",
+        (".json", ".jsonl", ".ndjson"),
+        lambda look, _reader: _is_langfuse(look),
+        _otel_reader,
+        "Langfuse traces with their observations (the public API's trace, the UI download)",
     ),
     TraceFormat(
         "toolbench",
@@ -329,7 +343,7 @@ def file_format(
     format; `otel_config` and `chat_config` are the TOML files of the OTel and chat mapping
     keys (None: the defaults)."""
     configs = {
-        "otel": otel_config,
+        **dict.fromkeys(("otel", "langfuse"), otel_config),
         **dict.fromkeys(("chat", "toolbench", "swe-agent"), chat_config),
     }
     if name != "auto":

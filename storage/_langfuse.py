@@ -1,0 +1,239 @@
+"""Langfuse trace exports to span rows: a trace with its observations, as Langfuse hands it out.
+
+Two shapes hold a trace and its observations whole:
+- the public API's `GET /api/public/traces/{id}` (TraceWithFullDetails): the trace's fields
+  with `observations`, a list of full observations;
+- the UI's and the web app's download, `{"trace": {...}, "observations": [...]}` (the trace's
+  own `observations` there are stubs without input and output, so the outer list is read).
+A file holds one (a pretty-printed `.json`), an array of them, or one per line.
+
+Each observation becomes one Phoenix table row (`storage._phoenix`), so the OTel mapping reads
+it as it reads any span: the raw OpenTelemetry attributes Langfuse keeps in
+`metadata.attributes` (and `metadata.resourceAttributes`) first, as the instrumentation wrote
+them; then what Langfuse's own fields say where those attributes do not: the observation's
+`type` as the span kind (GENERATION a model call, TOOL a tool, AGENT an agent, CHAIN,
+RETRIEVER), `input` and `output` (JSON text where Langfuse stored an encoded string: decoded
+once), a generation's message lists as `gen_ai.input.messages` / `gen_ai.output.messages`, a
+tool observation's name as its tool, `level` ERROR with its `statusMessage` as the error. The
+trace's own `input` and `output` go to its top observations that have none.
+
+Ids as Langfuse keeps them: OTel ids (32 and 16 hex digits) as they are; other ids (the UUIDs
+of Langfuse's own SDKs before v3) as the first 32 or 16 hex digits of their SHA-256, the same
+id for the same text in every file. Not read: scores, tags, release and version, user and
+session, costs and usage (docs/import.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["is_langfuse_trace", "langfuse_rows"]
+
+_KINDS = {
+    "GENERATION": "LLM",
+    "TOOL": "TOOL",
+    "AGENT": "AGENT",
+    "CHAIN": "CHAIN",
+    "RETRIEVER": "RETRIEVER",
+    "EMBEDDING": "EMBEDDING",
+}
+"""Langfuse observation types as OpenInference span kinds; SPAN and EVENT say nothing."""
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _observations(value: Mapping[str, Any]) -> list[Any] | None:
+    if isinstance(value.get("trace"), Mapping) and isinstance(value.get("observations"), list):
+        return value["observations"]
+    observations = value.get("observations")
+    if isinstance(observations, list) and "id" in value and "timestamp" in value:
+        return observations
+    return None
+
+
+def is_langfuse_trace(value: object) -> bool:
+    """True for a Langfuse trace with its observations, in either shape; an observation that
+    is only an id (the trace list's) does not count."""
+    if not isinstance(value, Mapping):
+        return False
+    observations = _observations(value)
+    return observations is not None and all(
+        isinstance(item, Mapping) and "type" in item for item in observations
+    )
+
+
+def _id(value: Any, digits: int) -> str | None:
+    """An OTel id as it is; any other id text as a stable hex id of the right length."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip().lower()
+    plain = text.replace("-", "") if digits == 32 else text
+    if len(plain) == digits and set(plain) <= _HEX:
+        return plain
+    return hashlib.sha256(str(value).encode()).hexdigest()[:digits]
+
+
+def _decoded(value: Any) -> Any:
+    """A field Langfuse may keep as JSON text, decoded once; other text as it is."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _text(value: Any) -> str | None:
+    value = _decoded(value)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+"""LangChain's message types as roles (`{"type": "human", "content": ...}`)."""
+
+
+def _messages(value: Any) -> list[dict[str, Any]] | None:
+    """Input or output as a message list (each with a role): a list of messages, one
+    message, or LangChain's `{"messages": [...]}`; None for anything else."""
+    value = _decoded(value)
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    if isinstance(value, Mapping):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        return None
+    messages = [_message(item) for item in value]
+    return None if any(message is None for message in messages) else messages  # type: ignore[return-value]
+
+
+def _message(item: Any) -> dict[str, Any] | None:
+    """A message with a role and text content: LangChain's `type` as the role, OpenAI-style
+    content parts (`{"type": "text", "text"}`) joined, GenAI `parts` kept as they are."""
+    if not isinstance(item, Mapping):
+        return None
+    role = item.get("role") or _ROLES.get(str(item.get("type")))
+    if not isinstance(role, str):
+        return None
+    message = {**item, "role": role}
+    content = item.get("content")
+    if isinstance(content, list):
+        texts = [
+            part.get("text") for part in content if isinstance(part, Mapping) and part.get("text")
+        ]
+        message["content"] = "\n".join(str(text) for text in texts)
+    return message
+
+
+def _answer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last assistant message of an output (a run's output repeats its whole history)."""
+    said = [message for message in messages if message["role"] == "assistant"]
+    return said[-1:]
+
+
+def _called_tools(value: Any, depth: int = 0) -> set[str]:
+    """The names of the tools a model output asks for: OpenAI `tool_calls` (also under
+    LangChain's `additional_kwargs`), GenAI `tool_call` parts, Anthropic `tool_use` blocks."""
+    value = _decoded(value) if depth == 0 else value
+    names: set[str] = set()
+    if depth > 6:
+        return names
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if kind in ("tool_call", "tool_use", "function_call") and isinstance(
+            value.get("name"), str
+        ):
+            names.add(value["name"])
+        function = value.get("function")
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+        for item in value.values():
+            names |= _called_tools(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            names |= _called_tools(item, depth + 1)
+    return names
+
+
+def _metadata(observation: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    metadata = _decoded(observation.get("metadata"))
+    if not isinstance(metadata, Mapping):
+        return {}, {}
+    attributes = metadata.get("attributes")
+    resource = metadata.get("resourceAttributes")
+    return (
+        attributes if isinstance(attributes, Mapping) else {},
+        resource if isinstance(resource, Mapping) else {},
+    )
+
+
+def _row(observation: Mapping[str, Any], trace_id: str | None, tools: set[str]) -> dict[str, Any]:
+    kind = str(observation.get("type") or "").upper()
+    name = observation.get("name")
+    if kind == "SPAN" and name in tools:
+        kind = "TOOL"  # a span named after a tool a model call asked for is that tool's call
+    level = str(observation.get("level") or "").upper()
+    message = observation.get("statusMessage")
+    start = observation.get("startTime")
+    row: dict[str, Any] = {
+        "context.trace_id": _id(observation.get("traceId") or trace_id, 32),
+        "context.span_id": _id(observation.get("id"), 16),
+        "parent_id": _id(observation.get("parentObservationId"), 16),
+        "name": name,
+        "start_time": start,
+        "end_time": observation.get("endTime") or start,
+        "status_code": "ERROR" if level == "ERROR" else "UNSET",
+        "status_message": message if level == "ERROR" else None,
+        "events": None,
+        "span_kind": _KINDS.get(kind),
+    }
+    attributes, resource = _metadata(observation)
+    for key, item in (*attributes.items(), *resource.items()):
+        row.setdefault(f"attributes.{key}", item)
+    said: dict[str, Any] = {
+        "input.value": _text(observation.get("input")),
+        "output.value": _text(observation.get("output")),
+    }
+    if kind != "TOOL":
+        asked, answered = _messages(observation.get("input")), _messages(observation.get("output"))
+        if asked is not None:
+            said["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
+        if answered is not None:
+            said["gen_ai.output.messages"] = json.dumps(_answer(answered), ensure_ascii=False)
+    else:
+        said["tool.name"] = name
+    for key, item in said.items():
+        if item is not None:
+            row.setdefault(f"attributes.{key}", item)
+    return row
+
+
+def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Phoenix rows of a Langfuse trace's observations (`is_langfuse_trace`), in its
+    order; the trace's input and output on its top observations that have none, and a top
+    observation of no kind that holds messages read as the run (LangGraph's)."""
+    trace = value["trace"] if isinstance(value.get("trace"), Mapping) else value
+    observations = _observations(value) or []
+    tools: set[str] = set()
+    for item in observations:
+        if str(item.get("type")).upper() == "GENERATION":
+            tools |= _called_tools(item.get("output"))
+    rows = [_row(item, trace.get("id"), tools) for item in observations]
+    ids = {row["context.span_id"] for row in rows}
+    for row in rows:
+        if row["parent_id"] in ids:
+            continue
+        for field, key in (
+            ("input", "attributes.input.value"),
+            ("output", "attributes.output.value"),
+        ):
+            text = _text(trace.get(field))
+            if text is not None:
+                row.setdefault(key, text)
+        if row["span_kind"] is None and "attributes.gen_ai.input.messages" in row:
+            row["span_kind"] = "CHAIN"
+    return rows

@@ -1,0 +1,156 @@
+"""Langfuse traces as Langfuse hands them out (tests/data/SOURCES.md: six framework runs that
+Langfuse's own repository downloaded whole from Langfuse Cloud) score with no flag: each file
+is one trace with the user's task as objective, the run's answer, and the tool calls in the
+order they ran. Before, no importer took them: read as OTel they were hundreds of malformed
+lines. The same traces one per line, and in the public API's shape (the trace's fields with
+its full observations), score the same; a Langfuse list page, whose observations are only ids,
+is refused with what it holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "langfuse"
+
+# file -> objective, the answer's start, tool calls (name, arguments) in order, agent
+EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
+    "openai-agents-2025-09-30": (
+        "What's the weather in Tokyo?",
+        "The weather in Tokyo is currently sunny.",
+        [("get_weather", {"city": "Tokyo"})],
+        None,  # OpenInference names the agent only in its span's name ("Hello world")
+    ),
+    "pydantic-ai-tools-2025-12-04": (
+        "Select and call THREE of the available tools to get joke suggestions about 'programming'.",
+        "Why do programmers hate nature?  \nIt has too many bugs!",
+        [
+            ("get_pun_suggestion", {"topic": "programming"}),
+            ("get_dad_joke_suggestion", {"topic": "programming"}),
+            ("get_one_liner_suggestion", {"topic": "programming"}),
+        ],
+        "joke_agent",
+    ),
+    "microsoft-agent-2025-12-17": (
+        "What's the weather in Tokyo?",
+        "Current conditions in Tokyo, Japan: stormy, high around 23°C.",
+        [("get_weather", {"location": "Tokyo, Japan"})],
+        "171105b7-59dd-49c0-9677-0b95395aa46a",
+    ),
+    "langgraph-python-2025-08-22": (
+        "Search the web for 'example' and summarize.",  # not the "Be helpful!" prompt before it
+        'The search for "example" primarily leads to the website [example.com]',
+        [("Web-Search", "{'query': 'example'}")],  # a plain span named after the called tool
+        None,
+    ),
+    "claude-agent-2025-12-22": (
+        "What's the weather like in Berlin and New York?",
+        "Great! Here's the current weather for both cities:",
+        [
+            ("mcp__weather__get_weather", {"input": {"city": "Berlin"}}),
+            ("mcp__weather__get_weather", {"input": {"city": "New York"}}),
+        ],
+        None,
+    ),
+    "csharp-agent-with-gemini-2026-03-09": (
+        "What are my month over month performance insights the past quarter, by cost, "
+        "displays, clicks, CTR, sales, CVR? Please split by campaign taxonomy",
+        "I couldn't retrieve the month-over-month performance insights for the past quarter",
+        [("get_custom_report", None), ("final_result", None)],
+        "agentic-clientinsights",  # the service that ran it; the root's parent is not in the file
+    ),
+}
+
+TRACE_SQL = (
+    "SELECT regexp_extract(source_file, '([^/]+)\\.trace\\.json', 1), objective, "
+    "result_summary, agent_id, success, "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> [s.tool_name, s.input]), "
+    "len(list_filter(steps, s -> s.type = 'tool_call' AND s.output_summary LIKE '{\"error\"%')) "
+    "FROM traces ORDER BY 1"
+)
+
+
+def _arguments(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _check(rows: list[tuple[object, ...]], names: list[str]) -> None:
+    assert [row[0] for row in rows] == sorted(names)
+    for name, objective, answer, agent, success, calls, failed in rows:
+        expected_objective, answer_start, tools, expected_agent = EXPECTED[str(name)]
+        assert objective == expected_objective, name
+        assert str(answer).startswith(answer_start), (name, answer)
+        assert [tool for tool, _ in calls] == [tool for tool, _ in tools], name  # type: ignore[union-attr]
+        for (_, arguments), (_, wanted) in zip(calls, tools, strict=True):  # type: ignore[arg-type]
+            if wanted is not None:
+                assert _arguments(arguments) == wanted, name
+        assert agent == expected_agent, name
+        assert success is None  # Langfuse records no outcome: unknown, not a failure
+        assert failed == 0  # every observation's level is DEFAULT
+
+
+def test_each_langfuse_download_is_one_trace_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "exports"
+    shutil.copytree(DATA, folder)
+    db = tmp_path / "lf.duckdb"
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    statuses = query_rows(db, "SELECT status, rows_read, rows_scored FROM files")
+    assert statuses == [("loaded", 1, 1)] * len(EXPECTED)
+    _check(query_rows(db, TRACE_SQL), list(EXPECTED))
+
+
+def test_one_trace_a_line_and_the_public_api_shape_read_the_same(tmp_path: Path) -> None:
+    """The public API's `GET /api/public/traces/{id}` is the trace's own fields with its full
+    observations; written one a line (`.jsonl`) they are the same traces."""
+    lines = []
+    for name in ("openai-agents-2025-09-30", "langgraph-python-2025-08-22"):
+        download = json.loads((DATA / f"{name}.trace.json").read_text())
+        trace = {key: value for key, value in download["trace"].items() if key != "observations"}
+        lines.append(json.dumps({**trace, "observations": download["observations"]}))
+    export = tmp_path / "traces.jsonl"
+    export.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "api.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    rows = query_rows(db, TRACE_SQL.replace("\\.trace\\.json", "\\.jsonl"))
+    assert len(rows) == 2
+    by_objective = {row[1]: row for row in rows}
+    for name in ("openai-agents-2025-09-30", "langgraph-python-2025-08-22"):
+        objective, answer_start, tools, _ = EXPECTED[name]
+        row = by_objective[objective]
+        assert str(row[2]).startswith(answer_start)
+        assert [call[0] for call in row[5]] == [tool for tool, _ in tools]
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            {"data": [{"id": "t", "timestamp": "2025-01-01T00:00:00Z", "observations": ["o"]}]},
+            "no format recognises the file: it holds a JSON object with keys data",
+        ),
+        (
+            {"trace": {"id": "t1"}, "observations": []},
+            "holds a JSON object with keys trace, observations, not OTLP spans",
+        ),
+    ],
+    ids=["list-page", "no-observations"],
+)
+def test_langfuse_files_without_observations_are_refused_with_what_they_hold(
+    tmp_path: Path, content: object, said: str
+) -> None:
+    export = tmp_path / "page.json"
+    export.write_text(json.dumps(content, indent=2))
+    db = tmp_path / "p.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT count(*) FROM traces") == [(0,)]
+    ((status, reason),) = query_rows(db, "SELECT status, reason FROM files")
+    assert status == "quarantined" and said in reason, reason
