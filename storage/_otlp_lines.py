@@ -141,16 +141,28 @@ _DOCUMENT_BYTES = 256 << 20
 """A JSON file up to this size that is one document (not JSON lines) is parsed whole."""
 
 
+_FIRST_LINE_BYTES = 64 << 20
+"""How far the first line of a JSON file is read to tell JSON lines from one document."""
+
+
 def is_one_document(path: Path) -> bool:
     """The file is one JSON document (an array, or an object over several lines), not JSON
-    lines: read line by line, a pretty-printed file was hundreds of malformed lines."""
+    lines: read line by line, a pretty-printed file was hundreds of malformed lines. The
+    first line is read whole, however long: a Collector file's line holds a whole export
+    request (512 spans of an SDK batch, half a megabyte and more), and a line cut at the
+    first 64 KiB was taken for a document and the file refused."""
     with path.open("rb") as handle:
         head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
-        first = head.split(b"\n", 1)[0].strip()
-    if head.startswith(b"["):
-        return True
-    if not head.startswith(b"{"):
-        return False
+        if head.startswith(b"["):
+            return True
+        if not head.startswith(b"{"):
+            return False
+        while b"\n" not in head and len(head) < _FIRST_LINE_BYTES:
+            more = handle.read(1 << 20)
+            if not more:
+                break
+            head += more
+    first = head.split(b"\n", 1)[0].strip()
     try:
         parse_record(first.decode("utf-8", errors="replace"), "line 1")
     except RecordProblem:
@@ -172,7 +184,12 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
             f"{path} is one JSON document of {size:,} bytes, over the {_DOCUMENT_BYTES:,} a "
             "span file may be; export OTLP JSON lines (one request a line) instead"
         )
-    value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
+    try:
+        value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
+    except RecordProblem as problem:
+        raise UnrecognisedFile(
+            f"{path} is neither JSON lines nor one JSON document: {problem.reason}"
+        ) from None
     whole = None if isinstance(value, list) else span_rows(value)
     if whole:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order
         numbered = list(enumerate(whole, start=1))

@@ -210,3 +210,23 @@ def test_a_pretty_printed_otlp_request_reads_like_its_json_line(tmp_path: Path) 
     assert [same(t) for t in _traces(tmp_path / "pretty.parquet")] == [
         same(t) for t in _traces(tmp_path / "lines.parquet")
     ]
+
+
+def test_collector_lines_longer_than_the_first_look_are_json_lines(tmp_path: Path) -> None:
+    """A Collector line holds a whole export request (an SDK batch of 512 spans is half a
+    megabyte): a first line longer than 64 KiB was taken for one JSON document, and the file
+    failed as "not valid JSON (Extra data)". Two long lines read as the spans they hold."""
+    exporter = _run(tmp_path / "lines")
+    (tmp_path / "long").mkdir()
+    half = len(exporter.spans) // 2
+    with (tmp_path / "long" / "spans.jsonl").open("w", encoding="utf-8") as handle:
+        for part in (exporter.spans[:half], exporter.spans[half:]):
+            request = json.loads(json_format.MessageToJson(encode_spans(part), indent=None))
+            resource = request["resourceSpans"][0]["resource"]
+            long = {"key": "process.command_line", "value": {"stringValue": "x" * 100_000}}
+            resource["attributes"] = [*resource.get("attributes", []), long]
+            handle.write(json.dumps(request) + "\n")
+    lines = import_otel([str(tmp_path / "lines")], str(tmp_path / "lines.parquet"))
+    long = import_otel([str(tmp_path / "long")], str(tmp_path / "long.parquet"))
+    assert (long.records, long.records_rejected) == (2, 0)
+    assert (long.spans_read, long.imported) == (lines.spans_read, lines.imported) > (0, 0)
