@@ -1,4 +1,5 @@
-"""Throughput and peak memory of `tracegrade import otel` on a folder of Collector files.
+"""Throughput and peak memory of `tracegrade import otel` on a folder of Collector files, and
+on the same traces as a Langfuse export.
 
 Generates (once, cached under bench/out/) a folder of OTLP JSON files as the Collector's file
 exporter writes them: one ExportTraceServiceRequest a line, 512 spans a line (the SDK's batch
@@ -11,6 +12,13 @@ A child process runs pipelines.otel_import.import_otel on the folder; this small
 the child's peak RSS (RUSAGE_CHILDREN) once it exits and prints spans per second and peak RSS
 beside the issue's targets (>= 100,000 spans/s, <= 1 GiB) as ratios. For scale it also times
 the official protobuf JSON parser (json_format.Parse) alone on the first file.
+
+With --langfuse it then writes the same traces as Langfuse exports them (the public API's
+trace with its full observations, one trace a line, about 100,000 observations a file: each
+span an observation of type AGENT, GENERATION or TOOL, the messages, tool arguments and results
+as its input and output, a failed call's level ERROR, the other attributes in
+metadata.attributes, as Langfuse keeps an OTel span) and imports those in the same run, printed
+beside the Collector files' figures and the same targets.
 
 Run: .venv/bin/python bench/bench_otel_import.py [--n 1000000]
 """
@@ -169,6 +177,88 @@ def _request(spans: list[dict[str, Any]]) -> str:
     return json.dumps(request, separators=(",", ":"))
 
 
+def _plain(value: dict[str, Any]) -> Any:
+    if "intValue" in value:
+        return int(value["intValue"])
+    return value.get("stringValue", value.get("boolValue"))
+
+
+_LANGFUSE_FIELDS = {
+    "gen_ai.input.messages": "input",
+    "gen_ai.output.messages": "output",
+    "gen_ai.tool.call.arguments": "input",
+    "gen_ai.tool.call.result": "output",
+}
+_LANGFUSE_TYPES = {"chat": "GENERATION", "execute_tool": "TOOL", "invoke_agent": "AGENT"}
+
+
+def _iso(nanoseconds: str) -> str:
+    seconds, rest = divmod(int(nanoseconds), 1_000_000_000)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    return f"{stamp}.{rest // 1_000_000:03d}Z"
+
+
+def _observation(span: dict[str, Any]) -> dict[str, Any]:
+    """One OTLP span as Langfuse keeps it: its messages, arguments and results as the
+    observation's input and output, the other attributes in metadata."""
+    attributes = {item["key"]: _plain(item["value"]) for item in span["attributes"]}
+    observation: dict[str, Any] = {
+        "id": span["spanId"],
+        "traceId": span["traceId"],
+        "parentObservationId": span["parentSpanId"] or None,
+        "type": _LANGFUSE_TYPES[str(attributes["gen_ai.operation.name"])],
+        "name": span["name"],
+        "startTime": _iso(span["startTimeUnixNano"]),
+        "endTime": _iso(span["endTimeUnixNano"]),
+        "level": "ERROR" if span["status"] else "DEFAULT",
+        "statusMessage": span["status"].get("message"),
+        "input": None,
+        "output": None,
+    }
+    for key, field in _LANGFUSE_FIELDS.items():
+        if key in attributes:
+            text = str(attributes.pop(key))
+            observation[field] = json.loads(text) if text[:1] in "[{" else text
+    observation["metadata"] = {
+        "attributes": attributes,
+        "resourceAttributes": {"service.name": "logistics-agents"},
+    }
+    return observation
+
+
+def generate_langfuse(folder: Path, n: int, seed: int) -> dict[str, int]:
+    """The same traces as `generate`, as Langfuse public-API traces one a line."""
+    marker = folder / ".done.json"
+    if marker.exists():
+        return dict(json.loads(marker.read_text()))
+    folder.mkdir(parents=True, exist_ok=True)
+    rng, written, traces, files = random.Random(seed), 0, 0, 0
+    handle = None
+    while written < n:
+        spans = _trace(rng, traces)
+        if handle is None or written >= files * SPANS_PER_FILE:
+            if handle is not None:
+                handle.close()
+            handle = (folder / f"traces-{files:04d}.jsonl").open("w", encoding="utf-8")
+            files += 1
+        root = spans[0]
+        trace = {
+            "id": root["traceId"],
+            "timestamp": _iso(root["startTimeUnixNano"]),
+            "name": root["name"],
+            "observations": [_observation(span) for span in spans],
+        }
+        handle.write(json.dumps(trace, separators=(",", ":")) + "\n")
+        written += len(spans)
+        traces += 1
+    if handle is not None:
+        handle.close()
+    size = sum(path.stat().st_size for path in folder.glob("traces-*.jsonl"))
+    facts = {"spans": written, "traces": traces, "files": files, "bytes": size}
+    marker.write_text(json.dumps(facts))
+    return facts
+
+
 def generate(folder: Path, n: int, seed: int) -> dict[str, int]:
     """Write about `n` spans as Collector JSON files into `folder` (kept when already there)."""
     marker = folder / ".done.json"
@@ -278,6 +368,9 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000, help="spans (default 1,000,000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--langfuse", action="store_true", help="also the same traces as a Langfuse export"
+    )
     add_common_args(parser)
     args = parser.parse_args()
     if args.child:
@@ -311,7 +404,39 @@ def main() -> None:
         f"{peak / 2**20:,.0f} MiB, on {info['cpu']} ({info['cpu_detail']}), {info['cores']} cores"
     )
     result = {"spans_per_s": rate, "peak_rss_bytes": peak, "json_format_spans_per_s": baseline}
+    if args.langfuse:
+        result["langfuse"] = _langfuse_run(args, rate)
     save_result("bench_otel_import", {**info, **facts, **run, **result})
+
+
+def _langfuse_run(args: argparse.Namespace, otlp_rate: float) -> dict[str, Any]:
+    """The same traces as a Langfuse export, imported in a child as the Collector files were,
+    printed beside the Collector files' rate and the targets."""
+    folder = OUT_DIR / f"langfuse_traces_{args.n}_{args.seed}"
+    facts = generate_langfuse(folder, args.n, args.seed)
+    print(
+        f"\nLangfuse export of the same traces: {facts['spans']:,} observations in "
+        f"{facts['traces']:,} traces, {facts['files']} files, {facts['bytes'] / 1e6:,.0f} MB"
+    )
+    run, peak = _import_in_child(folder)
+    rate = run["spans_read"] / run["seconds"]
+    print(
+        f"{run['spans_read']:,} observations -> {run['imported']:,} traces in "
+        f"{run['seconds']:.2f} s (single run); read = mapped + dropped: {run['balanced']}"
+    )
+    checks = _checks(rate, peak, otlp_rate)[:2]
+    checks.append(
+        Check(
+            "Collector JSON files, same traces (spans/s)",
+            fmt_rate(otlp_rate),
+            "",
+            f"{rate / otlp_rate:.2f}x",
+            "",
+            None,
+        )
+    )
+    print_table(checks)
+    return {**facts, **run, "spans_per_s": rate, "peak_rss_bytes": peak}
 
 
 if __name__ == "__main__":
