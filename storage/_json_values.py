@@ -9,6 +9,7 @@ refuses nesting past the interpreter's recursion limit with RecursionError, whic
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -101,6 +102,24 @@ def array_elements(data: bytes) -> list[bytes] | None:
     return [] if parts == [b""] else parts
 
 
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _deeper_than_allowed(text: str) -> bool:
+    """The text (valid JSON) nests deeper than MAX_JSON_DEPTH. Never when it holds no more
+    brackets than that; else its brackets outside strings are counted, which gives the depth
+    of the parsed value (walking that value took a fifth of a span import's time)."""
+    if text.count("{") + text.count("[") <= MAX_JSON_DEPTH:
+        return False
+    depth = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+    return False
+
+
 def parse_record(text: str, where: str) -> Any:
     """The value of one JSON record (`where` names it: "line 3", "element 2").
 
@@ -116,7 +135,7 @@ def parse_record(text: str, where: str) -> Any:
         raise RecordProblem(
             "invalid_json", f"{where} is not valid JSON ({exc.msg} at column {exc.colno})"
         ) from None
-    if json_depth(value) > MAX_JSON_DEPTH:
+    if _deeper_than_allowed(text):
         raise too_deep(where)
     if SURROGATE_ESCAPE.search(text) and holds_lone_surrogate(value):
         raise RecordProblem("invalid_text", surrogate_reason(where))

@@ -77,8 +77,9 @@ def _id(value: Any, digits: int) -> str | None:
 
 
 def _decoded(value: Any) -> Any:
-    """A field Langfuse may keep as JSON text, decoded once; other text as it is."""
-    if isinstance(value, str):
+    """A field Langfuse may keep as JSON text (an object, an array, a quoted string), decoded
+    once; other text as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "[", '"'):
         try:
             return json.loads(value)
         except ValueError:
@@ -194,18 +195,22 @@ def _row(observation: Mapping[str, Any], trace_id: str | None, tools: set[str]) 
     attributes, resource = _metadata(observation)
     for key, item in (*attributes.items(), *resource.items()):
         row.setdefault(f"attributes.{key}", item)
-    said: dict[str, Any] = {
-        "input.value": _text(observation.get("input")),
-        "output.value": _text(observation.get("output")),
-    }
+    given, got = _decoded(observation.get("input")), _decoded(observation.get("output"))
+    said: dict[str, Any] = {}
     if kind != "TOOL":
-        asked, answered = _messages(observation.get("input")), _messages(observation.get("output"))
+        asked, answered = _messages(given), _messages(got)
         if asked is not None:
             said["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
-        if answered is not None:
-            said["gen_ai.output.messages"] = json.dumps(_answer(answered), ensure_ascii=False)
+        last = _answer(answered) if answered is not None else []
+        if last:
+            said["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
     else:
         said["tool.name"] = name
+    # the texts as they are where no message list says more (the mapping would not read them)
+    if "gen_ai.input.messages" not in said:
+        said["input.value"] = _text(given)
+    if "gen_ai.output.messages" not in said:
+        said["output.value"] = _text(got)
     for key, item in said.items():
         if item is not None:
             row.setdefault(f"attributes.{key}", item)

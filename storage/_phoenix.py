@@ -11,6 +11,7 @@ and other dotted keys are nested objects (`attributes.gen_ai`: `{"operation": {"
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -180,10 +181,13 @@ def _nanoseconds(value: Any) -> int | None:
     return None
 
 
+_HEX_DIGITS = re.compile(r"[0-9a-f]+")
+
+
 def _hex(value: Any, size: int) -> str | None:
     text = value.strip().lower() if isinstance(value, str) else ""
     digits = text.removeprefix("0x")
-    if len(digits) != 2 * size or any(c not in "0123456789abcdef" for c in digits):
+    if len(digits) != 2 * size or not _HEX_DIGITS.fullmatch(digits):
         return None
     return digits
 
