@@ -186,9 +186,9 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
         )
     try:
         value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
-    except RecordProblem as problem:
+    except RecordProblem as unreadable:
         raise UnrecognisedFile(
-            f"{path} is neither JSON lines nor one JSON document: {problem.reason}"
+            f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
         ) from None
     whole = None if isinstance(value, list) else span_rows(value)
     if whole:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order

@@ -3,7 +3,7 @@ mapping as `tracegrade import chat`), so a scoring run reads them without a conv
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -15,7 +15,7 @@ from storage._canonical import CANONICAL_SCHEMA
 from storage.chat_files import CHAT_EXTENSIONS, iter_chat_records
 from storage.errors import InputError
 from storage.readers import FileInfo, file_facts, rows_from_objects
-from transforms.chat import ChatRejection, map_trajectories
+from transforms.chat import ChatRecord, ChatRejection, map_trajectories
 from transforms.config.chat import ChatImportConfig
 
 __all__ = ["ChatFileFormat"]
@@ -53,6 +53,8 @@ class ChatFileFormat:
     what: str = "chat trajectory files"
     convert: Callable[[Any], Any] | None = None
     """Turns each record as the file holds it into a chat record (another tool's layout)."""
+    records: Callable[[Path], Iterator[ChatRecord]] = iter_chat_records
+    """Reads a file's records (a JSON array or lines; another tool's container)."""
 
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
@@ -62,7 +64,7 @@ class ChatFileFormat:
             return facts
         name = facts.path
         try:
-            records = iter_chat_records(path)
+            records = self.records(path)
             if self.convert is not None:
                 convert = self.convert
                 records = (replace(record, value=convert(record.value)) for record in records)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from storage.file_peek import Peek, peek
 from storage.input_paths import (
     CHAT_EXTENSIONS,
+    INSPECT_EXTENSIONS,
     OTEL_EXTENSIONS,
     PROTOBUF_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
@@ -166,6 +167,28 @@ def _swe_agent_reader(config: str | None) -> FileFormat:
     )
 
 
+def _inspect_reader(config: str | None) -> FileFormat:
+    from storage.chat_readers import ChatFileFormat
+    from storage.config_files import load_chat_config
+    from storage.inspect_files import iter_inspect_records
+    from transforms.inspect_ai import INSPECT_KEYS
+
+    return ChatFileFormat(
+        load_chat_config(config, INSPECT_KEYS),
+        INSPECT_EXTENSIONS,
+        "Inspect AI eval logs",
+        records=iter_inspect_records,
+    )
+
+
+def _is_inspect(look: Peek) -> bool:
+    from transforms.inspect_ai import is_inspect_log
+
+    # an `.eval` log is a zip, which no first record shows; a `.json` log too large to peek
+    # whole starts with its `version`, then its `status` or `eval`
+    return look.suffix == ".eval" or is_inspect_log(look.record)
+
+
 def _is_swe_agent(look: Peek) -> bool:
     from transforms.swe_agent import is_swe_agent
 
@@ -226,6 +249,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_swe_agent(look),
         _swe_agent_reader,
         "SWE-agent trajectories (.traj: history, trajectory, info.submission)",
+    ),
+    TraceFormat(
+        "inspect",
+        "Inspect AI eval logs",
+        INSPECT_EXTENSIONS,
+        lambda look, _reader: _is_inspect(look),
+        _inspect_reader,
+        "Inspect AI eval logs (.eval zips and .json logs: each sample's messages and scores)",
     ),
     TraceFormat(
         "chat",
@@ -344,7 +375,7 @@ def file_format(
     keys (None: the defaults)."""
     configs = {
         **dict.fromkeys(("otel", "langfuse"), otel_config),
-        **dict.fromkeys(("chat", "toolbench", "swe-agent"), chat_config),
+        **dict.fromkeys(("chat", "toolbench", "swe-agent", "inspect"), chat_config),
     }
     if name != "auto":
         return NamedFormat(_entry(name), configs.get(name))

@@ -25,6 +25,7 @@ __all__ = [
     "PROTOBUF_EXTENSIONS",
     "SUPPORTED_EXTENSIONS",
     "SWE_AGENT_EXTENSIONS",
+    "INSPECT_EXTENSIONS",
     "expand_paths",
     "input_files",
 ]
@@ -45,6 +46,9 @@ CHAT_EXTENSIONS = (".json", ".jsonl", ".ndjson")
 SWE_AGENT_EXTENSIONS = (".traj", ".json")
 """Extensions of SWE-agent trajectories: one JSON document each (`.traj` as SWE-agent names
 them)."""
+
+INSPECT_EXTENSIONS = (".eval", ".json")
+"""Extensions of Inspect AI eval logs: its `.eval` zip (the default log format) and `.json`."""
 
 _GLOB_CHARS = frozenset("*?[")
 

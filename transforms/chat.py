@@ -219,7 +219,7 @@ class _Walk:
         ordinal, name = waiting.popleft()
         text = _text(message.get("content"), where) or ""
         self.step("observation", text)
-        if is_error_result(text, self.config.error_regex):
+        if message.get("is_error") is True or is_error_result(text, self.config.error_regex):
             self.failures[name] = ordinal
 
     def walk(self, messages: list[Any]) -> None:

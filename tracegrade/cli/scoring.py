@@ -238,13 +238,22 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     _add_scoring_options(score, force=True)
     score.add_argument(
         "--format",
-        choices=("auto", "traces", "otel", "langfuse", "toolbench", "swe-agent", "chat"),
+        choices=(
+            "auto",
+            "traces",
+            "otel",
+            "langfuse",
+            "toolbench",
+            "swe-agent",
+            "inspect",
+            "chat",
+        ),
         default="auto",
         help="auto (default): each file's format recognised from its content; traces: "
         "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent "
-        "trajectories (.traj); chat: chat-message "
+        "trajectories (.traj); inspect: Inspect AI eval logs (.eval, .json); chat: chat-message "
         "trajectories (docs/formats.md)",
     )
     score.add_argument(
