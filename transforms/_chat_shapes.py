@@ -1,6 +1,6 @@
 """Chat messages as other tools write them, read by the chat mapping (`transforms.chat`):
-OpenAI's legacy function calling, tool results that report errors as JSON, and the answer an
-agent gives through a final-answer tool.
+OpenAI's legacy function calling, Anthropic's content blocks, tool results that report errors
+as JSON, and the answer an agent gives through a final-answer tool.
 
 Pure functions on parsed JSON values; the mapping's rules (docs/import.md) call them.
 """
@@ -12,7 +12,7 @@ import re
 from collections import deque
 from typing import Any
 
-__all__ = ["final_answer", "is_error_result", "with_tool_calls"]
+__all__ = ["final_answer", "is_error_result", "with_content_blocks", "with_tool_calls"]
 
 _ANSWER_KEYS = ("final_answer", "answer", "result", "output", "text")
 _ERROR_FIELD = re.compile(r'^\{\s*"error"\s*:\s*(null|"((?:[^"\\]|\\.)*)")')
@@ -57,6 +57,78 @@ def with_tool_calls(messages: list[Any]) -> list[Any]:
             )
         else:
             written.append(message)
+    return written
+
+
+def _blocks(content: Any, kind: str) -> list[dict[str, Any]]:
+    if not isinstance(content, list):
+        return []
+    return [part for part in content if isinstance(part, dict) and part.get("type") == kind]
+
+
+def _result_text(content: Any) -> Any:
+    """A `tool_result`'s content: text as it is, text blocks joined (other blocks, such as
+    images, say nothing the mapping reads)."""
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text")) for part in _blocks(content, "text") if part.get("text")
+        )
+    return content
+
+
+def with_content_blocks(messages: list[Any]) -> list[Any]:
+    """`messages` with Anthropic's content blocks (the Messages API's shape) written as
+    OpenAI's: an assistant message's `tool_use` blocks (`id`, `name`, `input`) become its
+    `tool_calls`, its text blocks stay its content (`thinking` blocks are not the answer);
+    a user message's `tool_result` blocks (`tool_use_id`, `content`, `is_error`) become tool
+    messages answering those calls, in order, and its other blocks, if any, stay a user
+    message after them. Messages without such blocks are kept as they are."""
+    if not any(
+        isinstance(m, dict)
+        and (_blocks(m.get("content"), "tool_use") or _blocks(m.get("content"), "tool_result"))
+        for m in messages
+    ):
+        return messages
+    written: list[Any] = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        uses, results = _blocks(content, "tool_use"), _blocks(content, "tool_result")
+        if not isinstance(message, dict) or not (uses or results):
+            written.append(message)
+            continue
+        rest = [
+            part
+            for part in content or []
+            if not (isinstance(part, dict) and part.get("type") in ("tool_use", "tool_result"))
+        ]
+        if uses:
+            calls = [
+                {
+                    "id": use.get("id"),
+                    "type": "function",
+                    "function": {"name": use.get("name"), "arguments": use.get("input")},
+                }
+                for use in uses
+            ]
+            written.append(
+                {
+                    **message,
+                    "content": rest,
+                    "tool_calls": [*(message.get("tool_calls") or []), *calls],
+                }
+            )
+            continue
+        for result in results:
+            answer = {
+                "role": "tool",
+                "tool_call_id": result.get("tool_use_id"),
+                "content": _result_text(result.get("content")),
+            }
+            if result.get("is_error") is True:
+                answer["is_error"] = True
+            written.append(answer)
+        if rest:
+            written.append({**message, "content": rest})
     return written
 
 
