@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -226,65 +227,75 @@ def _observation(span: dict[str, Any]) -> dict[str, Any]:
     return observation
 
 
-def generate_langfuse(folder: Path, n: int, seed: int) -> dict[str, int]:
-    """The same traces as `generate`, as Langfuse public-API traces one a line."""
+def _cached(
+    folder: Path, suffix: str, write: Callable[[Path], tuple[int, int, int]]
+) -> dict[str, int]:
+    """The facts of a generated folder: written once by `write` (it returns the spans,
+    traces and files it wrote), then kept, with its marker, for later runs."""
     marker = folder / ".done.json"
     if marker.exists():
         return dict(json.loads(marker.read_text()))
     folder.mkdir(parents=True, exist_ok=True)
-    rng, written, traces, files = random.Random(seed), 0, 0, 0
-    handle = None
-    while written < n:
-        spans = _trace(rng, traces)
-        if handle is None or written >= files * SPANS_PER_FILE:
-            if handle is not None:
-                handle.close()
-            handle = (folder / f"traces-{files:04d}.jsonl").open("w", encoding="utf-8")
-            files += 1
-        root = spans[0]
-        trace = {
-            "id": root["traceId"],
-            "timestamp": _iso(root["startTimeUnixNano"]),
-            "name": root["name"],
-            "observations": [_observation(span) for span in spans],
-        }
-        handle.write(json.dumps(trace, separators=(",", ":")) + "\n")
-        written += len(spans)
-        traces += 1
-    if handle is not None:
-        handle.close()
-    size = sum(path.stat().st_size for path in folder.glob("traces-*.jsonl"))
+    written, traces, files = write(folder)
+    size = sum(path.stat().st_size for path in folder.glob(f"traces-*{suffix}"))
     facts = {"spans": written, "traces": traces, "files": files, "bytes": size}
     marker.write_text(json.dumps(facts))
     return facts
+
+
+def generate_langfuse(folder: Path, n: int, seed: int) -> dict[str, int]:
+    """The same traces as `generate`, as Langfuse public-API traces one a line."""
+
+    def write(folder: Path) -> tuple[int, int, int]:
+        rng, written, traces, files = random.Random(seed), 0, 0, 0
+        handle = None
+        while written < n:
+            spans = _trace(rng, traces)
+            if handle is None or written >= files * SPANS_PER_FILE:
+                if handle is not None:
+                    handle.close()
+                handle = (folder / f"traces-{files:04d}.jsonl").open("w", encoding="utf-8")
+                files += 1
+            root = spans[0]
+            trace = {
+                "id": root["traceId"],
+                "timestamp": _iso(root["startTimeUnixNano"]),
+                "name": root["name"],
+                "observations": [_observation(span) for span in spans],
+            }
+            handle.write(json.dumps(trace, separators=(",", ":")) + "\n")
+            written += len(spans)
+            traces += 1
+        if handle is not None:
+            handle.close()
+        return written, traces, files
+
+    return _cached(folder, ".jsonl", write)
 
 
 def generate(folder: Path, n: int, seed: int) -> dict[str, int]:
     """Write about `n` spans as Collector JSON files into `folder` (kept when already there)."""
-    marker = folder / ".done.json"
-    if marker.exists():
-        return dict(json.loads(marker.read_text()))
-    folder.mkdir(parents=True, exist_ok=True)
-    rng, pending, written, traces, files = random.Random(seed), [], 0, 0, 0
-    handle = None
-    while written < n:
-        pending.extend(_trace(rng, traces))
-        traces += 1
-        while len(pending) >= SPANS_PER_LINE or (written + len(pending) >= n and pending):
-            if handle is None or written >= (files * SPANS_PER_FILE):
-                if handle is not None:
-                    handle.close()
-                handle = (folder / f"traces-{files:04d}.json").open("w", encoding="utf-8")
-                files += 1
-            line, pending = pending[:SPANS_PER_LINE], pending[SPANS_PER_LINE:]
-            handle.write(_request(line) + "\n")
-            written += len(line)
-    if handle is not None:
-        handle.close()
-    size = sum(path.stat().st_size for path in folder.glob("traces-*.json"))
-    facts = {"spans": written, "traces": traces, "files": files, "bytes": size}
-    marker.write_text(json.dumps(facts))
-    return facts
+
+    def write(folder: Path) -> tuple[int, int, int]:
+        rng, pending, written, traces, files = random.Random(seed), [], 0, 0, 0
+        handle = None
+        while written < n:
+            pending.extend(_trace(rng, traces))
+            traces += 1
+            while len(pending) >= SPANS_PER_LINE or (written + len(pending) >= n and pending):
+                if handle is None or written >= (files * SPANS_PER_FILE):
+                    if handle is not None:
+                        handle.close()
+                    handle = (folder / f"traces-{files:04d}.json").open("w", encoding="utf-8")
+                    files += 1
+                line, pending = pending[:SPANS_PER_LINE], pending[SPANS_PER_LINE:]
+                handle.write(_request(line) + "\n")
+                written += len(line)
+        if handle is not None:
+            handle.close()
+        return written, traces, files
+
+    return _cached(folder, ".json", write)
 
 
 def child(folder: str, out: str) -> None:
