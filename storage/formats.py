@@ -181,6 +181,26 @@ def _inspect_reader(config: str | None) -> FileFormat:
     )
 
 
+def _openhands_reader(config: str | None) -> FileFormat:
+    from storage.chat_readers import ChatFileFormat
+    from storage.config_files import load_chat_config
+    from storage.openhands_files import iter_openhands_records
+    from transforms.openhands import OPENHANDS_KEYS
+
+    return ChatFileFormat(
+        load_chat_config(config, OPENHANDS_KEYS),
+        (".json",),
+        "OpenHands trajectories",
+        records=iter_openhands_records,
+    )
+
+
+def _is_openhands(look: Peek) -> bool:
+    from transforms.openhands import is_openhands_event
+
+    return is_openhands_event(look.record)
+
+
 def _is_inspect(look: Peek) -> bool:
     from transforms.inspect_ai import is_inspect_log
 
@@ -249,6 +269,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_swe_agent(look),
         _swe_agent_reader,
         "SWE-agent trajectories (.traj: history, trajectory, info.submission)",
+    ),
+    TraceFormat(
+        "openhands",
+        "OpenHands trajectories",
+        (".json",),
+        lambda look, _reader: _is_openhands(look),
+        _openhands_reader,
+        "OpenHands trajectories (a saved conversation: a JSON array of events)",
     ),
     TraceFormat(
         "inspect",
@@ -375,7 +403,7 @@ def file_format(
     keys (None: the defaults)."""
     configs = {
         **dict.fromkeys(("otel", "langfuse"), otel_config),
-        **dict.fromkeys(("chat", "toolbench", "swe-agent", "inspect"), chat_config),
+        **dict.fromkeys(("chat", "toolbench", "swe-agent", "openhands", "inspect"), chat_config),
     }
     if name != "auto":
         return NamedFormat(_entry(name), configs.get(name))

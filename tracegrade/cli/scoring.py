@@ -245,6 +245,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
             "langfuse",
             "toolbench",
             "swe-agent",
+            "openhands",
             "inspect",
             "chat",
         ),
@@ -253,7 +254,8 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent "
-        "trajectories (.traj); inspect: Inspect AI eval logs (.eval, .json); chat: chat-message "
+        "trajectories (.traj); openhands: OpenHands trajectories; inspect: Inspect AI eval logs "
+        "(.eval, .json); chat: chat-message "
         "trajectories (docs/formats.md)",
     )
     score.add_argument(

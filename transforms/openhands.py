@@ -1,0 +1,140 @@
+"""OpenHands trajectories (the event stream a conversation saves: a JSON array of events) as
+chat trajectories, mapped by the chat mapping with `OPENHANDS_KEYS` (docs/formats.md).
+
+Each event has an `id`, a `timestamp`, a `source` (user, agent, environment) and either an
+`action` (message, run, edit, read, finish, ...) with its `args`, or an `observation` (the
+result, its `cause` the action's id) with its `content` and `extras`. An agent action that a
+model's tool call made carries `tool_call_metadata` (`function_name`, `tool_call_id`, and the
+model's response, whose call holds the arguments as the model gave them). The trajectory:
+- a user message is a user message (the first is the objective);
+- an agent tool action is an assistant message: its `thought` the text, one tool call (the
+  function, its arguments as the model gave them, else the action's args);
+- its observation answers that call; an `error` observation, or a command that exited with
+  a code other than 0, is a failed call;
+- an agent message, and `finish` (its message, the answer), are the assistant's text;
+- environment events, state changes, empty observations and the system prompt are not steps.
+OpenHands records no outcome in a trajectory: unknown (SPEC 1). The model is the agent.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["OPENHANDS_KEYS", "is_openhands_event", "openhands_record"]
+
+OPENHANDS_KEYS: dict[str, Any] = {
+    "messages_field": "messages",
+    "success": "resolved",
+    "id_fields": ["task", "started"],
+    "agent_id_field": "model",
+    "created_at_field": "started",
+}
+"""The chat mapping's keys for a record of `openhands_record` (never `resolved`: unknown)."""
+
+_SKIPPED_ACTIONS = frozenset({"system", "change_agent_state", "recall", "null"})
+
+
+def is_openhands_event(value: Any) -> bool:
+    """One event of an OpenHands event stream: an id, a source, and an action or observation."""
+    return (
+        isinstance(value, dict)
+        and "id" in value
+        and value.get("source") in ("user", "agent", "environment")
+        and ("action" in value or "observation" in value)
+    )
+
+
+def _model_arguments(metadata: dict[str, Any]) -> str | None:
+    """The arguments of the call `tool_call_id` as the model's response gave them."""
+    response = metadata.get("model_response")
+    choices = response.get("choices") if isinstance(response, dict) else None
+    for choice in choices if isinstance(choices, list) else []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        calls = message.get("tool_calls") if isinstance(message, dict) else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if call.get("id") == metadata.get("tool_call_id") and isinstance(function, dict):
+                arguments = function.get("arguments")
+                return arguments if isinstance(arguments, str) else None
+    return None
+
+
+def _model(events: list[Any]) -> str | None:
+    for event in events:
+        metadata = event.get("tool_call_metadata") if isinstance(event, dict) else None
+        response = metadata.get("model_response") if isinstance(metadata, dict) else None
+        if isinstance(response, dict) and isinstance(response.get("model"), str):
+            return str(response["model"])
+    return None
+
+
+def _failed(event: dict[str, Any]) -> bool:
+    if event.get("observation") == "error":
+        return True
+    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+    code = extras.get("exit_code") if isinstance(extras, dict) else None
+    metadata = extras.get("metadata") if isinstance(extras, dict) else None
+    if code is None and isinstance(metadata, dict):
+        code = metadata.get("exit_code")
+    return isinstance(code, int) and code not in (0, -1)
+
+
+def _action(event: dict[str, Any]) -> dict[str, Any] | None:
+    """An action as a chat message; None for one that is not a step."""
+    found = event.get("args")
+    args: dict[str, Any] = found if isinstance(found, dict) else {}
+    action = event.get("action")
+    if event.get("source") == "user" and action == "message":
+        return {"role": "user", "content": args.get("content", event.get("message"))}
+    if event.get("source") != "agent" or action in _SKIPPED_ACTIONS:
+        return None
+    if action in ("message", "finish"):
+        text = args.get("content") if action == "message" else None
+        return {"role": "assistant", "content": text or event.get("message") or ""}
+    metadata = event.get("tool_call_metadata")
+    if not isinstance(metadata, dict):
+        return None  # an action no model call made (the runtime's own): not the agent's step
+    given = {key: value for key, value in args.items() if key != "thought"}
+    arguments = _model_arguments(metadata) or json.dumps(given, sort_keys=True, default=str)
+    call = {
+        "id": metadata.get("tool_call_id"),
+        "type": "function",
+        "function": {"name": metadata.get("function_name") or action, "arguments": arguments},
+    }
+    return {"role": "assistant", "content": args.get("thought") or "", "tool_calls": [call]}
+
+
+def openhands_record(events: list[Any]) -> dict[str, Any]:
+    """An OpenHands event stream as one chat record: its messages, its first user message
+    as `task`, its first event's time as `started`, the model as `model`."""
+    messages: list[Any] = []
+    for event in events:
+        if not isinstance(event, dict):
+            messages.append(event)  # the mapping says why
+        elif "action" in event:
+            message = _action(event)
+            if message is not None:
+                messages.append(message)
+        else:
+            metadata = event.get("tool_call_metadata")
+            if event.get("source") == "agent" and isinstance(metadata, dict):
+                result: dict[str, Any] = {
+                    "role": "tool",
+                    "tool_call_id": metadata.get("tool_call_id"),
+                    "content": event.get("content") or event.get("message") or "",
+                }
+                if _failed(event):
+                    result["is_error"] = True
+                messages.append(result)
+    task = next(
+        (m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"),
+        None,
+    )
+    first = next((e for e in events if isinstance(e, dict) and e.get("timestamp")), {})
+    return {
+        "messages": messages,
+        "task": task,
+        "started": first.get("timestamp"),
+        "model": _model(events),
+    }
