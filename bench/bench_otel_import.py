@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import OUT_DIR, Check, add_common_args, begin, end, fmt_rate, print_table, save_result
+from _langfuse_export import langfuse_trace
 
 TARGET_SPANS_PER_S = 100_000
 BUDGET_BYTES = 1024**3
@@ -178,55 +179,6 @@ def _request(spans: list[dict[str, Any]]) -> str:
     return json.dumps(request, separators=(",", ":"))
 
 
-def _plain(value: dict[str, Any]) -> Any:
-    if "intValue" in value:
-        return int(value["intValue"])
-    return value.get("stringValue", value.get("boolValue"))
-
-
-_LANGFUSE_FIELDS = {
-    "gen_ai.input.messages": "input",
-    "gen_ai.output.messages": "output",
-    "gen_ai.tool.call.arguments": "input",
-    "gen_ai.tool.call.result": "output",
-}
-_LANGFUSE_TYPES = {"chat": "GENERATION", "execute_tool": "TOOL", "invoke_agent": "AGENT"}
-
-
-def _iso(nanoseconds: str) -> str:
-    seconds, rest = divmod(int(nanoseconds), 1_000_000_000)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
-    return f"{stamp}.{rest // 1_000_000:03d}Z"
-
-
-def _observation(span: dict[str, Any]) -> dict[str, Any]:
-    """One OTLP span as Langfuse keeps it: its messages, arguments and results as the
-    observation's input and output, the other attributes in metadata."""
-    attributes = {item["key"]: _plain(item["value"]) for item in span["attributes"]}
-    observation: dict[str, Any] = {
-        "id": span["spanId"],
-        "traceId": span["traceId"],
-        "parentObservationId": span["parentSpanId"] or None,
-        "type": _LANGFUSE_TYPES[str(attributes["gen_ai.operation.name"])],
-        "name": span["name"],
-        "startTime": _iso(span["startTimeUnixNano"]),
-        "endTime": _iso(span["endTimeUnixNano"]),
-        "level": "ERROR" if span["status"] else "DEFAULT",
-        "statusMessage": span["status"].get("message"),
-        "input": None,
-        "output": None,
-    }
-    for key, field in _LANGFUSE_FIELDS.items():
-        if key in attributes:
-            text = str(attributes.pop(key))
-            observation[field] = json.loads(text) if text[:1] in "[{" else text
-    observation["metadata"] = {
-        "attributes": attributes,
-        "resourceAttributes": {"service.name": "logistics-agents"},
-    }
-    return observation
-
-
 def _cached(
     folder: Path, suffix: str, write: Callable[[Path], tuple[int, int, int]]
 ) -> dict[str, int]:
@@ -256,14 +208,7 @@ def generate_langfuse(folder: Path, n: int, seed: int) -> dict[str, int]:
                     handle.close()
                 handle = (folder / f"traces-{files:04d}.jsonl").open("w", encoding="utf-8")
                 files += 1
-            root = spans[0]
-            trace = {
-                "id": root["traceId"],
-                "timestamp": _iso(root["startTimeUnixNano"]),
-                "name": root["name"],
-                "observations": [_observation(span) for span in spans],
-            }
-            handle.write(json.dumps(trace, separators=(",", ":")) + "\n")
+            handle.write(json.dumps(langfuse_trace(spans), separators=(",", ":")) + "\n")
             written += len(spans)
             traces += 1
         if handle is not None:

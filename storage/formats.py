@@ -6,7 +6,9 @@ under, a test of what a file's first record (or Parquet columns, or extension) l
 the reader that turns a file into canonical rows (a `storage.readers.FileFormat`). With no
 format named, `AutoFormat` reads each file with the first format that recognises it, and
 quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
-which formats exist. The table of formats and what each maps: docs/import.md.
+which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
+OpenHands, Inspect AI) keep their tests and readers in `storage.chat_formats`. The table of
+formats and what each maps: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from storage import chat_formats
 from storage.file_peek import Peek, peek
 from storage.input_paths import (
     CHAT_EXTENSIONS,
@@ -141,92 +144,10 @@ def _chat_reader(config: str | None) -> FileFormat:
     return ChatFileFormat(load_chat_config(config))
 
 
-def _toolbench_reader(config: str | None) -> FileFormat:
-    from storage.chat_readers import ChatFileFormat
-    from storage.config_files import load_chat_config
-    from transforms.toolbench import TOOLBENCH_KEYS, toolbench_record
-
-    return ChatFileFormat(
-        load_chat_config(config, TOOLBENCH_KEYS),
-        (".json",),
-        "ToolBench answer files",
-        toolbench_record,
-    )
-
-
-def _swe_agent_reader(config: str | None) -> FileFormat:
-    from storage.chat_readers import ChatFileFormat
-    from storage.config_files import load_chat_config
-    from transforms.swe_agent import SWE_AGENT_KEYS, swe_agent_record
-
-    return ChatFileFormat(
-        load_chat_config(config, SWE_AGENT_KEYS),
-        SWE_AGENT_EXTENSIONS,
-        "SWE-agent trajectories",
-        convert=swe_agent_record,
-    )
-
-
-def _inspect_reader(config: str | None) -> FileFormat:
-    from storage.chat_readers import ChatFileFormat
-    from storage.config_files import load_chat_config
-    from storage.inspect_files import iter_inspect_records
-    from transforms.inspect_ai import INSPECT_KEYS
-
-    return ChatFileFormat(
-        load_chat_config(config, INSPECT_KEYS),
-        INSPECT_EXTENSIONS,
-        "Inspect AI eval logs",
-        records=iter_inspect_records,
-    )
-
-
-def _openhands_reader(config: str | None) -> FileFormat:
-    from storage.chat_readers import ChatFileFormat
-    from storage.config_files import load_chat_config
-    from storage.openhands_files import iter_openhands_records
-    from transforms.openhands import OPENHANDS_KEYS
-
-    return ChatFileFormat(
-        load_chat_config(config, OPENHANDS_KEYS),
-        (".json",),
-        "OpenHands trajectories",
-        records=iter_openhands_records,
-    )
-
-
-def _is_openhands(look: Peek) -> bool:
-    from transforms.openhands import is_openhands_event
-
-    return is_openhands_event(look.record)
-
-
-def _is_inspect(look: Peek) -> bool:
-    from transforms.inspect_ai import is_inspect_log
-
-    # an `.eval` log is a zip, which no first record shows; a `.json` log too large to peek
-    # whole starts with its `version`, then its `status` or `eval`
-    return look.suffix == ".eval" or is_inspect_log(look.record)
-
-
-def _is_swe_agent(look: Peek) -> bool:
-    from transforms.swe_agent import is_swe_agent
-
-    # A `.traj` document too large to peek whole is known by its first key.
-    large = look.record is None and look.first_key in ("environment", "trajectory", "history")
-    return is_swe_agent(look.record) or (look.suffix == ".traj" and large)
-
-
 def _is_langfuse(look: Peek) -> bool:
     from storage._langfuse import is_langfuse_trace
 
     return is_langfuse_trace(look.record)
-
-
-def _is_toolbench(look: Peek) -> bool:
-    from transforms.toolbench import is_toolbench
-
-    return is_toolbench(look.record)
 
 
 FORMATS: tuple[TraceFormat, ...] = (
@@ -258,32 +179,32 @@ FORMATS: tuple[TraceFormat, ...] = (
         "toolbench",
         "ToolBench answer files",
         (".json",),
-        lambda look, _reader: _is_toolbench(look),
-        _toolbench_reader,
+        lambda look, _reader: chat_formats.is_toolbench(look),
+        chat_formats.toolbench_reader,
         "ToolBench answer files (answer_generation with train_messages, win)",
     ),
     TraceFormat(
         "swe-agent",
         "SWE-agent trajectories",
         SWE_AGENT_EXTENSIONS,
-        lambda look, _reader: _is_swe_agent(look),
-        _swe_agent_reader,
+        lambda look, _reader: chat_formats.is_swe_agent(look),
+        chat_formats.swe_agent_reader,
         "SWE-agent trajectories (.traj: history, trajectory, info.submission)",
     ),
     TraceFormat(
         "openhands",
         "OpenHands trajectories",
         (".json",),
-        lambda look, _reader: _is_openhands(look),
-        _openhands_reader,
+        lambda look, _reader: chat_formats.is_openhands(look),
+        chat_formats.openhands_reader,
         "OpenHands trajectories (a saved conversation: a JSON array of events)",
     ),
     TraceFormat(
         "inspect",
         "Inspect AI eval logs",
         INSPECT_EXTENSIONS,
-        lambda look, _reader: _is_inspect(look),
-        _inspect_reader,
+        lambda look, _reader: chat_formats.is_inspect(look),
+        chat_formats.inspect_reader,
         "Inspect AI eval logs (.eval zips and .json logs: each sample's messages and scores)",
     ),
     TraceFormat(

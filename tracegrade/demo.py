@@ -24,7 +24,14 @@ import pyarrow.parquet as pq
 
 from transforms.synth.traces import synthetic_traces, to_json_records
 
-__all__ = ["BAD_RULES", "DEMO_START", "EMPTY_FILE_NAME", "expected_counts", "write_demo_archive"]
+__all__ = [
+    "BAD_RULES",
+    "DEMO_QUERIES",
+    "DEMO_START",
+    "EMPTY_FILE_NAME",
+    "expected_counts",
+    "write_demo_archive",
+]
 
 DEMO_START = date(2026, 10, 1)
 """The day of the first file."""
@@ -244,3 +251,24 @@ def _json_line(obj: dict[str, Any], record: _Record) -> str:
     if record.rule == "invalid_json":
         return line[: len(line) // 2] if v % 2 == 0 else "<html>502 Bad Gateway</html>"
     return line
+
+
+DEMO_QUERIES = (
+    (
+        "Score quantiles and shareable rate per domain",
+        "SELECT task_domain, count(*) AS traces, round(median(score), 3) AS median_score,\n"
+        "       round(quantile_cont(score, 0.9), 3) AS p90, round(avg(shareable::INT), 3) AS shareable_rate\n"
+        "FROM latest_scores GROUP BY task_domain ORDER BY traces DESC;",
+    ),
+    (
+        "The ten most novel shareable traces",
+        "SELECT trace_id, agent_id, task_domain, round(novelty, 3) AS novelty, round(score, 3) AS score\n"
+        "FROM latest_scores WHERE shareable ORDER BY novelty DESC, trace_id LIMIT 10;",
+    ),
+    (
+        "Why rows were quarantined",
+        "SELECT rule, count(*) AS rows, any_value(reason) AS example\n"
+        "FROM quarantine GROUP BY rule ORDER BY rows DESC;",
+    ),
+)
+"""The SQL the demo prints to try on its database: (title, query)."""

@@ -86,8 +86,7 @@ def test_demo_scores_the_archive_and_its_queries_run(
 ) -> None:
     import duckdb
 
-    from tracegrade.cli.scoring import DEMO_QUERIES
-    from tracegrade.demo import expected_counts
+    from tracegrade.demo import DEMO_QUERIES, expected_counts
 
     folder = tmp_path / "demo"
     assert main(["demo", "--dir", str(folder), "--no-embedder"]) == EXIT_OK

@@ -14,24 +14,18 @@ from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bar
 
 __all__ = ["add_scoring_commands"]
 
-DEMO_QUERIES = (
-    (
-        "Score quantiles and shareable rate per domain",
-        "SELECT task_domain, count(*) AS traces, round(median(score), 3) AS median_score,\n"
-        "       round(quantile_cont(score, 0.9), 3) AS p90, round(avg(shareable::INT), 3) AS shareable_rate\n"
-        "FROM latest_scores GROUP BY task_domain ORDER BY traces DESC;",
-    ),
-    (
-        "The ten most novel shareable traces",
-        "SELECT trace_id, agent_id, task_domain, round(novelty, 3) AS novelty, round(score, 3) AS score\n"
-        "FROM latest_scores WHERE shareable ORDER BY novelty DESC, trace_id LIMIT 10;",
-    ),
-    (
-        "Why rows were quarantined",
-        "SELECT rule, count(*) AS rows, any_value(reason) AS example\n"
-        "FROM quarantine GROUP BY rule ORDER BY rows DESC;",
-    ),
+_FORMATS = (
+    "auto",
+    "traces",
+    "otel",
+    "langfuse",
+    "toolbench",
+    "swe-agent",
+    "openhands",
+    "inspect",
+    "chat",
 )
+"""`--format`: auto and the names of storage.formats.FORMATS (a test holds them equal)."""
 
 
 def _format_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -122,7 +116,7 @@ def _day(text: str) -> date:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from tracegrade.demo import write_demo_archive
+    from tracegrade.demo import DEMO_QUERIES, write_demo_archive
 
     folder = Path(args.dir)
     archive = folder / "archive"
@@ -238,30 +232,17 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
     _add_scoring_options(score, force=True)
     score.add_argument(
         "--format",
-        choices=(
-            "auto",
-            "traces",
-            "otel",
-            "langfuse",
-            "toolbench",
-            "swe-agent",
-            "openhands",
-            "inspect",
-            "chat",
-        ),
+        choices=_FORMATS,
         default="auto",
         help="auto (default): each file's format recognised from its content; traces: "
         "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
-        "toolbench: ToolBench answer files; swe-agent: SWE-agent "
-        "trajectories (.traj); openhands: OpenHands trajectories; inspect: Inspect AI eval logs "
-        "(.eval, .json); chat: chat-message "
-        "trajectories (docs/formats.md)",
+        "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
+        "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
+        "chat: chat-message trajectories (docs/formats.md)",
     )
     score.add_argument(
-        "--otel-config",
-        metavar="FILE",
-        help="a TOML file of mapping keys for OTel span files and Langfuse traces",
+        "--otel-config", metavar="FILE", help="a TOML file of mapping keys for OTel and Langfuse"
     )
     score.add_argument(
         "--chat-config", metavar="FILE", help="a TOML file of mapping keys for chat trajectories"
