@@ -37,6 +37,7 @@ __all__ = [
     "REPORT_SCHEMA",
     "TRACE_ARROW_SCHEMA",
     "TraceWriter",
+    "checked_record",
     "iter_chat_records",
     "read_chat_records",
     "report_path_for",
@@ -128,6 +129,17 @@ def _line_records(path: Path) -> Iterator[ChatRecord]:
         raise _not_utf8(path, exc, f" (after line {number})") from None
 
 
+def checked_record(number: int, position: int, value: Any, escapes: bool, where: str) -> ChatRecord:
+    """A record parsed with its whole document, or why it is rejected: nested deeper than
+    MAX_JSON_DEPTH, or holding a lone UTF-16 surrogate (looked for only when the document's
+    text had an escape that may be one, `escapes`)."""
+    if json_depth(value) > MAX_JSON_DEPTH:
+        return ChatRecord(number, position, None, too_deep(where).reason)
+    if escapes and holds_lone_surrogate(value):
+        return ChatRecord(number, position, None, surrogate_reason(where))
+    return ChatRecord(number, position, value)
+
+
 def _array_records(path: Path) -> Iterator[ChatRecord]:
     """The elements of a JSON array (or one object); the document is parsed whole, or element
     by element when it nests too deep for one parse (the deep elements are rejected alone)."""
@@ -157,12 +169,7 @@ def _array_records(path: Path) -> Iterator[ChatRecord]:
     check = SURROGATE_ESCAPE.search(text) is not None
     del text
     for index, value in enumerate(document):
-        if json_depth(value) > MAX_JSON_DEPTH:
-            yield ChatRecord(index + 1, index, None, too_deep(f"element {index + 1}").reason)
-        elif check and holds_lone_surrogate(value):
-            yield ChatRecord(index + 1, index, None, surrogate_reason(f"element {index + 1}"))
-        else:
-            yield ChatRecord(index + 1, index, value)
+        yield checked_record(index + 1, index, value, check, f"element {index + 1}")
 
 
 def _deep_array_records(path: Path, data: bytes) -> Iterator[ChatRecord]:

@@ -2,8 +2,9 @@
 one): the `.eval` zip Inspect writes by default (`header.json` with the eval, one
 `samples/<id>_epoch_<n>.json` per sample; a log still being written has `_journal/start.json`
 instead of the header) and the `.json` log (the header and `samples` in one document).
-Samples are numbered in the order the log holds them; a sample that is not valid JSON is a
-malformed record with its reason, never skipped."""
+Samples are numbered in the order the log holds them; a sample that is not valid JSON, or
+whose messages nest too deep or hold a lone surrogate (the checks every chat record gets), is
+a malformed record with its reason, never skipped."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from storage._surrogates import SURROGATE_ESCAPE
+from storage.chat_files import checked_record
 from storage.errors import InputError
 from transforms.chat import ChatRecord
 from transforms.inspect_ai import inspect_samples, is_inspect_header, is_inspect_log
@@ -24,6 +27,15 @@ def _refused(path: Path, why: str) -> InputError:
     return InputError(
         f"{path} is not an Inspect AI eval log ({why}); give the .eval or .json log Inspect wrote"
     )
+
+
+def _record(
+    header: dict[str, Any], sample: Any, index: int, escapes: bool, where: str
+) -> ChatRecord:
+    """A sample as a chat record, with the checks every chat record gets (nesting, lone
+    surrogates) on what the trace keeps of it: the messages, not the sample's events or store."""
+    (record,) = inspect_samples(header, [sample])
+    return checked_record(index + 1, index, record, escapes, where)
 
 
 def _zip_records(path: Path) -> Iterator[ChatRecord]:
@@ -43,23 +55,26 @@ def _zip_records(path: Path) -> Iterator[ChatRecord]:
         samples = [name for name in names if name.startswith("samples/") and name.endswith(".json")]
         for index, name in enumerate(samples):
             try:
-                sample: Any = json.loads(archive.read(name))
-            except ValueError as exc:
-                yield ChatRecord(index + 1, index, None, f"{name} is not valid JSON ({exc})")
+                text = archive.read(name).decode("utf-8")
+                sample: Any = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                yield ChatRecord(index + 1, index, None, f"{name} is not readable JSON ({exc!r})")
                 continue
-            (record,) = inspect_samples(header, [sample])
-            yield ChatRecord(index + 1, index, record)
+            escapes = SURROGATE_ESCAPE.search(text) is not None
+            yield _record(header, sample, index, escapes, name)
 
 
 def _json_records(path: Path) -> Iterator[ChatRecord]:
     try:
-        document = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (ValueError, OSError) as exc:
-        raise _refused(path, f"not readable JSON: {exc}") from None
+        text = path.read_bytes().decode("utf-8-sig")
+        document = json.loads(text)
+    except (ValueError, OSError, RecursionError) as exc:
+        raise _refused(path, f"not readable JSON: {exc!r}") from None
     if not is_inspect_log(document):
         raise _refused(path, "no eval with task and model, or no samples")
-    for index, record in enumerate(inspect_samples(document, document["samples"])):
-        yield ChatRecord(index + 1, index, record)
+    escapes = SURROGATE_ESCAPE.search(text) is not None
+    for index, sample in enumerate(document["samples"]):
+        yield _record(document, sample, index, escapes, f"sample {index + 1}")
 
 
 def iter_inspect_records(path: str | Path) -> Iterator[ChatRecord]:

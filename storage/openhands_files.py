@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from storage._surrogates import SURROGATE_ESCAPE
+from storage.chat_files import checked_record
 from storage.errors import InputError
 from transforms.chat import ChatRecord
 from transforms.openhands import is_openhands_event, openhands_record
@@ -23,14 +25,17 @@ def iter_openhands_records(path: str | Path) -> Iterator[ChatRecord]:
     """
     source = Path(path)
     try:
-        events = json.loads(source.read_bytes().decode("utf-8-sig"))
-    except (ValueError, OSError) as exc:
+        text = source.read_bytes().decode("utf-8-sig")
+        events = json.loads(text)
+    except (ValueError, OSError, RecursionError) as exc:
         raise InputError(
-            f"{source} is not readable JSON ({exc}); give the saved trajectory"
+            f"{source} is not readable JSON ({exc!r}); give the saved trajectory"
         ) from None
     if not isinstance(events, list) or not events or not is_openhands_event(events[0]):
         raise InputError(
             f"{source} is not an OpenHands trajectory (a JSON array of events with id, source "
             "and action or observation)"
         )
-    yield ChatRecord(1, 0, openhands_record(events))
+    # the checks every chat record gets (nesting, lone surrogates), on what the trace keeps
+    escapes = SURROGATE_ESCAPE.search(text) is not None
+    yield checked_record(1, 0, openhands_record(events), escapes, "the trajectory")

@@ -117,3 +117,24 @@ def test_files_that_are_no_eval_log_are_refused_with_their_reason(tmp_path: Path
     assert "no readable header.json" in reasons["other.eval"]
     assert "not a readable zip" in reasons["truncated.eval"]
     assert query_rows(db, "SELECT count(*) FROM traces") == [(0,)]
+
+
+def test_a_sample_too_deep_or_with_a_lone_surrogate_is_quarantined_alone(tmp_path: Path) -> None:
+    """The checks every chat record gets, on what the trace keeps (the messages): the sample,
+    not the log, is rejected, by number; nesting in what is not read (its store) is no fault."""
+    header, samples = _samples(DATA / "2025-05-12T20-28-13-04-00_popularity.json")
+    deep: Any = "x"
+    for _ in range(120):
+        deep = [deep]
+    samples[0]["messages"][1]["content"] = [{"type": "text", "text": "t", "deep": deep}]
+    samples[2]["store"] = {"deep": deep}
+    samples[1]["messages"][1]["content"] = "bad \udc00 text"
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps({**header, "samples": samples}))
+    db = tmp_path / "d.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    reasons = [reason for (reason,) in query_rows(db, "SELECT reason FROM quarantine ORDER BY 1")]
+    assert len(reasons) == 2
+    assert "sample 2 holds a lone UTF-16 surrogate" in reasons[1]
+    assert "sample 1 nests arrays and objects more than 100 levels deep" in reasons[0]
+    assert query_rows(db, "SELECT count(*) FROM traces") == [(1,)]
