@@ -190,12 +190,14 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
         raise UnrecognisedFile(
             f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
         ) from None
-    whole = None if isinstance(value, list) else span_rows(value)
-    if whole:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order
-        numbered = list(enumerate(whole, start=1))
-        return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(whole))
-    requests = value if isinstance(value, list) else [value]
-    found = [span_rows(item) for item in requests]
+    if isinstance(value, list):
+        requests, found = value, [span_rows(item) for item in value]
+    else:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order
+        whole = span_rows(value)
+        if whole:
+            numbered = list(enumerate(whole, start=1))
+            return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(whole))
+        requests, found = [value], [whole]
     if requests and all(found):  # spans, or traces of spans, each with at least one span
         numbered = [
             (number, row) for number, rows in enumerate(found, start=1) for row in rows or ()
