@@ -30,6 +30,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from storage._phoenix import hex_id
+
 __all__ = ["is_langfuse_trace", "langfuse_rows"]
 
 _KINDS = {
@@ -41,8 +43,6 @@ _KINDS = {
     "EMBEDDING": "EMBEDDING",
 }
 """Langfuse observation types as OpenInference span kinds; SPAN and EVENT say nothing."""
-
-_HEX = frozenset("0123456789abcdef")
 
 
 def _observations(value: Mapping[str, Any]) -> list[Any] | None:
@@ -66,14 +66,13 @@ def is_langfuse_trace(value: object) -> bool:
 
 
 def _id(value: Any, digits: int) -> str | None:
-    """An OTel id as it is; any other id text as a stable hex id of the right length."""
+    """An OTel id as it is (`hex_id`, Phoenix rows' check); any other id text as a stable
+    hex id of the right length."""
     if value is None or value == "":
         return None
-    text = str(value).strip().lower()
-    plain = text.replace("-", "") if digits == 32 else text
-    if len(plain) == digits and set(plain) <= _HEX:
-        return plain
-    return hashlib.sha256(str(value).encode()).hexdigest()[:digits]
+    text = str(value)
+    found = hex_id(text.replace("-", "") if digits == 32 else text, digits // 2)
+    return found or hashlib.sha256(text.encode()).hexdigest()[:digits]
 
 
 def _decoded(value: Any) -> Any:
@@ -138,8 +137,8 @@ def _answer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _called_tools(value: Any, depth: int = 0) -> set[str]:
     """The names of the tools a model output asks for: OpenAI `tool_calls` (also under
-    LangChain's `additional_kwargs`), GenAI `tool_call` parts, Anthropic `tool_use` blocks."""
-    value = _decoded(value) if depth == 0 else value
+    LangChain's `additional_kwargs`), GenAI `tool_call` parts, Anthropic `tool_use` blocks
+    (`value` decoded)."""
     names: set[str] = set()
     if depth > 6:
         return names
@@ -172,7 +171,10 @@ def _metadata(observation: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mappin
     )
 
 
-def _row(observation: Mapping[str, Any], trace_id: str | None, tools: set[str]) -> dict[str, Any]:
+def _row(
+    observation: Mapping[str, Any], said: tuple[Any, Any], trace_id: str | None, tools: set[str]
+) -> dict[str, Any]:
+    """One observation as a Phoenix row; `said` is its input and output, decoded."""
     kind = str(observation.get("type") or "").upper()
     name = observation.get("name")
     if kind == "SPAN" and name in tools:
@@ -195,23 +197,23 @@ def _row(observation: Mapping[str, Any], trace_id: str | None, tools: set[str]) 
     attributes, resource = _metadata(observation)
     for key, item in (*attributes.items(), *resource.items()):
         row.setdefault(f"attributes.{key}", item)
-    given, got = _decoded(observation.get("input")), _decoded(observation.get("output"))
-    said: dict[str, Any] = {}
+    given, got = said
+    fields: dict[str, Any] = {}
     if kind != "TOOL":
         asked, answered = _messages(given), _messages(got)
         if asked is not None:
-            said["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
+            fields["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
         last = _answer(answered) if answered is not None else []
         if last:
-            said["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
+            fields["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
     else:
-        said["tool.name"] = name
+        fields["tool.name"] = name
     # the texts as they are where no message list says more (the mapping would not read them)
-    if "gen_ai.input.messages" not in said:
-        said["input.value"] = _text(given)
-    if "gen_ai.output.messages" not in said:
-        said["output.value"] = _text(got)
-    for key, item in said.items():
+    if "gen_ai.input.messages" not in fields:
+        fields["input.value"] = _text(given)
+    if "gen_ai.output.messages" not in fields:
+        fields["output.value"] = _text(got)
+    for key, item in fields.items():
         if item is not None:
             row.setdefault(f"attributes.{key}", item)
     return row
@@ -223,20 +225,24 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     observation of no kind that holds messages read as the run (LangGraph's)."""
     trace = value["trace"] if isinstance(value.get("trace"), Mapping) else value
     observations = _observations(value) or []
+    said = [(_decoded(item.get("input")), _decoded(item.get("output"))) for item in observations]
     tools: set[str] = set()
-    for item in observations:
+    for item, (_, got) in zip(observations, said, strict=True):
         if str(item.get("type")).upper() == "GENERATION":
-            tools |= _called_tools(item.get("output"))
-    rows = [_row(item, trace.get("id"), tools) for item in observations]
+            tools |= _called_tools(got)
+    rows = [
+        _row(item, texts, trace.get("id"), tools)
+        for item, texts in zip(observations, said, strict=True)
+    ]
     ids = {row["context.span_id"] for row in rows}
+    whole = {
+        "attributes.input.value": _text(trace.get("input")),
+        "attributes.output.value": _text(trace.get("output")),
+    }
     for row in rows:
         if row["parent_id"] in ids:
             continue
-        for field, key in (
-            ("input", "attributes.input.value"),
-            ("output", "attributes.output.value"),
-        ):
-            text = _text(trace.get(field))
+        for key, text in whole.items():
             if text is not None:
                 row.setdefault(key, text)
         if row["span_kind"] is None and "attributes.gen_ai.input.messages" in row:

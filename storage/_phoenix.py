@@ -21,6 +21,7 @@ __all__ = [
     "agent_trace_spans",
     "is_phoenix_row",
     "phoenix_rows",
+    "hex_id",
     "span_row",
     "span_rows",
 ]
@@ -184,7 +185,8 @@ def _nanoseconds(value: Any) -> int | None:
 _HEX_DIGITS = re.compile(r"[0-9a-f]+")
 
 
-def _hex(value: Any, size: int) -> str | None:
+def hex_id(value: Any, size: int) -> str | None:
+    """An id of `size` bytes as lowercase hex (0x-prefixed or not, any case), else None."""
     text = value.strip().lower() if isinstance(value, str) else ""
     digits = text.removeprefix("0x")
     if len(digits) != 2 * size or not _HEX_DIGITS.fullmatch(digits):
@@ -229,9 +231,9 @@ def phoenix_rows(
             (
                 source,
                 number,
-                _hex(row.get("context.trace_id"), 16),
-                _hex(row.get("context.span_id"), 8),
-                _hex(row.get("parent_id"), 8),
+                hex_id(row.get("context.trace_id"), 16),
+                hex_id(row.get("context.span_id"), 8),
+                hex_id(row.get("parent_id"), 8),
                 row.get("name") if isinstance(row.get("name"), str) else None,
                 _nanoseconds(row.get("start_time")),
                 _nanoseconds(row.get("end_time")),
