@@ -39,13 +39,12 @@ def _reader(
     records: Callable[[Path], Iterator[ChatRecord]] | None = None,
 ) -> FileFormat:
     """The chat mapping with a producer's keys (a `--chat-config` file's keys on top)."""
+    from storage.chat_files import iter_chat_records
     from storage.chat_readers import ChatFileFormat
     from storage.config_files import load_chat_config
 
     chat = load_chat_config(config, keys)
-    if records is None:
-        return ChatFileFormat(chat, extensions, what, convert)
-    return ChatFileFormat(chat, extensions, what, convert, records)
+    return ChatFileFormat(chat, extensions, what, convert, records or iter_chat_records)
 
 
 def toolbench_reader(config: str | None) -> FileFormat:

@@ -66,22 +66,12 @@ def _blocks(content: Any, kind: str) -> list[dict[str, Any]]:
     return [part for part in content if isinstance(part, dict) and part.get("type") == kind]
 
 
-def _result_text(content: Any) -> Any:
-    """A `tool_result`'s content: text as it is, text blocks joined (other blocks, such as
-    images, say nothing the mapping reads)."""
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text")) for part in _blocks(content, "text") if part.get("text")
-        )
-    return content
-
-
 def with_content_blocks(messages: list[Any]) -> list[Any]:
     """`messages` with Anthropic's content blocks (the Messages API's shape) written as
     OpenAI's: an assistant message's `tool_use` blocks (`id`, `name`, `input`) become its
     `tool_calls`, its text blocks stay its content (`thinking` blocks are not the answer);
-    a user message's `tool_result` blocks (`tool_use_id`, `content`, `is_error`) become tool
-    messages answering those calls, in order, and its other blocks, if any, stay a user
+    a user message's `tool_result` blocks (`tool_use_id`, `content`: text, or blocks whose
+    text parts the mapping joins, `is_error`) become tool messages answering those calls, in order, and its other blocks, if any, stay a user
     message after them. Messages without such blocks are kept as they are."""
     if not any(
         isinstance(m, dict)
@@ -122,7 +112,7 @@ def with_content_blocks(messages: list[Any]) -> list[Any]:
             answer = {
                 "role": "tool",
                 "tool_call_id": result.get("tool_use_id"),
-                "content": _result_text(result.get("content")),
+                "content": result.get("content"),
             }
             if result.get("is_error") is True:
                 answer["is_error"] = True

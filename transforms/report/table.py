@@ -30,9 +30,6 @@ class Table:
         index = self.columns.index(name)
         return [row[index] for row in self.rows]
 
-    def head(self, limit: int) -> Table:
-        return Table(self.columns, self.rows[:limit])
-
     def where(self, name: str, value: Any) -> Table:
         """The rows whose column `name` equals `value`."""
         index = self.columns.index(name)
