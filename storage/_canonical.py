@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
+from transforms.trace_schema import HASHED, canonical_polars_schema, step_polars_dtype
+
 __all__ = [
     "CANONICAL_SCHEMA",
     "STEP_DTYPE",
@@ -20,53 +22,13 @@ __all__ = [
     "parse_timestamp",
 ]
 
-STEP_DTYPE = pl.Struct(
-    {
-        "step_id": pl.Int64,
-        "type": pl.String,
-        "content": pl.String,
-        "tool_present": pl.Boolean,
-        "tool_name": pl.String,
-        "input": pl.String,
-        "output_summary": pl.String,
-        "latency_ms": pl.Float64,
-    }
-)
-"""One step of `steps`; see docs/input-format.md."""
+STEP_DTYPE = step_polars_dtype()
+"""One step of `steps` (`transforms.trace_schema.STEP`; docs/input-format.md)."""
 
-CANONICAL_SCHEMA: dict[str, pl.DataType] = {
-    "source_file": pl.String(),
-    "row_number": pl.Int64(),
-    "trace_id": pl.String(),
-    "created_at": pl.Datetime("us", "UTC"),
-    "created_at_raw": pl.String(),
-    "agent_id": pl.String(),
-    "task_domain": pl.String(),
-    "success": pl.Boolean(),
-    "objective": pl.String(),
-    "result_summary": pl.String(),
-    "confidence": pl.Float64(),
-    "steps": pl.List(STEP_DTYPE),
-    "content_hash": pl.String(),
-    "read_rule": pl.String(),
-    "read_reason": pl.String(),
-    "outcome_unknown": pl.Boolean(),
-}
-"""Column names and types of every frame `read_traces` returns, in order. `outcome_unknown`
-is true where the producer recorded no outcome (`metadata.outcome_unknown`; SPEC 1): then a
-null `success` is the outcome's value, not a missing field. It is read, not stored."""
+CANONICAL_SCHEMA: dict[str, pl.DataType] = canonical_polars_schema()
+"""Column names and types of every frame `read_traces` returns, in order
+(`transforms.trace_schema.CANONICAL`, where each column is described)."""
 
-_HASHED = (
-    "trace_id",
-    "created_at",
-    "agent_id",
-    "task_domain",
-    "success",
-    "objective",
-    "result_summary",
-    "confidence",
-    "steps",
-)
 _ISO_UTC = "%Y-%m-%dT%H:%M:%S%.6fZ"
 _HASH_CHUNK_ROWS = 65_536
 _FAST_DATE_TIME = r"^[1-8]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:[0-5]\d(\.\d{1,9})?"
@@ -138,14 +100,14 @@ def parse_created_at(raw: pl.Series) -> pl.Series:
 def content_hashes(frame: pl.DataFrame) -> pl.Series:
     """SHA-256 hex of the canonical JSON of each row's trace content.
 
-    The JSON is one object with the fields of `_HASHED` in that order,
+    The JSON is one object with the fields of `transforms.trace_schema.HASHED` in that order,
     `created_at` as ISO UTC text (microseconds, `Z`) and `steps` as a list of
     step objects, so it does not depend on the file format read. Rows are
     encoded in chunks to bound the memory the encoded text takes.
     """
     content = frame.select(
         pl.col(name).dt.to_string(_ISO_UTC) if name == "created_at" else pl.col(name)
-        for name in _HASHED
+        for name in HASHED
     )
     sha256 = hashlib.sha256
     hashes: list[str] = []

@@ -25,6 +25,7 @@ from storage._canonical import (
     parse_created_at,
 )
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
+from transforms.trace_schema import STEP_FILE_FIELDS, Field, file_groups, step_arrow_type
 
 __all__ = ["read_json_rows"]
 
@@ -51,34 +52,36 @@ def _is_integer(value: object) -> bool:
 
 _KINDS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "string": ("a string", _is_string),
+    "timestamp": ("an ISO-8601 string", _is_string),
     "boolean": ("true or false", _is_boolean),
     "number": ("a number", _is_number),
     "integer": ("an integer (64-bit)", _is_integer),
 }
-_STEP_KINDS = (
-    ("step_id", "integer"),
-    ("type", "string"),
-    ("content", "string"),
-    ("output_summary", "string"),
-    ("latency_ms", "number"),
+
+
+def _column(f: Field) -> str:
+    """The canonical column a trace field's value is gathered into: a timestamp as its text."""
+    return f"{f.name}_raw" if f.kind == "timestamp" else f.name
+
+
+_STEP_KINDS = tuple(
+    (f.name, f.kind) for f in STEP_FILE_FIELDS if f.path == (f.name,) and f.name != "input"
 )
+"""The step fields checked by kind alone (`tool.name` and `input` have their own checks)."""
+_TRACE_FIELDS = tuple(
+    (key, len(fields[0].path) > 1, tuple((f.path[-1], f.label, f.kind, _column(f)) for f in fields))
+    for key, fields in file_groups().items()
+    if key != "steps"
+)
+"""Per top-level key of a trace object: whether it is an object of fields, and its fields as
+(key, label, kind, canonical column)."""
 _TRACE_COLUMNS = [
     name
     for name in CANONICAL_SCHEMA
     if name not in ("source_file", "created_at", "steps", "content_hash")
 ]
-_STEP_ARROW = pa.struct(
-    [
-        ("step_id", pa.int64()),
-        ("type", pa.large_string()),
-        ("content", pa.large_string()),
-        ("tool_present", pa.bool_()),
-        ("tool_name", pa.large_string()),
-        ("input", pa.large_string()),
-        ("output_summary", pa.large_string()),
-        ("latency_ms", pa.float64()),
-    ]
-)
+_STEP_ARROW = step_arrow_type(large=True)
+"""A step as gathered: the fast path in `_Columns._add_step` builds its tuples in this order."""
 
 
 def _describe(value: object) -> str:
@@ -189,25 +192,11 @@ class _Columns:
     def add(self, number: int, obj: dict[str, Any]) -> None:
         """Gather one trace object, naming every field of the wrong type."""
         self.problems = []
-        trace_id = self._typed(obj, "id", "id", "string")
-        meta, task, outcome = (self._object(obj, key) for key in ("metadata", "task", "outcome"))
-        created = meta.get("created_at")
-        if created is not None and type(created) is not str:
-            self.problems.append(
-                f"metadata.created_at must be an ISO-8601 string, got {_describe(created)}"
-            )
-            created = None
-        trace = (
-            number,
-            trace_id,
-            created,
-            self._typed(meta, "agent_id", "metadata.agent_id", "string"),
-            self._typed(meta, "task_domain", "metadata.task_domain", "string"),
-            self._typed(meta, "success", "metadata.success", "boolean"),
-            self._typed(task, "objective", "task.objective", "string"),
-            self._typed(outcome, "result_summary", "outcome.result_summary", "string"),
-            self._typed(outcome, "confidence", "outcome.confidence", "number"),
-        )
+        values: dict[str, Any] = {"row_number": number}
+        for key, nested, fields in _TRACE_FIELDS:
+            parent = self._object(obj, key) if nested else obj
+            for name, label, kind, column in fields:
+                values[column] = self._typed(parent, name, label, kind)
         raw_steps = obj.get("steps")
         if raw_steps is not None and type(raw_steps) is not list:
             self.problems.append(f"steps must be a list, got {_describe(raw_steps)}")
@@ -215,14 +204,15 @@ class _Columns:
         for step_number, step in enumerate(raw_steps or (), start=1):
             self._add_step(step_number, step)
         self.offsets.append(len(self.steps))
-        unknown = self._typed(meta, "outcome_unknown", "metadata.outcome_unknown", "boolean")
-        rule = "wrong_type" if self.problems else None
-        self.traces.append((*trace, rule, "; ".join(self.problems) or None, unknown))
+        if self.problems:
+            values["read_rule"] = "wrong_type"
+            values["read_reason"] = "; ".join(self.problems)
+        self.traces.append(tuple(values.get(name) for name in _TRACE_COLUMNS))
 
     def add_rejected(self, number: int, reason: str) -> None:
         """Gather a record that is not a trace object at all."""
-        blank = [None] * (len(_TRACE_COLUMNS) - 4)
-        self.traces.append((number, *blank, "invalid_json", reason, None))
+        values = {"row_number": number, "read_rule": "invalid_json", "read_reason": reason}
+        self.traces.append(tuple(values.get(name) for name in _TRACE_COLUMNS))
         self.offsets.append(len(self.steps))
 
     def frame(self, path: str) -> pl.DataFrame:

@@ -23,6 +23,7 @@ from storage._canonical import (
     content_hashes,
     parse_created_at,
 )
+from transforms.trace_schema import CANONICAL, STEP, STEP_FILE_FIELDS, file_groups
 
 __all__ = ["iter_parquet_rows"]
 
@@ -56,23 +57,20 @@ _NUMBER: tuple[str, _Check, pa.DataType] = (
 )
 _INTEGER: tuple[str, _Check, pa.DataType] = ("an integer", pa.types.is_integer, pa.int64())
 
+_SPECS = {"string": _STRING, "boolean": _BOOL, "number": _NUMBER, "integer": _INTEGER}
+"""What a column of each kind of field may hold, and the type it is read as."""
 _TRACE_FIELDS = {
-    "metadata": {
-        "agent_id": _STRING,
-        "task_domain": _STRING,
-        "success": _BOOL,
-        "outcome_unknown": _BOOL,
-    },
-    "task": {"objective": _STRING},
-    "outcome": {"result_summary": _STRING, "confidence": _NUMBER},
+    key: {f.path[1]: _SPECS[f.kind] for f in fields if f.kind != "timestamp"}
+    for key, fields in file_groups().items()
+    if key not in ("id", "steps")
 }
+"""The struct columns of a trace and their leaves (`metadata.created_at` has its own check)."""
 _STEP_FIELDS = {
-    "step_id": _INTEGER,
-    "type": _STRING,
-    "content": _STRING,
-    "output_summary": _STRING,
-    "latency_ms": _NUMBER,
+    f.name: _SPECS[f.kind] for f in STEP_FILE_FIELDS if f.path == (f.name,) and f.name != "input"
 }
+"""A step's leaves (`tool.name` and `input` have their own checks)."""
+_FROM_STRUCTS = [(f.name, f.path) for f in CANONICAL if len(f.path) == 2]
+"""The canonical columns read from a field of a struct column, and where."""
 
 
 def _mismatch(column: str, found: pa.DataType, expected: str) -> FileRejected:
@@ -250,23 +248,23 @@ def _normalised(table: pa.Table, targets: dict[str, pa.DataType], present: list[
 
 
 def _step_expr(input_is_struct: bool) -> pl.Expr:
+    """A nested step (`tool{name}`, `input` text or a struct) as a canonical step."""
     step = pl.element().struct
     raw_input = step.field("input")
-    return pl.struct(
-        step_id=step.field("step_id"),
-        type=step.field("type"),
-        content=step.field("content"),
-        tool_present=step.field("tool").is_not_null(),
-        tool_name=step.field("tool").struct.field("name"),
-        # json_encode writes "null" for a null struct inside list.eval; keep it null.
-        input=(
+    # json_encode writes "null" for a null struct inside list.eval; keep it null.
+    read: dict[str, pl.Expr] = {
+        "tool_present": step.field("tool").is_not_null(),
+        "input": (
             pl.when(raw_input.is_not_null()).then(raw_input.struct.json_encode())
             if input_is_struct
             else raw_input
         ),
-        output_summary=step.field("output_summary"),
-        latency_ms=step.field("latency_ms"),
-    )
+    }
+    for f in STEP_FILE_FIELDS:
+        if f.name not in read:
+            value = step.field(f.path[0])
+            read[f.name] = value.struct.field(f.path[1]) if len(f.path) == 2 else value
+    return pl.struct(read[f.name].alias(f.name) for f in STEP)
 
 
 def iter_parquet_rows(
@@ -296,20 +294,12 @@ def _canonical(table: pa.Table, path: str, first_row: int) -> pl.DataFrame:
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
     created_type = table.schema.field("metadata").type.field("created_at").type
-    meta, task, outcome = (pl.col(name).struct for name in ("metadata", "task", "outcome"))
     steps_dtype = pl.List(STEP_DTYPE)
     rows = frame.select(
+        *(pl.col(key).struct.field(leaf).alias(name) for name, (key, leaf) in _FROM_STRUCTS),
         source_file=pl.lit(path, dtype=pl.String),
         row_number=pl.int_range(first_row, first_row + pl.len(), dtype=pl.Int64),
         trace_id=pl.col("id").cast(pl.String),
-        created_at=meta.field("created_at"),
-        agent_id=meta.field("agent_id"),
-        task_domain=meta.field("task_domain"),
-        success=meta.field("success"),
-        outcome_unknown=meta.field("outcome_unknown"),
-        objective=task.field("objective"),
-        result_summary=outcome.field("result_summary"),
-        confidence=outcome.field("confidence"),
         steps=pl.col("steps")
         .list.eval(_step_expr(input_is_struct))
         .cast(steps_dtype)

@@ -30,6 +30,7 @@ from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogat
 from storage.errors import InputError
 from storage.input_paths import CHAT_EXTENSIONS, SWE_AGENT_EXTENSIONS
 from transforms.chat import ChatRecord, ChatRejection
+from transforms.trace_schema import nested_arrow_schema
 
 __all__ = [
     "CHAT_EXTENSIONS",
@@ -46,38 +47,7 @@ __all__ = [
     "write_trace_parquet",
 ]
 
-_STEP = pa.struct(
-    [
-        ("step_id", pa.int64()),
-        ("type", pa.string()),
-        ("content", pa.string()),
-        ("tool", pa.struct([("name", pa.string())])),
-        ("input", pa.string()),
-        ("output_summary", pa.string()),
-        ("latency_ms", pa.float64()),
-    ]
-)
-
-TRACE_ARROW_SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        (
-            "metadata",
-            pa.struct(
-                [
-                    ("created_at", pa.timestamp("us", tz="UTC")),
-                    ("agent_id", pa.string()),
-                    ("task_domain", pa.string()),
-                    ("success", pa.bool_()),
-                    ("outcome_unknown", pa.bool_()),
-                ]
-            ),
-        ),
-        ("task", pa.struct([("objective", pa.string())])),
-        ("steps", pa.list_(_STEP)),
-        ("outcome", pa.struct([("result_summary", pa.string()), ("confidence", pa.float64())])),
-    ]
-)
+TRACE_ARROW_SCHEMA = nested_arrow_schema()
 """The nested layout written: what `tracegrade score` reads (docs/input-format.md)."""
 
 REPORT_SCHEMA: dict[str, pl.DataType] = {

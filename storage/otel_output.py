@@ -16,9 +16,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage._canonical import CANONICAL_SCHEMA, content_hashes
+from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, content_hashes
 from storage.chat_files import TRACE_ARROW_SCHEMA
 from transforms.otel import REJECTION_SCHEMA
+from transforms.trace_schema import STEP, STEP_FILE_FIELDS, Field, file_groups
 
 __all__ = [
     "OtelTraceWriter",
@@ -49,32 +50,35 @@ def _replacing(target: Path) -> Iterator[Path]:
         temporary.unlink(missing_ok=True)
 
 
+def _nested_steps() -> pl.Expr:
+    """Mapped steps (`tool_name`, no `tool_present`) as a trace file nests them (`tool{name}`,
+    null where the step has no tool)."""
+    step = pl.element().struct.field
+    groups: dict[str, list[Field]] = {}
+    for f in STEP_FILE_FIELDS:
+        groups.setdefault(f.path[0], []).append(f)
+    fields = [
+        step(members[0].name).alias(key)
+        if len(members[0].path) == 1
+        else pl.when(step(members[0].name).is_not_null())
+        .then(pl.struct(*(step(f.name).alias(f.path[1]) for f in members)))
+        .alias(key)
+        for key, members in groups.items()
+    ]
+    return pl.col("steps").list.eval(pl.struct(*fields)).fill_null([])
+
+
 def nested_traces(traces: pl.DataFrame) -> pa.Table:
     """Mapped traces (`transforms.otel.OtelMapping.traces`) as `TRACE_ARROW_SCHEMA` rows."""
-    step = pl.element().struct.field
-    steps = pl.col("steps").list.eval(
-        pl.struct(
-            step("step_id"),
-            step("type"),
-            step("content"),
-            pl.when(step("tool_name").is_not_null())
-            .then(pl.struct(name=step("tool_name")))
-            .alias("tool"),
-            step("input"),
-            step("output_summary"),
-            step("latency_ms"),
-        )
-    )
-    frame = traces.select(
-        pl.col("trace_id").alias("id"),
-        pl.struct("created_at", "agent_id", "task_domain", "success", "outcome_unknown").alias(
-            "metadata"
-        ),
-        pl.struct("objective").alias("task"),
-        steps.fill_null([]).alias("steps"),
-        pl.struct("result_summary", "confidence").alias("outcome"),
-    )
-    return frame.to_arrow().cast(TRACE_ARROW_SCHEMA)
+    columns = [
+        _nested_steps().alias(key)
+        if key == "steps"
+        else pl.struct(*(pl.col(f.name).alias(f.path[1]) for f in fields)).alias(key)
+        if len(fields[0].path) == 2
+        else pl.col(fields[0].name).alias(key)
+        for key, fields in file_groups().items()
+    ]
+    return traces.select(columns).to_arrow().cast(TRACE_ARROW_SCHEMA)
 
 
 class OtelTraceWriter:
@@ -130,17 +134,9 @@ def write_otel_report(rejections: Sequence[pl.DataFrame], out: str | Path) -> Pa
     return target
 
 
-_STEP = pl.Struct(
-    {
-        "step_id": pl.Int64,
-        "type": pl.String,
-        "content": pl.String,
-        "tool_name": pl.String,
-        "input": pl.String,
-        "output_summary": pl.String,
-        "latency_ms": pl.Float64,
-    }
-)
+_STEP = pl.Struct({f.name: STEP_DTYPE.to_schema()[f.name] for f in STEP_FILE_FIELDS})
+"""A mapped step: a canonical step without `tool_present` (a step has a tool when it names
+one)."""
 
 
 def _no_traces() -> pl.DataFrame:
@@ -177,33 +173,16 @@ def canonical_rows(
     step = pl.element().struct.field
     steps = pl.col("steps").list.eval(
         pl.struct(
-            step("step_id"),
-            step("type"),
-            step("content"),
-            step("tool_name").is_not_null().alias("tool_present"),
-            step("tool_name"),
-            step("input"),
-            step("output_summary"),
-            step("latency_ms"),
+            step("tool_name").is_not_null().alias(f.name)
+            if f.name == "tool_present"
+            else step(f.name)
+            for f in STEP
         )
     )
-    good = (
-        (_no_traces() if traces is None else traces)
-        .select(
-            pl.lit(source).alias("source_file"),
-            "trace_id",
-            "created_at",
-            pl.col("created_at").dt.to_string(_ISO_UTC).alias("created_at_raw"),
-            "agent_id",
-            "task_domain",
-            "success",
-            "outcome_unknown",
-            "objective",
-            "result_summary",
-            "confidence",
-            steps.fill_null([]).alias("steps"),
-        )
-        .cast({"steps": CANONICAL_SCHEMA["steps"]})
+    good = (_no_traces() if traces is None else traces).with_columns(
+        pl.lit(source).alias("source_file"),
+        pl.col("created_at").dt.to_string(_ISO_UTC).alias("created_at_raw"),
+        steps.fill_null([]).cast(CANONICAL_SCHEMA["steps"]),
     )
     good = good.with_columns(content_hash=content_hashes(good))
     rows = pl.concat([good, _rejected_rows(rejections, source)], how="diagonal_relaxed")

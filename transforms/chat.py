@@ -35,6 +35,7 @@ from transforms._chat_shapes import (
     with_tool_calls,
 )
 from transforms.config.chat import ChatImportConfig
+from transforms.trace_schema import nested_record, nested_step
 
 __all__ = [
     "IMPORT_RULES",
@@ -157,15 +158,15 @@ class _Walk:
         self, type_: str, content: str | None, tool: str | None = None, args: str | None = None
     ) -> None:
         self.steps.append(
-            {
-                "step_id": len(self.steps),
-                "type": type_,
-                "content": content,
-                "tool": None if tool is None else {"name": tool},
-                "input": args,
-                "output_summary": None,
-                "latency_ms": None,
-            }
+            nested_step(
+                {
+                    "step_id": len(self.steps),
+                    "type": type_,
+                    "content": content,
+                    "tool_name": tool,
+                    "input": args,
+                }
+            )
         )
 
     def call(self, name: str, args: str | None, call_id: str | None) -> None:
@@ -297,22 +298,20 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     success = success_of(value, config.success_rule)
     confidence = confidence_of(value, config)
     created_at = created_at_of(value, record.position, config)
-    return {
-        "id": trace_id,
-        "metadata": {
+    return nested_record(
+        {
+            "trace_id": trace_id,
             "created_at": created_at,
             "agent_id": agent_id,
             "task_domain": domain,
             "success": success,
             "outcome_unknown": success is None,
-        },
-        "task": {"objective": objective},
-        "steps": walk.steps,
-        "outcome": {
+            "objective": objective,
+            "steps": walk.steps,
             "result_summary": walk.result if walk.answer is None else walk.answer,
             "confidence": confidence,
-        },
-    }
+        }
+    )
 
 
 def map_trajectory(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any] | ChatRejection:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from transforms.trace_schema import HASHED, STEP_TYPE_SQL, sql_columns
+
 __all__ = [
     "SCORING_MIGRATION_V3_SQL",
     "SCORING_MIGRATION_V4_SQL",
@@ -9,11 +11,6 @@ __all__ = [
     "STEP_TYPE_SQL",
     "latest_scores_select",
 ]
-
-STEP_TYPE_SQL = (
-    "STRUCT(step_id BIGINT, type VARCHAR, content VARCHAR, tool_present BOOLEAN, "
-    "tool_name VARCHAR, input VARCHAR, output_summary VARCHAR, latency_ms DOUBLE)"
-)
 
 
 def latest_scores_select(scores: str) -> str:
@@ -26,6 +23,13 @@ def latest_scores_select(scores: str) -> str:
         ") WHERE row_rank = 1"
     )
 
+
+_TRACE_ROWS_KEY = sql_columns(("trace_id", "content_hash"))
+_TRACE_ROWS_CONTENT = sql_columns(name for name in HASHED if name != "trace_id")
+_TRACE_ROWS_SOURCE = sql_columns(("source_file", "row_number"))
+"""`trace_rows` holds a trace's content (the fields its content hash covers, with the types
+and nullability of `transforms.trace_schema.CANONICAL`) under its id and hash, and where it
+was read from."""
 
 SCORING_SCHEMA_SQL = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -77,19 +81,10 @@ CREATE TABLE IF NOT EXISTS files (
     run_id VARCHAR NOT NULL
 );
 CREATE TABLE IF NOT EXISTS trace_rows (
-    trace_id VARCHAR NOT NULL,
-    content_hash VARCHAR NOT NULL,
-    created_at TIMESTAMPTZ NOT NULL,
-    agent_id VARCHAR,
-    task_domain VARCHAR,
-    success BOOLEAN,
-    objective VARCHAR NOT NULL,
-    result_summary VARCHAR,
-    confidence DOUBLE NOT NULL,
-    steps {STEP_TYPE_SQL}[] NOT NULL,
+{_TRACE_ROWS_KEY}
+{_TRACE_ROWS_CONTENT}
     text_sha VARCHAR NOT NULL,
-    source_file VARCHAR NOT NULL,
-    row_number BIGINT NOT NULL,
+{_TRACE_ROWS_SOURCE}
     run_id VARCHAR NOT NULL
 );
 CREATE TABLE IF NOT EXISTS embeddings (
