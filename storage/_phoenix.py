@@ -20,6 +20,8 @@ __all__ = [
     "PHOENIX_COLUMNS",
     "agent_trace_spans",
     "is_phoenix_row",
+    "page_spans",
+    "parquet_row",
     "phoenix_rows",
     "hex_id",
     "span_row",
@@ -37,6 +39,27 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 def is_phoenix_row(value: object) -> bool:
     """True for a JSON object that looks like a row of a Phoenix spans table."""
     return isinstance(value, dict) and all(column in value for column in PHOENIX_COLUMNS)
+
+
+def _no_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _no_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_no_nulls(item) for item in value]
+    return value
+
+
+def parquet_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of a Phoenix span table read from Parquet, its JSON attributes (`tool.parameters`,
+    `metadata`, ...) as their spans held them. Phoenix's dataframe holds those as parsed
+    objects, and Parquet stores a column of objects as one struct with every key any row had,
+    so a tool's arguments come back with the other tools' keys as nulls: members that are null
+    are dropped (an argument that was null itself is then absent, which Parquet cannot tell
+    apart)."""
+    for column, value in row.items():
+        if isinstance(value, dict | list) and column.endswith(_JSON_STRING_ATTRIBUTES):
+            row[column] = _no_nulls(value)
+    return row
 
 
 def _sdk_id(value: Any, size: int) -> Any:
@@ -59,13 +82,17 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
     `trace_id` and `span_id` in 0x-hex, `parent_id`, ISO-8601 times, `status.status_code`,
     flat `attributes`, and its `resource`; any-agent's pydantic dump of the same span has
     integer ids, a `parent` context and integer nanosecond times) as a Phoenix table row. The
-    resource's attributes come after the span's own, so a key the span sets wins."""
+    resource's attributes come after the span's own, so a key the span sets wins. Phoenix's
+    REST API and client (`GET /v1/projects/{project}/spans`, `spans.get_spans`) write the same
+    shape with the status as `status_code` and `status_message` and the OpenInference kind as
+    `span_kind` beside the attributes, which no longer hold it."""
     context = value["context"]
     found = value.get("status")
     status: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     parent = value.get("parent")
     parent_id = parent.get("span_id") if isinstance(parent, Mapping) else value.get("parent_id")
-    code = str(status.get("status_code") or "UNSET").removeprefix("StatusCode.").upper()
+    code = status.get("status_code") or value.get("status_code") or "UNSET"
+    message = status.get("description") if status else value.get("status_message")
     row: dict[str, Any] = {
         "context.trace_id": _sdk_id(context.get("trace_id"), 16),
         "context.span_id": _sdk_id(context.get("span_id"), 8),
@@ -73,9 +100,10 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
         "name": value.get("name"),
         "start_time": _sdk_time(value.get("start_time")),
         "end_time": _sdk_time(value.get("end_time")),
-        "status_code": code,
-        "status_message": status.get("description"),
+        "status_code": str(code).removeprefix("StatusCode.").upper(),
+        "status_message": message,
         "events": value.get("events"),
+        "span_kind": value.get("span_kind"),
     }
     resource = value.get("resource")
     resource_attributes = resource.get("attributes") if isinstance(resource, Mapping) else None
@@ -124,15 +152,26 @@ def span_row(value: object) -> Mapping[str, Any] | None:
     return None
 
 
+def page_spans(value: object) -> list[Any] | None:
+    """The spans of a page of Phoenix's REST API (`{"data": [...], "next_cursor": ...}`, as
+    `GET /v1/projects/{project}/spans` answers); None for anything else."""
+    if isinstance(value, dict) and "next_cursor" in value and isinstance(value.get("data"), list):
+        return value["data"]
+    return None
+
+
 def span_rows(value: object) -> list[Mapping[str, Any]] | None:
-    """The span rows one JSON value holds: an any-agent trace's spans, a Langfuse trace's
-    observations (`storage._langfuse`), or one span (`span_row`); None when it is none of
-    these, or an any-agent trace with a span that is not one."""
+    """The span rows one JSON value holds: an any-agent trace's spans, a page of Phoenix's
+    REST API, a Langfuse trace's observations (`storage._langfuse`), or one span
+    (`span_row`); None when it is none of these, or a trace or page with an item that is not a
+    span."""
     from storage._langfuse import is_langfuse_trace, langfuse_rows
 
     if is_langfuse_trace(value):
         return list(langfuse_rows(value))  # type: ignore[arg-type]
     spans = agent_trace_spans(value)
+    if spans is None:
+        spans = page_spans(value)
     if spans is None:
         row = span_row(value)
         return None if row is None else [row]

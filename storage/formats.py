@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from storage import chat_formats
+from storage._phoenix import page_spans
 from storage.file_peek import Peek, peek
 from storage.input_paths import (
     CHAT_EXTENSIONS,
@@ -74,6 +75,8 @@ def _is_otel(look: Peek) -> bool:
         return "context.span_id" in look.columns or "span_id" in look.columns
     keys = _keys(look)
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
+    if spans is None:
+        spans = page_spans(look.record)  # a page of Phoenix's REST API
     if isinstance(spans, list) and spans and isinstance(spans[0], dict):  # any-agent AgentTrace
         keys = set(spans[0])
     return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))

@@ -35,7 +35,7 @@ from storage._otlp_lines import (
     malformed,
     parsed_line,
 )
-from storage._phoenix import PHOENIX_COLUMNS, phoenix_rows, span_rows
+from storage._phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
 from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
@@ -214,7 +214,7 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
         )
     offset = 0
     for batch in table.iter_batches(_PHOENIX_BATCH_ROWS):
-        rows = batch.to_pylist()
+        rows = [parquet_row(row) for row in batch.to_pylist()]
         numbered = zip(range(offset + 1, offset + len(rows) + 1), rows, strict=True)
         yield SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(rows))
         offset += len(rows)
