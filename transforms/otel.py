@@ -196,6 +196,7 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     who = root_first.group_by("group", maintain_order=True).agg(
         agent=pl.col("agent_name").drop_nulls().first(),
         service=pl.col("service_name").drop_nulls().first(),
+        agent_span=pl.col("agent_span").drop_nulls().first(),
         domain=pl.col("domain").drop_nulls().first(),
     )
     return fields.join(who, on="group", how="left")
@@ -240,7 +241,9 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         .cast(pl.Datetime("us"))
         .dt.replace_time_zone("UTC")
         .alias("created_at"),
-        pl.coalesce("agent", "service", pl.lit(config.agent_id, dtype=pl.String)).alias("agent_id"),
+        pl.coalesce(
+            "agent", "service", "agent_span", pl.lit(config.agent_id, dtype=pl.String)
+        ).alias("agent_id"),
         pl.coalesce("domain", pl.lit(config.task_domain, dtype=pl.String)).alias("task_domain"),
         "success",
         "outcome_unknown",

@@ -89,6 +89,7 @@ FACT_SCHEMA: dict[str, pl.DataType] = {
     "error": pl.String(),
     "kind": pl.String(),
     "agent_name": pl.String(),
+    "agent_span": pl.String(),
     "service_name": pl.String(),
     "tool_name": pl.String(),
     "tool_input": pl.String(),
@@ -268,6 +269,12 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             ),
             kind="kind",
             agent_name=pl.coalesce("gen_ai.agent.name", "agent.name"),
+            # OpenInference names an agent only in its AGENT span's name; the OpenAI Agents
+            # SDK's whole run is an AGENT span named after its workflow, by default this.
+            agent_span=pl.when(
+                (pl.col("openinference.span.kind").str.to_uppercase() == "AGENT")
+                & (pl.col("name") != "Agent workflow")
+            ).then("name"),
             # The SDKs' default when no service name was set: it names no agent.
             service_name=pl.when(~pl.col("service.name").str.starts_with("unknown_service")).then(
                 "service.name"

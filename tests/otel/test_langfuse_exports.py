@@ -25,7 +25,7 @@ EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
         "What's the weather in Tokyo?",
         "The weather in Tokyo is currently sunny.",
         [("get_weather", {"city": "Tokyo"})],
-        None,  # OpenInference names the agent only in its span's name ("Hello world")
+        "Hello world",  # OpenInference names the agent only in its AGENT span's name
     ),
     "pydantic-ai-tools-2025-12-04": (
         "Select and call THREE of the available tools to get joke suggestions about 'programming'.",

@@ -46,7 +46,7 @@ TRACE_SQL = (
     "SELECT objective, result_summary, "
     "list_transform(list_filter(steps, s -> s.tool_present), s -> [s.tool_name, s.input]), "
     "list_transform(list_filter(steps, s -> s.tool_present), s -> s.type), "
-    "len(list_filter(steps, s -> s.output_summary LIKE '{\"error\"%')), success "
+    "len(list_filter(steps, s -> s.output_summary LIKE '{\"error\"%')), success, agent_id "
     "FROM traces ORDER BY objective"
 )
 
@@ -60,7 +60,7 @@ def test_each_phoenix_export_scores_its_three_traces_as_the_agent_ran_them(
     assert query_rows(db, "SELECT status, rows_scored FROM files") == [("loaded", 3)]
     rows = query_rows(db, TRACE_SQL)
     assert [row[0] for row in rows] == sorted(EXPECTED)
-    for objective, answer, calls, kinds, failed, success in rows:
+    for objective, answer, calls, kinds, failed, success, agent in rows:
         wanted_answer, wanted_calls, wanted_failed = EXPECTED[str(objective)]
         assert answer == wanted_answer
         assert [(tool, json.loads(arguments)) for tool, arguments in calls] == wanted_calls  # type: ignore[union-attr]
@@ -68,6 +68,7 @@ def test_each_phoenix_export_scores_its_three_traces_as_the_agent_ran_them(
         # the call after the failed one is its retry
         assert kinds == ["tool_call", "error_recovery"][: len(wanted_calls)]
         assert success is True  # every root span ended with status OK
+        assert agent == "support-agent"  # the AGENT span's name
     failed_reason = query_rows(
         db,
         "SELECT s.output_summary FROM (SELECT unnest(steps) s FROM traces) "
