@@ -21,94 +21,15 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
 
+from _scripted_agent import QUESTIONS, TOOLS, serve_model, tool_result
+
 PHOENIX = "http://127.0.0.1:6006"
 PROJECT = "support-agent"
-QUESTIONS = [
-    "What is the weather in Lisbon?",
-    "When was invoice INV-404 paid?",
-    "What is the capital of France?",
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather in a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup_invoice",
-            "description": "An invoice by id",
-            "parameters": {
-                "type": "object",
-                "properties": {"invoice_id": {"type": "string"}},
-                "required": ["invoice_id"],
-            },
-        },
-    },
-]
-
-
-def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    function = {"name": name, "arguments": json.dumps(arguments)}
-    return {"id": call_id, "type": "function", "function": function}
-
-
-def _reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The scripted model: what it answers after the tool results so far."""
-    user = next(m["content"] for m in messages if m["role"] == "user")
-    results = [m for m in messages if m["role"] == "tool"]
-    if "weather" in user:
-        if not results:
-            call = _call("call_w1", "get_weather", {"city": "Lisbon"})
-            return {"role": "assistant", "content": None, "tool_calls": [call]}
-        return {"role": "assistant", "content": "It is 21 C and sunny in Lisbon."}
-    if "invoice" in user:
-        if len(results) < 2:
-            invoice = "INV-404" if not results else "INV-0404"
-            call = _call(f"call_i{len(results) + 1}", "lookup_invoice", {"invoice_id": invoice})
-            text = None if results else "Let me look that invoice up."
-            return {"role": "assistant", "content": text, "tool_calls": [call]}
-        return {"role": "assistant", "content": "Invoice INV-0404 was paid on 3 March."}
-    return {"role": "assistant", "content": "Paris is the capital of France."}
-
-
-class _FakeOpenAI(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 (the handler's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        message = _reply(body["messages"])
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        answer = {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body["model"],
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
 
 
 def _run_agent(model_url: str) -> None:
@@ -128,17 +49,14 @@ def _run_agent(model_url: str) -> None:
         with tracer.start_as_current_span(name, openinference_span_kind="tool") as span:
             span.set_tool(name=name, parameters=arguments)
             span.set_input(json.dumps(arguments), mime_type="application/json")
-            if arguments.get("invoice_id") == "INV-404":
-                span.set_status(Status(StatusCode.ERROR, "invoice INV-404 not found"))
-                span.record_exception(KeyError("INV-404"))
-                return "error: invoice INV-404 not found"
-            if name == "get_weather":
-                out = {"city": arguments["city"], "celsius": 21, "sky": "sunny"}
-            else:
-                out = {"invoice_id": arguments["invoice_id"], "paid_on": "2026-03-03"}
-            span.set_output(json.dumps(out))
+            succeeded, text = tool_result(name, arguments)
+            if not succeeded:
+                span.set_status(Status(StatusCode.ERROR, text.removeprefix("error: ")))
+                span.record_exception(KeyError(arguments.get("invoice_id")))
+                return text
+            span.set_output(text)
             span.set_status(Status(StatusCode.OK))
-            return json.dumps(out)
+            return text
 
     for question in QUESTIONS:
         with tracer.start_as_current_span(PROJECT, openinference_span_kind="agent") as root:
@@ -185,8 +103,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    model = HTTPServer(("127.0.0.1", 0), _FakeOpenAI)
-    threading.Thread(target=model.serve_forever, daemon=True).start()
+    model, model_url = serve_model()
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "PHOENIX_WORKING_DIR": home, "PHOENIX_HOST": "127.0.0.1"}
         phoenix = Path(sys.executable).with_name("phoenix")
@@ -198,7 +115,7 @@ def main() -> None:
                     break
                 except OSError:
                     time.sleep(1)
-            _run_agent(f"http://127.0.0.1:{model.server_address[1]}/v1")
+            _run_agent(model_url)
             time.sleep(2)  # the server writes the spans it was sent
             _export(args.out)
         finally:

@@ -30,6 +30,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from storage._messages import decoded, last_answer, message_list, text_of
 from storage._phoenix import hex_id
 
 __all__ = ["is_langfuse_trace", "langfuse_rows"]
@@ -75,66 +76,6 @@ def _id(value: Any, digits: int) -> str | None:
     return found or hashlib.sha256(text.encode()).hexdigest()[:digits]
 
 
-def _decoded(value: Any) -> Any:
-    """A field Langfuse may keep as JSON text (an object, an array, a quoted string), decoded
-    once; other text as it is."""
-    if isinstance(value, str) and value.lstrip()[:1] in ("{", "[", '"'):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _text(value: Any) -> str | None:
-    value = _decoded(value)
-    if value is None:
-        return None
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-"""LangChain's message types as roles (`{"type": "human", "content": ...}`)."""
-
-
-def _messages(value: Any) -> list[dict[str, Any]] | None:
-    """Input or output as a message list (each with a role): a list of messages, one
-    message, or LangChain's `{"messages": [...]}`; None for anything else."""
-    value = _decoded(value)
-    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        value = value["messages"]
-    if isinstance(value, Mapping):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        return None
-    messages = [_message(item) for item in value]
-    return None if any(message is None for message in messages) else messages  # type: ignore[return-value]
-
-
-def _message(item: Any) -> dict[str, Any] | None:
-    """A message with a role and text content: LangChain's `type` as the role, OpenAI-style
-    content parts (`{"type": "text", "text"}`) joined, GenAI `parts` kept as they are."""
-    if not isinstance(item, Mapping):
-        return None
-    role = item.get("role") or _ROLES.get(str(item.get("type")))
-    if not isinstance(role, str):
-        return None
-    message = {**item, "role": role}
-    content = item.get("content")
-    if isinstance(content, list):
-        texts = [
-            part.get("text") for part in content if isinstance(part, Mapping) and part.get("text")
-        ]
-        message["content"] = "\n".join(str(text) for text in texts)
-    return message
-
-
-def _answer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The last assistant message of an output (a run's output repeats its whole history)."""
-    said = [message for message in messages if message["role"] == "assistant"]
-    return said[-1:]
-
-
 def _called_tools(value: Any, depth: int = 0) -> set[str]:
     """The names of the tools a model output asks for: OpenAI `tool_calls` (also under
     LangChain's `additional_kwargs`), GenAI `tool_call` parts, Anthropic `tool_use` blocks
@@ -160,7 +101,7 @@ def _called_tools(value: Any, depth: int = 0) -> set[str]:
 
 
 def _metadata(observation: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    metadata = _decoded(observation.get("metadata"))
+    metadata = decoded(observation.get("metadata"))
     if not isinstance(metadata, Mapping):
         return {}, {}
     attributes = metadata.get("attributes")
@@ -200,19 +141,19 @@ def _row(
     given, got = said
     fields: dict[str, Any] = {}
     if kind != "TOOL":
-        asked, answered = _messages(given), _messages(got)
+        asked, answered = message_list(given), message_list(got)
         if asked is not None:
             fields["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
-        last = _answer(answered) if answered is not None else []
+        last = last_answer(answered) if answered is not None else []
         if last:
             fields["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
     else:
         fields["tool.name"] = name
     # the texts as they are where no message list says more (the mapping would not read them)
     if "gen_ai.input.messages" not in fields:
-        fields["input.value"] = _text(given)
+        fields["input.value"] = text_of(given)
     if "gen_ai.output.messages" not in fields:
-        fields["output.value"] = _text(got)
+        fields["output.value"] = text_of(got)
     for key, item in fields.items():
         if item is not None:
             row.setdefault(f"attributes.{key}", item)
@@ -225,7 +166,7 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     observation of no kind that holds messages read as the run (LangGraph's)."""
     trace = value["trace"] if isinstance(value.get("trace"), Mapping) else value
     observations = _observations(value) or []
-    said = [(_decoded(item.get("input")), _decoded(item.get("output"))) for item in observations]
+    said = [(decoded(item.get("input")), decoded(item.get("output"))) for item in observations]
     tools: set[str] = set()
     for item, (_, got) in zip(observations, said, strict=True):
         if str(item.get("type")).upper() == "GENERATION":
@@ -236,8 +177,8 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
     ids = {row["context.span_id"] for row in rows}
     whole = {
-        "attributes.input.value": _text(trace.get("input")),
-        "attributes.output.value": _text(trace.get("output")),
+        "attributes.input.value": text_of(trace.get("input")),
+        "attributes.output.value": text_of(trace.get("output")),
     }
     for row in rows:
         if row["parent_id"] in ids:

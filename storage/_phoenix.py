@@ -22,6 +22,7 @@ __all__ = [
     "is_phoenix_row",
     "page_spans",
     "parquet_row",
+    "sdk_time",
     "phoenix_rows",
     "hex_id",
     "span_row",
@@ -69,7 +70,7 @@ def _sdk_id(value: Any, size: int) -> Any:
     return value
 
 
-def _sdk_time(value: Any) -> Any:
+def sdk_time(value: Any) -> Any:
     """An SDK time: ISO-8601 text as written, or integer Unix nanoseconds (as ISO text, to
     the microsecond, which is what the span rows keep)."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -98,8 +99,8 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
         "context.span_id": _sdk_id(context.get("span_id"), 8),
         "parent_id": _sdk_id(parent_id, 8),
         "name": value.get("name"),
-        "start_time": _sdk_time(value.get("start_time")),
-        "end_time": _sdk_time(value.get("end_time")),
+        "start_time": sdk_time(value.get("start_time")),
+        "end_time": sdk_time(value.get("end_time")),
         "status_code": str(code).removeprefix("StatusCode.").upper(),
         "status_message": message,
         "events": value.get("events"),
@@ -162,13 +163,17 @@ def page_spans(value: object) -> list[Any] | None:
 
 def span_rows(value: object) -> list[Mapping[str, Any]] | None:
     """The span rows one JSON value holds: an any-agent trace's spans, a page of Phoenix's
-    REST API, a Langfuse trace's observations (`storage._langfuse`), or one span
+    REST API, a Langfuse trace's observations (`storage._langfuse`), an MLflow trace's spans
+    (`storage._mlflow`), or one span
     (`span_row`); None when it is none of these, or a trace or page with an item that is not a
     span."""
     from storage._langfuse import is_langfuse_trace, langfuse_rows
+    from storage._mlflow import is_mlflow_trace, mlflow_rows
 
     if is_langfuse_trace(value):
         return list(langfuse_rows(value))  # type: ignore[arg-type]
+    if is_mlflow_trace(value):
+        return list(mlflow_rows(value))  # type: ignore[arg-type]
     spans = agent_trace_spans(value)
     if spans is None:
         spans = page_spans(value)

@@ -77,6 +77,12 @@ def _is_otel(look: Peek) -> bool:
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
     if spans is None:
         spans = page_spans(look.record)  # a page of Phoenix's REST API
+    if (
+        spans is None
+        and isinstance(look.record, dict)
+        and isinstance(look.record.get("data"), dict)
+    ):
+        spans = look.record["data"].get("spans")  # an MLflow trace (info, data.spans)
     if isinstance(spans, list) and spans and isinstance(spans[0], dict):  # any-agent AgentTrace
         keys = set(spans[0])
     return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))
@@ -168,7 +174,7 @@ FORMATS: tuple[TraceFormat, ...] = (
         OTEL_EXTENSIONS,
         lambda look, _reader: _is_otel(look),
         _otel_reader,
-        "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports",
+        "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports, MLflow traces",
     ),
     TraceFormat(
         "langfuse",

@@ -185,8 +185,14 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     model_text = pl.col("text").filter(
         (pl.col("kind") == "llm") & (pl.col("text").str.strip_chars() != "")
     )
+    # A framework's structured inputs (a JSON object or array: MLflow's function arguments)
+    # are the objective only where no span holds the task as text.
+    structured = pl.col("user_text").str.strip_chars_start().str.contains(r"^[\[{]")
     fields = ordered.group_by("group", maintain_order=True).agg(
-        objective=pl.col("user_text").drop_nulls().first(),
+        objective=pl.coalesce(
+            pl.col("user_text").filter(~structured).drop_nulls().first(),
+            pl.col("user_text").drop_nulls().first(),
+        ),
         last_model_text=model_text.sort_by(
             pl.col("start_ns").filter(
                 (pl.col("kind") == "llm") & (pl.col("text").str.strip_chars() != "")

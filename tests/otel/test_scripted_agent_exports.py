@@ -1,10 +1,12 @@
-"""Phoenix's own exports score with no flag (tests/data/SOURCES.md: an agent's run traced into
-a real Phoenix server by scripts/phoenix_export.py, its spans exported as the REST API's page,
-the client's span list, and the spans dataframe as Parquet and JSON lines). Before, the REST
-page was refused as an unknown object and the span list read as three empty trajectories:
-Phoenix writes the OpenInference kind as `span_kind` beside the attributes and the status as
-`status_code`, which were not read. From Parquet, a tool's arguments came back with the other
-tools' argument names as nulls."""
+"""Phoenix's and MLflow's own exports score with no flag (tests/data/SOURCES.md: the scripted
+agent of scripts/_scripted_agent.py traced into a real Phoenix server and by MLflow's tracing;
+Phoenix's spans exported as the REST API's page, the client's span list, and the spans
+dataframe as Parquet and JSON lines; MLflow's traces as `Trace.to_json()` objects in an array
+and one a line, and one trace's span data as the tracking store keeps it). Before, the REST page
+was refused as an unknown object and the span list read as three empty trajectories: Phoenix
+writes the OpenInference kind as `span_kind` beside the attributes and the status as
+`status_code`, which were not read; from Parquet, a tool's arguments came back with the other
+tools' argument names as nulls. MLflow's traces were refused: no format took them."""
 
 from __future__ import annotations
 
@@ -16,13 +18,17 @@ from conftest import query_rows
 
 from tracegrade.cli import main
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "phoenix"
-FILES = [
-    "phoenix-rest-spans.json",
-    "phoenix-spans.json",
-    "phoenix-spans-dataframe.jsonl",
-    "phoenix-spans-dataframe.parquet",
-]
+DATA = Path(__file__).resolve().parents[1] / "data"
+FILES = {
+    "phoenix/phoenix-rest-spans.json": 3,
+    "phoenix/phoenix-spans.json": 3,
+    "phoenix/phoenix-spans-dataframe.jsonl": 3,
+    "phoenix/phoenix-spans-dataframe.parquet": 3,
+    "mlflow/mlflow-traces.json": 3,
+    "mlflow/mlflow-traces.jsonl": 3,
+    "mlflow/traces.json": 1,
+}
+"""Each file and how many of the agent's three runs it holds."""
 
 # objective -> the answer, the tool calls (name, arguments) in order, how many failed
 EXPECTED = {
@@ -52,14 +58,15 @@ TRACE_SQL = (
 
 
 @pytest.mark.parametrize("name", FILES)
-def test_each_phoenix_export_scores_its_three_traces_as_the_agent_ran_them(
-    tmp_path: Path, name: str
-) -> None:
-    db = tmp_path / "phoenix.duckdb"
+def test_each_export_scores_the_agent_s_runs_as_it_ran_them(tmp_path: Path, name: str) -> None:
+    db = tmp_path / "export.duckdb"
     assert main(["score", str(DATA / name), "--db", str(db), "--no-embedder"]) == 0
-    assert query_rows(db, "SELECT status, rows_scored FROM files") == [("loaded", 3)]
+    assert query_rows(db, "SELECT status, rows_scored FROM files") == [("loaded", FILES[name])]
     rows = query_rows(db, TRACE_SQL)
-    assert [row[0] for row in rows] == sorted(EXPECTED)
+    if FILES[name] == 1:
+        assert [row[0] for row in rows] == ["When was invoice INV-404 paid?"]
+    else:
+        assert [row[0] for row in rows] == sorted(EXPECTED)
     for objective, answer, calls, kinds, failed, success, agent in rows:
         wanted_answer, wanted_calls, wanted_failed = EXPECTED[str(objective)]
         assert answer == wanted_answer
@@ -74,4 +81,4 @@ def test_each_phoenix_export_scores_its_three_traces_as_the_agent_ran_them(
         "SELECT s.output_summary FROM (SELECT unnest(steps) s FROM traces) "
         "WHERE s.output_summary LIKE '{\"error\"%'",
     )
-    assert failed_reason == [('{"error":"invoice INV-404 not found"}',)]
+    assert len(failed_reason) == 1 and "invoice INV-404 not found" in str(failed_reason[0][0])
