@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
@@ -109,3 +110,23 @@ def serve_model() -> tuple[HTTPServer, str]:
     server = HTTPServer(("127.0.0.1", 0), _FakeOpenAI)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+
+def ask(client: Any, question: str, call_tool: Callable[[str, dict[str, Any]], str]) -> str:
+    """The agent on one question: it calls the model (an OpenAI client) until the model answers
+    without a tool call, running each call with `call_tool`; returns the answer."""
+    messages: list[Any] = [
+        {"role": "system", "content": "You are a support agent."},
+        {"role": "user", "content": question},
+    ]
+    while True:
+        completion = client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, tools=TOOLS
+        )
+        reply = completion.choices[0].message
+        messages.append(reply.model_dump(exclude_none=True))
+        if not reply.tool_calls:
+            return str(reply.content or "")
+        for call in reply.tool_calls:
+            result = call_tool(call.function.name, json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _scripted_agent import QUESTIONS, TOOLS, serve_model, tool_result
+from _scripted_agent import QUESTIONS, ask, serve_model, tool_result
 
 
 def _run_agent(model_url: str) -> list[Any]:
@@ -49,24 +49,7 @@ def _run_agent(model_url: str) -> list[Any]:
     for question in QUESTIONS:
         with mlflow.start_span("support-agent", span_type=SpanType.AGENT) as root:
             root.set_inputs({"question": question})
-            messages: list[Any] = [
-                {"role": "system", "content": "You are a support agent."},
-                {"role": "user", "content": question},
-            ]
-            while True:
-                completion = client.chat.completions.create(
-                    model="gpt-4o-mini",
-                    messages=messages,
-                    tools=TOOLS,  # type: ignore[arg-type]
-                )
-                reply = completion.choices[0].message
-                messages.append(reply.model_dump(exclude_none=True))
-                if not reply.tool_calls:
-                    root.set_outputs(reply.content)
-                    break
-                for call in reply.tool_calls:
-                    result = tool(call.function.name, json.loads(call.function.arguments))
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            root.set_outputs(ask(client, question, tool))
     return mlflow.search_traces(return_type="list", order_by=["timestamp_ms ASC"])
 
 

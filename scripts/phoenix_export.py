@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from _scripted_agent import QUESTIONS, TOOLS, serve_model, tool_result
+from _scripted_agent import QUESTIONS, ask, serve_model, tool_result
 
 PHOENIX = "http://127.0.0.1:6006"
 PROJECT = "support-agent"
@@ -61,25 +61,8 @@ def _run_agent(model_url: str) -> None:
     for question in QUESTIONS:
         with tracer.start_as_current_span(PROJECT, openinference_span_kind="agent") as root:
             root.set_input(question)
-            messages: list[Any] = [
-                {"role": "system", "content": "You are a support agent."},
-                {"role": "user", "content": question},
-            ]
-            while True:
-                completion = client.chat.completions.create(
-                    model="gpt-4o-mini",
-                    messages=messages,
-                    tools=TOOLS,  # type: ignore[arg-type]
-                )
-                reply = completion.choices[0].message
-                messages.append(reply.model_dump(exclude_none=True))
-                if not reply.tool_calls:
-                    root.set_output(reply.content or "")
-                    root.set_status(Status(StatusCode.OK))
-                    break
-                for call in reply.tool_calls:
-                    result = tool(call.function.name, json.loads(call.function.arguments))
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            root.set_output(ask(client, question, tool))
+            root.set_status(Status(StatusCode.OK))
     provider.force_flush()
 
 

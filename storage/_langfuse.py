@@ -26,11 +26,10 @@ session, costs and usage (docs/import.md).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from storage._messages import decoded, last_answer, message_list, text_of
+from storage._messages import decoded, message_fields, text_of
 from storage._phoenix import hex_id
 
 __all__ = ["is_langfuse_trace", "langfuse_rows"]
@@ -141,12 +140,7 @@ def _row(
     given, got = said
     fields: dict[str, Any] = {}
     if kind != "TOOL":
-        asked, answered = message_list(given), message_list(got)
-        if asked is not None:
-            fields["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
-        last = last_answer(answered) if answered is not None else []
-        if last:
-            fields["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
+        fields.update(message_fields(given, got))
     else:
         fields["tool.name"] = name
     # the texts as they are where no message list says more (the mapping would not read them)

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["decoded", "last_answer", "message_list", "text_of"]
+__all__ = ["decoded", "last_answer", "message_fields", "message_list", "text_of"]
 
 
 def decoded(value: Any) -> Any:
@@ -79,3 +79,17 @@ def last_answer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The last assistant message of an output (a run's output repeats its whole history)."""
     said = [message for message in messages if message["role"] == "assistant"]
     return said[-1:]
+
+
+def message_fields(given: Any, got: Any) -> dict[str, str]:
+    """A call's input and output as the OTel mapping's message attributes, where they are
+    message lists: `gen_ai.input.messages` (all of them) and `gen_ai.output.messages` (the
+    last assistant message: a run's output repeats its history)."""
+    fields: dict[str, str] = {}
+    asked, answered = message_list(given), message_list(got)
+    if asked is not None:
+        fields["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
+    last = last_answer(answered) if answered is not None else []
+    if last:
+        fields["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
+    return fields

@@ -22,24 +22,16 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from storage._messages import decoded, last_answer, message_list, text_of
+from storage._messages import decoded, message_fields, text_of
 from storage._phoenix import hex_id, sdk_time
 
 __all__ = ["is_mlflow_trace", "mlflow_rows"]
 
-_KINDS = {
-    "LLM": "LLM",
-    "CHAT_MODEL": "LLM",
-    "TOOL": "TOOL",
-    "AGENT": "AGENT",
-    "CHAIN": "CHAIN",
-    "RETRIEVER": "RETRIEVER",
-    "EMBEDDING": "EMBEDDING",
-}
+_KINDS = {kind: kind for kind in ("LLM", "TOOL", "AGENT", "CHAIN", "RETRIEVER", "EMBEDDING")}
+_KINDS["CHAT_MODEL"] = "LLM"
 """MLflow span types as OpenInference span kinds; PARSER, RERANKER and UNKNOWN say nothing."""
 
 _STATUS = {"STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR", "OK": "OK", "ERROR": "ERROR"}
@@ -111,12 +103,7 @@ def _row(span: Mapping[str, Any]) -> dict[str, Any]:
     }
     fields: dict[str, Any] = {}
     if kind == "LLM":
-        asked, answered = message_list(given), message_list(got)
-        if asked is not None:
-            fields["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
-        last = last_answer(answered) if answered is not None else []
-        if last:
-            fields["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
+        fields.update(message_fields(given, got))
     elif kind == "TOOL":
         fields["tool.name"] = name
         fields["tool.parameters"] = text_of(given)
