@@ -74,8 +74,8 @@ def openhands_reader(config: str | None) -> FileFormat:
     return _reader(
         config,
         OPENHANDS_KEYS,
-        (".json",),
-        "OpenHands trajectories",
+        (".json", ".jsonl", ".ndjson"),
+        "OpenHands trajectories and evaluation output",
         records=iter_openhands_records,
     )
 
@@ -108,9 +108,9 @@ def is_swe_agent(look: Peek) -> bool:
 
 
 def is_openhands(look: Peek) -> bool:
-    from transforms.openhands import is_openhands_event
+    from transforms.openhands import is_openhands_event, is_openhands_output
 
-    return is_openhands_event(look.record)
+    return is_openhands_event(look.record) or is_openhands_output(look.record)
 
 
 def is_inspect(look: Peek) -> bool:

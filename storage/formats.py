@@ -203,10 +203,11 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
         "openhands",
         "OpenHands trajectories",
-        (".json",),
+        (".json", ".jsonl", ".ndjson"),
         lambda look, _reader: chat_formats.is_openhands(look),
         chat_formats.openhands_reader,
-        "OpenHands trajectories (a saved conversation: a JSON array of events)",
+        "OpenHands trajectories (a saved conversation: a JSON array of events; the "
+        "evaluation harness's output.jsonl)",
     ),
     TraceFormat(
         "inspect",

@@ -14,6 +14,17 @@ model's response, whose call holds the arguments as the model gave them). The tr
 - an agent message, and `finish` (its message, the answer), are the assistant's text;
 - environment events, state changes, empty observations and the system prompt are not steps.
 OpenHands records no outcome in a trajectory: unknown (SPEC 1). The model is the agent.
+
+The evaluation harness's `output.jsonl` holds one evaluated instance a line (`EvalOutput`:
+`instance_id`, `instruction`, `history`, `test_result`, `metadata`, `error`; before August
+2024 `id` and a benchmark's own keys): its `history` is the same event stream, or (before
+September 2024, and for most benchmarks still) `[action, observation]` pairs, in which each
+observation answers its action. Actions then made without a model's tool call metadata are the
+agent's calls all the same. The outcome is the benchmark's where the line holds it: a merged
+SWE-bench `report` (or `test_result.report`) with `resolved`, or a boolean `test_result.result`
+(logic reasoning, GPQA); otherwise (a SWE-bench run before its evaluation) unknown. A
+SWE-bench patch (`test_result.git_patch`) or the `final_message` is the answer; the model
+named in `metadata` (`llm_config.model`, `model_name`) the agent.
 """
 
 from __future__ import annotations
@@ -21,7 +32,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["OPENHANDS_KEYS", "is_openhands_event", "openhands_record"]
+__all__ = [
+    "OPENHANDS_KEYS",
+    "is_openhands_event",
+    "is_openhands_output",
+    "openhands_output_record",
+    "openhands_record",
+]
 
 OPENHANDS_KEYS: dict[str, Any] = {
     "messages_field": "messages",
@@ -30,7 +47,8 @@ OPENHANDS_KEYS: dict[str, Any] = {
     "agent_id_field": "model",
     "created_at_field": "started",
 }
-"""The chat mapping's keys for a record of `openhands_record` (never `resolved`: unknown)."""
+"""The chat mapping's keys for a record of `openhands_record` (`resolved` only where an
+evaluation output line holds the benchmark's outcome)."""
 
 _SKIPPED_ACTIONS = frozenset({"system", "change_agent_state", "recall", "null"})
 
@@ -138,3 +156,80 @@ def openhands_record(events: list[Any]) -> dict[str, Any]:
         "started": first.get("timestamp"),
         "model": _model(events),
     }
+
+
+def is_openhands_output(value: Any) -> bool:
+    """One line of the evaluation harness's `output.jsonl`: an instance's id, its history and
+    its test result."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("history"), list)
+        and "test_result" in value
+        and ("instance_id" in value or "id" in value)
+    )
+
+
+def _flat_history(history: list[Any]) -> list[Any]:
+    """The history as one event stream: flat as it is, or `[action, observation]` pairs laid
+    out in turn, each pair's agent action given the call id its observation answers (the
+    actions of those years carry no tool call metadata)."""
+    events: list[Any] = []
+    for number, item in enumerate(history):
+        if not (isinstance(item, list) and len(item) == 2):
+            events.append(item)
+            continue
+        action, observation = item
+        call = (
+            isinstance(action, dict)
+            and action.get("source") == "agent"
+            and action.get("action") not in (*_SKIPPED_ACTIONS, "message", "finish")
+            and "tool_call_metadata" not in action
+            and isinstance(observation, dict)
+        )
+        if call:
+            metadata = {"tool_call_id": f"pair-{number}", "function_name": action["action"]}
+            action = {**action, "tool_call_metadata": metadata}
+            observation = {**observation, "source": "agent", "tool_call_metadata": metadata}
+        events += [action, observation]
+    return events
+
+
+def _outcome(value: dict[str, Any]) -> bool | None:
+    """The benchmark's outcome where the line holds one: `resolved` of a SWE-bench report,
+    a boolean `test_result.result`; else None."""
+    result = value.get("test_result")
+    tested = result if isinstance(result, dict) else {}
+    for report in (value.get("report"), tested.get("report")):
+        if isinstance(report, dict) and isinstance(report.get("resolved"), bool):
+            return bool(report["resolved"])
+    found = tested.get("result")
+    return found if isinstance(found, bool) else None
+
+
+def openhands_output_record(value: Any) -> Any:
+    """A line of `output.jsonl` (`is_openhands_output`) as one chat record, as
+    `openhands_record` makes one of its history, with the benchmark's outcome as `resolved`,
+    the patch or final message as the last assistant message, the instruction as the task where
+    no user message says it, and the model the line's metadata names; anything else as it is
+    (the mapping says why)."""
+    if not is_openhands_output(value):
+        return value
+    record = openhands_record(_flat_history(value["history"]))
+    result = value.get("test_result")
+    tested = result if isinstance(result, dict) else {}
+    answer = tested.get("git_patch") or value.get("final_message")
+    if isinstance(answer, str) and answer.strip():
+        record["messages"].append({"role": "assistant", "content": answer})
+    if record["task"] is None and isinstance(value.get("instruction"), str):
+        record["task"] = value["instruction"]
+        record["messages"].insert(0, {"role": "user", "content": value["instruction"]})
+    found = value.get("metadata")
+    metadata = found if isinstance(found, dict) else {}
+    llm = metadata.get("llm_config")
+    model = llm.get("model") if isinstance(llm, dict) else metadata.get("model_name")
+    if isinstance(model, str) and model:
+        record["model"] = model
+    outcome = _outcome(value)
+    if outcome is not None:
+        record["resolved"] = outcome
+    return record
