@@ -17,6 +17,14 @@ once), a generation's message lists as `gen_ai.input.messages` / `gen_ai.output.
 tool observation's name as its tool, `level` ERROR with its `statusMessage` as the error. The
 trace's own `input` and `output` go to its top observations that have none.
 
+The blob storage integration (the scheduled export to S3 or Azure) writes its `observations`
+table (and `observations_v2`, the events table) one row an observation, with ClickHouse's own
+snake_case names: `trace_id`, `parent_observation_id` (`""` at the top in events),
+`start_time` as `2024-11-06 20:37:00.123` in UTC, `input` and `output` as text, `metadata` a
+map of text values. Each row is read as the same observation (`blob_rows`); the spans of a
+trace come together across lines and files as any spans do. Its `traces` and `scores` tables
+hold no observation and are not read.
+
 Ids as Langfuse keeps them: OTel ids (32 and 16 hex digits) as they are; other ids (the UUIDs
 of Langfuse's own SDKs before v3) as the first 32 or 16 hex digits of their SHA-256, the same
 id for the same text in every file. Not read: scores, tags, release and version, user and
@@ -32,7 +40,13 @@ from typing import Any
 from storage._messages import decoded, message_fields, text_of
 from storage._phoenix import hex_id
 
-__all__ = ["is_langfuse_trace", "langfuse_rows"]
+__all__ = [
+    "BLOB_COLUMNS",
+    "blob_rows",
+    "is_blob_observation",
+    "is_langfuse_trace",
+    "langfuse_rows",
+]
 
 _KINDS = {
     "GENERATION": "LLM",
@@ -183,3 +197,37 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
         if row["span_kind"] is None and "attributes.gen_ai.input.messages" in row:
             row["span_kind"] = "CHAIN"
     return rows
+
+
+BLOB_COLUMNS = frozenset({"id", "trace_id", "type", "start_time"})
+"""Columns every row of a blob export's observations table has (the public API's observations
+are camelCase: `traceId`, `startTime`)."""
+
+
+def is_blob_observation(value: object) -> bool:
+    """True for a row of a blob storage export's observations table."""
+    return isinstance(value, Mapping) and value.keys() >= BLOB_COLUMNS
+
+
+def blob_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A blob export's observation row (`is_blob_observation`) as one Phoenix row: the
+    observation in the public API's names, its metadata's text values decoded once."""
+    found = value.get("metadata")
+    metadata = (
+        {key: decoded(item) for key, item in found.items()} if isinstance(found, Mapping) else found
+    )
+    observation = {
+        "id": value.get("id"),
+        "traceId": value.get("trace_id"),
+        "parentObservationId": value.get("parent_observation_id") or None,
+        "type": value.get("type"),
+        "name": value.get("name"),
+        "startTime": value.get("start_time"),
+        "endTime": value.get("end_time"),
+        "level": value.get("level"),
+        "statusMessage": value.get("status_message"),
+        "metadata": metadata,
+    }
+    said = (decoded(value.get("input")), decoded(value.get("output")))
+    tools = _called_tools(said[1]) if str(value.get("type")).upper() == "GENERATION" else set()
+    return [_row(observation, said, None, tools)]

@@ -26,6 +26,7 @@ from storage.input_paths import (
     CHAT_EXTENSIONS,
     INSPECT_EXTENSIONS,
     OTEL_EXTENSIONS,
+    PARQUET_EXTENSIONS,
     PROTOBUF_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
     SWE_AGENT_EXTENSIONS,
@@ -154,9 +155,11 @@ def _chat_reader(config: str | None) -> FileFormat:
 
 
 def _is_langfuse(look: Peek) -> bool:
-    from storage._langfuse import is_langfuse_trace
+    from storage._langfuse import BLOB_COLUMNS, is_blob_observation, is_langfuse_trace
 
-    return is_langfuse_trace(look.record)
+    if look.columns is not None:  # a blob export's observations table as Parquet
+        return set(look.columns) >= BLOB_COLUMNS
+    return is_langfuse_trace(look.record) or is_blob_observation(look.record)
 
 
 FORMATS: tuple[TraceFormat, ...] = (
@@ -179,10 +182,11 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
         "langfuse",
         "Langfuse trace exports",
-        (".json", ".jsonl", ".ndjson"),
+        (".json", ".jsonl", ".ndjson", *PARQUET_EXTENSIONS),
         lambda look, _reader: _is_langfuse(look),
         _otel_reader,
-        "Langfuse traces with their observations (the public API's trace, the UI download)",
+        "Langfuse traces with their observations (the public API's trace, the UI download) "
+        "and the blob storage export's observations table (JSON, JSON lines, Parquet)",
     ),
     TraceFormat(
         "toolbench",

@@ -23,6 +23,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from storage._json_values import RecordProblem, parse_record
+from storage._langfuse import BLOB_COLUMNS, blob_rows
 from storage._names import path_text
 from storage._otlp import collector_schema, request_rows, rows_frame
 from storage._otlp_arrow import arrow_rows
@@ -206,15 +207,20 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
         raise InputError(
             f"{path} is not a readable Parquet file ({exc}); re-export the span table"
         ) from None
-    missing = [name for name in PHOENIX_COLUMNS if name not in table.schema_arrow.names]
-    if missing:
+    names = set(table.schema_arrow.names)
+    langfuse = names >= BLOB_COLUMNS  # a Langfuse blob export's observations table
+    missing = [name for name in PHOENIX_COLUMNS if name not in names]
+    if missing and not langfuse:
         raise InputError(
             f"{path} has no column {', '.join(missing)}: it is not a Phoenix span table "
-            "(export it with px.Client().get_spans_dataframe(...).to_parquet(...))"
+            "(export it with px.Client().get_spans_dataframe(...).to_parquet(...)) nor a "
+            "Langfuse blob export's observations (id, trace_id, type, start_time)"
         )
     offset = 0
     for batch in table.iter_batches(_PHOENIX_BATCH_ROWS):
-        rows = [parquet_row(row) for row in batch.to_pylist()]
+        found = batch.to_pylist()
+        rows = [r for row in found for r in blob_rows(row)] if langfuse else found
+        rows = [parquet_row(row) for row in rows]
         numbered = zip(range(offset + 1, offset + len(rows) + 1), rows, strict=True)
         yield SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(rows))
         offset += len(rows)

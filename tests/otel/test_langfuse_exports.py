@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import query_rows
@@ -154,3 +155,80 @@ def test_langfuse_files_without_observations_are_refused_with_what_they_hold(
     assert query_rows(db, "SELECT count(*) FROM traces") == [(0,)]
     ((status, reason),) = query_rows(db, "SELECT status, reason FROM files")
     assert status == "quarantined" and said in reason, reason
+
+
+def _blob_row(observation: dict[str, Any]) -> dict[str, Any]:
+    """An observation as the blob storage export writes its row (langfuse@62751446
+    worker/src/features/blobstorage/handleBlobStorageIntegrationProjectJob.ts, the fields of
+    packages/shared/src/domain/observation-field-groups.ts): ClickHouse's snake_case names,
+    times as `2025-09-30 12:00:00.123` in UTC, input and output as text, metadata a map of
+    text values."""
+
+    def text(value: Any) -> str | None:
+        return value if value is None or isinstance(value, str) else json.dumps(value)
+
+    def when(value: str | None) -> str | None:
+        return None if value is None else value.replace("T", " ").removesuffix("Z")[:23]
+
+    metadata = observation.get("metadata")
+    if isinstance(metadata, str):
+        metadata = json.loads(metadata) if metadata.startswith("{") else {"value": metadata}
+    return {
+        "id": observation["id"],
+        "trace_id": observation.get("traceId"),
+        "project_id": "a-project",
+        "environment": "default",
+        "type": observation["type"],
+        "parent_observation_id": observation.get("parentObservationId"),
+        "start_time": when(observation.get("startTime")),
+        "end_time": when(observation.get("endTime")),
+        "name": observation.get("name"),
+        "metadata": {key: text(value) for key, value in (metadata or {}).items()},
+        "level": observation.get("level"),
+        "status_message": observation.get("statusMessage"),
+        "version": observation.get("version"),
+        "input": text(observation.get("input")),
+        "output": text(observation.get("output")),
+    }
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_the_blob_export_s_observation_rows_read_as_the_download_does(
+    tmp_path: Path, suffix: str
+) -> None:
+    """The blob storage export's observations table (JSON lines, Parquet), written here from
+    the downloads' own observations (no real export file is public), one table for all six
+    traces in shuffled order: each trace comes together again with the download's objective,
+    answer, tool calls and agent. LangGraph's callback-handler trace is the exception: its
+    tool is a plain span named after the tool a model call asked for, and its run an untyped
+    observation, which only the whole trace tells (the download keeps them together)."""
+    rows = [
+        _blob_row(observation)
+        for path in sorted(DATA.glob("*.trace.json"))
+        for observation in json.loads(path.read_text())["observations"]
+    ]
+    rows = rows[1::2] + rows[::2]  # a table is in no trace's order
+    export = tmp_path / f"observations{suffix}"
+    if suffix == ".jsonl":
+        export.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), export)
+    db = tmp_path / "blob.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    found = query_rows(
+        db,
+        "SELECT objective, result_summary, agent_id, "
+        "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.tool_name) "
+        "FROM traces",
+    )
+    assert len(found) == len(EXPECTED)
+    by_task = {(row[0], row[2]): row for row in found}  # two ask for Tokyo's weather
+    for name, (objective, answer_start, tools, agent) in EXPECTED.items():
+        if name == "langgraph-python-2025-08-22":
+            continue
+        _, answer, _, calls = by_task[objective, agent]
+        assert str(answer).startswith(answer_start), name
+        assert calls == [tool for tool, _ in tools], name
