@@ -8,11 +8,13 @@ fails (`tool_result` says so) and a retry.
 
 from __future__ import annotations
 
+import argparse
 import json
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 from typing import Any
 
 QUESTIONS = [
@@ -130,3 +132,12 @@ def ask(client: Any, question: str, call_tool: Callable[[str, dict[str, Any]], s
         for call in reply.tool_calls:
             result = call_tool(call.function.name, json.loads(call.function.arguments))
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+
+def out_folder(description: str) -> Path:
+    """The folder named by the command line's `--out`, made if missing."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, required=True)
+    out: Path = parser.parse_args().out
+    out.mkdir(parents=True, exist_ok=True)
+    return out

@@ -17,7 +17,6 @@ data as the tracking store keeps it (`{"spans": [...]}`, its artifact).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _scripted_agent import QUESTIONS, ask, serve_model, tool_result
+from _scripted_agent import QUESTIONS, ask, out_folder, serve_model, tool_result
 
 
 def _run_agent(model_url: str) -> list[Any]:
@@ -54,10 +53,7 @@ def _run_agent(model_url: str) -> list[Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    out = out_folder(__doc__.splitlines()[0])
     model, model_url = serve_model()
     with tempfile.TemporaryDirectory() as home:
         os.environ["MLFLOW_TRACKING_URI"] = f"file:{home}/mlruns"
@@ -68,12 +64,12 @@ def main() -> None:
         mlflow.set_experiment("support-agent")
         traces = _run_agent(model_url)
         documents = [json.loads(trace.to_json()) for trace in traces]
-        (args.out / "mlflow-traces.json").write_text(json.dumps(documents, indent=2) + "\n")
+        (out / "mlflow-traces.json").write_text(json.dumps(documents, indent=2) + "\n")
         lines = "".join(json.dumps(document) + "\n" for document in documents)
-        (args.out / "mlflow-traces.jsonl").write_text(lines)
+        (out / "mlflow-traces.jsonl").write_text(lines)
         invoice = documents[QUESTIONS.index("When was invoice INV-404 paid?")]["info"]
         (stored,) = Path(home).glob(f"mlruns/*/traces/{invoice['trace_id']}/artifacts/traces.json")
-        shutil.copyfile(stored, args.out / "traces.json")
+        shutil.copyfile(stored, out / "traces.json")
     model.shutdown()
 
 

@@ -15,7 +15,6 @@ call, one after a tool call that fails (status ERROR, an exception event) and a 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -26,7 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from _scripted_agent import QUESTIONS, ask, serve_model, tool_result
+from _scripted_agent import QUESTIONS, ask, out_folder, serve_model, tool_result
 
 PHOENIX = "http://127.0.0.1:6006"
 PROJECT = "support-agent"
@@ -82,10 +81,7 @@ def _export(out: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    out = out_folder(__doc__.splitlines()[0])
     model, model_url = serve_model()
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "PHOENIX_WORKING_DIR": home, "PHOENIX_HOST": "127.0.0.1"}
@@ -100,7 +96,7 @@ def main() -> None:
                     time.sleep(1)
             _run_agent(model_url)
             time.sleep(2)  # the server writes the spans it was sent
-            _export(args.out)
+            _export(out)
         finally:
             server.terminate()
             server.wait(30)
