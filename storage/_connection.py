@@ -103,11 +103,15 @@ def attach(
     to `lock_wait_s`, saying on stderr who holds it, then fails naming the holder. A stop
     request ends the wait.
     """
+    limit = lock_wait_s()
     options = ["READ_ONLY"] if read_only else []
     if data_path is not None:
         options.append(f"DATA_PATH {sql_string(data_path)}")
+    if str(path).startswith("ducklake:sqlite:"):
+        # SQLite fails a statement at once while another process holds its catalog (a
+        # reader while a run commits, a commit while a run reads): wait as for a file.
+        options.append(f"META_BUSY_TIMEOUT {round(limit * 1000)}")
     mode = f" ({', '.join(options)})" if options else ""
-    limit = lock_wait_s()
     deadline = time.monotonic() + limit
     pause, announced = 0.05, ""
     while True:

@@ -3,7 +3,9 @@ column name, runs written in batches and published in one transaction."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -86,6 +88,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         self._alias = _catalog_name(self.path)
         self._attached = False
         self._pins = 0
+        self._writer_lock: int | None = None
         self._held_since = 0.0
         self.holds: list[float] = []
         # The connection's own database is in memory: a run's temporary tables live there,
@@ -100,17 +103,22 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
             if self.location.catalog is not None:
                 load_extension(self._raw, "ducklake")
                 load_extension(self._raw, f"{self.location.catalog}_scanner")
-            self._attach()
+            self._lock_writers()  # a new SQLite catalog is made by its first attach
+            try:
+                self._attach()
+            finally:
+                self._unlock_writers()
             if not read_only and not is_current(self._con):
                 with self.transaction() as con:
                     update_schema(con)
                 if self.location.catalog is not None:
                     # A trace row is about 2.5 KB: Parquet row groups of DuckLake's default
                     # size would be read whole into more than the memory limit.
-                    self._con.execute(
-                        f"CALL \"{self._alias}\".set_option('parquet_row_group_size', "
-                        f"'{TRACE_ROW_GROUP_ROWS}', table_name => 'trace_rows')"
-                    )
+                    with self.held():
+                        self._con.execute(
+                            f"CALL \"{self._alias}\".set_option('parquet_row_group_size', "
+                            f"'{TRACE_ROW_GROUP_ROWS}', table_name => 'trace_rows')"
+                        )
         except BaseException:
             self._raw.close()
             raise
@@ -172,13 +180,40 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        """Keep the file attached for the whole block, `release()` calls inside included."""
+        """Keep the file attached for the whole block, `release()` calls inside included. A
+        writer of a SQLite-catalog DuckLake also holds its writer lock for the block (every
+        transaction is such a block), as DuckDB holds a file's."""
         self._pins += 1
         try:
+            if self._pins == 1:
+                self._lock_writers()
             self._con  # noqa: B018 (attach now, before the block)
             yield
         finally:
             self._pins -= 1
+            if self._pins == 0:
+                self._unlock_writers()
+
+    def _lock_writers(self) -> None:
+        """Wait for the writer lock of a SQLite-catalog DuckLake (`<catalog>.writer.lock`, an
+        `flock`): SQLite lets one process write its catalog at a time, and two DuckLake
+        commits that overlap fail with "database is locked" (one of them cannot upgrade its
+        read to a write) instead of waiting. Nothing for a DuckDB file (DuckDB locks it), a
+        PostgreSQL catalog (it serializes writers itself) or a reader."""
+        if self.location.catalog != "sqlite" or self.read_only or self._writer_lock is not None:
+            return
+        fd = os.open(f"{self.path}.writer.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._writer_lock = fd
+
+    def _unlock_writers(self) -> None:
+        if self._writer_lock is not None:
+            fd, self._writer_lock = self._writer_lock, None
+            os.close(fd)  # closing the descriptor lets go of its flock
 
     @property
     def scratch(self) -> Statements:
@@ -190,6 +225,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         """Release the file (and its lock), and drop the connection object itself: a store that
         an exception's traceback keeps alive must not keep DuckDB objects alive until the
         interpreter exits (DuckDB's bindings report those as leaks)."""
+        self._unlock_writers()
         if hasattr(self, "_raw"):
             self._raw.close()
             del self._raw

@@ -209,3 +209,37 @@ def test_on_a_ducklake_nightly_runs_equal_one_backfill_and_one_file(tmp_path: Pa
     scores = latest(backfilled)
     assert len(scores) > 250
     assert scores == latest(nightly) == latest(str(one_file))
+
+
+def test_two_runs_writing_one_sqlite_ducklake_at_once_both_complete(tmp_path: Path) -> None:
+    """SQLite lets one process write its catalog at a time, and two DuckLake commits that
+    overlap failed with "database is locked" (the second run's catalog creation, a commit
+    batch, the publish): in a probe of 8 pairs none completed. Writers now take turns on the
+    catalog's writer lock, and a statement waits while another process reads it."""
+    inputs = []
+    for index in range(2):
+        path = tmp_path / f"day{index}.parquet"
+        synthetic_traces(400, seed=index, id_prefix=f"kp:trace:{index}-").write_parquet(path)
+        inputs.append(path)
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    for attempt in range(2):
+        lake = f"ducklake:sqlite:{tmp_path / f'lake{attempt}.sqlite'}"
+        runs = [
+            subprocess.Popen(
+                [TRACEGRADE, "score", str(path), "--db", lake, "--no-embedder"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+            for path in inputs
+        ]
+        errors = [run.communicate(timeout=300)[1] for run in runs]
+        assert [run.returncode for run in runs] == [0, 0], errors
+        counts = _tracegrade(
+            "sql", "--db", lake, "SELECT count(*), count(DISTINCT run_id) FROM traces"
+        )
+        assert counts.stdout.split()[-1] == "800,2", counts.stdout
+        statuses = _tracegrade("sql", "--db", lake, "SELECT DISTINCT status FROM runs")
+        assert statuses.stdout.split()[1:] == ["completed"], statuses.stdout
