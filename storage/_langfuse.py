@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from storage._messages import decoded, message_fields, text_of
-from storage._phoenix import hex_id
+from storage._phoenix import hex_id, top_rows_given
 
 __all__ = [
     "BLOB_COLUMNS",
@@ -183,17 +183,7 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
         _row(item, texts, trace.get("id"), tools)
         for item, texts in zip(observations, said, strict=True)
     ]
-    ids = {row["context.span_id"] for row in rows}
-    whole = {
-        "attributes.input.value": text_of(trace.get("input")),
-        "attributes.output.value": text_of(trace.get("output")),
-    }
-    for row in rows:
-        if row["parent_id"] in ids:
-            continue
-        for key, text in whole.items():
-            if text is not None:
-                row.setdefault(key, text)
+    for row in top_rows_given(rows, text_of(trace.get("input")), text_of(trace.get("output"))):
         if row["span_kind"] is None and "attributes.gen_ai.input.messages" in row:
             row["span_kind"] = "CHAIN"
     return rows

@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from storage._messages import decoded, message_fields, text_of
-from storage._phoenix import hex_id, sdk_time
+from storage._phoenix import hex_id, sdk_time, top_rows_given
 
-__all__ = ["is_mlflow_trace", "mlflow_rows"]
+__all__ = ["is_mlflow_trace", "mlflow_rows", "mlflow_spans"]
 
 _KINDS = {kind: kind for kind in ("LLM", "TOOL", "AGENT", "CHAIN", "RETRIEVER", "EMBEDDING")}
 _KINDS["CHAT_MODEL"] = "LLM"
@@ -37,7 +37,9 @@ _KINDS["CHAT_MODEL"] = "LLM"
 _STATUS = {"STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR", "OK": "OK", "ERROR": "ERROR"}
 
 
-def _spans(value: object) -> list[Any] | None:
+def mlflow_spans(value: object) -> list[Any] | None:
+    """The spans of an MLflow trace (`data.spans` of `Trace.to_json()`, or the store's
+    `{"spans": [...]}` whose first span is MLflow's); None for anything else."""
     if not isinstance(value, Mapping):
         return None
     data = value.get("data")
@@ -58,7 +60,7 @@ def _spans(value: object) -> list[Any] | None:
 def is_mlflow_trace(value: object) -> bool:
     """True for an MLflow trace (`Trace.to_json()`, or the store's `{"spans": [...]}` of MLflow
     spans) whose spans are all objects."""
-    spans = _spans(value)
+    spans = mlflow_spans(value)
     return spans is not None and all(isinstance(span, Mapping) for span in spans)
 
 
@@ -118,19 +120,10 @@ def _row(span: Mapping[str, Any]) -> dict[str, Any]:
 def mlflow_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The Phoenix rows of an MLflow trace's spans (`is_mlflow_trace`), in its order; the
     trace's inputs and outputs on its top spans that have none."""
-    rows = [_row(span) for span in _spans(value) or []]
+    rows = [_row(span) for span in mlflow_spans(value) or []]
     info = value.get("info")
     metadata = info.get("trace_metadata") if isinstance(info, Mapping) else None
-    if not isinstance(metadata, Mapping):
-        return rows
-    ids = {row["context.span_id"] for row in rows}
-    whole = {
-        "attributes.input.value": text_of(metadata.get("mlflow.traceInputs")),
-        "attributes.output.value": text_of(metadata.get("mlflow.traceOutputs")),
-    }
-    for row in rows:
-        if row["parent_id"] not in ids:
-            for key, text in whole.items():
-                if text is not None:
-                    row.setdefault(key, text)
+    if isinstance(metadata, Mapping):
+        given, got = metadata.get("mlflow.traceInputs"), metadata.get("mlflow.traceOutputs")
+        top_rows_given(rows, text_of(given), text_of(got))
     return rows

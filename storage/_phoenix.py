@@ -23,6 +23,7 @@ __all__ = [
     "page_spans",
     "parquet_row",
     "sdk_time",
+    "top_rows_given",
     "phoenix_rows",
     "hex_id",
     "span_row",
@@ -151,6 +152,19 @@ def span_row(value: object) -> Mapping[str, Any] | None:
     ):
         return _sdk_span_row(value)
     return None
+
+
+def top_rows_given(rows: list[dict[str, Any]], given: Any, got: Any) -> list[dict[str, Any]]:
+    """The rows of one trace whose parent is not among them (its top spans), each given the
+    trace's own input and output text (`given`, `got`, None for none) where it has none;
+    for an export that keeps those on the trace rather than on a span (Langfuse, MLflow)."""
+    ids = {row["context.span_id"] for row in rows}
+    top = [row for row in rows if row["parent_id"] not in ids]
+    for key, text in (("attributes.input.value", given), ("attributes.output.value", got)):
+        if text is not None:
+            for row in top:
+                row.setdefault(key, text)
+    return top
 
 
 def page_spans(value: object) -> list[Any] | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from storage.file_peek import Peek
-from storage.input_paths import INSPECT_EXTENSIONS, SWE_AGENT_EXTENSIONS
+from storage.input_paths import CHAT_EXTENSIONS, INSPECT_EXTENSIONS, SWE_AGENT_EXTENSIONS
 
 if TYPE_CHECKING:
     from storage.readers import FileFormat
@@ -74,7 +74,7 @@ def openhands_reader(config: str | None) -> FileFormat:
     return _reader(
         config,
         OPENHANDS_KEYS,
-        (".json", ".jsonl", ".ndjson"),
+        CHAT_EXTENSIONS,
         "OpenHands trajectories and evaluation output",
         records=iter_openhands_records,
     )

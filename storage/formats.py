@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from storage import chat_formats
+from storage._mlflow import mlflow_spans
 from storage._phoenix import page_spans
 from storage.file_peek import Peek, peek
 from storage.input_paths import (
@@ -76,14 +77,8 @@ def _is_otel(look: Peek) -> bool:
         return "context.span_id" in look.columns or "span_id" in look.columns
     keys = _keys(look)
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
-    if spans is None:
-        spans = page_spans(look.record)  # a page of Phoenix's REST API
-    if (
-        spans is None
-        and isinstance(look.record, dict)
-        and isinstance(look.record.get("data"), dict)
-    ):
-        spans = look.record["data"].get("spans")  # an MLflow trace (info, data.spans)
+    if spans is None:  # a page of Phoenix's REST API, an MLflow trace (info, data.spans)
+        spans = page_spans(look.record) or mlflow_spans(look.record)
     if isinstance(spans, list) and spans and isinstance(spans[0], dict):  # any-agent AgentTrace
         keys = set(spans[0])
     return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))
@@ -207,7 +202,7 @@ FORMATS: tuple[TraceFormat, ...] = (
     TraceFormat(
         "openhands",
         "OpenHands trajectories",
-        (".json", ".jsonl", ".ndjson"),
+        CHAT_EXTENSIONS,
         lambda look, _reader: chat_formats.is_openhands(look),
         chat_formats.openhands_reader,
         "OpenHands trajectories (a saved conversation: a JSON array of events; the "
