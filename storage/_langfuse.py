@@ -201,8 +201,11 @@ def is_blob_observation(value: object) -> bool:
 
 def blob_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A blob export's observation row (`is_blob_observation`) as one Phoenix row: the
-    observation in the public API's names, its metadata's text values decoded once."""
+    observation in the public API's names, its metadata's text values decoded once. The
+    metadata is a map: an object in JSON, key-value pairs as pyarrow reads a Parquet map."""
     found = value.get("metadata")
+    if isinstance(found, list) and all(isinstance(p, tuple) and len(p) == 2 for p in found):
+        found = dict(found)
     metadata = (
         {key: decoded(item) for key, item in found.items()} if isinstance(found, Mapping) else found
     )

@@ -219,8 +219,10 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
     offset = 0
     for batch in table.iter_batches(_PHOENIX_BATCH_ROWS):
         found = batch.to_pylist()
-        rows = [r for row in found for r in blob_rows(row)] if langfuse else found
-        rows = [parquet_row(row) for row in rows]
+        if langfuse:
+            rows = [span for row in found for span in blob_rows(row)]
+        else:
+            rows = [parquet_row(row) for row in found]
         numbered = zip(range(offset + 1, offset + len(rows) + 1), rows, strict=True)
         yield SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(rows))
         offset += len(rows)

@@ -192,11 +192,12 @@ def _blob_row(observation: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".map.parquet"])
 def test_the_blob_export_s_observation_rows_read_as_the_download_does(
     tmp_path: Path, suffix: str
 ) -> None:
-    """The blob storage export's observations table (JSON lines, Parquet), written here from
+    """The blob storage export's observations table (JSON lines, Parquet with the metadata
+    as a struct or as a map), written here from
     the downloads' own observations (no real export file is public), one table for all six
     traces in shuffled order: each trace comes together again with the download's objective,
     answer, tool calls and agent. LangGraph's callback-handler trace is the exception: its
@@ -215,7 +216,12 @@ def test_the_blob_export_s_observation_rows_read_as_the_download_does(
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        pq.write_table(pa.Table.from_pylist(rows), export)
+        table = pa.Table.from_pylist(rows)
+        if suffix == ".map.parquet":  # ClickHouse's Map(String, String), as a Parquet map
+            pairs = [list((row["metadata"] or {}).items()) for row in rows]
+            metadata = pa.array(pairs, type=pa.map_(pa.string(), pa.string()))
+            table = table.set_column(table.schema.get_field_index("metadata"), "metadata", metadata)
+        pq.write_table(table, export)
     db = tmp_path / "blob.duckdb"
     assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
     found = query_rows(
