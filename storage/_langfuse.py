@@ -42,13 +42,15 @@ from storage._phoenix import hex_id, top_rows_given
 
 __all__ = [
     "BLOB_COLUMNS",
+    "KINDS",
     "blob_rows",
+    "called_tools",
     "is_blob_observation",
     "is_langfuse_trace",
     "langfuse_rows",
 ]
 
-_KINDS = {
+KINDS = {
     "GENERATION": "LLM",
     "TOOL": "TOOL",
     "AGENT": "AGENT",
@@ -89,7 +91,7 @@ def _id(value: Any, digits: int) -> str | None:
     return found or hashlib.sha256(text.encode()).hexdigest()[:digits]
 
 
-def _called_tools(value: Any, depth: int = 0) -> set[str]:
+def called_tools(value: Any, depth: int = 0) -> set[str]:
     """The names of the tools a model output asks for: OpenAI `tool_calls` (also under
     LangChain's `additional_kwargs`), GenAI `tool_call` parts, Anthropic `tool_use` blocks
     (`value` decoded)."""
@@ -106,10 +108,10 @@ def _called_tools(value: Any, depth: int = 0) -> set[str]:
         if isinstance(function, Mapping) and isinstance(function.get("name"), str):
             names.add(function["name"])
         for item in value.values():
-            names |= _called_tools(item, depth + 1)
+            names |= called_tools(item, depth + 1)
     elif isinstance(value, list):
         for item in value:
-            names |= _called_tools(item, depth + 1)
+            names |= called_tools(item, depth + 1)
     return names
 
 
@@ -146,7 +148,7 @@ def _row(
         "status_code": "ERROR" if level == "ERROR" else "UNSET",
         "status_message": message if level == "ERROR" else None,
         "events": None,
-        "span_kind": _KINDS.get(kind),
+        "span_kind": KINDS.get(kind),
     }
     attributes, resource = _metadata(observation)
     for key, item in (*attributes.items(), *resource.items()):
@@ -178,7 +180,7 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     tools: set[str] = set()
     for item, (_, got) in zip(observations, said, strict=True):
         if str(item.get("type")).upper() == "GENERATION":
-            tools |= _called_tools(got)
+            tools |= called_tools(got)
     rows = [
         _row(item, texts, trace.get("id"), tools)
         for item, texts in zip(observations, said, strict=True)
@@ -222,5 +224,5 @@ def blob_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
         "metadata": metadata,
     }
     said = (decoded(value.get("input")), decoded(value.get("output")))
-    tools = _called_tools(said[1]) if str(value.get("type")).upper() == "GENERATION" else set()
+    tools = called_tools(said[1]) if str(value.get("type")).upper() == "GENERATION" else set()
     return [_row(observation, said, None, tools)]

@@ -19,6 +19,7 @@ from typing import Any
 __all__ = [
     "PHOENIX_COLUMNS",
     "agent_trace_spans",
+    "flat_pairs",
     "is_phoenix_row",
     "page_spans",
     "parquet_row",
@@ -215,6 +216,13 @@ def _flat(prefix: str, value: Any, into: list[tuple[str, Any]]) -> None:
             _flat(f"{prefix}.{index}", item, into)
     else:
         into.append((prefix, value))
+
+
+def flat_pairs(key: str, value: Any) -> list[tuple[str, str]]:
+    """`value` under attribute `key` as the key-value texts a span row keeps of it."""
+    pairs: list[tuple[str, Any]] = []
+    _flat(key, value, pairs)
+    return [(name, _text(item)) for name, item in pairs]
 
 
 def _text(value: Any) -> str:

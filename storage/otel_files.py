@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from storage._json_values import RecordProblem, parse_record
 from storage._langfuse import BLOB_COLUMNS, blob_rows
+from storage._langfuse_lines import langfuse_block
 from storage._names import path_text
 from storage._otlp import collector_schema, request_rows, rows_frame
 from storage._otlp_arrow import arrow_rows
@@ -41,7 +42,7 @@ from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError
 from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
 from transforms.config.otel import OtelImportConfig
-from transforms.otel_spans import wanted_key_filter
+from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
 
 __all__ = [
     "CHUNK_BYTES",
@@ -232,13 +233,16 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
     source, wanted = path_text(path), key_check(config)
     for data, first in _line_blocks(path, size):
         chunk = SpanChunk(rows_frame([]))
-        good: list[tuple[int, Mapping[str, Any]]] = []
         text = _decoded(data, path)
-        for index, line in enumerate(text.split("\n")):
-            if not line.strip():
+        lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
+        chunk.records = len(lines)
+        taken, left = pl.DataFrame(schema=RAW_SPAN_SCHEMA), {number for number, _ in lines}
+        if lines and '"observations"' in lines[0][1]:  # Langfuse traces: column-wise
+            taken, left = langfuse_block(lines, source, lambda key: wanted_key_filter(key, config))
+        good: list[tuple[int, Mapping[str, Any]]] = []
+        for number, line in lines:
+            if number not in left:
                 continue
-            number = first + index
-            chunk.records += 1
             try:
                 value = parse_record(line, f"line {number}")
             except RecordProblem as problem:
@@ -255,7 +259,8 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
                 )
                 continue
             good.extend((number, row) for row in rows)
-        chunk.spans = rows_frame(phoenix_rows(good, source, wanted))
+        read = rows_frame(phoenix_rows(good, source, wanted))
+        chunk.spans = pl.concat([taken, read]).sort("record_number", maintain_order=True)
         yield chunk
 
 
