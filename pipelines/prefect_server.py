@@ -28,6 +28,8 @@ __all__ = ["temporary_prefect_api"]
 
 _PR_SET_PDEATHSIG = 1
 _STARTUP_S = 120.0
+_DRAIN_S = 10.0
+"""How long the workers may take to send what they hold before the server stops."""
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -88,6 +90,17 @@ def _server(port: int) -> subprocess.Popen[bytes]:
     )
 
 
+def _drain_workers() -> None:
+    """Send the logs and events Prefect's background workers still hold while the server is
+    there to take them: at interpreter exit it is gone, and each batch left ends as "Error
+    logging to API" after a run that succeeded."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for worker in (APILogWorker, EventsWorker):
+        worker.drain_all(timeout=_DRAIN_S, at_exit=False)
+
+
 @contextmanager
 def temporary_prefect_api() -> Iterator[str]:
     """A Prefect API on 127.0.0.1 for the duration of the block; yields its URL and sets
@@ -118,6 +131,7 @@ def temporary_prefect_api() -> Iterator[str]:
             else:
                 os.environ["PREFECT_API_URL"] = previous
     finally:
+        _drain_workers()
         process.terminate()
         try:
             process.wait(timeout=10)

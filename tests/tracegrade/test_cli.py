@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,31 @@ def test_demo_scores_the_archive_and_its_queries_run(
     assert all(results)
     assert by_rule.pop("empty_file") == expected["empty_files"]
     assert by_rule == {rule: n for rule, n in expected["quarantined_by_rule"].items() if n}
+
+
+@pytest.mark.slow
+def test_a_run_on_a_temporary_prefect_server_ends_without_a_logging_error(tmp_path: Path) -> None:
+    """Prefect's log and event workers send what they hold before the temporary server
+    stops; at exit they found it gone and printed "Error logging to API" (issue 47)."""
+    export = tmp_path / "a.jsonl"
+    export.write_text(json.dumps(SEED_TRACE) + "\n")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("PREFECT_API_URL", None)
+    done = subprocess.run(
+        [
+            Path(sys.executable).parent / "tracegrade",
+            "score",
+            str(export),
+            "--db",
+            str(tmp_path / "t.duckdb"),
+            "--no-embedder",
+            "--prefect",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+    assert done.returncode == EXIT_OK, done.stderr[-3000:]
+    assert "Error logging to API" not in done.stderr and "Traceback" not in done.stderr
