@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
+from storage.faults import RECORDED, UNRECORDED
 from storage.interrupts import stop_if_requested, uninterrupted
 from storage.run_locks import dead_folders, hold_alive, is_alive, let_go
+from storage.store_health import check_store, remove_orphaned_files
 
 __all__ = [
     "LOGGED_COUNTS",
@@ -228,8 +230,10 @@ class RunSteps(Steps):
         self._alive = hold_alive(work_dir)  # before the run is recorded: never taken for dead
         try:
             with uninterrupted():  # a stop request now is raised once the run is recorded
+                check_store(store)  # a data file gone or damaged: said before any work
                 if recover:
                     store.close_interrupted_runs(lambda rid: _alive(store, rid))
+                    remove_orphaned_files(store)  # what a killed commit had written
                     # also the folders of runs killed before they were recorded
                     for folder in dead_folders(work_root(store)):
                         shutil.rmtree(folder, ignore_errors=True)
@@ -284,5 +288,18 @@ class RunSteps(Steps):
         return self
 
     def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
-        if not self.finished:
+        if self.finished:
+            return
+        try:
             self.finish("failed", "", error)
+            if error is not None:
+                error.add_note(RECORDED)
+        except Exception:
+            if error is None:
+                raise
+            # the fault that failed the run (a full disk, the catalog gone) failed this
+            # too: the run's own error is what to report; a run left `running` is recorded
+            # interrupted by the next (`close_interrupted_runs`), its folder removed
+            if not self.finished:  # its status could not be written, only what came after
+                error.add_note(UNRECORDED)
+            let_go(self._alive)

@@ -23,6 +23,7 @@ from storage.input_paths import input_files
 from storage.ledger import in_ledger, open_runs, stored_files
 from storage.locations import locate
 from storage.registry import held_store
+from storage.store_health import check_store
 from transforms.config.defaults import DEFAULT_CONFIDENCE_HASH
 from transforms.summary import RunSummary
 
@@ -79,6 +80,7 @@ def _all_stored(db: str, files: list[Path], confidence_hash: str) -> bool:
     if not locate(db).exists():
         return False
     with held_store(db) as store:
+        check_store(store)  # a data file gone: said before anything is read or skipped
         stored = stored_files(store)
         if not {path_text(file) for file in files} <= {path for path, _ in stored}:
             return False

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 import duckdb
 
 from storage._names import sql_string
-from storage.errors import StoreLockedError, StoreOpenError
+from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from storage.interrupts import uninterrupted
 
 __all__ = ["LOCK_WAIT_ENV", "attach", "holder_of", "lock_wait_s", "uninterrupted_method"]
@@ -142,7 +142,7 @@ def attach(
         pause = min(2 * pause, _LONGEST_READER_PAUSE_S if read_only else _LONGEST_PAUSE_S)
 
 
-def _not_duckdb(path: Path | str, text: str, exc: duckdb.Error) -> StoreOpenError:
+def _not_duckdb(path: Path | str, text: str, exc: duckdb.Error) -> StoreOpenError | StoreDamaged:
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     if str(path).startswith("ducklake:"):
         return StoreOpenError(f"database {path} cannot be attached as a DuckLake: {first}")
@@ -152,7 +152,21 @@ def _not_duckdb(path: Path | str, text: str, exc: duckdb.Error) -> StoreOpenErro
             f", constraints.txt says why): {first} Move it with that DuckDB's EXPORT DATABASE "
             f"and this one's IMPORT DATABASE (docs/storage.md), or give another file"
         )
+    if _duckdb_header(path):
+        return StoreDamaged(
+            f"database {path} is a DuckDB file that cannot be read ({first}): it is damaged "
+            "(cut short or overwritten); restore it from a backup, or score into a new file"
+        )
     return StoreOpenError(
         f"database {path} cannot be opened as a DuckDB database ({first}); give the path "
         "of a tracegrade database, or of a new file to create"
     )
+
+
+def _duckdb_header(path: Path | str) -> bool:
+    """True when the file begins as a DuckDB database file does (`DUCK` after its checksum)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False

@@ -8,6 +8,7 @@ __all__ = [
     "InputError",
     "NoInputFilesError",
     "StalePlanError",
+    "StoreDamaged",
     "StoreLockedError",
     "StoreOpenError",
     "UnrecognisedFile",
@@ -41,3 +42,7 @@ class StoreOpenError(TracegradeError):
 class StalePlanError(TracegradeError):
     """Another run stored traces after this run planned its commit; nothing was written, and
     the run plans again (pipelines.score) with the database held."""
+
+
+class StoreDamaged(TracegradeError):
+    """A data file the store's catalog names is missing or damaged; the message names it."""

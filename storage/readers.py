@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -142,6 +142,14 @@ def file_facts(path: Path) -> FileInfo:
     return _empty(name, digest) if size == 0 else FileInfo(name, size, digest, 0)
 
 
+def _batches(path: Path, data: bytes | None, name: str, batch_rows: int) -> Iterator[pl.DataFrame]:
+    """The file's canonical rows a batch at a time; reading errors surface as each comes."""
+    if data is None:
+        yield from iter_parquet_rows(path, batch_rows, name)
+    else:
+        yield read_json_rows(name, data, lines=path.suffix.lower() in _LINES)
+
+
 def read_file_batches(
     path: Path,
     consume: Callable[[pl.DataFrame], None],
@@ -168,25 +176,25 @@ def read_file_batches(
     if size == 0:
         return _empty(name, digest)
     rows_read = 0
-    try:
-        if data is None:
-            batches: Iterable[pl.DataFrame] = iter_parquet_rows(path, batch_rows, name)
-        else:
-            batches = [read_json_rows(name, data, lines=path.suffix.lower() in _LINES)]
-        for frame in batches:
-            consume(frame)
-            rows_read += frame.height
-    except FileRejected as rejected:
-        return FileInfo(name, size, digest, 0, rejected.rule, rejected.reason)
-    except OSError as exc:
-        reason = f"the file could not be read ({exc}); check that it is readable"
-        return FileInfo(name, size, digest, 0, "unreadable_file", reason)
-    except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
-        reason = (
-            f"the file's data could not be converted ({type(exc).__name__}: {exc}); "
-            "re-export it in the documented layout"
-        )
-        return FileInfo(name, size, digest, 0, "unreadable_file", reason)
+    batches = _batches(path, data, name, batch_rows)
+    while True:
+        try:
+            frame = next(batches, None)
+        except FileRejected as rejected:
+            return FileInfo(name, size, digest, 0, rejected.rule, rejected.reason)
+        except OSError as exc:
+            reason = f"the file could not be read ({exc}); check that it is readable"
+            return FileInfo(name, size, digest, 0, "unreadable_file", reason)
+        except (pa.ArrowException, pl.exceptions.PolarsError) as exc:
+            reason = (
+                f"the file's data could not be converted ({type(exc).__name__}: {exc}); "
+                "re-export it in the documented layout"
+            )
+            return FileInfo(name, size, digest, 0, "unreadable_file", reason)
+        if frame is None:
+            break
+        consume(frame)  # what this raises (a full disk under the run's staging) is the run's
+        rows_read += frame.height
     return FileInfo(name, size, digest, rows_read)
 
 

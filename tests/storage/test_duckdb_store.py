@@ -14,7 +14,7 @@ import pytest
 from conftest import query_rows
 
 from storage.duckdb_store import DuckDBStore
-from storage.errors import StoreLockedError, StoreOpenError
+from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from transforms.synth.traces import synthetic_traces
 
 HOLD = """
@@ -272,7 +272,7 @@ def test_a_corrupt_file_is_one_clear_error_at_once_not_a_wait(
     data[12:20] = (999).to_bytes(8, "little")  # the header's version, its checksum now wrong
     path.write_bytes(bytes(data))
     started = time.monotonic()
-    with pytest.raises(StoreOpenError, match="cannot be opened as a DuckDB database.*checksum"):
+    with pytest.raises(StoreDamaged, match="is a DuckDB file that cannot be read.*checksum"):
         DuckDBStore(path)
     assert time.monotonic() - started < 5
 

@@ -5,16 +5,12 @@ their own shards of its rows; they equal a local run into one file."""
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
 import pytest
+from postgres_server import PostgresServer
 
 from storage.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
@@ -22,72 +18,15 @@ from transforms.synth.traces import synthetic_traces
 N_TRACES = 300
 
 
-def _postgres_bin(name: str) -> str:
-    found = shutil.which(name) or next(
-        (str(p) for p in sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))), None
-    )
-    if found is None:
-        pytest.skip(
-            f"{name} not found: PostgreSQL is not installed (make test installs Debian's "
-            "postgresql when run as root; or apt-get install postgresql)"
-        )
-    return found
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[str]:
-    """A PostgreSQL server on 127.0.0.1 for this module; its libpq connection string. As root
-    it runs as the `postgres` user (the server refuses root)."""
-    folder = Path(tempfile.mkdtemp(prefix="tg-pg-"))
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-        as_user = ["runuser", "-u", "postgres", "--"]
-    data, port = folder / "data", _free_port()
-    subprocess.run(
-        [*as_user, _postgres_bin("initdb"), "-D", str(data), "-A", "trust", "-U", "tg"],
-        check=True,
-        capture_output=True,
-    )
-    server = subprocess.Popen(
-        [
-            *as_user,
-            _postgres_bin("postgres"),
-            "-D",
-            str(data),
-            "-p",
-            str(port),
-            "-h",
-            "127.0.0.1",
-            "-k",
-            str(folder),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    dsn = f"dbname=postgres user=tg host=127.0.0.1 port={port}"
+    """A PostgreSQL server on 127.0.0.1 for this module; its libpq connection string."""
+    server = PostgresServer()
     try:
-        deadline = time.monotonic() + 30
-        while (
-            subprocess.run(
-                [_postgres_bin("pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
-                capture_output=True,
-            ).returncode
-            != 0
-        ):
-            assert time.monotonic() < deadline and server.poll() is None, "postgres did not start"
-            time.sleep(0.2)
-        yield dsn
+        server.start()
+        yield server.dsn
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        shutil.rmtree(folder, ignore_errors=True)
+        server.close()
 
 
 def _latest(db: str) -> pl.DataFrame:
@@ -124,7 +63,7 @@ def test_a_postgres_catalog_holds_a_run_of_two_dask_workers(postgres: str, tmp_p
     assert distributed.counts["commit_shards"] == 6
     with DuckDBStore(lake, read_only=True) as store:
         messages = store.sql(
-            f"SELECT commit_message FROM \"{store._alias}\".snapshots() "
+            f'SELECT commit_message FROM "{store._alias}".snapshots() '
             "WHERE commit_message LIKE 'shard %'"
         )["commit_message"].to_list()
     writers = {message.rsplit(" ", 1)[1] for message in messages}

@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
@@ -29,6 +30,11 @@ def _quiet_prefect() -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tracegrade", description=__doc__)
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a fault of the store or the machine, print the traceback too",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     add_scoring_commands(commands)
     add_operations_command(commands)
@@ -62,7 +68,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (the README lists them)."""
     from pipelines.errors import RunStopped
     from storage.errors import InputError, StoreLockedError, StoreOpenError
-    from storage.interrupts import requested
     from transforms.errors import ConfigError, TracegradeError
 
     args = _parser().parse_args(argv)
@@ -85,11 +90,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except (RunStopped, KeyboardInterrupt):
-        stop = requested()
-        signum = stop.signum if isinstance(stop, RunStopped) else signal.SIGINT
-        name = signal.Signals(signum).name
-        print(f"tracegrade: stopped by {name}; a rerun continues where it stopped", file=sys.stderr)
-        return exit_for_signal(signum)
+        return _stopped()
+    except Exception as exc:
+        from storage.faults import describe_fault
+
+        line = describe_fault(exc, getattr(args, "db", None))
+        if line is None:
+            raise
+        if args.debug:
+            traceback.print_exc()
+        print(f"tracegrade: {line}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _stopped() -> int:
+    """The status and line of a command stopped by SIGINT or SIGTERM."""
+    from pipelines.errors import RunStopped
+    from storage.interrupts import requested
+
+    stop = requested()
+    signum = stop.signum if isinstance(stop, RunStopped) else signal.SIGINT
+    name = signal.Signals(signum).name
+    print(f"tracegrade: stopped by {name}; a rerun continues where it stopped", file=sys.stderr)
+    return exit_for_signal(signum)
 
 
 if __name__ == "__main__":

@@ -171,11 +171,14 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
     from storage.duckdb_store import DuckDBStore
     from storage.errors import InputError
+    from storage.faults import describe_fault
+    from storage.store_health import check_store
     from tracegrade.cli.tables import HUMAN_MODES, render, write_machine
 
     check_database(args.db, must_exist=True)
     mode = _mode(args)
     with DuckDBStore(args.db, read_only=True) as store:
+        check_store(store)  # a missing data file: one line, before any number
         if args.as_of_run is not None:
             _as_of_run(store, args.as_of_run)
         try:
@@ -188,6 +191,8 @@ def _cmd_sql(args: argparse.Namespace) -> int:
             limit = args.rows or _HUMAN_ROWS
             shown = cursor.fetchmany(limit + 1)
         except duckdb.Error as exc:
+            if describe_fault(exc, args.db, files=False) is not None:
+                raise  # the disk or the catalog failed under the query: exit 4
             raise InputError(_query_failed(exc)) from None
     more = len(shown) > limit
     width = shutil.get_terminal_size((120, 24)).columns

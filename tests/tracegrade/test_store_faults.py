@@ -1,0 +1,237 @@
+"""Faults of the machine and the store, through the real CLI: one line, exit 4, a rerun that
+completes once the fault is gone (issue 47; docs/operating.md, "Faults").
+
+A full disk is a small tmpfs the test mounts (this needs root, as the project's machines and
+CI run; elsewhere the test says why it cannot run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import query_rows, table_snapshot
+from postgres_server import PostgresServer
+
+from storage.faults import describe_fault
+from transforms.synth.traces import synthetic_traces, to_json_records
+
+TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))
+IDENTITY = ("run_id", "run_seq")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    return subprocess.run(
+        [TRACEGRADE, *args],
+        env=env | {"PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+        check=False,
+    )
+
+
+def _contents(db: Path) -> dict[str, list[str]]:
+    return table_snapshot(
+        db,
+        exclude=("runs", "meta"),
+        leave_out=lambda column: column in IDENTITY or column.endswith("_at"),
+    )
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs, grown to 200 MB when the test calls `grow`."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small filesystem here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _grow(mount: Path) -> None:
+    subprocess.run(["mount", "-o", "remount,size=200M", str(mount)], check=True)
+
+
+def test_a_full_disk_is_one_line_and_exit_4_and_a_rerun_with_space_completes(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    export = tmp_path / "day.jsonl"
+    records = to_json_records(synthetic_traces(3000, seed=3))
+    export.write_text("".join(json.dumps(record) + "\n" for record in records))
+    db = small_disk / "t.duckdb"
+
+    full = _run("score", str(export), "--db", str(db), "--no-embedder")
+
+    assert full.returncode == 4, full.stderr[-3000:]
+    lines = full.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in full.stderr, full.stderr[-3000:]
+    assert lines[0].startswith(f"tracegrade: the disk holding {small_disk} is full (")
+
+    _grow(small_disk)
+    rerun = _run("score", str(export), "--db", str(db), "--no-embedder")
+    clean = _run("score", str(export), "--db", str(tmp_path / "clean.duckdb"), "--no-embedder")
+
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    statuses = query_rows(db, "SELECT status FROM runs ORDER BY run_seq")
+    assert statuses[0][0] in ("failed", "interrupted") and statuses[-1] == ("completed",)
+    assert _contents(db) == _contents(tmp_path / "clean.duckdb")
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (OSError(28, "No space left on device"), "the disk holding"),
+        (RuntimeError("IO Error: Connection refused"), None),  # not a store error: a bug
+    ],
+)
+def test_only_faults_of_the_store_are_said_in_one_line(error: Exception, said: str | None) -> None:
+    line = describe_fault(error, "t.duckdb")
+
+    assert (line is None) if said is None else (line is not None and line.startswith(said))
+
+
+def _latest(db: str) -> list[tuple[object, ...]]:
+    from storage.duckdb_store import DuckDBStore
+
+    with DuckDBStore(db, read_only=True) as store:
+        return store.sql(
+            "SELECT trace_id, novelty, complexity, tool_diversity, outcome_confidence, score "
+            "FROM latest_scores ORDER BY trace_id"
+        ).rows()
+
+
+@pytest.mark.slow
+def test_the_postgres_catalog_stopped_mid_run_is_one_line_and_exit_4_and_a_rerun_completes(
+    tmp_path: Path,
+) -> None:
+    export = tmp_path / "day.jsonl"
+    records = to_json_records(synthetic_traces(6000, seed=5))
+    export.write_text("".join(json.dumps(record) + "\n" for record in records))
+    server = PostgresServer()
+    try:
+        server.start()
+        lake = f"ducklake:postgres:{server.dsn}"
+        args = ["score", str(export), "--db", lake, "--data-path", str(tmp_path / "lake")]
+        env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        with subprocess.Popen(
+            [TRACEGRADE, *args, "--no-embedder"],
+            env=env | {"PYTHONUNBUFFERED": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        ) as run:
+            assert run.stderr is not None
+            said = []
+            for line in run.stderr:  # once the run is scoring, its catalog goes away
+                said.append(line)
+                if "scoring:" in line:
+                    server.stop(immediately=True)
+                    break
+            said += run.stderr.readlines()
+            assert run.wait(timeout=300) == 4, "".join(said)[-3000:]
+        faults = [line for line in said if line.startswith("tracegrade:")]
+        assert len(faults) == 1 and not any("Traceback" in line for line in said), said
+        assert faults[0].startswith(
+            f"tracegrade: the DuckLake catalog is unreachable at 127.0.0.1:{server.port}"
+        )
+
+        server.start()
+        rerun = _run(*args, "--no-embedder")
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        clean = _run("score", str(export), "--db", str(tmp_path / "clean.duckdb"), "--no-embedder")
+        assert clean.returncode == 0, clean.stderr[-3000:]
+        assert _latest(lake) == _latest(str(tmp_path / "clean.duckdb"))
+    finally:
+        server.close()
+
+
+def _scored(tmp_path: Path, db: str) -> Path:
+    export = tmp_path / "day.jsonl"
+    records = to_json_records(synthetic_traces(300, seed=2))
+    export.write_text("".join(json.dumps(record) + "\n" for record in records))
+    done = _run("score", str(export), "--db", db, "--no-embedder")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return export
+
+
+def _three_commands(
+    db: str, export: Path, tmp_path: Path
+) -> list[tuple[str, subprocess.CompletedProcess[str]]]:
+    return [
+        ("report", _run("report", "--db", db, "--out", str(tmp_path / "r.html"))),
+        ("sql", _run("sql", "--db", db, "SELECT count(*) FROM latest_scores")),
+        ("score", _run("score", str(export), "--db", db, "--no-embedder", "--force")),
+    ]
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated"])
+def test_a_damaged_ducklake_data_file_is_one_line_from_report_sql_and_score(
+    tmp_path: Path, damage: str
+) -> None:
+    db = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}"
+    export = _scored(tmp_path, db)
+    victim = next((tmp_path / "meta.sqlite.files").rglob("trace_rows/*.parquet"))
+    if damage == "deleted":
+        victim.unlink()
+    else:
+        victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
+
+    for command, done in _three_commands(db, export, tmp_path):
+        assert done.returncode == 4, (command, done.stderr[-3000:])
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(victim) in lines[0], (command, done.stderr[-3000:])
+        assert lines[0].startswith(f"tracegrade: the store {db} is damaged: data file")
+    assert not (tmp_path / "r.html").exists()  # no page counted around the hole
+
+
+def test_a_cut_short_duckdb_file_is_one_line_from_report_sql_and_score(tmp_path: Path) -> None:
+    db = tmp_path / "t.duckdb"
+    export = _scored(tmp_path, str(db))
+    db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+
+    for command, done in _three_commands(str(db), export, tmp_path):
+        assert done.returncode == 4, (command, done.stderr[-3000:])
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, (command, done.stderr[-3000:])
+        assert lines[0].startswith(f"tracegrade: database {db} is a DuckDB file that cannot be")
+
+
+def test_the_next_run_removes_the_data_files_a_killed_commit_left(tmp_path: Path) -> None:
+    db = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}"
+    export = _scored(tmp_path, db)
+    kept = sorted((tmp_path / "meta.sqlite.files").rglob("*.parquet"))
+    # what a run killed inside a commit leaves: its files, named in no snapshot
+    orphans = [
+        folder / f"ducklake-0000{number}-killed.parquet"
+        for number, folder in enumerate(sorted({path.parent for path in kept}))
+    ]
+    for orphan, source in zip(orphans, kept, strict=False):
+        orphan.write_bytes(source.read_bytes())
+
+    rerun = _run("score", str(export), "--db", db, "--no-embedder", "--force")
+
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert not [orphan for orphan in orphans if orphan.exists()]
+    assert all(path.exists() for path in kept)
+    assert _run("sql", "--db", db, "SELECT count(*) FROM latest_scores").stdout.split() == [
+        "count_star()",
+        "300",
+    ]
