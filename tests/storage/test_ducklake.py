@@ -211,35 +211,50 @@ def test_on_a_ducklake_nightly_runs_equal_one_backfill_and_one_file(tmp_path: Pa
     assert scores == latest(nightly) == latest(str(one_file))
 
 
-def test_two_runs_writing_one_sqlite_ducklake_at_once_both_complete(tmp_path: Path) -> None:
+@pytest.mark.parametrize("n_runs", [2, 3])
+def test_runs_writing_one_sqlite_ducklake_at_once_all_complete_as_one_after_another(
+    tmp_path: Path, n_runs: int
+) -> None:
     """SQLite lets one process write its catalog at a time, and two DuckLake commits that
     overlap failed with "database is locked" (the second run's catalog creation, a commit
     batch, the publish): in a probe of 8 pairs none completed. Writers now take turns on the
-    catalog's writer lock, and a statement waits while another process reads it."""
+    catalog's writer lock, and a statement waits while another process reads it. Two and
+    three runs at once end with the rows the same runs leave one after the other."""
     inputs = []
-    for index in range(2):
+    for index in range(n_runs):
         path = tmp_path / f"day{index}.parquet"
         synthetic_traces(400, seed=index, id_prefix=f"kp:trace:{index}-").write_parquet(path)
         inputs.append(path)
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    for attempt in range(2):
-        lake = f"ducklake:sqlite:{tmp_path / f'lake{attempt}.sqlite'}"
-        runs = [
-            subprocess.Popen(
-                [TRACEGRADE, "score", str(path), "--db", lake, "--no-embedder"],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            )
-            for path in inputs
-        ]
-        errors = [run.communicate(timeout=300)[1] for run in runs]
-        assert [run.returncode for run in runs] == [0, 0], errors
-        counts = _tracegrade(
-            "sql", "--db", lake, "SELECT count(*), count(DISTINCT run_id) FROM traces"
+    together = f"ducklake:sqlite:{tmp_path / 'together.sqlite'}"
+    runs = [
+        subprocess.Popen(
+            [TRACEGRADE, "score", str(path), "--db", together, "--no-embedder"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
         )
-        assert counts.stdout.split()[-1] == "800,2", counts.stdout
-        statuses = _tracegrade("sql", "--db", lake, "SELECT DISTINCT status FROM runs")
-        assert statuses.stdout.split()[1:] == ["completed"], statuses.stdout
+        for path in inputs
+    ]
+    errors = [run.communicate(timeout=300)[1] for run in runs]
+    assert [run.returncode for run in runs] == [0] * n_runs, errors
+    in_turn = f"ducklake:sqlite:{tmp_path / 'in-turn.sqlite'}"
+    for path in inputs:
+        done = _tracegrade("score", str(path), "--db", in_turn, "--no-embedder")
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    rows = "SELECT trace_id, score, novelty, complexity, tool_diversity, outcome_confidence"
+    queries = (
+        f"{rows} FROM latest_scores ORDER BY trace_id",
+        "SELECT trace_id, aggregate, level, reason FROM confidence_traces ORDER BY trace_id",
+        "SELECT count(*) AS n, count(DISTINCT run_id) AS runs FROM traces",
+        "SELECT DISTINCT status FROM runs",
+    )
+    answers = []
+    for lake in (together, in_turn):
+        with DuckDBStore(lake, read_only=True) as store:
+            answers.append([store.sql(query).rows() for query in queries])
+    assert answers[0] == answers[1]
+    assert answers[0][2:] == [[(400 * n_runs, n_runs)], [("completed",)]]
