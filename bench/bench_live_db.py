@@ -15,7 +15,13 @@ same file as bench_end_to_end.py) runs as a child process, four times:
 For each reader: latency p50 / p99 / max, errors, and answers that showed part of a run (any
 count other than 0 and n).
 
-Run: .venv/bin/python bench/bench_live_db.py [--n 1000000]
+With --refusals it measures instead what a reader that does not wait meets on one file (issue
+47): plain DuckDB, `duckdb.connect(db, read_only=True)` every 0.2 s, refused while the run holds
+the file: the share of refused tries and the longest refusal (from the first refused try to
+the next answer; target <= 5 s), on a quiet machine and beside a second job (a process that
+keeps one core busy).
+
+Run: .venv/bin/python bench/bench_live_db.py [--n 1000000] [--refusals]
 """
 
 from __future__ import annotations
@@ -81,6 +87,80 @@ while not stop.exists():
     time.sleep(0.2)
 print(json.dumps(answers))
 """
+
+
+PLAIN_READER = """
+import json, sys, time
+from pathlib import Path
+import duckdb
+db, stop = Path(sys.argv[1]), Path(sys.argv[2])
+while not db.exists():
+    time.sleep(0.01)
+tries = []
+while not stop.exists():
+    started = time.time()
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            con.execute("SELECT count(*) FROM latest_scores").fetchone()
+        finally:
+            con.close()
+        tries.append([started, 1])
+    except duckdb.Error:
+        tries.append([started, 0])
+    time.sleep(0.2)
+print(json.dumps(tries))
+"""
+"""A reader that does not wait: plain DuckDB, refused while the run holds the file."""
+REFUSAL_TARGET_S = 5.0
+BUSY = "while True: pass"
+
+
+def _refusals(tries: list[list[float]]) -> tuple[float, float]:
+    """The share of refused tries and the longest refusal: from a refused try after an answer
+    (or the first try) to the next answer (or the last try)."""
+    longest, since = 0.0, None
+    for started, answered in tries:
+        if not answered and since is None:
+            since = started
+        elif answered and since is not None:
+            longest, since = max(longest, started - since), None
+    if since is not None:
+        longest = max(longest, tries[-1][0] - since)
+    return sum(1 for _, answered in tries if not answered) / len(tries), longest
+
+
+def _refusal_rows(data: Path, scratch: Path) -> list[Check]:
+    rows = []
+    for label, busy in (("quiet", False), ("beside a second job", True)):
+        job = subprocess.Popen([sys.executable, "-c", BUSY]) if busy else None
+        try:
+            live = scratch / f"refused_{int(busy)}.duckdb"
+            seconds, _, tries = _with_reader(data, str(live), PLAIN_READER, live)
+        finally:
+            if job is not None:
+                job.kill()
+                job.wait()
+        share, longest = _refusals(tries)
+        rows += [
+            Check(
+                f"plain reader, {label}: longest refusal (s), run {seconds:.1f} s",
+                f"{longest:.2f}",
+                "",
+                "",
+                f"<= {REFUSAL_TARGET_S:.0f} s",
+                longest <= REFUSAL_TARGET_S,
+            ),
+            Check(
+                f"plain reader, {label}: refused / tries",
+                f"{share:.0%} of {len(tries)}",
+                "",
+                "",
+                "",
+                None,
+            ),
+        ]
+    return rows
 
 
 def _score(data: Path, db: str) -> tuple[float, str]:
@@ -207,11 +287,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=1_000_000)
     add_common_args(parser)
+    parser.add_argument(
+        "--refusals", action="store_true", help="only a plain reader's refusals on one file"
+    )
     args = parser.parse_args()
     info, load = begin("Readers beside a run: one file and a DuckLake", args)
     os.chdir(Path(__file__).resolve().parent)
     (data,) = data_files(args.n, 1, 0)
     scratch = Path(tempfile.mkdtemp(prefix="live_db_", dir=OUT_DIR))
+    if args.refusals:
+        print_table(_refusal_rows(data, scratch))
+        shutil.rmtree(scratch)
+        end(info, load)
+        return
     file_s, _ = _score(data, str(scratch / "alone.duckdb"))
     lake_s, _ = _score(data, f"ducklake:sqlite:{scratch / 'alone_lake' / 'meta.sqlite'}")
     live = scratch / "live.duckdb"
