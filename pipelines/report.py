@@ -31,6 +31,7 @@ from storage.report_store import (
     read_report_data,
     write_report_file,
 )
+from storage.store_health import check_store
 from transforms.report import ReportInputs, report_html
 
 __all__ = ["REPORT_URL_VARIABLE", "ReportWindow", "publish_run", "report_path", "write_report"]
@@ -70,6 +71,9 @@ def write_report(
 ) -> ReportData:
     """Write the HTML report of the database `db` (opened read-only) to `out`.
 
+    Raises:
+        StoreDamaged: a data file the store's catalog names is missing or damaged.
+
     Args:
         db: an existing tracegrade database.
         out: the HTML file to write (replaced whole).
@@ -79,6 +83,7 @@ def write_report(
             by default each trace's own metadata.success.
     """
     with DuckDBStore(db, read_only=True) as store:
+        check_store(store)  # a missing data file: one line, no page counted around the hole
         data = read_report_data(store, window or ReportWindow(), labels)
     write_report_file(out, report_html(_inputs(data), plotly_bundle()))
     return data

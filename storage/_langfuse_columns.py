@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from storage._langfuse import KINDS, called_tools
-from storage._messages import decoded, last_answer, message_list, text_of
+from storage._messages import decoded, message_text, text_of
 
 __all__ = ["TOP", "attribute_rows", "field_rows", "span_columns", "tools_by_line"]
 
@@ -179,16 +179,10 @@ def _decoded_rows(objects: pl.DataFrame) -> pl.DataFrame:
     """Attribute objects (`sid`, `priority`, `text`) decoded in Python, as `TOP` rows."""
     rows: list[tuple[Any, ...]] = []
     for sid, priority, text in objects.iter_rows():
-        found = json.loads(text)
-        for order, (key, value) in enumerate(found.items()):
+        for order, (key, value) in enumerate(json.loads(text).items()):
             if isinstance(value, str):
                 rows.append((sid, priority, order, key, value, None))
-            elif isinstance(value, bool):
-                rows.append((sid, priority, order, key, "true" if value else "false", None))
-            elif value is None or isinstance(value, int):
-                text = None if value is None else str(value)  # as json.dumps writes it
-                rows.append((sid, priority, order, key, text, None))
-            else:
+            else:  # flat_pairs writes it (a null: nothing, but it holds its key)
                 rows.append((sid, priority, order, key, None, json.dumps(value)))
     return pl.DataFrame(rows, schema=TOP, orient="row")
 
@@ -240,14 +234,9 @@ def attribute_rows(spans: pl.DataFrame) -> pl.DataFrame:
 
 def _side_fields(given: Any, tool: bool, which: str) -> list[tuple[str, str]]:
     """One side (input or output) of an observation as `storage._langfuse._row` gives it."""
-    if tool:
-        text = text_of(given)
-        return [] if text is None else [(f"{which}.value", text)]
-    messages = message_list(given)
-    if which == "output" and messages is not None:
-        messages = last_answer(messages) or None
-    if messages:
-        return [(f"gen_ai.{which}.messages", json.dumps(messages, ensure_ascii=False))]
+    messages = None if tool else message_text(given, which)
+    if messages is not None:
+        return [(f"gen_ai.{which}.messages", messages)]
     text = text_of(given)
     return [] if text is None else [(f"{which}.value", text)]
 

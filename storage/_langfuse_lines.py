@@ -22,7 +22,7 @@ import polars as pl
 
 from storage._langfuse_columns import TOP, attribute_rows, field_rows, span_columns, tools_by_line
 from storage._langfuse_read import observations
-from storage._messages import decoded, text_of
+from storage._messages import text_of
 from storage._phoenix import flat_pairs
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
@@ -49,7 +49,7 @@ def _top_rows(spans: pl.DataFrame) -> list[tuple]:
         texts = (("input.value", given_text), ("output.value", got_text))
         top = group.filter(pl.col("top"))["sid"].to_list()
         for order, (key, text) in enumerate(texts):
-            value = text_of(decoded(text))
+            value = text_of(text)  # Polars' text of the trace's own value: decoded once
             if value is not None:
                 rows.extend((sid, 3, order, key, value, None) for sid in top)
     return rows

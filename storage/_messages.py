@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["decoded", "last_answer", "message_fields", "message_list", "text_of"]
+__all__ = ["decoded", "last_answer", "message_fields", "message_list", "message_text", "text_of"]
 
 
 def decoded(value: Any) -> Any:
@@ -81,15 +81,20 @@ def last_answer(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return said[-1:]
 
 
+def message_text(value: Any, which: str) -> str | None:
+    """One side of a call as its message attribute's JSON text, where it is a message list:
+    the input's messages (`which` "input"), or the output's last assistant message ("output":
+    a run's output repeats its history); None otherwise."""
+    messages = message_list(value)
+    if which == "output" and messages is not None:
+        messages = last_answer(messages)
+    return json.dumps(messages, ensure_ascii=False) if messages else None
+
+
 def message_fields(given: Any, got: Any) -> dict[str, str]:
-    """A call's input and output as the OTel mapping's message attributes, where they are
-    message lists: `gen_ai.input.messages` (all of them) and `gen_ai.output.messages` (the
-    last assistant message: a run's output repeats its history)."""
-    fields: dict[str, str] = {}
-    asked, answered = message_list(given), message_list(got)
-    if asked is not None:
-        fields["gen_ai.input.messages"] = json.dumps(asked, ensure_ascii=False)
-    last = last_answer(answered) if answered is not None else []
-    if last:
-        fields["gen_ai.output.messages"] = json.dumps(last, ensure_ascii=False)
-    return fields
+    """A call's input and output as the OTel mapping's message attributes (`message_text`):
+    `gen_ai.input.messages` and `gen_ai.output.messages`, where they are message lists."""
+    said = {
+        which: message_text(value, which) for which, value in (("input", given), ("output", got))
+    }
+    return {f"gen_ai.{which}.messages": text for which, text in said.items() if text is not None}

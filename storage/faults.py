@@ -15,6 +15,9 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from storage.errors import StoreOpenError
+from storage.locations import locate
+
 __all__ = ["RECORDED", "UNRECORDED", "describe_fault"]
 
 RECORDED = "tracegrade: the run is recorded failed"
@@ -80,11 +83,14 @@ def _free_mb(path: Path) -> str:
 
 
 def _holder(db: str | None) -> Path:
-    """The folder a store's files are on: the DuckDB file's, or the DuckLake's data path's."""
+    """The folder a run's files are in: beside the DuckDB file or the SQLite catalog, where
+    its work folder is (`storage.locations`)."""
     if not db:
         return Path.cwd()
-    text = db.removeprefix("ducklake:sqlite:").removeprefix("ducklake:")
-    return Path(text).expanduser().resolve().parent if "=" not in text else Path.cwd()
+    try:
+        return locate(db).anchor.resolve().parent
+    except StoreOpenError:
+        return Path.cwd()
 
 
 def _server(db: str | None, message: str) -> str:

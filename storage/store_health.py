@@ -39,12 +39,17 @@ def _problem(path: str, size: int | None) -> str | None:
     return None
 
 
+def _lake(store: DuckDBStore) -> str:
+    """The name the DuckLake is attached under (the store's current database)."""
+    return str(store.sql("SELECT current_database() AS lake")["lake"][0])
+
+
 def damaged_files(store: DuckDBStore) -> list[str]:
     """What is wrong with each data file the store's catalog names (a DuckLake's), in table
     order; empty when nothing is."""
     if store.location.catalog is None:
         return []
-    lake = str(store.sql("SELECT current_database() AS lake")["lake"][0])
+    lake = _lake(store)
     tables = store.sql(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
         "ORDER BY table_name"
