@@ -149,7 +149,7 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
     summary = build_summary(
         run.run_id, status, tally.counts, tally.timings, domains, quarantine, levels, steps.model
     )
-    holds = store.held_so_far()
+    holds = store.holds.so_far()
     if store.location.catalog is not None:
         summary.markdown += (
             f"\nThe run wrote to a DuckLake ({store.location.catalog} catalog): readers and "

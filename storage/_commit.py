@@ -21,7 +21,7 @@ import duckdb
 
 from storage._names import sql_string
 from storage.schema.scoring import latest_scores_select
-from transforms.config.sizes import DUCKDB_ROW_GROUP_ROWS
+from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
 __all__ = [
     "COMMIT_BATCH_ROWS",
@@ -34,6 +34,7 @@ __all__ = [
     "merge",
     "one_writer_thread",
     "parquet_rows",
+    "parquet_slices",
     "publish",
     "score_batches",
     "score_shards",
@@ -41,11 +42,11 @@ __all__ = [
     "trace_shards",
 ]
 
-COMMIT_BATCH_ROWS = DUCKDB_ROW_GROUP_ROWS
-"""Rows a commit writes per transaction unless the run says otherwise: one DuckDB row group,
-which the transaction writes to the file as it goes (fewer rows go through the write-ahead
-log and the commit copies them again), about 3.5 s of holding the file for realistic traces
-on the machine docs/performance.md names."""
+COMMIT_BATCH_ROWS = WRITE_ROW_GROUP_ROWS
+"""Rows a commit writes per transaction unless the run says otherwise: one row group of the
+size a run writes (transforms/config/sizes.py), which the transaction writes to the file as it
+goes (fewer rows go through the write-ahead log and the commit copies them again), about
+1-1.5 s for realistic traces (docs/performance.md)."""
 
 PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
 """The runs whose rows the views `traces` and `scores` show (storage/schema/scoring.py)."""
@@ -65,6 +66,27 @@ def parquet_rows(con: duckdb.DuckDBPyConnection, parquet: Path) -> int:
         f"SELECT count(*) FROM read_parquet({sql_string(parquet)})"
     ).fetchall()
     return int(total)
+
+
+def parquet_slices(
+    parts: list[tuple[Path, int]], rows: int
+) -> Iterator[list[tuple[Path, int, int]]]:
+    """The rows of the Parquet files `parts` (each with its row count), in order, cut into
+    batches of `rows` (the last fewer): each a list of (file, first row, end row) slices, a
+    part's rows split across batches where it holds more, small parts joined."""
+    batch: list[tuple[Path, int, int]] = []
+    held = 0
+    for part, total in parts:
+        first = 0
+        while first < total:
+            end = min(first + rows - held, total)
+            batch.append((part, first, end))
+            held, first = held + end - first, end
+            if held == rows:
+                yield batch
+                batch, held = [], 0
+    if batch:
+        yield batch
 
 
 def has_rows(con: duckdb.DuckDBPyConnection, parquet: Path | None) -> bool:

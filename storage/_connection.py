@@ -3,6 +3,7 @@ the guard that keeps a stop request from cutting a statement in the middle."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import re
@@ -17,8 +18,19 @@ import duckdb
 from storage._names import sql_string
 from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from storage.interrupts import uninterrupted
+from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
-__all__ = ["LOCK_WAIT_ENV", "attach", "holder_of", "lock_wait_s", "uninterrupted_method"]
+__all__ = [
+    "HOLD_BUDGET_S",
+    "LOCK_WAIT_ENV",
+    "YIELD_S",
+    "Holds",
+    "attach",
+    "holder_of",
+    "lock_wait_s",
+    "locked",
+    "uninterrupted_method",
+]
 
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
 _HELD = re.compile(r"\block\b", re.IGNORECASE)
@@ -59,11 +71,72 @@ _DEFAULT_LOCK_WAIT_S = 600.0
 _LONGEST_PAUSE_S = 1.0
 _LONGEST_READER_PAUSE_S = 0.1
 """A reader tries again at least this often: a run lets go of the file for YIELD_S between
-its batches, and a reader that slept through that gap would wait out the next batch too."""
+its holds, and a reader that slept through that gap would wait out the next hold too."""
 
-YIELD_S = 0.1
-"""How long a run leaves the file to others between two batches (DuckDB's lock is not fair:
-a run that took it back at once would keep waiting readers out for the whole commit)."""
+YIELD_S = 0.3
+"""How long a run leaves the file to others between two holds: longer than the 0.2 s a reader
+that polls plain DuckDB sleeps between tries, so such a reader gets in at every gap (DuckDB's
+lock is not fair, and a 0.1 s gap was missed by half of them: issue 47). A shorter gap does
+not end a hold (`Holds`)."""
+
+HOLD_BUDGET_S = 3.0
+"""The longest a run means to hold the file at a stretch: before each batch of a commit it lets
+others in when the batch, taking as long as the longest of its kind so far, would end the hold
+past this (the first of a kind counts as too long unless nothing is held). A batch commits in
+about 1-1.5 s (WRITE_ROW_GROUP_ROWS), so a hold is one or two batches, and one batch beside a
+second job that slows it down."""
+
+
+class Holds:
+    """The times a store has held its file: from an attach to the release that leaves the file
+    to others for at least YIELD_S (a shorter gap lets no polling reader in, so the hold goes
+    on across it), and how long each kind of batch takes."""
+
+    def __init__(self) -> None:
+        self._ended: list[tuple[float, float]] = []
+        self._since: float | None = None
+        self._longest: dict[str, float] = {}
+
+    def attached(self) -> None:
+        now = time.monotonic()
+        if self._ended and now - self._ended[-1][1] < YIELD_S:
+            self._since = self._ended.pop()[0]
+        else:
+            self._since = now
+
+    def released(self) -> None:
+        if self._since is not None:
+            self._ended.append((self._since, time.monotonic()))
+            self._since = None
+
+    def took(self, kind: str, seconds: float) -> None:
+        """A batch of `kind` took `seconds`."""
+        self._longest[kind] = max(self._longest.get(kind, 0.0), seconds)
+
+    def fits(self, kind: str) -> bool:
+        """Whether a batch of `kind` ends the hold under way within HOLD_BUDGET_S (True when
+        nothing is held)."""
+        if self._since is None:
+            return True
+        expected = self._longest.get(kind, HOLD_BUDGET_S)
+        return time.monotonic() - self._since + expected <= HOLD_BUDGET_S
+
+    def so_far(self) -> list[float]:
+        """The seconds of each hold, the one under way included."""
+        ongoing = [time.monotonic() - self._since] if self._since is not None else []
+        return [end - start for start, end in self._ended] + ongoing
+
+
+def locked(path: Path) -> int:
+    """An exclusive `flock` on the file `path` (created if missing), waited for; returns its
+    descriptor, whose closing lets go of the lock."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def lock_wait_s() -> float:
@@ -105,6 +178,8 @@ def attach(
     """
     limit = lock_wait_s()
     options = ["READ_ONLY"] if read_only else []
+    if not read_only and not str(path).startswith("ducklake:"):
+        options.append(f"ROW_GROUP_SIZE {WRITE_ROW_GROUP_ROWS}")
     if data_path is not None:
         options.append(f"DATA_PATH {sql_string(data_path)}")
     if str(path).startswith("ducklake:sqlite:"):

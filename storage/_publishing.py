@@ -45,8 +45,8 @@ class Publishing:
     def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
         raise NotImplementedError  # DuckDBStore.transaction
 
-    def let_others_in(self) -> None:
-        raise NotImplementedError  # DuckDBStore.let_others_in
+    def batch(self, kind: str) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        raise NotImplementedError  # DuckDBStore.batch
 
     def commits(self) -> int:
         raise NotImplementedError  # DuckDBStore.commits
@@ -70,16 +70,23 @@ class Publishing:
         the same file content are kept as they are, so a re-run adds nothing.
         """
         scores = tables.get("scores")
-        batches = [*(score_batches(self._raw, scores, run.run_seq, batch_rows) if scores else [])]
+        batches = [
+            ("score_rows", statement)
+            for statement in (
+                score_batches(self._raw, scores, run.run_seq, batch_rows) if scores else []
+            )
+        ]
         if traces is not None:
-            batches += trace_batches(self._raw, *traces, run.run_id, batch_rows)
+            batches += [
+                ("trace_rows", statement)
+                for statement in trace_batches(self._raw, *traces, run.run_id, batch_rows)
+            ]
         with hashed_on_ids(self._raw), one_writer_thread(self._raw):
-            for statement in batches:
-                with self.transaction() as con:
+            for table, statement in batches:
+                with self.batch(table) as con:
                     if self._stale(planned_at):
                         break
                     con.execute(statement)
-                self.let_others_in()
         self.publish_run(run, tables, traces=traces, planned_at=planned_at)
 
     def one_writer_thread(self) -> AbstractContextManager[None]:
@@ -145,7 +152,7 @@ class Publishing:
         """
         scores = tables.get("scores")
         wrote = has_rows(self._raw, scores) or has_rows(self._raw, traces and traces[1])
-        with self.transaction() as con:
+        with self.batch("publish") as con:
             stale = self._stale(planned_at)
             if stale:
                 discard_unpublished(con, [run.run_id])

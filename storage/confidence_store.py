@@ -7,14 +7,13 @@ written in batches and published in one transaction, replacing the rows of the s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 
-from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS
+from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS, parquet_slices
 from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
@@ -154,37 +153,41 @@ def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
     )
 
 
-_RUN_COLUMNS = "COLUMNS(c -> c NOT IN ('_order', 'run_id'))"
-"""A part's columns but its staging order and run: parts computed while a scoring run read its
-input carry `_order`, and a backfill's chunk commits levels its archive run computed."""
+_RUN_COLUMNS = "COLUMNS(c -> c NOT IN ('_order', 'run_id', 'file_row_number'))"
+"""A part's columns but its staging order, run and row numbers: parts computed while a scoring
+run read its input carry `_order`, and a backfill's chunk commits levels its archive run
+computed."""
+
+
+_ROWS = "SELECT count(*) AS n FROM read_parquet(?)"
 
 
 def commit_confidence(
     store: DuckDBStore, steps: Path, traces: Path, quarantine: Path | None, run_id: str
 ) -> None:
-    """Write the run's levels and step rows (the part files `traces` and `steps` match, a few
-    parts at a time, one transaction each, the file let go in between; every row as the run's
-    own, `run_id`), then publish them with its
+    """Write the run's levels and step rows (the part files `traces` and `steps` match, in
+    batches of whole row groups, one transaction each, the file let go in between as a scoring
+    commit lets it go; every row as the run's own, `run_id`), then publish them with its
     quarantine rows in one last transaction: the views `confidence_traces` and
     `confidence_steps` show the run's rows from then on, in place of the rows of the same
     (trace_id, source) that earlier runs published. A quarantine row already recorded for the
     same file content is kept."""
     with store.one_writer_thread():
-        for group in _part_groups(sorted(traces.parent.glob(traces.name))):
-            numbers = [part.stem.rsplit("-", 1)[1] for part in group]
-            steps_parts = [str(steps.parent / steps.name.replace("*", n)) for n in numbers]
-            with store.transaction() as con:
-                for table, files in (
-                    ("confidence_trace_rows", [str(part) for part in group]),
-                    ("confidence_step_rows", steps_parts),
-                ):
-                    con.execute(
-                        f"INSERT INTO {table} BY NAME SELECT {_RUN_COLUMNS}, ? AS run_id "
-                        "FROM read_parquet(?, union_by_name = true)",
-                        [run_id, files],
-                    )
-            store.let_others_in()
-    with store.transaction() as con:
+        for table, pattern in (("confidence_trace_rows", traces), ("confidence_step_rows", steps)):
+            parts = [
+                (part, int(store.scratch.sql(_ROWS, [str(part)])["n"][0]))
+                for part in sorted(pattern.parent.glob(pattern.name))
+            ]
+            for batch in parquet_slices(parts, COMMIT_BATCH_ROWS):
+                with store.batch(table) as con:
+                    for part, first, end in batch:
+                        con.execute(
+                            f"INSERT INTO {table} BY NAME SELECT {_RUN_COLUMNS}, ? AS run_id "
+                            "FROM read_parquet(?, file_row_number = true) "
+                            "WHERE file_row_number >= ? AND file_row_number < ?",
+                            [run_id, str(part), first, end],
+                        )
+    with store.batch("publish levels") as con:
         _publish_levels(con, run_id)
         if quarantine is not None:
             con.execute(
@@ -195,24 +198,6 @@ def commit_confidence(
                 "AND o.rule = q.rule)",
                 [run_id, str(quarantine)],
             )
-
-
-def _part_groups(parts: list[Path]) -> Iterator[list[Path]]:
-    """Consecutive trace part files holding at least COMMIT_BATCH_ROWS traces together (the
-    last group fewer): a run computes in small parts to bound its memory and commits whole
-    row groups of levels per transaction, as a scoring commit does."""
-    import polars as pl
-
-    group: list[Path] = []
-    held = 0
-    for part in parts:
-        group.append(part)
-        held += pl.scan_parquet(part).select(pl.len()).collect().item()
-        if held >= COMMIT_BATCH_ROWS:
-            yield group
-            group, held = [], 0
-    if group:
-        yield group
 
 
 def _publish_levels(con: duckdb.DuckDBPyConnection, run_id: str) -> None:

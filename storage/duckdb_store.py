@@ -3,7 +3,6 @@ column name, runs written in batches and published in one transaction."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -22,7 +21,14 @@ from storage._commit import (
     as_of_run_views,
     discard_unpublished,
 )
-from storage._connection import YIELD_S, attach, holder_of, uninterrupted_method
+from storage._connection import (
+    YIELD_S,
+    Holds,
+    attach,
+    holder_of,
+    locked,
+    uninterrupted_method,
+)
 from storage._embedding_cache import EmbeddingCache
 from storage._extensions import load_extension
 from storage._names import sql_string
@@ -89,8 +95,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         self._attached = False
         self._pins = 0
         self._writer_lock: int | None = None
-        self._held_since = 0.0
-        self.holds: list[float] = []
+        self.holds = Holds()
         # The connection's own database is in memory: a run's temporary tables live there,
         # so the file itself is attached only while the run reads or writes it.
         self._raw = duckdb.connect()
@@ -150,7 +155,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
     def _attach(self) -> None:
         attach(self._raw, self.location.target, self._alias, self.read_only, self._data_path)
         self._attached = True
-        self._held_since = time.monotonic()
+        self.holds.attached()
 
     def release(self) -> None:
         """Let go of the file (and its lock) until the next statement that reads or writes it.
@@ -163,20 +168,22 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
                 self._raw.execute("USE memory")
                 self._raw.execute(f'DETACH "{self._alias}"')
                 self._attached = False
-                self.holds.append(time.monotonic() - self._held_since)
+                self.holds.released()
 
-    def let_others_in(self) -> None:
-        """`release()`, and leave a DuckDB file to other processes for a moment (YIELD_S) when
-        it was let go: between the batches of a commit, so waiting readers get their turn."""
-        attached = self._attached
-        self.release()
-        if attached and not self._attached:
-            time.sleep(YIELD_S)
-
-    def held_so_far(self) -> list[float]:
-        """The seconds of each time this store has held the file, the current one included."""
-        ongoing = [time.monotonic() - self._held_since] if self._attached else []
-        return self.holds + ongoing
+    @contextmanager
+    def batch(self, kind: str) -> Iterator[duckdb.DuckDBPyConnection]:
+        """`transaction()` for one batch of a commit (`kind`: what it writes). Before it, a
+        DuckDB file is let go and left to other processes for YIELD_S when the batch would end
+        the hold past HOLD_BUDGET_S, so waiting readers get their turn every few seconds."""
+        if not self.holds.fits(kind):
+            self.release()
+            if not self._attached:
+                time.sleep(YIELD_S)
+        with self.held():
+            started = time.monotonic()
+            with self.transaction() as con:
+                yield con
+            self.holds.took(kind, time.monotonic() - started)
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -202,13 +209,7 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         PostgreSQL catalog (it serializes writers itself) or a reader."""
         if self.location.catalog != "sqlite" or self.read_only or self._writer_lock is not None:
             return
-        fd = os.open(f"{self.path}.writer.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._writer_lock = fd
+        self._writer_lock = locked(Path(f"{self.path}.writer.lock"))
 
     def _unlock_writers(self) -> None:
         if self._writer_lock is not None:

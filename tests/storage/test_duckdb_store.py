@@ -288,3 +288,24 @@ def test_a_file_of_a_newer_duckdb_says_how_to_move_it() -> None:
     error = _not_duckdb(Path("old.duckdb"), text, duckdb.IOException(text))
     assert "newer DuckDB" in str(error) and "EXPORT DATABASE" in str(error)
     assert "version number 999" in str(error)
+
+
+def test_a_writer_lets_go_before_a_batch_would_hold_the_file_past_the_budget(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("storage._connection.HOLD_BUDGET_S", 1.0)
+    with DuckDBStore(db_path) as store:
+        store.release()
+        store.sql("SELECT 1 AS one")  # let go for less than YIELD_S: no reader got in
+        assert len(store.holds.so_far()) == 1  # so the hold went on
+        store.release()
+        time.sleep(0.35)  # a gap a polling reader gets in at
+        for _ in range(6):
+            with store.batch("slow") as con:
+                con.execute("SELECT 1")
+                time.sleep(0.4)
+        holds = store.holds.so_far()[1:]
+    # Two batches a hold (a third would end past 1 s), each hold followed by a gap, where
+    # letting go after every batch would make six holds and never letting go one of 2.4 s.
+    assert 3 <= len(holds) <= 4, holds
+    assert max(holds) < 1.0 + 0.2, holds

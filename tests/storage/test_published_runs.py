@@ -51,6 +51,8 @@ def test_readers_between_a_run_s_batches_see_the_previous_run_whole(
             seen.append(query_rows(db_path, LOOK)[0])
 
     monkeypatch.setattr(DuckDBStore, "release", release_and_look)
+    monkeypatch.setattr("storage._connection.HOLD_BUDGET_S", 0.0)  # let go before every batch
+    monkeypatch.setattr("storage.duckdb_store.YIELD_S", 0.01)
     counts = run_pipeline([day2], db_path, config, embed=False)
     assert counts["rows_changed"] == N
     partial = [look for look in seen if N < look[0] < 2 * N]

@@ -14,13 +14,12 @@ from pydantic import (
 )
 
 from transforms.config._base import StrictModel as _Strict
-from transforms.config.sizes import DUCKDB_ROW_GROUP_ROWS
+from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_MODEL",
     "DEVICE_BATCH_SIZE",
-    "DUCKDB_ROW_GROUP_ROWS",
     "NOVELTY_SCOPES",
     "EmbeddingConfig",
     "ExecutionConfig",
@@ -214,13 +213,14 @@ class ExecutionConfig(_Strict):
     novelty_partition_rows: Annotated[int, Field(ge=1)] = 50_000
     """Target traces per distributed novelty task (each also reads the max_elements earlier
     traces of its first scope as a halo)."""
-    commit_batch_rows: Annotated[int, Field(ge=1)] = DUCKDB_ROW_GROUP_ROWS
-    """Most rows a run writes to the database per transaction. The run lets go of the file
-    between batches, so readers and other runs get in; readers see the run's rows only once
-    its last transaction publishes them all. A multiple of DuckDB's row group (122,880 rows)
-    writes to the file as it goes; fewer rows go through the write-ahead log, which every
-    commit then copies into the file (a 1,000,000-trace commit took 50 s in batches of
-    100,000 rows, 36 s in batches of 122,880; docs/performance.md)."""
+    commit_batch_rows: Annotated[int, Field(ge=1)] = WRITE_ROW_GROUP_ROWS
+    """Most rows a run writes to the database per transaction. Between batches the run lets
+    go of the file once it has held it for 1.5 s, so readers and other runs get in; readers
+    see the run's rows only once its last transaction publishes them all. A multiple of the
+    row group a run writes (30,720 rows, WRITE_ROW_GROUP_ROWS) goes to the file as it is
+    written; fewer rows go through the write-ahead log, which every commit then copies into
+    the file (a 1,000,000-trace commit took 50 s in batches of 100,000 rows against 36 s in
+    whole row groups; docs/performance.md)."""
 
     @model_validator(mode="after")
     def _address_needs_dask(self) -> ExecutionConfig:
