@@ -31,7 +31,7 @@ from storage.report_store import (
     read_report_data,
     write_report_file,
 )
-from storage.store_health import check_store
+from storage.store_health import check_store, data_path
 from transforms.report import ReportInputs, report_html
 
 __all__ = ["REPORT_URL_VARIABLE", "ReportWindow", "publish_run", "report_path", "write_report"]
@@ -43,9 +43,19 @@ the database's folder); unset, the report artifact shows the path without a link
 
 def report_path(db: str | Path) -> Path:
     """Where flow runs write the report of `db`: beside it (a DuckLake's SQLite catalog),
-    `<name>.report.html`."""
-    path = locate(db).anchor
-    return path.with_name(f"{path.name}.report.html")
+    `<name>.report.html`. A PostgreSQL catalog has no file here: beside the lake's data path
+    where that is a folder of this machine (`files/` -> `files.report.html`, outside the folder,
+    where DuckLake's cleanup would take it for an orphaned file), else in the current folder."""
+    location = locate(db)
+    if location.catalog != "postgres":
+        path = location.anchor
+        return path.with_name(f"{path.name}.report.html")
+    with DuckDBStore(db, read_only=True) as store:
+        data = data_path(store)
+    if data is not None and "://" not in data:
+        folder = Path(data.rstrip("/"))
+        return folder.with_name(f"{folder.name}.report.html")
+    return Path.cwd() / f"{location.anchor.name}.report.html"
 
 
 def _inputs(data: ReportData) -> ReportInputs:
@@ -136,8 +146,8 @@ def publish_run(db: str | Path, markdown: str, key: str, description: str) -> No
         return
     from prefect.artifacts import create_table_artifact
 
-    out = report_path(db).resolve()
     try:
+        out = report_path(db).resolve()
         data = write_report(db, out)
     except Exception as error:  # a report that cannot be written must not fail the run
         run_logger().warning("the report of %s was not written: %r", db, error)

@@ -25,7 +25,7 @@ from typing import Any, ParamSpec, TypeVar
 from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
 from storage.faults import RECORDED, UNRECORDED
 from storage.interrupts import stop_if_requested, uninterrupted
-from storage.run_locks import dead_folders, hold_alive, is_alive, let_go
+from storage.run_locks import dead_folders, hold_alive, is_alive, let_go, remove_if_empty
 from storage.store_health import check_store, remove_orphaned_files
 
 __all__ = [
@@ -283,6 +283,7 @@ class RunSteps(Steps):
             self.store.release()
             shutil.rmtree(self.run.work_dir, ignore_errors=True)
             let_go(self._alive)
+            remove_if_empty(work_root(self.store))
 
     def __enter__(self) -> RunSteps:
         return self

@@ -8,12 +8,13 @@ behind. `flock` is local to one machine: one database file serves the processes 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
 from pathlib import Path
 
-__all__ = ["ALIVE", "dead_folders", "hold_alive", "is_alive", "let_go"]
+__all__ = ["ALIVE", "dead_folders", "hold_alive", "is_alive", "let_go", "remove_if_empty"]
 
 ALIVE = ".alive"
 """The file in a run's work folder that its process holds locked."""
@@ -32,9 +33,16 @@ def hold_alive(folder: Path) -> int:
     `folder` never exists unlocked while its process lives: `dead_folders` can remove every
     unlocked one without racing a run that is starting.
     """
-    folder.parent.mkdir(parents=True, exist_ok=True)
     starting = folder.parent / f"{STARTING}{folder.name}"
-    starting.mkdir()
+    for _ in range(3):
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            starting.mkdir()
+            break
+        except FileNotFoundError:  # a finishing run removed the empty parent in between
+            continue
+    else:
+        starting.mkdir()
     fd = os.open(starting / ALIVE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -48,6 +56,13 @@ def hold_alive(folder: Path) -> int:
 def let_go(fd: int) -> None:
     """Unlock and close what `hold_alive` returned."""
     os.close(fd)
+
+
+def remove_if_empty(root: Path) -> None:
+    """Remove the folder of the runs' work folders once none is left in it, so a store leaves
+    no empty folder behind (a run starting meanwhile keeps it, or makes it again)."""
+    with contextlib.suppress(OSError):  # not empty, or already gone
+        root.rmdir()
 
 
 def is_alive(folder: Path) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreDamaged
 
-__all__ = ["check_store", "damaged_files", "remove_orphaned_files"]
+__all__ = ["check_store", "damaged_files", "data_path", "remove_orphaned_files"]
 
 _MAGIC = b"PAR1"
 
@@ -42,6 +42,15 @@ def _problem(path: str, size: int | None) -> str | None:
 def _lake(store: DuckDBStore) -> str:
     """The name the DuckLake is attached under (the store's current database)."""
     return str(store.sql("SELECT current_database() AS lake")["lake"][0])
+
+
+def data_path(store: DuckDBStore) -> str | None:
+    """The folder (or object storage prefix) a DuckLake keeps its data files in; None for a
+    DuckDB file."""
+    if store.location.catalog is None:
+        return None
+    lake = _lake(store)
+    return str(store.sql(f"SELECT data_path FROM ducklake_settings('{lake}')")["data_path"][0])
 
 
 def damaged_files(store: DuckDBStore) -> list[str]:

@@ -171,6 +171,13 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
         statuses = store.sql("SELECT status FROM runs ORDER BY run_seq")["status"].to_list()
         assert statuses == ["interrupted", "completed"]
         assert store.sql("SELECT count(*) FROM trace_rows").item() == 20_000  # no orphans
+        named = store.sql(
+            "SELECT path FROM __ducklake_metadata_meta.ducklake_data_file UNION ALL "
+            "SELECT path FROM __ducklake_metadata_meta.ducklake_delete_file"
+        )["path"].to_list()
+    # every data file in the lake's folder is one some snapshot names: none left unreferenced
+    on_disk = {file.name for file in (tmp_path / "lake" / "meta.sqlite.files").rglob("*.parquet")}
+    assert on_disk and on_disk <= {Path(path).name for path in named}
 
     def contents(db: str) -> list[tuple[object, ...]]:
         with DuckDBStore(db, read_only=True) as store:
@@ -258,3 +265,40 @@ def test_runs_writing_one_sqlite_ducklake_at_once_all_complete_as_one_after_anot
             answers.append([store.sql(query).rows() for query in queries])
     assert answers[0] == answers[1]
     assert answers[0][2:] == [[(400 * n_runs, n_runs)], [("completed",)]]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_server")
+def test_dask_workers_write_their_shards_into_a_sqlite_ducklake_as_a_local_run_does(
+    tmp_path: Path,
+) -> None:
+    """The Dask engine on a SQLite catalog failed with "database is locked" (its workers'
+    commits overlapped) and ran out of memory cutting 100,000 traces into shards of 122,880:
+    the workers now take turns on the catalog's writer lock, and shards are 30,720 rows."""
+    from pipelines.score import score_traces
+
+    export = tmp_path / "traces.parquet"
+    synthetic_traces(600, seed=5).write_parquet(export)
+    config = tmp_path / "dask.toml"
+    config.write_text('[execution]\nengine = "dask"\nworkers = 2\ncommit_batch_rows = 100\n')
+    lake = f"ducklake:sqlite:{tmp_path / 'lake' / 'meta.sqlite'}"
+    distributed = score_traces([str(export)], db=lake, config=str(config), no_embedder=True)
+    local = score_traces([str(export)], db=str(tmp_path / "one.duckdb"), no_embedder=True)
+
+    assert distributed.counts["commit_shards"] == 12  # six of scores, six of traces
+    with DuckDBStore(lake, read_only=True) as store:
+        messages = store.sql(
+            "SELECT commit_message FROM \"meta\".snapshots() WHERE commit_message LIKE 'shard %'"
+        )["commit_message"].to_list()
+        statuses = store.sql("SELECT status FROM runs")["status"].to_list()
+    writers = {message.rsplit(" ", 1)[1] for message in messages}
+    assert len(messages) == 12 and str(os.getpid()) not in writers
+    assert statuses == ["completed"] and local.counts["rows_scored"] == 600
+
+    def latest(db: str) -> list[tuple[object, ...]]:
+        with DuckDBStore(db, read_only=True) as store:
+            return store.sql(
+                "SELECT * EXCLUDE (run_id, run_seq) FROM latest_scores ORDER BY trace_id"
+            ).rows()
+
+    assert latest(lake) == latest(str(tmp_path / "one.duckdb"))

@@ -13,6 +13,7 @@ import pytest
 from postgres_server import PostgresServer
 
 from storage.duckdb_store import DuckDBStore
+from storage.locations import locate
 from transforms.synth.traces import synthetic_traces
 
 N_TRACES = 300
@@ -70,6 +71,11 @@ def test_a_postgres_catalog_holds_a_run_of_two_dask_workers(postgres: str, tmp_p
     assert len(messages) == 6 and str(os.getpid()) not in writers
     assert len(writers) == distributed.counts["commit_writers"] >= 1
     assert sorted(p.suffix for p in (tmp_path / "lake-data").rglob("*.parquet"))  # data there
+    # The flow's report goes beside the data path; the temporary folder keeps nothing.
+    assert (tmp_path / "lake-data.report.html").stat().st_size > 0
+    anchor = locate(lake).anchor
+    assert not anchor.with_name(f"{anchor.name}.report.html").exists()
+    assert not anchor.with_name(f".{anchor.name}.work").exists()
     on_lake, on_file = _latest(lake), _latest(str(tmp_path / "local.duckdb"))
     assert on_lake["trace_id"].to_list() == on_file["trace_id"].to_list()
     assert (on_lake["novelty"] - on_file["novelty"]).abs().max() <= 1e-6  # type: ignore[operator]

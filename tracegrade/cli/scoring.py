@@ -129,8 +129,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         print(f"-- {title}\n{query}\n")
     from pipelines.report import report_path, write_report
 
-    write_report(db, report_path(db))
-    print(f"The report (charts and tables, opens offline): {report_path(db)}")
+    out = report_path(db)
+    write_report(db, out)
+    print(f"The report (charts and tables, opens offline): {out}")
     print(f"Write it again with: tracegrade report --db {db} --out report.html")
     return status
 
