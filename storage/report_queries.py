@@ -57,10 +57,15 @@ SELECT trace_id, created_at, agent_id, task_domain, profile, score, novelty, sha
        w_complexity * complexity AS c_part, w_novelty * novelty AS n_part,
        w_tool_diversity * tool_diversity AS d_part,
        w_outcome_confidence * outcome_confidence AS o_part
-FROM latest_scores, __window WHERE created_at >= since AND created_at < until
+FROM scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id)
+    USING (trace_id, run_seq), __window
+WHERE created_at >= since AND created_at < until
 """
-"""The window's latest scores, read once into a temporary table that the score queries share
-(the `latest_scores` view ranks every score row each time it is read)."""
+"""The window's latest scores (the rows `latest_scores` shows: a run scores a trace once, so
+its newest run_seq names one row), read once into a temporary table that the score queries
+share. Found by joining on each trace's newest run_seq rather than through the view, whose
+ranking holds every column of every score row at once: on a DuckLake of 1,000,000 traces
+that ran out of the store's 256 MB, and the report was not written."""
 
 
 def _newest_levels(levels: str) -> str:

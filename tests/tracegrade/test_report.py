@@ -230,3 +230,34 @@ def test_figures_carry_numbers_as_float32_arrays_and_missing_ones_as_gaps() -> N
     first, gap, last = struct.unpack("<3f", raw)
     assert first == 0.25 and math.isnan(gap) and abs(last - 0.7) < 1e-7
     assert trace["x"] == ["2026-11-01", "2026-11-02", "2026-11-03"]
+
+
+def test_the_report_reads_the_scores_latest_scores_shows(tmp_path: Path) -> None:
+    """The report finds each trace's newest score by its newest run_seq (the view's ranking
+    ran out of memory on a DuckLake of 1,000,000 traces): the same rows as the view, where a
+    second run scored half of the traces again."""
+    import polars as pl
+
+    from pipelines.score import score_traces
+    from storage.duckdb_store import DuckDBStore
+    from storage.report_queries import LATEST_SQL
+    from transforms.synth.traces import synthetic_traces
+
+    first = synthetic_traces(200, seed=3)
+    changed = synthetic_traces(100, seed=4).with_columns(id=first["id"][:100])
+    days = [tmp_path / "day1.parquet", tmp_path / "day2.parquet"]
+    first.write_parquet(days[0])
+    pl.concat([changed, first[100:]]).write_parquet(days[1])
+    db = tmp_path / "two-runs.duckdb"
+    for day in days:
+        score_traces([str(day)], db=str(db), no_embedder=True)
+    columns = "trace_id, created_at, agent_id, task_domain, profile, score, novelty, shareable"
+    with DuckDBStore(db, read_only=True) as store:
+        store.execute(LATEST_SQL.replace("__window", ReportWindow().bounds_sql()))
+        read = store.sql(f"SELECT {columns} FROM __latest ORDER BY trace_id").rows()
+        view = store.sql(f"SELECT {columns} FROM latest_scores ORDER BY trace_id").rows()
+        rescored = store.sql(
+            "SELECT count(*) FROM (SELECT trace_id FROM scores GROUP BY 1 HAVING count(*) > 1)"
+        ).item()
+    assert rescored == 100 and len(read) == 200
+    assert read == view
