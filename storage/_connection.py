@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
+_SQLITE_BUSY = "database is locked"
+"""SQLite's error once its busy timeout (META_BUSY_TIMEOUT) has passed."""
 _HELD = re.compile(r"\block\b", re.IGNORECASE)
 """A lock error (not "block", which DuckDB's errors about corrupt files mention)."""
 
@@ -196,6 +198,13 @@ def attach(
             return
         except duckdb.Error as exc:
             text = str(exc)
+            if _SQLITE_BUSY in text and str(path).startswith("ducklake:sqlite:"):
+                raise StoreLockedError(
+                    f"the catalog of {path} is locked by another process (a write "
+                    f"transaction on its SQLite file); waited {limit:.0f} s for it "
+                    f"({LOCK_WAIT_ENV}); wait for that process to finish or stop it, then run "
+                    "again"
+                ) from None
             if _HELD.search(text) is None:
                 raise _not_duckdb(path, text, exc) from None
             holder, left = holder_of(text), deadline - time.monotonic()

@@ -17,6 +17,7 @@ import pytest
 from conftest import query_rows, table_snapshot
 from postgres_server import PostgresServer
 
+from storage.duckdb_store import DuckDBStore
 from storage.faults import describe_fault
 from transforms.synth.traces import synthetic_traces, to_json_records
 
@@ -108,8 +109,6 @@ def test_only_faults_of_the_store_are_said_in_one_line(error: Exception, said: s
 
 
 def _latest(db: str) -> list[tuple[object, ...]]:
-    from storage.duckdb_store import DuckDBStore
-
     with DuckDBStore(db, read_only=True) as store:
         return store.sql(
             "SELECT trace_id, novelty, complexity, tool_diversity, outcome_confidence, score "
@@ -235,3 +234,55 @@ def test_the_next_run_removes_the_data_files_a_killed_commit_left(tmp_path: Path
         "count_star()",
         "300",
     ]
+
+
+def test_a_sqlite_catalog_locked_by_another_process_is_one_line_at_start_and_mid_run(
+    tmp_path: Path,
+) -> None:
+    """Another process's write transaction on the SQLite catalog (here a `BEGIN EXCLUSIVE`
+    of Python's sqlite3): held when a run starts, exit 3 as for a DuckDB file in use; held
+    from the middle of a run until it gives up, exit 4 and one line; either way a rerun once
+    it is free completes and equals a clean run."""
+    import sqlite3
+
+    export = tmp_path / "day.jsonl"
+    records = to_json_records(synthetic_traces(6000, seed=6))
+    export.write_text("".join(json.dumps(record) + "\n" for record in records))
+    catalog = tmp_path / "lake" / "meta.sqlite"
+    lake = f"ducklake:sqlite:{catalog}"
+    args = [TRACEGRADE, "score", str(export), "--db", lake, "--no-embedder"]
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env |= {"PYTHONUNBUFFERED": "1", "TRACEGRADE_LOCK_WAIT_S": "1"}
+    DuckDBStore(lake).close()  # the lake exists
+    holder = sqlite3.connect(catalog, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        refused = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
+        holder.execute("ROLLBACK")
+        assert refused.returncode == 3, refused.stderr[-3000:]
+        assert refused.stderr.count("\n") == 1 and "is locked by another process" in refused.stderr
+
+        with subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        ) as run:
+            assert run.stderr is not None
+            said = []
+            for line in run.stderr:  # once the run is scoring, another process takes the catalog
+                said.append(line)
+                if "scoring:" in line:
+                    holder.execute("BEGIN EXCLUSIVE")
+                    break
+            said += run.stderr.readlines()
+            assert run.wait(timeout=300) == 4, "".join(said)[-3000:]
+        holder.execute("ROLLBACK")
+    finally:
+        holder.close()
+    faults = [line for line in said if line.startswith("tracegrade:")]
+    assert len(faults) == 1 and not any("Traceback" in line for line in said), said
+    assert "the DuckLake catalog stayed locked by another process" in faults[0]
+
+    rerun = _run("score", str(export), "--db", lake, "--no-embedder")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    clean = _run("score", str(export), "--db", str(tmp_path / "clean.duckdb"), "--no-embedder")
+    assert clean.returncode == 0, clean.stderr[-3000:]
+    assert _latest(lake) == _latest(str(tmp_path / "clean.duckdb"))
