@@ -231,9 +231,9 @@ def commit_inputs(run: Run) -> tuple[dict[str, Path], tuple[str, Path] | None, i
     )
 
 
-def commit_results(store: DuckDBStore, run: Run, batch_rows: int) -> None:
+def commit_results(store: DuckDBStore, run: Run, batch_rows: int | None) -> None:
     """Write the run's traces (the new and changed staged ones) and scores in batches of
-    `batch_rows`, then publish them with its quarantine rows and file ledger in one last
+    `batch_rows` (None: the store's default), then publish them with its quarantine rows and file ledger in one last
     transaction; StalePlanError (nothing kept) when another run stored traces after this one
     planned."""
     tables, traces, planned_at = commit_inputs(run)

@@ -12,6 +12,7 @@ import duckdb
 
 from storage._commit import (
     COMMIT_BATCH_ROWS,
+    LAKE_BATCH_ROWS,
     RunHandle,
     discard_unpublished,
     has_rows,
@@ -58,28 +59,26 @@ class Publishing:
         *,
         traces: tuple[str, Path] | None = None,
         planned_at: int | None = None,
-        batch_rows: int = COMMIT_BATCH_ROWS,
+        batch_rows: int | None = None,
     ) -> None:
-        """Write a run's results in batches of `batch_rows` rows, one transaction each with the
-        file let go in between, and publish them (`publish_run`); readers see all of the run
-        or none of it.
+        """Write a run's results in batches of `batch_rows` rows (`batch_rows()` when None),
+        one transaction each with the file let go in between, and publish them
+        (`publish_run`); readers see all of the run or none of it.
 
         `tables` maps `scores`, `quarantine` and `files` to Parquet files; `traces` names the
         run's staging table and a Parquet file of the trace ids to store from it. Traces
         replace stored rows with the same id; quarantine and file rows already recorded for
         the same file content are kept as they are, so a re-run adds nothing.
         """
-        scores = tables.get("scores")
+        scores, rows = tables.get("scores"), self.batch_rows(batch_rows)
         batches = [
             ("score_rows", statement)
-            for statement in (
-                score_batches(self._raw, scores, run.run_seq, batch_rows) if scores else []
-            )
+            for statement in (score_batches(self._raw, scores, run.run_seq, rows) if scores else [])
         ]
         if traces is not None:
             batches += [
                 ("trace_rows", statement)
-                for statement in trace_batches(self._raw, *traces, run.run_id, batch_rows)
+                for statement in trace_batches(self._raw, *traces, run.run_id, rows)
             ]
         with hashed_on_ids(self._raw), one_writer_thread(self._raw):
             for table, statement in batches:
@@ -88,6 +87,13 @@ class Publishing:
                         break
                     con.execute(statement)
         self.publish_run(run, tables, traces=traces, planned_at=planned_at)
+
+    def batch_rows(self, rows: int | None = None) -> int:
+        """`rows`, or the rows this store commits per transaction by default: COMMIT_BATCH_ROWS
+        on a DuckDB file (short holds of its lock), LAKE_BATCH_ROWS on a DuckLake."""
+        if rows is not None:
+            return rows
+        return COMMIT_BATCH_ROWS if self.location.catalog is None else LAKE_BATCH_ROWS
 
     def one_writer_thread(self) -> AbstractContextManager[None]:
         """DuckDB on one thread for the block, so batches of whole row groups reach the file
@@ -101,12 +107,13 @@ class Publishing:
         folder: Path,
         *,
         traces: tuple[str, Path] | None = None,
-        batch_rows: int = COMMIT_BATCH_ROWS,
+        batch_rows: int | None = None,
     ) -> list[Shard]:
-        """The run's rows as shards of `batch_rows` rows for workers to write (`write_shard`):
+        """The run's rows as shards of `batch_rows` rows (COMMIT_BATCH_ROWS when None: each
+        worker's shard stays small whatever the input) for workers to write (`write_shard`):
         the scores file's row ranges, and the staged traces copied to Parquet files in
         `folder` (from the staging table alone: the database is not touched)."""
-        scores = tables.get("scores")
+        scores, batch_rows = tables.get("scores"), batch_rows or COMMIT_BATCH_ROWS
         shards: list[Shard] = []
         if scores is not None:
             for part in score_shards(self._raw, scores, folder, batch_rows):

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from storage._commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS, parquet_slices
+from storage._commit import PUBLISHED_RUNS, parquet_slices
 from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
@@ -178,7 +178,7 @@ def commit_confidence(
                 (part, int(store.scratch.sql(_ROWS, [str(part)])["n"][0]))
                 for part in sorted(pattern.parent.glob(pattern.name))
             ]
-            for batch in parquet_slices(parts, COMMIT_BATCH_ROWS):
+            for batch in parquet_slices(parts, store.batch_rows()):
                 with store.batch(table) as con:
                     for part, first, end in batch:
                         con.execute(
