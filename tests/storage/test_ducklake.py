@@ -141,7 +141,7 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
     export = tmp_path / "day.parquet"
     synthetic_traces(20_000, seed=4).write_parquet(export)
     config = tmp_path / "small-batches.toml"
-    config.write_text("[execution]\ncommit_batch_rows = 2000\n")
+    config.write_text("[execution]\ncommit_batch_rows = 1000\n")
     lake = f"ducklake:sqlite:{tmp_path / 'lake' / 'meta.sqlite'}"
     clean = f"ducklake:sqlite:{tmp_path / 'clean' / 'meta.sqlite'}"
     score = ("score", str(export), "--no-embedder", "--config", str(config), "--db")
@@ -150,7 +150,7 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
     run = subprocess.Popen(
         [TRACEGRADE, *score, lake], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    # Score batches come first, then trace batches: a kill once trace rows exist lands
+    # Score batches come first, then trace batches (20 of each): a kill once trace rows exist lands
     # before publishing, most often while a batch writes its Parquet file (a file no
     # snapshot names yet: 4 of 6 such kills by hand left one).
     look = "SELECT (SELECT count(*) FROM trace_rows), (SELECT count(*) FROM latest_scores)"
