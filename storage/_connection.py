@@ -199,12 +199,7 @@ def attach(
         except duckdb.Error as exc:
             text = str(exc)
             if _SQLITE_BUSY in text and str(path).startswith("ducklake:sqlite:"):
-                raise StoreLockedError(
-                    f"the catalog of {path} is locked by another process (a write "
-                    f"transaction on its SQLite file); waited {limit:.0f} s for it "
-                    f"({LOCK_WAIT_ENV}); wait for that process to finish or stop it, then run "
-                    "again"
-                ) from None
+                raise _catalog_locked(path, limit) from None
             if _HELD.search(text) is None:
                 raise _not_duckdb(path, text, exc) from None
             holder, left = holder_of(text), deadline - time.monotonic()
@@ -224,6 +219,14 @@ def attach(
             announced = holder
         time.sleep(min(pause, left))
         pause = min(2 * pause, _LONGEST_READER_PAUSE_S if read_only else _LONGEST_PAUSE_S)
+
+
+def _catalog_locked(path: Path | str, limit: float) -> StoreLockedError:
+    return StoreLockedError(
+        f"the catalog of {path} is locked by another process (a write transaction on its "
+        f"SQLite file); waited {limit:.0f} s for it ({LOCK_WAIT_ENV}); wait for that process "
+        "to finish or stop it, then run again"
+    )
 
 
 def _not_duckdb(path: Path | str, text: str, exc: duckdb.Error) -> StoreOpenError | StoreDamaged:
