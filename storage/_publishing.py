@@ -5,6 +5,7 @@ workers into a DuckLake, each its own shard) and published in one last transacti
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from storage._commit import (
     hashed_on_ids,
     merge,
     one_writer_thread,
+    parquet_rows,
+    parquet_slices,
     publish,
     score_batches,
     score_shards,
@@ -94,6 +97,12 @@ class Publishing:
         if rows is not None:
             return rows
         return COMMIT_BATCH_ROWS if self.location.catalog is None else LAKE_BATCH_ROWS
+
+    def row_batches(self, parts: list[Path]) -> Iterator[list[tuple[Path, int, int]]]:
+        """The rows of the Parquet files `parts` in batches of `batch_rows()`, as (file, first
+        row, end row) slices (storage._commit.parquet_slices)."""
+        counted = [(part, parquet_rows(self._raw, part)) for part in parts]
+        return parquet_slices(counted, self.batch_rows())
 
     def one_writer_thread(self) -> AbstractContextManager[None]:
         """DuckDB on one thread for the block, so batches of whole row groups reach the file

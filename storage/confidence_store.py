@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from storage._commit import PUBLISHED_RUNS, parquet_slices
+from storage._commit import PUBLISHED_RUNS
 from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
@@ -159,9 +159,6 @@ run read its input carry `_order`, and a backfill's chunk commits levels its arc
 computed."""
 
 
-_ROWS = "SELECT count(*) AS n FROM read_parquet(?)"
-
-
 def commit_confidence(
     store: DuckDBStore, steps: Path, traces: Path, quarantine: Path | None, run_id: str
 ) -> None:
@@ -174,11 +171,7 @@ def commit_confidence(
     same file content is kept."""
     with store.one_writer_thread():
         for table, pattern in (("confidence_trace_rows", traces), ("confidence_step_rows", steps)):
-            parts = [
-                (part, int(store.scratch.sql(_ROWS, [str(part)])["n"][0]))
-                for part in sorted(pattern.parent.glob(pattern.name))
-            ]
-            for batch in parquet_slices(parts, store.batch_rows()):
+            for batch in store.row_batches(sorted(pattern.parent.glob(pattern.name))):
                 with store.batch(table) as con:
                     for part, first, end in batch:
                         con.execute(

@@ -110,6 +110,7 @@ def remove_orphaned_files(store: DuckDBStore) -> int:
     with store.held():
         if store.sql("SELECT count(*) AS n FROM runs WHERE status = 'running'")["n"][0]:
             return 0
-        lake = str(store.sql("SELECT current_database() AS lake")["lake"][0])
-        removed = store.sql(f"SELECT * FROM ducklake_delete_orphaned_files('{lake}', {which})")
+        removed = store.sql(
+            f"SELECT * FROM ducklake_delete_orphaned_files('{_lake(store)}', {which})"
+        )
     return removed.height
