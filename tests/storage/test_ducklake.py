@@ -150,16 +150,18 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
     run = subprocess.Popen(
         [TRACEGRADE, *score, lake], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    # Score batches come first, then trace batches (20 of each): a kill once trace rows exist lands
-    # before publishing, most often while a batch writes its Parquet file (a file no
-    # snapshot names yet: 4 of 6 such kills by hand left one).
+    # Score batches come first, then trace batches (20 of each): a kill once trace rows exist
+    # lands before publishing, most often while a batch writes its Parquet file (a file no
+    # snapshot names yet: 4 of 6 such kills by hand left one). One reader held open (each
+    # query sees the newest snapshot) looks often enough on a busy machine; opening one per
+    # look did not, and the run had published by the first look that saw trace rows.
     look = "SELECT (SELECT count(*) FROM trace_rows), (SELECT count(*) FROM latest_scores)"
     written = (0, 0)
     deadline = time.monotonic() + 120
-    while written[0] == 0 and run.poll() is None and time.monotonic() < deadline:
-        with DuckDBStore(lake, read_only=True) as store:
-            written = store.sql(look).rows()[0]
-        time.sleep(0.05)
+    with DuckDBStore(lake, read_only=True) as watcher:
+        while written[0] == 0 and run.poll() is None and time.monotonic() < deadline:
+            written = watcher.sql(look).rows()[0]
+            time.sleep(0.02)
     run.kill()
     run.wait()
     assert written[0] > 0 and written[1] == 0  # killed between its batches and publishing
