@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import re
 import shutil
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,7 +126,7 @@ def describe_fault(
     ):
         where = _holder(db)
         return f"the disk holding {where} is full ({_free_mb(where)}): free space and rerun{tail}"
-    if any(mark in texts for mark in _UNREACHABLE):
+    if any(mark in texts for mark in _UNREACHABLE) or _catalog_down(db, chain):
         return (
             f"the DuckLake catalog is unreachable at {_server(db, texts)} "
             f"({_first_line(chain)}): start it (or check the network) and rerun{tail}"
@@ -147,6 +148,25 @@ def describe_fault(
     if any(type(e).__name__ == "IOException" for e in chain):
         return f"the store could not be read or written ({_first_line(chain)}){tail}"
     return None
+
+
+def _catalog_down(db: str | None, chain: list[BaseException]) -> bool:
+    """A PostgreSQL catalog that no longer takes connections. The postgres extension can
+    lose the server with no reason of its own (`Failed to execute query "ROLLBACK": ` and
+    nothing after), so the server is asked: a refused TCP connection means it is gone."""
+    if not db or "postgres:" not in db:
+        return False
+    if not any(type(e).__module__.split(".")[0] in ("duckdb", "_duckdb") for e in chain):
+        return False
+    conninfo = dict(re.findall(r"(\w+)=(\S+)", db))
+    host = conninfo.get("host", "localhost")
+    if host.startswith("/"):
+        return False  # a Unix socket: its error text says enough
+    try:
+        with socket.create_connection((host, int(conninfo.get("port", "5432"))), timeout=2):
+            return False
+    except OSError:
+        return True
 
 
 def _first_line(chain: list[BaseException]) -> str:

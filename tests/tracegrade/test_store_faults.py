@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import query_rows, table_snapshot
 from postgres_server import PostgresServer
@@ -106,6 +108,20 @@ def test_only_faults_of_the_store_are_said_in_one_line(error: Exception, said: s
     line = describe_fault(error, "t.duckdb")
 
     assert (line is None) if said is None else (line is not None and line.startswith(said))
+
+
+def test_a_postgres_catalog_lost_without_a_reason_is_said_unreachable() -> None:
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    lake = f"ducklake:postgres:dbname=postgres host=127.0.0.1 port={port}"
+    error = duckdb.Error('Failed to execute query "ROLLBACK": ')
+
+    line = describe_fault(error, lake)
+
+    assert line is not None and line.startswith(
+        f"the DuckLake catalog is unreachable at 127.0.0.1:{port}"
+    )
 
 
 def _latest(db: str) -> list[tuple[object, ...]]:
