@@ -28,7 +28,7 @@ from typing import Any
 from storage._messages import decoded, message_fields, text_of
 from storage._phoenix import hex_id, sdk_time, top_rows_given
 
-__all__ = ["is_mlflow_trace", "mlflow_rows", "mlflow_spans"]
+__all__ = ["is_mlflow_trace", "mlflow_page", "mlflow_rows", "mlflow_spans"]
 
 _KINDS = {kind: kind for kind in ("LLM", "TOOL", "AGENT", "CHAIN", "RETRIEVER", "EMBEDDING")}
 _KINDS["CHAT_MODEL"] = "LLM"
@@ -55,6 +55,18 @@ def mlflow_spans(value: object) -> list[Any] | None:
         ):
             return spans
     return None
+
+
+def mlflow_page(value: object) -> list[Any] | None:
+    """The traces of a page of MLflow's trace search (`{"traces": [...], "next_page_token":
+    ...}`, as `mlflow traces search --output json` prints it) when each is an MLflow trace;
+    None for anything else."""
+    if not isinstance(value, Mapping) or "next_page_token" not in value:
+        return None
+    traces = value.get("traces")
+    if not isinstance(traces, list) or not all(is_mlflow_trace(trace) for trace in traces):
+        return None
+    return traces
 
 
 def is_mlflow_trace(value: object) -> bool:

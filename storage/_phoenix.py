@@ -179,12 +179,12 @@ def page_spans(value: object) -> list[Any] | None:
 def span_rows(value: object) -> list[Mapping[str, Any]] | None:
     """The span rows one JSON value holds: an any-agent trace's spans, a page of Phoenix's
     REST API, a Langfuse trace's observations or one row of a Langfuse blob export's
-    observations (`storage._langfuse`), an MLflow trace's spans
-    (`storage._mlflow`), or one span
+    observations (`storage._langfuse`), an MLflow trace's spans or a page of MLflow's trace
+    search (`storage._mlflow`), or one span
     (`span_row`); None when it is none of these, or a trace or page with an item that is not a
     span."""
     from storage._langfuse import blob_rows, is_blob_observation, is_langfuse_trace, langfuse_rows
-    from storage._mlflow import is_mlflow_trace, mlflow_rows
+    from storage._mlflow import is_mlflow_trace, mlflow_page, mlflow_rows
 
     if is_langfuse_trace(value):
         return list(langfuse_rows(value))  # type: ignore[arg-type]
@@ -192,6 +192,9 @@ def span_rows(value: object) -> list[Mapping[str, Any]] | None:
         return list(blob_rows(value))  # type: ignore[arg-type]
     if is_mlflow_trace(value):
         return list(mlflow_rows(value))  # type: ignore[arg-type]
+    traces = mlflow_page(value)
+    if traces is not None:
+        return [row for trace in traces for row in mlflow_rows(trace)]
     spans = agent_trace_spans(value)
     if spans is None:
         spans = page_spans(value)

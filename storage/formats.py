@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from storage import chat_formats
-from storage._mlflow import mlflow_spans
+from storage._mlflow import mlflow_page, mlflow_spans
 from storage._phoenix import page_spans
 from storage.file_peek import Peek, peek
 from storage.input_paths import (
@@ -79,6 +79,9 @@ def _is_otel(look: Peek) -> bool:
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
     if spans is None:  # a page of Phoenix's REST API, an MLflow trace (info, data.spans)
         spans = page_spans(look.record) or mlflow_spans(look.record)
+    if spans is None:  # a page of MLflow's trace search: its first trace's spans
+        traces = mlflow_page(look.record)
+        spans = mlflow_spans(traces[0]) if traces else None
     if isinstance(spans, list) and spans and isinstance(spans[0], dict):  # any-agent AgentTrace
         keys = set(spans[0])
     return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))

@@ -1,0 +1,91 @@
+"""Phoenix and MLflow exports from public repositories score with no flag (tests/data/SOURCES.md).
+
+MLflow's trace search as its CLI prints it (`{"traces": [...], "next_page_token": ...}`) was
+refused as an unrecognised file; each trace is now one run with its task, answer, tool calls
+and failed call. Phoenix's spans of an app that made no model or tool call are each
+quarantined with the reason, and the run exits 1: nothing scored, nothing silent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+# objective -> the answer, the tool calls (name, arguments) in order, failed calls, agent, success
+MLFLOW = {
+    "What's the weather in Delft?": (
+        "It is 14C and cloudy in Delft.",
+        [("get_weather", {"city": "Delft"})],
+        0,
+        "weather_agent",
+        True,
+    ),
+    "And tomorrow?": (
+        "It is 14C and cloudy in Delft.",
+        [("get_weather", {"city": "Delft"})],
+        0,
+        "weather_agent",
+        True,
+    ),
+    "How long do refunds take?": ("Refunds take 5 business days.", [], 0, "refund_agent", True),
+    "Say hi": ("It is 14C and cloudy in Delft.", [], 0, None, True),  # the fixture's fixed reply
+    '{"order_id": "A-1001"}': (  # the agent function's own argument is its task
+        None,
+        [("lookup_order", {"order_id": "A-1001"})],
+        1,
+        "order_agent",
+        False,
+    ),
+}
+
+TRACE_SQL = (
+    "SELECT objective, nullif(result_summary, ''), "
+    "list_transform(list_filter(steps, s -> s.tool_present), s -> [s.tool_name, s.input]), "
+    "len(list_filter(steps, s -> s.output_summary LIKE '{\"error\"%')), agent_id, success "
+    "FROM traces ORDER BY objective"
+)
+
+
+def test_mlflow_s_trace_search_page_is_one_run_a_trace(tmp_path: Path) -> None:
+    db = tmp_path / "mlflow.duckdb"
+    name = DATA / "mlflow" / "kitaru-traces-search-3.16.1.json"
+
+    assert main(["score", str(name), "--db", str(db), "--no-embedder"]) == 0
+
+    assert query_rows(db, "SELECT status, rows_read, rows_scored FROM files") == [("loaded", 5, 5)]
+    rows = query_rows(db, TRACE_SQL)
+    assert [row[0] for row in rows] == sorted(MLFLOW)
+    for objective, answer, calls, failed, agent, success in rows:
+        wanted = MLFLOW[str(objective)]
+        assert answer == wanted[0], objective
+        assert [(tool, json.loads(args)) for tool, args in calls] == wanted[1], objective  # type: ignore[union-attr]
+        assert (failed, agent, success) == wanted[2:], objective
+    reason = query_rows(
+        db,
+        "SELECT s.output_summary FROM (SELECT unnest(steps) s FROM traces) "
+        "WHERE s.output_summary LIKE '{\"error\"%'",
+    )
+    assert reason == [('{"error":"RuntimeError: Order A-1001 not found"}',)]
+
+
+def test_phoenix_spans_without_an_agent_step_are_each_quarantined_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "phoenix.duckdb"
+    name = DATA / "phoenix" / "aegis-spans-sample.json"
+    spans = json.loads(name.read_text())
+
+    assert main(["score", str(name), "--db", str(db), "--no-embedder"]) == 1
+
+    assert query_rows(db, "SELECT rows_read, rows_scored FROM files") == [(12, 0)]
+    quarantined = query_rows(db, "SELECT rule, reason FROM quarantine ORDER BY row_number")
+    assert [rule for rule, _ in quarantined] == ["empty_trajectory"] * len(spans)
+    said = {str(reason).split("OTel trace ")[1].split(",")[0] for _, reason in quarantined}
+    assert said == {span["context"]["trace_id"] for span in spans}
+    assert all("spans is a model call, a tool call" in str(reason) for _, reason in quarantined)
