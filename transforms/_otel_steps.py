@@ -63,6 +63,11 @@ def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         "group", "start_ns", "span_hex"
     )
     is_tool = pl.col("kind") != "llm"
+    if config.tool_error_pattern is not None:
+        said = is_tool & pl.col("tool_output").str.contains(config.tool_error_pattern)
+        candidates = candidates.with_columns(
+            status=pl.when(said.fill_null(False)).then(pl.lit(_ERROR)).otherwise("status")
+        )
     group_number = (pl.col("group") != pl.col("group").shift(1)).fill_null(True).cum_sum()
     marked = (
         candidates.with_columns(

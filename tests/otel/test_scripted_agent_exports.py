@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 from conftest import query_rows
 
+from pipelines.otel_import import import_otel
 from tracegrade.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -82,3 +84,35 @@ def test_each_export_scores_the_agent_s_runs_as_it_ran_them(tmp_path: Path, name
         "WHERE s.output_summary LIKE '{\"error\"%'",
     )
     assert len(failed_reason) == 1 and "invoice INV-404 not found" in str(failed_reason[0][0])
+
+
+@pytest.mark.parametrize(("pattern", "failed"), [(None, 1), ("", 0)])
+def test_a_tool_result_that_says_error_with_status_ok_is_a_failed_call(
+    tmp_path: Path, pattern: str | None, failed: int
+) -> None:
+    """Frameworks that catch a tool's exception hand its message back as the result with
+    status OK; the default `tool_error_pattern` reads it as the failure it is, an empty one
+    leaves the status alone to say."""
+    rows = [
+        json.loads(line)
+        for line in (DATA / "phoenix" / "phoenix-spans-dataframe.jsonl").read_text().splitlines()
+    ]
+    for row in rows:
+        if row["status_code"] == "ERROR" and row["span_kind"] == "TOOL":
+            row.update(status_code="OK", status_message="", events=[])
+            row["attributes.output.value"] = "Error: invoice INV-404 not found"
+    export = tmp_path / "spans.jsonl"
+    export.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    options = {} if pattern is None else {"tool_error_pattern": pattern}
+
+    import_otel([str(export)], str(tmp_path / "t.parquet"), options=options)
+
+    trace = pl.read_parquet(tmp_path / "t.parquet").filter(
+        pl.col("task").struct.field("objective") == "When was invoice INV-404 paid?"
+    )
+    steps = trace["steps"][0].to_list()
+    calls = [step for step in steps if (step["tool"] or {}).get("name") == "lookup_invoice"]
+    retried = ["tool_call", "error_recovery"] if failed else ["tool_call", "tool_call"]
+    assert [step["type"] for step in calls] == retried
+    errors = [step for step in calls if str(step["output_summary"]).startswith('{"error"')]
+    assert len(errors) == failed

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
+import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["GROUPINGS", "SUCCESS_RULES", "OtelImportConfig"]
@@ -66,6 +67,12 @@ class OtelImportConfig(BaseModel):
     retry_window: Annotated[int, Field(ge=0)] | None = 3
     """Most calls of other tools allowed between a failed tool span and its retry; "any" (or
     None): no limit."""
+    tool_error_pattern: str | None = r"(?i)^\s*error\b"
+    """Regular expression searched in the result of a tool span whose status is not ERROR: a
+    match makes the call a failed one, as status ERROR does. Frameworks that catch a tool's
+    exception (smolagents, LangChain, MCP clients) hand its message back as the result with
+    status OK; `import chat` reads tool messages with the same default pattern. None (an
+    empty text in TOML): only the status says."""
     retrieval_tool: Annotated[str, Field(min_length=1)] = "retrieval"
     """tool.name of the steps made from retrieval spans (OpenInference RETRIEVER)."""
     output_summary_chars: Annotated[int, Field(ge=0)] = 2000
@@ -81,6 +88,17 @@ class OtelImportConfig(BaseModel):
     @classmethod
     def _any_window(cls, value: object) -> object:
         return None if value == "any" else value
+
+    @field_validator("tool_error_pattern", mode="before")
+    @classmethod
+    def _is_rust_pattern(cls, value: object) -> object:
+        if value in ("", None):
+            return None
+        try:  # the mapping searches with Polars (Rust's regex: no look-around, no backreference)
+            pl.Series([""]).str.contains(str(value))
+        except pl.exceptions.PolarsError as exc:
+            raise ValueError(f"not a regular expression Polars can search ({exc})") from None
+        return value
 
     @model_validator(mode="after")
     def _attribute_rule(self) -> OtelImportConfig:
