@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
+from tracegrade.cli.compare import add_compare_command
 from tracegrade.cli.confidence import add_confidence_command
 from tracegrade.cli.exits import EXIT_FAILED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE, exit_for_signal
 from tracegrade.cli.imports import add_import_command
@@ -42,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     add_confidence_command(commands)
     add_judge_command(commands)
     add_report_command(commands)
+    add_compare_command(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ __all__ = [
     "EXIT_LOCKED",
     "EXIT_NOTHING_SCORED",
     "EXIT_OK",
+    "EXIT_REGRESSION",
     "EXIT_USAGE",
     "exit_for_signal",
 ]
@@ -24,6 +25,8 @@ EXIT_FAILED = 4
 """The run failed (a judge run with failed submissions, a model that could not load)."""
 EXIT_CASES_FAILED = 5
 """`operations --check`: the run completed and at least one case failed its scorer set."""
+EXIT_REGRESSION = 6
+"""`compare --fail-on`: a difference is beyond a line of the gate and its interval excludes 0."""
 
 
 def exit_for_signal(signum: int) -> int:

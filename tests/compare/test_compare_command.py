@@ -1,0 +1,161 @@
+"""`tracegrade compare` on a real store: version 2 of an agent ran the same tasks as version 1
+and failed one task in ten more; the comparison pairs them by task, says so, and the gate
+exits 6 on it. Two halves of one version show no regression. Bad selections and gate lines
+are one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tracegrade.cli import main
+from transforms.synth.traces import synthetic_traces, to_json_records
+
+V1, V2 = "agent_id = 'bot-v1'", "agent_id = 'bot-v2'"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("compare")
+    rng = random.Random(1)
+    lines, third_lines = [], []
+    for record in to_json_records(synthetic_traces(800, seed=3)):
+        first = json.loads(json.dumps(record, default=str))
+        first["metadata"]["agent_id"] = "bot-v1"
+        second = json.loads(json.dumps(first))
+        second["id"] = first["id"].replace("kp:trace:", "kp:trace:v2-")
+        second["metadata"]["agent_id"] = "bot-v2"
+        if first["metadata"]["success"] and rng.random() < 0.12:
+            second["metadata"]["success"] = False
+        lines += [json.dumps(first), json.dumps(second)]
+        if len(third_lines) < 100:  # a third version whose file records no outcome
+            third = json.loads(json.dumps(first))
+            third["id"] = first["id"].replace("kp:trace:", "kp:trace:v3-")
+            third["metadata"].update(agent_id="bot-v3", success=None, outcome_unknown=True)
+            third_lines.append(json.dumps(third))
+    export = folder / "day.jsonl"
+    export.write_text("\n".join(lines + third_lines) + "\n")
+    path = folder / "c.duckdb"
+    assert main(["score", str(export), "--db", str(path), "--no-embedder"]) == 0
+    return path
+
+
+def _compare(db: Path, *args: str) -> int:
+    return main(["compare", "--db", str(db), *args])
+
+
+def test_a_version_that_fails_more_tasks_is_a_regression_paired_by_task(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gate = "success < -0.03, score < -0.05"
+
+    status = _compare(db, "--baseline", V1, "--candidate", V2, "--fail-on", gate)
+    text = capsys.readouterr().out
+    again = _compare(db, "--baseline", V1, "--candidate", V2, "--fail-on", gate)
+
+    assert status == again == 6
+    assert capsys.readouterr().out == text  # the same input prints the same text
+    assert "compared as paired by objective: " in text
+    assert text.splitlines()[-1] == "verdict: REGRESSION (1 of 2 lines: success < -0.03)"
+    assert "FAIL  success < -0.03" in text and "pass  score < -0.05" in text
+    row = next(line for line in text.splitlines() if line.startswith("| success |"))
+    difference = float(row.split("|")[6])
+    assert -0.15 < difference < -0.06  # about 12% of the 85% that succeeded
+
+
+def test_the_json_says_the_same_and_two_samples_when_asked(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = _compare(
+        db,
+        "--baseline",
+        V1,
+        "--candidate",
+        V2,
+        "--pair-by",
+        "none",
+        "--json",
+        "--fail-on",
+        "success < -0.03",
+    )
+    found = json.loads(capsys.readouterr().out)
+
+    assert status == 6 and found["regression"] is True and found["paired"] is False
+    assert found["pairing"] == "two samples"
+    success = next(m for m in found["metrics"] if m["metric"] == "success")
+    assert success["baseline_n"] == success["candidate_n"] == 800
+    assert success["high"] < 0 and success["p_holm"] < 0.01
+    assert [g["fired"] for g in found["gate"]] == [True]
+
+
+def test_two_halves_of_one_version_show_no_regression(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    halves = [f"{V1} AND hash(trace_id) % 2 = {side}" for side in (0, 1)]
+
+    status = _compare(
+        db,
+        "--baseline",
+        halves[0],
+        "--candidate",
+        halves[1],
+        "--fail-on",
+        "success < -0.03, score < -0.02, level.ESCALATE > 0.03",
+    )
+    text = capsys.readouterr().out
+
+    assert status == 0, text
+    assert text.splitlines()[-1] == "verdict: no regression (3 lines checked)"
+
+
+def test_runs_and_time_windows_select_traces(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status = _compare(
+        db, "--baseline", "run:1", "--candidate", "time:2026-01-10..2026-01-20", "--json"
+    )
+    found = json.loads(capsys.readouterr().out)
+
+    assert status == 0
+    assert found["baseline"]["traces"] == 1700
+    assert 0 < found["candidate"]["traces"] < 1700
+    assert "traces are in both selections" in found["pairing"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--candidate", "agent_id = 'bot-v9'"], "selects no stored trace"),
+        (["--candidate", V1], "select the same 800 traces"),
+        (["--candidate", "agnt = 2"], "a selection failed: Binder Error"),
+        (["--candidate", V2, "--fail-on", "judge.Relevance < -5"], "does not have"),
+        (["--candidate", V2, "--fail-on", "score"], "is not 'METRIC OP NUMBER'"),
+        (["--candidate", V2, "--pair-by", "objective;"], "is not a column name"),
+    ],
+)
+def test_bad_selections_and_gate_lines_are_one_line_and_exit_2(
+    db: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    status = _compare(db, "--baseline", V1, *args)
+    err = capsys.readouterr().err
+
+    assert status == 2
+    assert len(err.strip().splitlines()) == 1 and said in err, err
+
+
+def test_labels_on_one_side_only_are_said_and_cannot_gate(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    v3 = "agent_id = 'bot-v3'"
+
+    shown = _compare(db, "--baseline", V1, "--candidate", v3)
+    text = capsys.readouterr().out
+    gated = _compare(db, "--baseline", V1, "--candidate", v3, "--fail-on", "success < -0.03")
+    err = capsys.readouterr().err
+
+    assert shown == 0
+    assert "Not compared, values on one side only: success" in text
+    assert "| score |" in text and "| success |" not in text
+    assert gated == 2 and len(err.strip().splitlines()) == 1
+    assert "names success, of which the candidate holds no value" in err

@@ -1,0 +1,85 @@
+"""`tracegrade compare`: did the candidate get worse than the baseline? (docs/compare.md)"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tracegrade.cli.exits import EXIT_OK, EXIT_REGRESSION
+from tracegrade.cli.shared import check_database
+
+__all__ = ["add_compare_command"]
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from storage.compare_store import compare_cells
+    from storage.duckdb_store import DuckDBStore
+    from transforms.compare.gate import parse_gate, verdicts
+    from transforms.compare.stats import compare
+    from transforms.compare.text import comparison_json, comparison_markdown
+    from transforms.errors import ConfigError
+
+    check_database(args.db, must_exist=True)
+    pair_by = None if args.pair_by == "none" else args.pair_by.split(",")
+    with DuckDBStore(args.db, read_only=True) as store:  # it reads: runs may write beside it
+        selected = compare_cells(store, args.baseline, args.candidate, pair_by)
+    lines = parse_gate(args.fail_on, selected.metrics) if args.fail_on else None
+    differences = compare(
+        selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
+    )
+    for line in lines or ():
+        found = next(d for d in differences if d.metric == line.metric)
+        if found.baseline_n == 0 or found.candidate_n == 0:
+            side = "baseline" if found.baseline_n == 0 else "candidate"
+            raise ConfigError(
+                f"--fail-on names {line.metric}, of which the {side} holds no value "
+                "(labels or judge results on one side only); drop the line or select traces "
+                "that have it"
+            )
+    gate = None if lines is None else verdicts(lines, differences)
+    shown = (
+        (args.baseline, args.candidate),
+        (selected.baseline_traces, selected.candidate_traces),
+        selected.pairing,
+        differences,
+        gate,
+    )
+    if args.json:
+        print(json.dumps(comparison_json(*shown), indent=2))
+    else:
+        print(comparison_markdown(*shown), end="")
+    return EXIT_REGRESSION if gate and any(v.fired for v in gate) else EXIT_OK
+
+
+def add_compare_command(commands: Any) -> None:
+    """Register `tracegrade compare` on the CLI's subcommands."""
+    compare = commands.add_parser(
+        "compare",
+        help="compare two selections of the stored traces (agent versions, weeks, runs): "
+        "each metric's difference with its interval, and a regression gate",
+    )
+    compare.add_argument("--db", required=True, metavar="FILE", help="the DuckDB file")
+    for side, example in (("baseline", "run:12"), ("candidate", "agent_id = 'bot-v2'")):
+        compare.add_argument(
+            f"--{side}",
+            required=True,
+            metavar="SELECTION",
+            help=f"run:N, time:START..END, or a SQL predicate over the stored traces "
+            f"(e.g. {example!r})",
+        )
+    compare.add_argument(
+        "--pair-by",
+        default="objective",
+        metavar="COLUMNS",
+        help="pair traces of the same task by these columns (comma-separated; default "
+        "objective); 'none' compares two samples",
+    )
+    compare.add_argument(
+        "--fail-on",
+        metavar="LINES",
+        help="exit 6 when a difference is beyond a line and its interval excludes 0 "
+        "(e.g. 'score < -0.02, level.ESCALATE > 0.03')",
+    )
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    compare.set_defaults(handler=_cmd_compare)

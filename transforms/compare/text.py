@@ -1,0 +1,125 @@
+"""A comparison in words: the Markdown `tracegrade compare` prints, and its `--json`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from transforms.compare.gate import Verdict
+from transforms.compare.stats import RESAMPLES, SEED, Difference
+from transforms.words import NONE
+
+__all__ = ["comparison_json", "comparison_markdown", "verdict_line"]
+
+
+def _number(value: float, signed: bool = False) -> str:
+    if not math.isfinite(value):
+        return NONE if math.isnan(value) else ("+inf" if value > 0 else "-inf")
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def _p(value: float) -> str:
+    if not math.isfinite(value):
+        return NONE
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def verdict_line(verdicts: Sequence[Verdict]) -> str:
+    """One line: the gate's verdict over all its lines."""
+    fired = [v for v in verdicts if v.fired]
+    if fired:
+        names = ", ".join(v.line.text for v in fired)
+        return f"verdict: REGRESSION ({len(fired)} of {len(verdicts)} lines: {names})"
+    return f"verdict: no regression ({len(verdicts)} lines checked)"
+
+
+def comparison_markdown(
+    selections: tuple[str, str],
+    traces: tuple[int, int],
+    pairing: str,
+    differences: Sequence[Difference],
+    verdicts: Sequence[Verdict] | None,
+) -> str:
+    """The comparison as Markdown: who was compared, how, every metric, the gate."""
+    tested = sum(1 for d in differences if math.isfinite(d.p_value))
+    paired = any(d.paired for d in differences)
+    lines = [
+        "# tracegrade compare",
+        "",
+        f"baseline: {selections[0]} ({traces[0]:,} traces); "
+        f"candidate: {selections[1]} ({traces[1]:,} traces)",
+        f"compared as {pairing}",
+        f"differences are candidate less baseline; n counts "
+        f"{'tasks (each side its mean over the task)' if paired else 'traces'}; 95% percentile "
+        f"bootstrap intervals ({RESAMPLES:,} resamples, seed {SEED}); p-values Holm-corrected "
+        f"over {tested} metrics",
+        "",
+        "| metric | n (baseline) | n (candidate) | baseline | candidate | difference "
+        "| 95% interval | effect size | p (Holm) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for d in differences:
+        if d.baseline_n == 0 or d.candidate_n == 0:
+            continue  # nothing to compare (said below when one side has values)
+        interval = (
+            f"{_number(d.low, True)} to {_number(d.high, True)}" if math.isfinite(d.low) else NONE
+        )
+        lines.append(
+            f"| {d.metric} | {d.baseline_n:,} | {d.candidate_n:,} | {_number(d.baseline_mean)} "
+            f"| {_number(d.candidate_mean)} | {_number(d.diff, True)} | {interval} "
+            f"| {_number(d.effect, True)} | {_p(d.p_holm)} |"
+        )
+    one_sided = [d.metric for d in differences if (d.baseline_n == 0) != (d.candidate_n == 0)]
+    if one_sided:
+        lines += [
+            "",
+            f"Not compared, values on one side only: {', '.join(one_sided)} "
+            "(labels or judge results that only one selection has).",
+        ]
+    if verdicts is not None:
+        lines += ["", "## Gate", ""]
+        lines += [verdict.text for verdict in verdicts]
+        lines += ["", verdict_line(verdicts)]
+    return "\n".join(lines) + "\n"
+
+
+def _value(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def comparison_json(
+    selections: tuple[str, str],
+    traces: tuple[int, int],
+    pairing: str,
+    differences: Sequence[Difference],
+    verdicts: Sequence[Verdict] | None,
+) -> dict[str, Any]:
+    """The comparison as one JSON object (`--json`)."""
+    return {
+        "baseline": {"selection": selections[0], "traces": traces[0]},
+        "candidate": {"selection": selections[1], "traces": traces[1]},
+        "pairing": pairing,
+        "paired": any(d.paired for d in differences),
+        "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "interval": 0.95},
+        "metrics": [
+            {
+                "metric": d.metric,
+                "baseline_n": d.baseline_n,
+                "candidate_n": d.candidate_n,
+                "baseline_mean": _value(d.baseline_mean),
+                "candidate_mean": _value(d.candidate_mean),
+                "difference": _value(d.diff),
+                "low": _value(d.low),
+                "high": _value(d.high),
+                "effect_size": _value(d.effect),
+                "p_value": _value(d.p_value),
+                "p_holm": _value(d.p_holm),
+            }
+            for d in differences
+        ],
+        "gate": None
+        if verdicts is None
+        else [{"line": v.line.text, "fired": v.fired, "text": v.text} for v in verdicts],
+        "regression": bool(verdicts) and any(v.fired for v in verdicts or ()),
+    }
