@@ -159,3 +159,33 @@ def test_labels_on_one_side_only_are_said_and_cannot_gate(
     assert "| score |" in text and "| success |" not in text
     assert gated == 2 and len(err.strip().splitlines()) == 1
     assert "names success, of which the candidate holds no value" in err
+
+
+TAU_BENCH = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench"
+
+
+@pytest.mark.skipif(
+    not (TAU_BENCH / "gpt-4o-airline.json").is_file(),
+    reason=f"the tau-bench trajectories are not at {TAU_BENCH} (the shared data folder sits "
+    "beside the repository checkout)",
+)
+def test_halves_of_tau_bench_s_runs_of_one_agent_show_no_regression(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """200 trajectories gpt-4o ran on tau-bench's airline tasks (labelled: 84 succeeded), split
+    three ways into halves: the gate on the success rate, the score and the levels never
+    fires, and the halves share too few tasks to be paired."""
+    db = tmp_path / "tau.duckdb"
+    source = str(TAU_BENCH / "gpt-4o-airline.json")
+    assert main(["score", source, "--db", str(db), "--no-embedder"]) == 0
+    capsys.readouterr()
+    gate = "success < -0.05, score < -0.02, level.ESCALATE > 0.05, level.NOTIFY > 0.05"
+    for salt in ("", "a", "b"):
+        half = f"hash(trace_id || '{salt}') % 2"
+        status = _compare(
+            db, "--baseline", f"{half} = 0", "--candidate", f"{half} = 1", "--fail-on", gate
+        )
+        text = capsys.readouterr().out
+        assert status == 0, text
+        assert "compared as two samples: only" in text
+        assert text.splitlines()[-1] == "verdict: no regression (4 lines checked)"
