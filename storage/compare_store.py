@@ -12,7 +12,7 @@ and each judge metric. Everything is counted in DuckDB: what comes back is at mo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
@@ -21,8 +21,18 @@ from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
 from transforms.compare.stats import MAX_CELLS, SEED, Cells
+from transforms.words import NONE
 
-__all__ = ["MIN_PAIRS", "Selected", "compare_cells", "metrics_of", "selection_sql"]
+__all__ = [
+    "BREAKDOWNS",
+    "MIN_GROUP",
+    "MIN_PAIRS",
+    "Group",
+    "Selected",
+    "compare_cells",
+    "metrics_of",
+    "selection_sql",
+]
 
 MIN_PAIRS = 10
 """Fewest tasks both sides ran for the comparison to be paired."""
@@ -54,6 +64,8 @@ class Selected:
     pairs: Cells | None
     baseline_traces: int
     candidate_traces: int
+    groups: list[Group] = field(default_factory=list)
+    """By domain and by agent (`BREAKDOWNS`)."""
 
 
 def selection_sql(selection: str) -> str:
@@ -150,7 +162,27 @@ def _cells(rows: list[tuple], columns: int, offset: int = 0) -> Cells:
 
 
 _ROWS = "__compare_rows"
-"""The selected traces (side, trace_id, the pairing columns, the metrics), read once."""
+"""The selected traces (side, trace_id, the pairing and breakdown columns, the metrics)."""
+
+BREAKDOWNS = ("task_domain", "agent_id")
+"""The columns each comparison is broken down by."""
+
+MIN_GROUP = 30
+"""Fewest traces a side a domain or agent needs to be compared on its own; smaller ones are
+pooled into one group."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """One domain or agent (or the pool of the small ones) compared on its own."""
+
+    column: str
+    value: str
+    pairing: str
+    baseline: Cells
+    candidate: Cells
+    pairs: Cells | None
+    traces: tuple[int, int]
 
 
 def _select(
@@ -164,7 +196,8 @@ def _select(
     for column in pair_by:
         if not _COLUMN.match(column):
             raise InputError(f"--pair-by column {column!r} is not a column name")
-    keys = "".join(f', "{column}"' for column in pair_by)
+    named = dict.fromkeys([*pair_by, *BREAKDOWNS])
+    keys = "".join(f', "{column}"' for column in named)
     columns = f"SELECT side, trace_id{keys}, COLUMNS('^m[0-9]+$') FROM ({rows})"
     try:
         store.execute(f"CREATE OR REPLACE TEMP TABLE {_ROWS} AS {columns}")
@@ -191,9 +224,11 @@ def compare_cells(
     baseline: str,
     candidate: str,
     pair_by: list[str] | None,
+    min_group: int = MIN_GROUP,
 ) -> Selected:
-    """The cells of both selections; paired by `pair_by` (columns) where the sides share at
-    least `MIN_PAIRS` tasks holding half of each side's traces, as two samples otherwise.
+    """The cells of both selections, whole and by domain and agent (`BREAKDOWNS`, the groups
+    under `min_group` traces a side pooled); paired by `pair_by` (columns) where the sides
+    share at least `MIN_PAIRS` tasks holding half of each side's traces, two samples otherwise.
 
     Raises:
         InputError: a selection that fails, selects nothing, or selects what the other does.
@@ -203,20 +238,68 @@ def compare_cells(
     rows = _rows_sql(metrics, selection_sql(baseline), selection_sql(candidate))
     counts, both = _select(store, rows, pair_by or [], baseline, candidate)
     overlap = f"; {both:,} traces are in both selections" if both else ""
-    traces = (counts["b"], counts["c"])
-    pairing = "two samples"
     try:
-        if pair_by:
-            pairing, paired = _paired(store, pair_by, len(metrics), counts)
-            if paired is not None:
-                return Selected(names, pairing + overlap, *paired, *traces)
-        sides = [_side_cells(store, side, counts[side], len(metrics)) for side in ("b", "c")]
+        pairing, cells = _cells_of(store, pair_by, len(metrics), counts, "true")
+        groups = [
+            group
+            for column in BREAKDOWNS
+            for group in _groups(store, column, pair_by, len(metrics), min_group)
+        ]
     finally:
         store.execute(f"DROP TABLE IF EXISTS {_ROWS}")
-    return Selected(names, pairing + overlap, sides[0], sides[1], None, *traces)
+    traces = (counts["b"], counts["c"])
+    return Selected(names, pairing + overlap, *cells, *traces, groups=groups)
 
 
-def _side_cells(store: Statements, side: str, count: int, m: int) -> Cells:
+def _cells_of(
+    store: Statements, pair_by: list[str] | None, m: int, counts: dict[str, int], where: str
+) -> tuple[str, tuple[Cells, Cells, Cells | None]]:
+    """How the traces `where` selects were compared, and their cells (baseline, candidate,
+    and the pairs' differences when paired)."""
+    pairing = "two samples"
+    if pair_by:
+        pairing, paired = _paired(store, pair_by, m, counts, where)
+        if paired is not None:
+            return pairing, paired
+    sides = [_side_cells(store, side, counts[side], m, where) for side in ("b", "c")]
+    return pairing, (sides[0], sides[1], None)
+
+
+def _groups(
+    store: Statements, column: str, pair_by: list[str] | None, m: int, min_group: int
+) -> list[Group]:
+    """Each value of `column` with at least `min_group` traces a side, compared on its own,
+    then the pool of the rest (when both its sides hold traces)."""
+    value = f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})'
+    sizes = store.rows(
+        f"SELECT {value} AS g, count(*) FILTER (side = 'b'), count(*) FILTER (side = 'c') "
+        f"FROM {_ROWS} GROUP BY g ORDER BY g"
+    )
+    large = [(g, b, c) for g, b, c in sizes if min(b, c) >= min_group]
+    small = [(g, b, c) for g, b, c in sizes if min(b, c) < min_group]
+    if len(large) + bool(small) < 2:
+        return []  # one group is the whole
+    chosen = [(g, [g], b, c) for g, b, c in large]
+    if small and sum(b for _, b, _ in small) and sum(c for _, _, c in small):
+        many = "group" if len(small) == 1 else "groups"
+        pooled = f"(pooled: {len(small)} {many} under {min_group} traces a side)"
+        chosen.append(
+            (
+                pooled,
+                [g for g, _, _ in small],
+                sum(b for _, b, _ in small),
+                sum(c for *_, c in small),
+            )
+        )
+    found = []
+    for name, values, b, c in chosen:
+        where = f"{value} IN ({', '.join(sql_string(v) for v in values)})"
+        pairing, cells = _cells_of(store, pair_by, m, {"b": b, "c": c}, where)
+        found.append(Group(column, name, pairing, *cells, (b, c)))
+    return found
+
+
+def _side_cells(store: Statements, side: str, count: int, m: int, where: str) -> Cells:
     """One side's cells: a trace a cell, or `MAX_CELLS` random buckets of them."""
     cell = (
         "row_number() OVER (ORDER BY trace_id)"
@@ -225,20 +308,23 @@ def _side_cells(store: Statements, side: str, count: int, m: int) -> Cells:
     )
     found = store.rows(
         f"SELECT cell, {_sums(m)} FROM (SELECT {cell} AS cell, * FROM {_ROWS} "
-        f"WHERE side = '{side}') GROUP BY cell ORDER BY cell"
+        f"WHERE side = '{side}' AND {where}) GROUP BY cell ORDER BY cell"
     )
     return _cells(found, m, offset=1)
 
 
 def _paired(
-    store: Statements, pair_by: list[str], m: int, counts: dict[str, int]
-) -> tuple[str, tuple[Cells, Cells, Cells] | None]:
+    store: Statements, pair_by: list[str], m: int, counts: dict[str, int], where: str
+) -> tuple[str, tuple[Cells, Cells, Cells | None] | None]:
     """How the sides pair by task (the `pair_by` columns), and the cells of the tasks both
     ran (baseline means, candidate means, differences; each side's mean over its traces of
     the task); None where too few tasks are shared."""
     keys = ", ".join(f'"{column}"' for column in pair_by)
     means = ", ".join(f"avg(m{i}) AS m{i}" for i in range(m))
-    tasks = f"SELECT side, {keys}, count(*) AS n, {means} FROM {_ROWS} GROUP BY side, {keys}"
+    tasks = (
+        f"SELECT side, {keys}, count(*) AS n, {means} FROM {_ROWS} WHERE {where} "
+        f"GROUP BY side, {keys}"
+    )
     joined = (
         f"SELECT b.n AS nb, c.n AS nc, {keys}, "
         + ", ".join(f"b.m{i} AS b{i}, c.m{i} AS c{i}" for i in range(m))

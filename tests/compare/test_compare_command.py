@@ -64,6 +64,11 @@ def test_a_version_that_fails_more_tasks_is_a_regression_paired_by_task(
     row = next(line for line in text.splitlines() if line.startswith("| success |"))
     difference = float(row.split("|")[6])
     assert -0.15 < difference < -0.06  # about 12% of the 85% that succeeded
+    # each domain on its own, paired by its tasks; each agent ran on one side only: no table
+    domains = text.split("## By task_domain")[1].split("## Gate")[0]
+    rows = [line for line in domains.splitlines() if line.startswith("| ") and "paired" in line]
+    assert len(rows) >= 5 and all("paired, " in row for row in rows)
+    assert "## By agent_id" not in text
 
 
 def test_the_json_says_the_same_and_two_samples_when_asked(
@@ -89,6 +94,15 @@ def test_the_json_says_the_same_and_two_samples_when_asked(
     assert success["baseline_n"] == success["candidate_n"] == 800
     assert success["high"] < 0 and success["p_holm"] < 0.01
     assert [g["fired"] for g in found["gate"]] == [True]
+    domains = [g for g in found["groups"] if g["column"] == "task_domain"]
+    assert sum(g["baseline_traces"] for g in domains) == 800
+    assert all(not g["paired"] for g in domains)
+    small = [g for g in domains if g["value"].startswith("(pooled: ")]
+    assert all(
+        min(g["baseline_traces"], g["candidate_traces"]) >= 30
+        for g in domains
+        if not small or g is not small[0]
+    )
 
 
 def test_two_halves_of_one_version_show_no_regression(
@@ -156,7 +170,8 @@ def test_labels_on_one_side_only_are_said_and_cannot_gate(
 
     assert shown == 0
     assert "Not compared, values on one side only: success" in text
-    assert "| score |" in text and "| success |" not in text
+    rows = [line.split(" |")[0] for line in text.splitlines() if line.startswith("| ")]
+    assert "| score" in rows and "| success" not in rows
     assert gated == 2 and len(err.strip().splitlines()) == 1
     assert "names success, of which the candidate holds no value" in err
 

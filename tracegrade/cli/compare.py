@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.cli.exits import EXIT_OK, EXIT_REGRESSION
 from tracegrade.cli.shared import check_database
+
+if TYPE_CHECKING:
+    from storage.compare_store import Selected
+    from transforms.compare.text import GroupComparison
 
 __all__ = ["add_compare_command"]
 
@@ -44,12 +48,36 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         selected.pairing,
         differences,
         gate,
+        _groups(selected),
     )
     if args.json:
         print(json.dumps(comparison_json(*shown), indent=2))
     else:
         print(comparison_markdown(*shown), end="")
     return EXIT_REGRESSION if gate and any(v.fired for v in gate) else EXIT_OK
+
+
+def _groups(selected: Selected) -> list[GroupComparison]:
+    """Each domain's and agent's comparison, Holm's correction over every group and metric
+    of its column."""
+    from transforms.compare.stats import compare, holm
+    from transforms.compare.text import GroupComparison
+
+    found = [
+        GroupComparison(
+            g.column,
+            g.value,
+            g.traces,
+            compare(selected.metrics, g.baseline, g.candidate, pairs=g.pairs),
+        )
+        for g in selected.groups
+    ]
+    for column in dict.fromkeys(g.column for g in found):
+        mine = [g for g in found if g.column == column]
+        corrected = iter(holm([d for g in mine for d in g.differences]))
+        for g in mine:
+            g.differences[:] = [next(corrected) for _ in g.differences]
+    return found
 
 
 def add_compare_command(commands: Any) -> None:

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from transforms.compare.gate import Verdict
 from transforms.compare.stats import RESAMPLES, SEED, Difference
 from transforms.words import NONE
 
-__all__ = ["comparison_json", "comparison_markdown", "verdict_line"]
+__all__ = ["HEADLINE", "GroupComparison", "comparison_json", "comparison_markdown", "verdict_line"]
+
+HEADLINE = ("score", "success", "confidence", "level.ESCALATE")
+"""The metrics the breakdown tables show (with those the gate names); `--json` has them all."""
+
+
+class GroupComparison(NamedTuple):
+    """One domain or agent (or the pool of the small ones) compared."""
+
+    column: str
+    value: str
+    traces: tuple[int, int]
+    differences: list[Difference]
 
 
 def _number(value: float, signed: bool = False) -> str:
@@ -31,7 +43,53 @@ def verdict_line(verdicts: Sequence[Verdict]) -> str:
     if fired:
         names = ", ".join(v.line.text for v in fired)
         return f"verdict: REGRESSION ({len(fired)} of {len(verdicts)} lines: {names})"
-    return f"verdict: no regression ({len(verdicts)} lines checked)"
+    return (
+        f"verdict: no regression ({len(verdicts)} line{'' if len(verdicts) == 1 else 's'} checked)"
+    )
+
+
+def _short(d: Difference) -> str:
+    interval = (
+        f" ({_number(d.low, True)} to {_number(d.high, True)})" if math.isfinite(d.low) else ""
+    )
+    return f"{_number(d.diff, True)}{interval}{' *' if d.excludes_zero else ''}"
+
+
+def _breakdowns(groups: Sequence[GroupComparison], shown: Sequence[str]) -> list[str]:
+    """A table per breakdown column: each group's traces, how it was compared, and the
+    difference of each metric in `shown` with its interval (* where it excludes 0)."""
+    lines: list[str] = []
+    for column in dict.fromkeys(g.column for g in groups):
+        lines += [
+            "",
+            f"## By {column}",
+            "",
+            "Each group compared on its own; * the 95% interval excludes 0; p-values "
+            "Holm-corrected over every group and metric of the table are in --json.",
+            "",
+            "| "
+            + column
+            + " | traces (baseline) | traces (candidate) | compared as | "
+            + " | ".join(shown)
+            + " |",
+            "|---" * (4 + len(shown)) + "|",
+        ]
+        for group in (g for g in groups if g.column == column):
+            found = {d.metric: d for d in group.differences}
+            paired = [d for d in group.differences if d.paired]
+            how = f"paired, {paired[0].baseline_n:,} tasks" if paired else "two samples"
+            cells = [
+                _short(found[m])
+                if m in found and found[m].baseline_n and found[m].candidate_n
+                else NONE
+                for m in shown
+            ]
+            lines.append(
+                f"| {group.value} | {group.traces[0]:,} | {group.traces[1]:,} | {how} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    return lines
 
 
 def comparison_markdown(
@@ -40,6 +98,7 @@ def comparison_markdown(
     pairing: str,
     differences: Sequence[Difference],
     verdicts: Sequence[Verdict] | None,
+    groups: Sequence[GroupComparison] = (),
 ) -> str:
     """The comparison as Markdown: who was compared, how, every metric, the gate."""
     tested = sum(1 for d in differences if math.isfinite(d.p_value))
@@ -77,8 +136,10 @@ def comparison_markdown(
             f"Not compared, values on one side only: {', '.join(one_sided)} "
             "(labels or judge results that only one selection has).",
         ]
+    gated = [v.line.metric for v in verdicts or ()]
+    lines += _breakdowns(groups, list(dict.fromkeys([*HEADLINE, *gated])))
     if verdicts is not None:
-        lines += ["", "## Gate", ""]
+        lines += ["", "## Gate (the whole selections)", ""]
         lines += [verdict.text for verdict in verdicts]
         lines += ["", verdict_line(verdicts)]
     return "\n".join(lines) + "\n"
@@ -88,12 +149,29 @@ def _value(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _metric_json(d: Difference) -> dict[str, Any]:
+    return {
+        "metric": d.metric,
+        "baseline_n": d.baseline_n,
+        "candidate_n": d.candidate_n,
+        "baseline_mean": _value(d.baseline_mean),
+        "candidate_mean": _value(d.candidate_mean),
+        "difference": _value(d.diff),
+        "low": _value(d.low),
+        "high": _value(d.high),
+        "effect_size": _value(d.effect),
+        "p_value": _value(d.p_value),
+        "p_holm": _value(d.p_holm),
+    }
+
+
 def comparison_json(
     selections: tuple[str, str],
     traces: tuple[int, int],
     pairing: str,
     differences: Sequence[Difference],
     verdicts: Sequence[Verdict] | None,
+    groups: Sequence[GroupComparison] = (),
 ) -> dict[str, Any]:
     """The comparison as one JSON object (`--json`)."""
     return {
@@ -102,21 +180,17 @@ def comparison_json(
         "pairing": pairing,
         "paired": any(d.paired for d in differences),
         "bootstrap": {"resamples": RESAMPLES, "seed": SEED, "interval": 0.95},
-        "metrics": [
+        "metrics": [_metric_json(d) for d in differences],
+        "groups": [
             {
-                "metric": d.metric,
-                "baseline_n": d.baseline_n,
-                "candidate_n": d.candidate_n,
-                "baseline_mean": _value(d.baseline_mean),
-                "candidate_mean": _value(d.candidate_mean),
-                "difference": _value(d.diff),
-                "low": _value(d.low),
-                "high": _value(d.high),
-                "effect_size": _value(d.effect),
-                "p_value": _value(d.p_value),
-                "p_holm": _value(d.p_holm),
+                "column": g.column,
+                "value": g.value,
+                "baseline_traces": g.traces[0],
+                "candidate_traces": g.traces[1],
+                "paired": any(d.paired for d in g.differences),
+                "metrics": [_metric_json(d) for d in g.differences],
             }
-            for d in differences
+            for g in groups
         ],
         "gate": None
         if verdicts is None
