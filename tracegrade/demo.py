@@ -1,7 +1,8 @@
 """A deterministic archive of nightly trace exports, with the faults real archives have.
 
 One file per day, alternating JSONL and nested Parquet, from several agents and
-domains; about 1% exact re-exports of a trace (same id and content, sometimes in
+domains. Halfway through, one agent is deployed as a new version that fails more of its
+tasks (`DEPLOYED`), for `tracegrade compare` to find; about 1% exact re-exports of a trace (same id and content, sometimes in
 a later file), a few re-submissions with changed content, a few late arrivals
 (a trace in the file of the day after its `created_at`), about 1% records that
 each break exactly one rule of docs/input-format.md, and one zero-byte file.
@@ -27,6 +28,7 @@ from transforms.synth.traces import synthetic_traces, to_json_records
 __all__ = [
     "BAD_RULES",
     "DEMO_QUERIES",
+    "DEPLOYED",
     "DEMO_START",
     "EMPTY_FILE_NAME",
     "expected_counts",
@@ -51,6 +53,13 @@ BAD_RULES: tuple[str, ...] = (
     "invalid_json",
 )
 """The record rules the archive breaks, each by some records, one rule per record."""
+
+DEPLOYED = ("support-02", "support-02-v2")
+"""The agent deployed halfway through the archive, and its new version's id: from the middle
+day on its runs are the new version's, and a quarter of the tasks the old one would have
+solved fail with a tool error it does not recover from (`DEPLOY_FAILURES`)."""
+
+DEPLOY_FAILURES = 0.25
 
 _JSONL_ONLY = {"wrong_type", "invalid_json"}
 _NEEDS_STEPS = {"unknown_step_type", "tool_without_name"}
@@ -157,7 +166,11 @@ def _plan(n: int, days: int, seed: int, start: date) -> _Plan:
     if n < 50 or days < 1:
         raise ValueError(f"need n_traces >= 50 and days >= 1; got n_traces={n}, days={days}")
     origin = datetime.combine(start, time(), UTC)
-    base = synthetic_traces(n, seed=seed, start=origin, days=days)
+    base = _deployed(
+        synthetic_traces(n, seed=seed, start=origin, days=days),
+        origin + timedelta(days=days // 2),
+        np.random.default_rng([seed, 2]),
+    )
     rng = np.random.default_rng([seed, 1])
     created = base.select(pl.col("metadata").struct.field("created_at").dt.epoch("us")).to_series()
     day = ((created.to_numpy() - int(origin.timestamp()) * 1_000_000) // _US_PER_DAY).astype(int)
@@ -196,6 +209,26 @@ def _plan(n: int, days: int, seed: int, start: date) -> _Plan:
         for i, (row, k) in enumerate(zip(changed.tolist(), later.tolist(), strict=True))
     ]
     return _Plan(base, records, int(late.sum()))
+
+
+def _deployed(base: pl.DataFrame, at: datetime, rng: np.random.Generator) -> pl.DataFrame:
+    """The traces with the `DEPLOYED` agent's runs from `at` on made by its new version, which
+    fails `DEPLOY_FAILURES` of the tasks the old one succeeded at: its last tool call comes
+    back with an error it does not recover from (a run without a tool call just fails)."""
+    worse = rng.random(base.height) < DEPLOY_FAILURES
+    rows = base.to_dicts()
+    for row, fails in zip(rows, worse.tolist(), strict=True):
+        metadata = row["metadata"]
+        if metadata["agent_id"] != DEPLOYED[0] or metadata["created_at"] < at:
+            continue
+        metadata["agent_id"] = DEPLOYED[1]
+        if fails and metadata["success"]:
+            metadata["success"] = False
+            calls = [step for step in row["steps"] if step["type"] == "tool_call"]
+            if calls:
+                tool = (calls[-1]["tool"] or {}).get("name") or "the tool"
+                calls[-1]["output_summary"] = json.dumps({"error": f"{tool} timed out"})
+    return pl.DataFrame(rows, schema=base.schema)
 
 
 def _altered(row: dict[str, Any], record: _Record, *, parquet: bool) -> dict[str, Any]:

@@ -83,6 +83,21 @@ def test_the_demo_summary_counts_each_row_and_file_once(demo: tuple[Path, str, s
     snapshot("demo-summary.md", normalised(summary, folder))
 
 
+def test_the_demo_finds_the_agent_version_deployed_halfway_worse(
+    demo: tuple[Path, str, str],
+) -> None:
+    """The archive's support-02 is replaced by support-02-v2 halfway through the month, which
+    fails a quarter of the tasks the old one solved with a tool error: the demo's comparison
+    says so, and its gate's lines fire on success, score and the share of ESCALATE."""
+    out = demo[1]
+    said = out[out.index("Did support-02 get worse") : out.index("The report (charts")]
+
+    assert "--baseline \"agent_id = 'support-02'\"" in said
+    assert said.strip().splitlines()[-1] == (
+        "verdict: REGRESSION (3 of 3 lines: success < -0.05, score < -0.02, level.ESCALATE > 0.03)"
+    )
+
+
 def _sql(folder: Path, query: str, *extra: str) -> subprocess.CompletedProcess[str]:
     db = folder / "tracegrade-demo" / "demo.duckdb"
     return subprocess.run(

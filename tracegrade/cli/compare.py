@@ -13,10 +13,20 @@ if TYPE_CHECKING:
     from storage.compare_store import Selected
     from transforms.compare.text import GroupComparison
 
-__all__ = ["add_compare_command"]
+__all__ = ["add_compare_command", "comparison", "print_demo_verdict"]
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
+def comparison(
+    db: str,
+    baseline: str,
+    candidate: str,
+    *,
+    pair_by: str = "objective",
+    fail_on: str | None = None,
+    as_json: bool = False,
+) -> tuple[str, int]:
+    """The comparison's text (Markdown, or JSON) and the exit status: 6 when a gate line
+    fired, else 0."""
     from storage.compare_store import compare_cells
     from storage.duckdb_store import DuckDBStore
     from transforms.compare.gate import parse_gate, verdicts
@@ -24,11 +34,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from transforms.compare.text import comparison_json, comparison_markdown
     from transforms.errors import ConfigError
 
-    check_database(args.db, must_exist=True)
-    pair_by = None if args.pair_by == "none" else args.pair_by.split(",")
-    with DuckDBStore(args.db, read_only=True) as store:  # it reads: runs may write beside it
-        selected = compare_cells(store, args.baseline, args.candidate, pair_by)
-    lines = parse_gate(args.fail_on, selected.metrics) if args.fail_on else None
+    check_database(db, must_exist=True)
+    columns = None if pair_by == "none" else pair_by.split(",")
+    with DuckDBStore(db, read_only=True) as store:  # it reads: runs may write beside it
+        selected = compare_cells(store, baseline, candidate, columns)
+    lines = parse_gate(fail_on, selected.metrics) if fail_on else None
     differences = compare(
         selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
     )
@@ -43,18 +53,32 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             )
     gate = None if lines is None else verdicts(lines, differences)
     shown = (
-        (args.baseline, args.candidate),
+        (baseline, candidate),
         (selected.baseline_traces, selected.candidate_traces),
         selected.pairing,
         differences,
         gate,
         _groups(selected),
     )
-    if args.json:
-        print(json.dumps(comparison_json(*shown), indent=2))
-    else:
-        print(comparison_markdown(*shown), end="")
-    return EXIT_REGRESSION if gate and any(v.fired for v in gate) else EXIT_OK
+    text = (
+        json.dumps(comparison_json(*shown), indent=2) + "\n"
+        if as_json
+        else comparison_markdown(*shown)
+    )
+    return text, EXIT_REGRESSION if gate and any(v.fired for v in gate) else EXIT_OK
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    text, status = comparison(
+        args.db,
+        args.baseline,
+        args.candidate,
+        pair_by=args.pair_by,
+        fail_on=args.fail_on,
+        as_json=args.json,
+    )
+    print(text, end="")
+    return status
 
 
 def _groups(selected: Selected) -> list[GroupComparison]:
@@ -78,6 +102,19 @@ def _groups(selected: Selected) -> list[GroupComparison]:
         for g in mine:
             g.differences[:] = [next(corrected) for _ in g.differences]
     return found
+
+
+def print_demo_verdict(db: str) -> None:
+    """Did the agent deployed halfway through the demo's month get worse? The gate's verdict."""
+    from tracegrade.demo import DEPLOYED
+
+    baseline, candidate = (f"agent_id = '{agent}'" for agent in DEPLOYED)
+    gate = "success < -0.05, score < -0.02, level.ESCALATE > 0.03"
+    text, _ = comparison(db, baseline, candidate, fail_on=gate)
+    print(f"Did {DEPLOYED[0]} get worse when {DEPLOYED[1]} replaced it halfway through?")
+    print(f'tracegrade compare --db {db} --baseline "{baseline}" --candidate "{candidate}" \\')
+    print(f"    --fail-on '{gate}'")
+    print(text.split("## Gate (the whole selections)\n\n")[1])
 
 
 def add_compare_command(commands: Any) -> None:

@@ -13,7 +13,7 @@ traces as there are, with replacement, from a fixed seed, so the same input prin
 text). A resample costs time in the number of distinct confidences, so the bootstrap is left
 out above BOOTSTRAP_MAX_SCORES of them (the text says so) and DeLong's stands alone; where
 both were measured they agreed to the third decimal or nearly (tau-bench 0.656-0.801 and
-0.653-0.802, the demo's 4,950 traces 0.914-0.932 both).
+0.653-0.802, the demo's 4,950 traces 0.910-0.926 and 0.909-0.927).
 """
 
 from __future__ import annotations
