@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 
 import duckdb
-import numpy as np
 
+from storage._compare_cells import MIN_PAIRS, ROWS, paired_cells, side_cells
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
-from transforms.compare.stats import MAX_CELLS, SEED, Cells
+from transforms.compare.stats import Cells
 from transforms.words import NONE
 
 __all__ = [
@@ -34,8 +34,6 @@ __all__ = [
     "selection_sql",
 ]
 
-MIN_PAIRS = 10
-"""Fewest tasks both sides ran for the comparison to be paired."""
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 
@@ -87,17 +85,28 @@ def selection_sql(selection: str) -> str:
     return f"({text})"
 
 
-def metrics_of(store: Statements) -> list[tuple[str, str]]:
-    """(name, SQL over the joined row) of every metric the database can give."""
+BASELINE_CATALOG = "__baseline"
+"""What a baseline database of its own (`--baseline-db`) is attached as."""
+
+
+def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tuple[str, str]]:
+    """(name, SQL over the joined row) of every metric the databases (`catalogs`: prefixes,
+    "" for the store's own) can give."""
     found = [(name, f"s.{name}") for name in _SCORES]
     found.append(("confidence", "lv.aggregate"))
     found += [(f"level.{level}", f"(lv.level = '{level}')::DOUBLE") for level in LEVELS]
     found.append(("success", "t.success::DOUBLE"))
-    judged = store.rows(
-        "SELECT DISTINCT metric FROM latest_judge_results WHERE score IS NOT NULL ORDER BY 1"
+    results = " UNION ".join(
+        f"SELECT DISTINCT metric FROM {c}latest_judge_results WHERE score IS NOT NULL"
+        for c in catalogs
     )
+    judged = store.rows(f"SELECT metric FROM ({results}) ORDER BY 1")
     found += [(f"judge.{metric}", f"j.{_judge_column(metric)}") for (metric,) in judged]
-    if store.rows("SELECT 1 FROM latest_judge_scores WHERE overall_score IS NOT NULL LIMIT 1"):
+    overall = " UNION ALL ".join(
+        f"(SELECT 1 FROM {c}latest_judge_scores WHERE overall_score IS NOT NULL LIMIT 1)"
+        for c in catalogs
+    )
+    if store.rows(overall):
         found.append(("judge.overall", "jo.overall_score"))
     return found
 
@@ -106,8 +115,9 @@ def _judge_column(metric: str) -> str:
     return '"j_' + metric.replace('"', '""') + '"'
 
 
-def _rows_sql(metrics: list[tuple[str, str]], baseline: str, candidate: str) -> str:
-    """Each selected trace once a side: its side, columns, and the metrics as m0, m1, ..."""
+def _catalog_rows(metrics: list[tuple[str, str]], c: str) -> str:
+    """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
+    columns and the metrics as m0, m1, ..."""
     judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
     pivot = ", ".join(
         f"max(score) FILTER (WHERE metric = {sql_string(m)}) AS {_judge_column(m)}"
@@ -115,54 +125,43 @@ def _rows_sql(metrics: list[tuple[str, str]], baseline: str, candidate: str) -> 
         if m != "overall"
     )
     judge = (
-        f"LEFT JOIN (SELECT item_id AS trace_id, {pivot} FROM latest_judge_results "
+        f"LEFT JOIN (SELECT item_id AS trace_id, {pivot} FROM {c}latest_judge_results "
         "GROUP BY item_id) j USING (trace_id)"
         if pivot
         else ""
     )
     overall = (
-        "LEFT JOIN (SELECT item_id AS trace_id, overall_score FROM latest_judge_scores) jo "
+        f"LEFT JOIN (SELECT item_id AS trace_id, overall_score FROM {c}latest_judge_scores) jo "
         "USING (trace_id)"
         if any(name == "judge.overall" for name, _ in metrics)
         else ""
     )
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
+    levels = _LEVELS_SQL.replace("FROM confidence_traces", f"FROM {c}confidence_traces")
     return f"""
-WITH s AS (
-    SELECT * FROM scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores
-    GROUP BY trace_id) USING (trace_id, run_seq)
-), rows AS (
     SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
-    FROM s JOIN traces t USING (trace_id, content_hash)
-    LEFT JOIN runs r ON r.run_id = t.run_id
-    LEFT JOIN ({_LEVELS_SQL}) lv USING (trace_id)
-    {judge} {overall}
-)
-SELECT 'b' AS side, * FROM rows WHERE {baseline}
+    FROM (SELECT * FROM {c}scores JOIN (SELECT trace_id, max(run_seq) AS run_seq
+          FROM {c}scores GROUP BY trace_id) USING (trace_id, run_seq)) s
+    JOIN {c}traces t USING (trace_id, content_hash)
+    LEFT JOIN {c}runs r ON r.run_id = t.run_id
+    LEFT JOIN ({levels}) lv USING (trace_id)
+    {judge} {overall}"""
+
+
+def _rows_sql(
+    metrics: list[tuple[str, str]], baseline: str, candidate: str, apart: bool = False
+) -> str:
+    """Each selected trace once a side: its side, columns, and the metrics as m0, m1, ...;
+    `apart`: the baseline is read from the database attached as `BASELINE_CATALOG`."""
+    own = _catalog_rows(metrics, "")
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.") if apart else None
+    return f"""
+WITH rows AS ({own}){f", base_rows AS ({theirs})" if theirs else ""}
+SELECT 'b' AS side, * FROM {"base_rows" if theirs else "rows"} WHERE {baseline}
 UNION ALL
 SELECT 'c' AS side, * FROM rows WHERE {candidate}
 """
 
-
-def _sums(columns: int, value: str = "m{i}") -> str:
-    parts = []
-    for i in range(columns):
-        v = value.format(i=i)
-        parts.append(f"count({v}), sum({v}), sum(({v}) * ({v}))")
-    return ", ".join(parts)
-
-
-def _cells(rows: list[tuple], columns: int, offset: int = 0) -> Cells:
-    """Cells from rows whose values from `offset` on are (count, sum, squares) per metric."""
-    data = np.array(
-        [[float(v) if v is not None else 0.0 for v in row[offset:]] for row in rows],
-        dtype=np.float64,
-    ).reshape(len(rows), columns, 3)
-    return Cells(data[:, :, 0], data[:, :, 1], data[:, :, 2])
-
-
-_ROWS = "__compare_rows"
-"""The selected traces (side, trace_id, the pairing and breakdown columns, the metrics)."""
 
 BREAKDOWNS = ("task_domain", "agent_id")
 """The columns each comparison is broken down by."""
@@ -186,9 +185,11 @@ class Group:
 
 
 def _select(
-    store: Statements, rows: str, pair_by: list[str], baseline: str, candidate: str
+    store: Statements, rows: str, pair_by: list[str], selections: tuple[str, str], apart: bool
 ) -> tuple[dict[str, int], int]:
-    """Read the selected traces into `_ROWS`; each side's count and how many are in both.
+    """Read the selected traces into `ROWS`; each side's count and how many trace ids are in
+    both (`apart`: the baseline from a database of its own, where the same traces scored
+    otherwise are a comparison, not a mistake).
 
     Raises:
         InputError: a selection that fails, selects nothing, or selects what the other does.
@@ -200,18 +201,18 @@ def _select(
     keys = "".join(f', "{column}"' for column in named)
     columns = f"SELECT side, trace_id{keys}, COLUMNS('^m[0-9]+$') FROM ({rows})"
     try:
-        store.execute(f"CREATE OR REPLACE TEMP TABLE {_ROWS} AS {columns}")
+        store.execute(f"CREATE OR REPLACE TEMP TABLE {ROWS} AS {columns}")
     except duckdb.Error as exc:
         message = str(exc).strip().splitlines()[0]
         raise InputError(f"a selection failed: {message} (the columns: docs/compare.md)") from None
-    counts = dict(store.rows(f"SELECT side, count(*) FROM {_ROWS} GROUP BY side"))
-    for side, name, text in (("b", "baseline", baseline), ("c", "candidate", candidate)):
+    counts = dict(store.rows(f"SELECT side, count(*) FROM {ROWS} GROUP BY side"))
+    for side, name, text in zip(("b", "c"), ("baseline", "candidate"), selections, strict=True):
         if not counts.get(side):
             raise InputError(f"the {name} selection {text!r} selects no stored trace")
-    ids = "SELECT trace_id FROM " + _ROWS + " WHERE side = '{side}'"
+    ids = "SELECT trace_id FROM " + ROWS + " WHERE side = '{side}'"
     b_ids, c_ids = ids.format(side="b"), ids.format(side="c")
     both = store.rows(f"SELECT count(*) FROM ({b_ids} INTERSECT {c_ids})")[0][0]
-    if both == counts["b"] == counts["c"]:
+    if both == counts["b"] == counts["c"] and not apart:
         raise InputError(
             f"the baseline and the candidate select the same {both:,} traces; "
             "select two different populations"
@@ -225,19 +226,31 @@ def compare_cells(
     candidate: str,
     pair_by: list[str] | None,
     min_group: int = MIN_GROUP,
+    baseline_db: str | None = None,
 ) -> Selected:
     """The cells of both selections, whole and by domain and agent (`BREAKDOWNS`, the groups
     under `min_group` traces a side pooled); paired by `pair_by` (columns) where the sides
     share at least `MIN_PAIRS` tasks holding half of each side's traces, two samples otherwise.
 
+    `baseline_db`: a DuckDB file the baseline is selected from (else the store).
+
     Raises:
-        InputError: a selection that fails, selects nothing, or selects what the other does.
+        InputError: a selection that fails, selects nothing, or selects what the other does;
+            a baseline database that cannot be read.
     """
-    metrics = metrics_of(store)
+    catalogs: tuple[str, ...] = ("",)
+    if baseline_db is not None:
+        _attach(store, baseline_db)
+        catalogs = ("", f"{BASELINE_CATALOG}.")
+    metrics = metrics_of(store, catalogs)
     names = [name for name, _ in metrics]
-    rows = _rows_sql(metrics, selection_sql(baseline), selection_sql(candidate))
-    counts, both = _select(store, rows, pair_by or [], baseline, candidate)
-    overlap = f"; {both:,} traces are in both selections" if both else ""
+    rows = _rows_sql(
+        metrics, selection_sql(baseline), selection_sql(candidate), baseline_db is not None
+    )
+    apart = baseline_db is not None
+    counts, both = _select(store, rows, pair_by or [], (baseline, candidate), apart)
+    where = "databases" if apart else "selections"
+    overlap = f"; {both:,} trace ids are in both {where}" if both else ""
     try:
         pairing, cells = _cells_of(store, pair_by, len(metrics), counts, "true")
         groups = [
@@ -246,9 +259,23 @@ def compare_cells(
             for group in _groups(store, column, pair_by, len(metrics), min_group)
         ]
     finally:
-        store.execute(f"DROP TABLE IF EXISTS {_ROWS}")
+        store.execute(f"DROP TABLE IF EXISTS {ROWS}")
+        if apart:
+            store.execute(f"DETACH {BASELINE_CATALOG}")
     traces = (counts["b"], counts["c"])
     return Selected(names, pairing + overlap, *cells, *traces, groups=groups)
+
+
+def _attach(store: Statements, path: str) -> None:
+    """Attach the baseline's own DuckDB file read-only as `BASELINE_CATALOG`."""
+    try:
+        store.execute(f"ATTACH {sql_string(path)} AS {BASELINE_CATALOG} (READ_ONLY)")
+        store.rows(f"SELECT 1 FROM {BASELINE_CATALOG}.scores LIMIT 1")
+    except duckdb.Error as exc:
+        message = str(exc).strip().splitlines()[0]
+        raise InputError(
+            f"--baseline-db {path} cannot be read as a tracegrade DuckDB file ({message})"
+        ) from None
 
 
 def _cells_of(
@@ -258,10 +285,10 @@ def _cells_of(
     and the pairs' differences when paired)."""
     pairing = "two samples"
     if pair_by:
-        pairing, paired = _paired(store, pair_by, m, counts, where)
+        pairing, paired = paired_cells(store, pair_by, m, counts, where)
         if paired is not None:
             return pairing, paired
-    sides = [_side_cells(store, side, counts[side], m, where) for side in ("b", "c")]
+    sides = [side_cells(store, side, counts[side], m, where) for side in ("b", "c")]
     return pairing, (sides[0], sides[1], None)
 
 
@@ -273,7 +300,7 @@ def _groups(
     value = f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})'
     sizes = store.rows(
         f"SELECT {value} AS g, count(*) FILTER (side = 'b'), count(*) FILTER (side = 'c') "
-        f"FROM {_ROWS} GROUP BY g ORDER BY g"
+        f"FROM {ROWS} GROUP BY g ORDER BY g"
     )
     large = [(g, b, c) for g, b, c in sizes if min(b, c) >= min_group]
     small = [(g, b, c) for g, b, c in sizes if min(b, c) < min_group]
@@ -297,84 +324,3 @@ def _groups(
         pairing, cells = _cells_of(store, pair_by, m, {"b": b, "c": c}, where)
         found.append(Group(column, name, pairing, *cells, (b, c)))
     return found
-
-
-def _side_cells(store: Statements, side: str, count: int, m: int, where: str) -> Cells:
-    """One side's cells: a trace a cell, or `MAX_CELLS` random buckets of them."""
-    cell = (
-        "row_number() OVER (ORDER BY trace_id)"
-        if count <= MAX_CELLS
-        else f"hash(trace_id, {SEED}) % {MAX_CELLS}"
-    )
-    found = store.rows(
-        f"SELECT cell, {_sums(m)} FROM (SELECT {cell} AS cell, * FROM {_ROWS} "
-        f"WHERE side = '{side}' AND {where}) GROUP BY cell ORDER BY cell"
-    )
-    return _cells(found, m, offset=1)
-
-
-def _paired(
-    store: Statements, pair_by: list[str], m: int, counts: dict[str, int], where: str
-) -> tuple[str, tuple[Cells, Cells, Cells | None] | None]:
-    """How the sides pair by task (the `pair_by` columns), and the cells of the tasks both
-    ran (baseline means, candidate means, differences; each side's mean over its traces of
-    the task); None where too few tasks are shared."""
-    keys = ", ".join(f'"{column}"' for column in pair_by)
-    means = ", ".join(f"avg(m{i}) AS m{i}" for i in range(m))
-    tasks = (
-        f"SELECT side, {keys}, count(*) AS n, {means} FROM {_ROWS} WHERE {where} "
-        f"GROUP BY side, {keys}"
-    )
-    joined = (
-        f"SELECT b.n AS nb, c.n AS nc, {keys}, "
-        + ", ".join(f"b.m{i} AS b{i}, c.m{i} AS c{i}" for i in range(m))
-        + f" FROM ({tasks}) b JOIN ({tasks}) c USING ({keys}) WHERE b.side = 'b' AND c.side = 'c'"
-    )
-    store.execute(f"CREATE OR REPLACE TEMP TABLE __compare_pairs AS {joined}")
-    try:
-        shared, traces_b, traces_c = store.rows(
-            "SELECT count(*), coalesce(sum(nb), 0), coalesce(sum(nc), 0) FROM __compare_pairs"
-        )[0]
-        what = f"{shared:,} tasks ({', '.join(pair_by)}) ran on both sides"
-        if shared < MIN_PAIRS or traces_b * 2 < counts["b"] or traces_c * 2 < counts["c"]:
-            return f"two samples: only {what}", None
-        cells = _pair_cells(store, pair_by, m, shared)
-    finally:
-        store.execute("DROP TABLE IF EXISTS __compare_pairs")
-    left = (counts["b"] - traces_b) + (counts["c"] - traces_c)
-    pairing = (
-        f"paired by {', '.join(pair_by)}: {what}, holding {traces_b:,} of the baseline's "
-        f"{counts['b']:,} traces and {traces_c:,} of the candidate's {counts['c']:,}"
-        + (f"; the other {left:,} traces (tasks on one side only) are left out" if left else "")
-    )
-    return pairing, cells
-
-
-def _pair_cells(
-    store: Statements, pair_by: list[str], m: int, shared: int
-) -> tuple[Cells, Cells, Cells]:
-    """Baseline, candidate and difference cells of the shared tasks (a task a cell, or
-    `MAX_CELLS` random buckets); a metric counts where both sides have it."""
-    both = "CASE WHEN c{i} IS NOT NULL AND b{i} IS NOT NULL THEN {side}{i} END"
-    sums = ", ".join(
-        [
-            _sums(m, both.replace("{side}", "b")),
-            _sums(m, both.replace("{side}", "c")),
-            _sums(m, "(c{i} - b{i})"),
-        ]
-    )
-    unit = "concat_ws(chr(31), " + ", ".join(f'"{c}"::VARCHAR' for c in pair_by) + ")"
-    cell = (
-        f"row_number() OVER (ORDER BY {unit})"
-        if shared <= MAX_CELLS
-        else f"hash({unit}, {SEED}) % {MAX_CELLS}"
-    )
-    found = store.rows(
-        f"SELECT cell, {sums} FROM (SELECT {cell} AS cell, * FROM __compare_pairs) "
-        "GROUP BY cell ORDER BY cell"
-    )
-    flat = _cells(found, 3 * m, offset=1)
-    baseline, candidate, pairs = (
-        Cells(*(part[:, k * m : (k + 1) * m] for part in flat)) for k in range(3)
-    )
-    return baseline, candidate, pairs

@@ -134,7 +134,7 @@ def test_runs_and_time_windows_select_traces(db: Path, capsys: pytest.CaptureFix
     assert status == 0
     assert found["baseline"]["traces"] == 1700
     assert 0 < found["candidate"]["traces"] < 1700
-    assert "traces are in both selections" in found["pairing"]
+    assert "trace ids are in both selections" in found["pairing"]
 
 
 @pytest.mark.parametrize(
@@ -204,3 +204,89 @@ def test_halves_of_tau_bench_s_runs_of_one_agent_show_no_regression(
         assert status == 0, text
         assert "compared as two samples: only" in text
         assert text.splitlines()[-1] == "verdict: no regression (4 lines checked)"
+
+
+def test_a_baseline_from_a_database_of_its_own(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Last month's database against this month's: version 1's runs in one file, version 2's
+    in another, paired by task across the two; the same traces scored in both compare as
+    equal instead of being refused as one selection."""
+    lines = (db.parent / "day.jsonl").read_text().splitlines()
+    for name, agent in (("old", "bot-v1"), ("new", "bot-v2")):
+        export = tmp_path / f"{name}.jsonl"
+        export.write_text("\n".join(line for line in lines if f'"{agent}"' in line) + "\n")
+        assert (
+            main(["score", str(export), "--db", str(tmp_path / f"{name}.duckdb"), "--no-embedder"])
+            == 0
+        )
+    capsys.readouterr()
+    old, new = str(tmp_path / "old.duckdb"), str(tmp_path / "new.duckdb")
+
+    worse = _compare(
+        Path(new),
+        "--baseline-db",
+        old,
+        "--baseline",
+        "true",
+        "--candidate",
+        "true",
+        "--fail-on",
+        "success < -0.03",
+    )
+    text = capsys.readouterr().out
+    same = _compare(
+        Path(old),
+        "--baseline-db",
+        old,
+        "--baseline",
+        "true",
+        "--candidate",
+        "true",
+        "--fail-on",
+        "success < -0.03, score < -0.01",
+    )
+    alike = capsys.readouterr().out
+    missing = _compare(
+        Path(new),
+        "--baseline-db",
+        str(tmp_path / "nope.duckdb"),
+        "--baseline",
+        "true",
+        "--candidate",
+        "true",
+    )
+
+    assert worse == 6 and "compared as paired by objective: " in text
+    assert same == 0 and "800 trace ids are in both databases" in alike
+    assert "| success | " in alike and "+0.0000 | +0.0000 to +0.0000" in alike
+    assert missing == 2
+
+
+def test_the_gate_and_the_pairing_from_the_config_file(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "tracegrade.toml"
+    config.write_text('[compare]\nfail_on = ["success < -0.03"]\npair_by = []\n')
+
+    status = _compare(db, "--baseline", V1, "--candidate", V2, "--config", str(config))
+    text = capsys.readouterr().out
+    flags = _compare(
+        db,
+        "--baseline",
+        V1,
+        "--candidate",
+        V2,
+        "--config",
+        str(config),
+        "--fail-on",
+        "score < -0.5",
+        "--pair-by",
+        "objective",
+    )
+    overridden = capsys.readouterr().out
+
+    assert status == 6 and "compared as two samples\n" in text
+    assert "FAIL  success < -0.03" in text
+    assert flags == 0 and "compared as paired by objective" in overridden
+    assert "pass  score < -0.5" in overridden and "success < -0.03" not in overridden

@@ -21,23 +21,33 @@ def comparison(
     baseline: str,
     candidate: str,
     *,
-    pair_by: str = "objective",
+    pair_by: str | None = None,
     fail_on: str | None = None,
     as_json: bool = False,
+    baseline_db: str | None = None,
+    config: str | None = None,
 ) -> tuple[str, int]:
     """The comparison's text (Markdown, or JSON) and the exit status: 6 when a gate line
-    fired, else 0."""
+    fired, else 0. `pair_by` and `fail_on` override the `[compare]` table of `config`."""
     from storage.compare_store import compare_cells
+    from storage.config_files import load_settings
     from storage.duckdb_store import DuckDBStore
     from transforms.compare.gate import parse_gate, verdicts
     from transforms.compare.stats import compare
     from transforms.compare.text import comparison_json, comparison_markdown
     from transforms.errors import ConfigError
 
+    settings = load_settings(config).compare
+    if pair_by is None:
+        pair_by = ",".join(settings.pair_by) or "none"
+    if fail_on is None and settings.fail_on:
+        fail_on = ", ".join(settings.fail_on)
     check_database(db, must_exist=True)
+    if baseline_db is not None:
+        check_database(baseline_db, must_exist=True)
     columns = None if pair_by == "none" else pair_by.split(",")
     with DuckDBStore(db, read_only=True) as store:  # it reads: runs may write beside it
-        selected = compare_cells(store, baseline, candidate, columns)
+        selected = compare_cells(store, baseline, candidate, columns, baseline_db=baseline_db)
     lines = parse_gate(fail_on, selected.metrics) if fail_on else None
     differences = compare(
         selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
@@ -76,6 +86,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         pair_by=args.pair_by,
         fail_on=args.fail_on,
         as_json=args.json,
+        baseline_db=args.baseline_db,
+        config=args.config,
     )
     print(text, end="")
     return status
@@ -134,17 +146,25 @@ def add_compare_command(commands: Any) -> None:
             f"(e.g. {example!r})",
         )
     compare.add_argument(
+        "--baseline-db",
+        metavar="FILE",
+        help="select the baseline from this DuckDB file instead (last month's database, "
+        "another scoring configuration); the candidate stays in --db",
+    )
+    compare.add_argument(
         "--pair-by",
-        default="objective",
         metavar="COLUMNS",
         help="pair traces of the same task by these columns (comma-separated; default "
-        "objective); 'none' compares two samples",
+        "objective, or the config's [compare] pair_by); 'none' compares two samples",
     )
     compare.add_argument(
         "--fail-on",
         metavar="LINES",
         help="exit 6 when a difference is beyond a line and its interval excludes 0 "
-        "(e.g. 'score < -0.02, level.ESCALATE > 0.03')",
+        "(e.g. 'score < -0.02, level.ESCALATE > 0.03'; default the config's [compare] fail_on)",
+    )
+    compare.add_argument(
+        "--config", metavar="FILE", help="a tracegrade TOML file: its [compare] table"
     )
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON")
     compare.set_defaults(handler=_cmd_compare)

@@ -14,6 +14,7 @@ from pydantic import (
 )
 
 from transforms.config._base import StrictModel as _Strict
+from transforms.config.compare import CompareConfig
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -249,6 +250,7 @@ class Settings(_Strict):
     embedding: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
+    compare: CompareConfig = Field(default_factory=CompareConfig)
 
     def scoring_hash(self) -> str:
         """Hash of everything that changes a score, recorded with every scored row."""

@@ -1,0 +1,30 @@
+"""The `[compare]` table of tracegrade.toml: how `tracegrade compare` pairs and gates."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator
+
+from transforms.config._base import StrictModel
+
+__all__ = ["CompareConfig"]
+
+_COLUMN = re.compile(r"^[A-Za-z_]\w*$")
+
+
+class CompareConfig(StrictModel):
+    """`tracegrade compare`'s defaults; its flags override them (docs/compare.md)."""
+
+    fail_on: list[str] = Field(default_factory=list)
+    """Gate lines (`"score < -0.02"`, `"level.ESCALATE > 0.03"`); `--fail-on` replaces them."""
+    pair_by: list[str] = Field(default_factory=lambda: ["objective"])
+    """Columns that name a task; empty: never pair. `--pair-by` replaces them."""
+
+    @field_validator("pair_by")
+    @classmethod
+    def _columns(cls, value: list[str]) -> list[str]:
+        for column in value:
+            if not _COLUMN.match(column):
+                raise ValueError(f"pair_by column {column!r} is not a column name")
+        return value
