@@ -159,6 +159,10 @@ def score_traces(
         config=config,
     )
     summary.markdown += "\n" + _judged(db, judge_config)
+    if settings.compare.fail_on and summary.status == "completed":
+        from pipelines.compare import check_previous_run
+
+        summary.markdown += check_previous_run(db, summary.run_id, settings.compare)
     return summary
 
 

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracegrade.cli.exits import EXIT_OK, EXIT_REGRESSION
 from tracegrade.cli.shared import check_database
-
-if TYPE_CHECKING:
-    from storage.compare_store import Selected
-    from transforms.compare.text import GroupComparison
 
 __all__ = ["add_compare_command", "comparison", "print_demo_verdict"]
 
@@ -29,53 +25,22 @@ def comparison(
 ) -> tuple[str, int]:
     """The comparison's text (Markdown, or JSON) and the exit status: 6 when a gate line
     fired, else 0. `pair_by` and `fail_on` override the `[compare]` table of `config`."""
-    from storage.compare_store import compare_cells
-    from storage.config_files import load_settings
-    from storage.duckdb_store import DuckDBStore
-    from transforms.compare.gate import parse_gate, verdicts
-    from transforms.compare.stats import compare
-    from transforms.compare.text import comparison_json, comparison_markdown
-    from transforms.errors import ConfigError
+    from pipelines.compare import compare_selections
 
-    settings = load_settings(config).compare
-    if pair_by is None:
-        pair_by = ",".join(settings.pair_by) or "none"
-    if fail_on is None and settings.fail_on:
-        fail_on = ", ".join(settings.fail_on)
     check_database(db, must_exist=True)
     if baseline_db is not None:
         check_database(baseline_db, must_exist=True)
-    columns = None if pair_by == "none" else pair_by.split(",")
-    with DuckDBStore(db, read_only=True) as store:  # it reads: runs may write beside it
-        selected = compare_cells(store, baseline, candidate, columns, baseline_db=baseline_db)
-    lines = parse_gate(fail_on, selected.metrics) if fail_on else None
-    differences = compare(
-        selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
+    found = compare_selections(
+        db,
+        baseline,
+        candidate,
+        pair_by=pair_by,
+        fail_on=fail_on,
+        baseline_db=baseline_db,
+        config=config,
     )
-    for line in lines or ():
-        found = next(d for d in differences if d.metric == line.metric)
-        if found.baseline_n == 0 or found.candidate_n == 0:
-            side = "baseline" if found.baseline_n == 0 else "candidate"
-            raise ConfigError(
-                f"--fail-on names {line.metric}, of which the {side} holds no value "
-                "(labels or judge results on one side only); drop the line or select traces "
-                "that have it"
-            )
-    gate = None if lines is None else verdicts(lines, differences)
-    shown = (
-        (baseline, candidate),
-        (selected.baseline_traces, selected.candidate_traces),
-        selected.pairing,
-        differences,
-        gate,
-        _groups(selected),
-    )
-    text = (
-        json.dumps(comparison_json(*shown), indent=2) + "\n"
-        if as_json
-        else comparison_markdown(*shown)
-    )
-    return text, EXIT_REGRESSION if gate and any(v.fired for v in gate) else EXIT_OK
+    text = json.dumps(found.data, indent=2) + "\n" if as_json else found.markdown
+    return text, EXIT_REGRESSION if found.regression else EXIT_OK
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -91,29 +56,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     )
     print(text, end="")
     return status
-
-
-def _groups(selected: Selected) -> list[GroupComparison]:
-    """Each domain's and agent's comparison, Holm's correction over every group and metric
-    of its column."""
-    from transforms.compare.stats import compare, holm
-    from transforms.compare.text import GroupComparison
-
-    found = [
-        GroupComparison(
-            g.column,
-            g.value,
-            g.traces,
-            compare(selected.metrics, g.baseline, g.candidate, pairs=g.pairs),
-        )
-        for g in selected.groups
-    ]
-    for column in dict.fromkeys(g.column for g in found):
-        mine = [g for g in found if g.column == column]
-        corrected = iter(holm([d for g in mine for d in g.differences]))
-        for g in mine:
-            g.differences[:] = [next(corrected) for _ in g.differences]
-    return found
 
 
 def print_demo_verdict(db: str) -> None:

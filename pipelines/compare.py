@@ -1,0 +1,175 @@
+"""Two selections of the stored traces compared (`tracegrade compare`), and every scoring run
+against the one before it when the configuration has a gate (`[compare] fail_on`).
+
+The cells are counted in DuckDB (`storage.compare_store`), the statistics are
+`transforms.compare`; docs/compare.md says what each number means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pipelines.runs import in_prefect, publish_markdown
+from storage.compare_store import Selected, compare_cells
+from storage.config_files import load_settings
+from storage.duckdb_store import DuckDBStore
+from transforms.compare.gate import Verdict, parse_gate, verdicts
+from transforms.compare.stats import Difference, compare, holm
+from transforms.compare.text import (
+    GroupComparison,
+    comparison_json,
+    comparison_markdown,
+    verdict_line,
+)
+from transforms.config.compare import CompareConfig
+from transforms.errors import ConfigError
+
+__all__ = [
+    "Comparison",
+    "RegressionFound",
+    "check_previous_run",
+    "compare_selections",
+    "line_of",
+    "previous_run_check",
+]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison done: its Markdown, its JSON object, and whether the gate fired."""
+
+    markdown: str
+    data: dict[str, Any]
+    verdicts: list[Verdict] | None
+
+    @property
+    def regression(self) -> bool:
+        """A line of the gate fired."""
+        return any(v.fired for v in self.verdicts or ())
+
+
+def _groups(selected: Selected) -> list[GroupComparison]:
+    """Each domain's and agent's comparison, Holm's correction over every group and metric
+    of its column."""
+    found = [
+        GroupComparison(
+            g.column,
+            g.value,
+            g.traces,
+            compare(selected.metrics, g.baseline, g.candidate, pairs=g.pairs),
+        )
+        for g in selected.groups
+    ]
+    for column in dict.fromkeys(g.column for g in found):
+        mine = [g for g in found if g.column == column]
+        corrected = iter(holm([d for g in mine for d in g.differences]))
+        for g in mine:
+            g.differences[:] = [next(corrected) for _ in g.differences]
+    return found
+
+
+def _gate(
+    fail_on: str | None, metrics: list[str], differences: list[Difference]
+) -> list[Verdict] | None:
+    """The gate's verdicts; a line naming a metric one side has no value of is an error."""
+    lines = parse_gate(fail_on, metrics) if fail_on else None
+    for line in lines or ():
+        found = next(d for d in differences if d.metric == line.metric)
+        if found.baseline_n == 0 or found.candidate_n == 0:
+            side = "baseline" if found.baseline_n == 0 else "candidate"
+            raise ConfigError(
+                f"--fail-on names {line.metric}, of which the {side} holds no value "
+                "(labels or judge results on one side only); drop the line or select traces "
+                "that have it"
+            )
+    return None if lines is None else verdicts(lines, differences)
+
+
+def compare_selections(
+    db: str,
+    baseline: str,
+    candidate: str,
+    *,
+    pair_by: str | None = None,
+    fail_on: str | None = None,
+    baseline_db: str | None = None,
+    config: str | None = None,
+    settings: CompareConfig | None = None,
+) -> Comparison:
+    """`baseline` against `candidate` (selections, docs/compare.md) in the store `db` (the
+    baseline from `baseline_db` when given). `pair_by` (comma-separated, or "none") and
+    `fail_on` override the `[compare]` table of `config` (or `settings`)."""
+    chosen = settings or load_settings(config).compare
+    if pair_by is None:
+        pair_by = ",".join(chosen.pair_by) or "none"
+    if fail_on is None and chosen.fail_on:
+        fail_on = ", ".join(chosen.fail_on)
+    columns = None if pair_by == "none" else pair_by.split(",")
+    with DuckDBStore(db, read_only=True) as store:  # it reads: runs may write beside it
+        selected = compare_cells(store, baseline, candidate, columns, baseline_db=baseline_db)
+    differences = compare(
+        selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
+    )
+    gate = _gate(fail_on, selected.metrics, differences)
+    shown = (
+        (baseline, candidate),
+        (selected.baseline_traces, selected.candidate_traces),
+        selected.pairing,
+        differences,
+        gate,
+        _groups(selected),
+    )
+    return Comparison(comparison_markdown(*shown), comparison_json(*shown), gate)
+
+
+class RegressionFound(Exception):
+    """The gate fired against the previous run: the check's task fails, not the flow."""
+
+
+def previous_run_check(db: str, run_id: str, settings: CompareConfig) -> Comparison | None:
+    """The traces the run `run_id` read against those the scoring run before it read, gated
+    by `settings.fail_on`; None when there is no gate, no earlier run, or nothing new."""
+    if not settings.fail_on:
+        return None
+    with DuckDBStore(db, read_only=True) as store:
+        found = store.rows(
+            "SELECT r.run_id, r.run_seq FROM runs r SEMI JOIN traces t USING (run_id) "
+            "WHERE r.flow = 'score_traces' AND r.run_seq <= "
+            "(SELECT run_seq FROM runs WHERE run_id = ?) ORDER BY r.run_seq DESC LIMIT 2",
+            [run_id],
+        )
+    if len(found) < 2 or found[0][0] != run_id:
+        return None
+    return compare_selections(db, f"run:{found[1][1]}", f"run:{found[0][1]}", settings=settings)
+
+
+def check_previous_run(db: str, run_id: str, settings: CompareConfig) -> str:
+    """`previous_run_check` as a step of the scoring flow: the comparison published as an
+    artifact, a regression a failed task run (inside Prefect; the flow still completes), and
+    what the run summary says of it (nothing without a gate)."""
+    found = previous_run_check(db, run_id, settings)
+    if found is None:
+        return ""
+    publish_markdown(found.markdown, "compare-previous-run", "this run against the previous")
+    if found.regression and in_prefect():
+        from prefect import task
+
+        def check() -> None:
+            raise RegressionFound(line_of(found))
+
+        task(name="check against the previous run", persist_result=False)(check)(return_state=True)
+    gate = found.markdown.split("## Gate (the whole selections)\n\n")[1]
+    baseline, candidate = found.data["baseline"], found.data["candidate"]
+    return (
+        "\n# tracegrade compare: this run against the previous one\n\n"
+        f"{candidate['selection']} ({candidate['traces']:,} traces) against "
+        f"{baseline['selection']} ({baseline['traces']:,} traces), compared as "
+        f"{found.data['pairing']}; the whole comparison: tracegrade compare --db {db} "
+        f"--baseline {baseline['selection']} --candidate {candidate['selection']}\n\n{gate}"
+    )
+
+
+def line_of(comparison: Comparison) -> str:
+    """The verdict in one line."""
+    return verdict_line(comparison.verdicts or [])
