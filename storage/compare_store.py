@@ -15,12 +15,13 @@ import re
 from dataclasses import dataclass, field
 
 import duckdb
+import numpy as np
 
 from storage._compare_cells import MIN_PAIRS, ROWS, paired_cells, side_cells
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
-from transforms.compare.stats import Cells
+from transforms.compare.stats import MAX_CELLS, Cells
 from transforms.words import NONE
 
 __all__ = [
@@ -155,9 +156,19 @@ def _rows_sql(
     `apart`: the baseline is read from the database attached as `BASELINE_CATALOG`."""
     own = _catalog_rows(metrics, "")
     theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.") if apart else None
+    if theirs is None:  # one read of the stored traces for both sides
+        return f"""
+WITH rows AS MATERIALIZED (
+    SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
+    FROM ({own}) WHERE ({baseline}) OR ({candidate})
+)
+SELECT 'b' AS side, * EXCLUDE (__in_b, __in_c) FROM rows WHERE __in_b
+UNION ALL
+SELECT 'c' AS side, * EXCLUDE (__in_b, __in_c) FROM rows WHERE __in_c
+"""
     return f"""
-WITH rows AS ({own}){f", base_rows AS ({theirs})" if theirs else ""}
-SELECT 'b' AS side, * FROM {"base_rows" if theirs else "rows"} WHERE {baseline}
+WITH rows AS ({own}), base_rows AS ({theirs})
+SELECT 'b' AS side, * FROM base_rows WHERE {baseline}
 UNION ALL
 SELECT 'c' AS side, * FROM rows WHERE {candidate}
 """
@@ -252,7 +263,10 @@ def compare_cells(
     where = "databases" if apart else "selections"
     overlap = f"; {both:,} trace ids are in both {where}" if both else ""
     try:
-        pairing, cells = _cells_of(store, pair_by, len(metrics), counts, "true")
+        whole = _compared(
+            store, "'all'", pair_by, len(metrics), {"all": (counts["b"], counts["c"])}
+        )
+        pairing, cells = whole["all"]
         groups = [
             group
             for column in BREAKDOWNS
@@ -278,18 +292,54 @@ def _attach(store: Statements, path: str) -> None:
         ) from None
 
 
-def _cells_of(
-    store: Statements, pair_by: list[str] | None, m: int, counts: dict[str, int], where: str
-) -> tuple[str, tuple[Cells, Cells, Cells | None]]:
-    """How the traces `where` selects were compared, and their cells (baseline, candidate,
-    and the pairs' differences when paired)."""
-    pairing = "two samples"
-    if pair_by:
-        pairing, paired = paired_cells(store, pair_by, m, counts, where)
-        if paired is not None:
-            return pairing, paired
-    sides = [side_cells(store, side, counts[side], m, where) for side in ("b", "c")]
-    return pairing, (sides[0], sides[1], None)
+def _empty(m: int) -> Cells:
+    return Cells(*(np.zeros((MAX_CELLS, m)) for _ in range(3)))
+
+
+def _compared(
+    store: Statements,
+    group: str,
+    pair_by: list[str] | None,
+    m: int,
+    sizes: dict[str, tuple[int, int]],
+) -> dict[str, tuple[str, tuple[Cells, Cells, Cells | None]]]:
+    """How each group (the SQL expression `group`; `sizes`: its traces a side) was
+    compared, and its cells (baseline, candidate, and the pairs' differences when paired):
+    paired where the sides share at least `MIN_PAIRS` tasks holding half of each side's
+    traces, two samples otherwise."""
+    sides = side_cells(store, group, m)
+    paired = paired_cells(store, group, pair_by, m) if pair_by else {}
+    found: dict[str, tuple[str, tuple[Cells, Cells, Cells | None]]] = {}
+    for name, (b, c) in sizes.items():
+        tasks = paired.get(name)
+        if (
+            pair_by
+            and tasks is not None
+            and tasks.tasks >= MIN_PAIRS
+            and (2 * tasks.traces[0] >= b and 2 * tasks.traces[1] >= c)
+        ):
+            left = (b - tasks.traces[0]) + (c - tasks.traces[1])
+            pairing = (
+                f"paired by {', '.join(pair_by)}: {tasks.tasks:,} tasks ({', '.join(pair_by)}) "
+                f"ran on both sides, holding {tasks.traces[0]:,} of the baseline's {b:,} "
+                f"traces and {tasks.traces[1]:,} of the candidate's {c:,}"
+                + (
+                    f"; the other {left:,} traces (tasks on one side only) are left out"
+                    if left
+                    else ""
+                )
+            )
+            found[name] = (pairing, (tasks.baseline, tasks.candidate, tasks.pairs))
+            continue
+        shared = 0 if tasks is None else tasks.tasks
+        pairing = (
+            f"two samples: only {shared:,} tasks ({', '.join(pair_by)}) ran on both sides"
+            if pair_by
+            else "two samples"
+        )
+        cells = (sides.get((name, "b"), _empty(m)), sides.get((name, "c"), _empty(m)), None)
+        found[name] = (pairing, cells)
+    return found
 
 
 def _groups(
@@ -302,25 +352,21 @@ def _groups(
         f"SELECT {value} AS g, count(*) FILTER (side = 'b'), count(*) FILTER (side = 'c') "
         f"FROM {ROWS} GROUP BY g ORDER BY g"
     )
-    large = [(g, b, c) for g, b, c in sizes if min(b, c) >= min_group]
+    large = {g: (b, c) for g, b, c in sizes if min(b, c) >= min_group}
     small = [(g, b, c) for g, b, c in sizes if min(b, c) < min_group]
     if len(large) + bool(small) < 2:
         return []  # one group is the whole
-    chosen = [(g, [g], b, c) for g, b, c in large]
+    chosen = dict(large)
+    pooled = None
     if small and sum(b for _, b, _ in small) and sum(c for _, _, c in small):
         many = "group" if len(small) == 1 else "groups"
         pooled = f"(pooled: {len(small)} {many} under {min_group} traces a side)"
-        chosen.append(
-            (
-                pooled,
-                [g for g, _, _ in small],
-                sum(b for _, b, _ in small),
-                sum(c for *_, c in small),
-            )
-        )
-    found = []
-    for name, values, b, c in chosen:
-        where = f"{value} IN ({', '.join(sql_string(v) for v in values)})"
-        pairing, cells = _cells_of(store, pair_by, m, {"b": b, "c": c}, where)
-        found.append(Group(column, name, pairing, *cells, (b, c)))
-    return found
+        chosen[pooled] = (sum(b for _, b, _ in small), sum(c for *_, c in small))
+    kept = ", ".join(sql_string(g) for g in large) or "NULL"
+    other = sql_string(pooled) if pooled else "NULL"
+    group = f"CASE WHEN {value} IN ({kept}) THEN {value} ELSE {other} END"
+    found = _compared(store, group, pair_by, m, chosen)
+    return [
+        Group(column, name, pairing, *cells, chosen[name])
+        for name, (pairing, cells) in found.items()
+    ]

@@ -19,6 +19,7 @@ NumPy only: `tracegrade compare` loads no data-frame library.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -90,20 +91,34 @@ class Difference:
         return self.low > 0 or self.high < 0
 
 
-def _resampled_means(cells: Cells, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-    """The mean of every metric (columns) in each of `RESAMPLES` resamples (rows) of the
-    cells, drawn with replacement, as many as there are; the same draws for every metric."""
-    k = cells.counts.shape[0]
-    means = np.full((RESAMPLES, cells.counts.shape[1]), math.nan)
-    if k == 0:
-        return means
+@functools.lru_cache(maxsize=6)
+def _weights(seed: int, stream: int, k: int) -> npt.NDArray[np.float64]:
+    """How often each of `k` cells is drawn in each of `RESAMPLES` resamples (rows) of as
+    many draws with replacement: one matrix per seed, stream (a side, or the pairs) and size,
+    shared by every metric and every group. Each group's units sit in a random few of the
+    `MAX_CELLS` cells, whose counts across resamples are nearly independent Poisson(1): a
+    group resamples its own units as the Poisson bootstrap does."""
+    rng = np.random.default_rng([seed, stream])
+    weights = np.empty((RESAMPLES, k))
     for start in range(0, RESAMPLES, _CHUNK):
         size = min(_CHUNK, RESAMPLES - start)
         drawn = rng.integers(0, k, size=(size, k)) + np.arange(size)[:, None] * k
-        weights = np.bincount(drawn.ravel(), minlength=size * k).reshape(size, k)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means[start : start + size] = (weights @ cells.total) / (weights @ cells.counts)
-    return means
+        weights[start : start + size] = np.bincount(drawn.ravel(), minlength=size * k).reshape(
+            size, k
+        )
+    weights.flags.writeable = False
+    return weights
+
+
+def _resampled_means(cells: Cells, seed: int, stream: int) -> npt.NDArray[np.float64]:
+    """The mean of every metric (columns) in each of `RESAMPLES` resamples (rows) of the
+    cells; the same draws for every metric."""
+    k = cells.counts.shape[0]
+    if k == 0:
+        return np.full((RESAMPLES, cells.counts.shape[1]), math.nan)
+    weights = _weights(seed, stream, k)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (weights @ cells.total) / (weights @ cells.counts)
 
 
 def _p_value(diff: float, spread: float) -> float:
@@ -142,14 +157,13 @@ def compare(
     Two samples: `baseline` and `candidate` are resampled each on its own. Paired: `pairs`
     holds each pair's difference (candidate less baseline) and is what is resampled;
     `baseline` and `candidate` then give the means of the paired traces."""
-    rng = np.random.default_rng(seed)
     if pairs is not None:
         diff = pairs.mean()
-        draws = _resampled_means(pairs, rng)
+        draws = _resampled_means(pairs, seed, 2)
         effect = _effects(diff, pairs, None)
     else:
         diff = candidate.mean() - baseline.mean()
-        draws = _resampled_means(candidate, rng) - _resampled_means(baseline, rng)
+        draws = _resampled_means(candidate, seed, 1) - _resampled_means(baseline, seed, 0)
         effect = _effects(diff, baseline, candidate)
     found = []
     for column, metric in enumerate(metrics):

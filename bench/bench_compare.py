@@ -1,0 +1,146 @@
+"""bench_compare: `tracegrade compare` on 1,000,000 and 10,000,000 stored traces, beside one
+DuckDB GROUP BY over the same rows.
+
+The databases are bench_report's (built with SQL alone, kept in bench/out/ and reused): 90
+days of scores from 50 agents in six domains, every 20th trace scored twice, a level per
+trace, success labels, judge results on two metrics for 1 % of the traces. The comparison is
+the six weeks before a deploy against the six weeks after (`time:` selections; the traces
+share no task, so two samples), every metric, by domain and by agent, with a gate of three
+lines, as `tracegrade compare --json` prints it. It runs in a child process; this process
+reads the child's peak RSS (RUSAGE_CHILDREN) once it exits.
+
+The baseline is what a user would type to get the two sides' means by hand: one GROUP BY of
+the newest scores by side and agent, in the same DuckDB (a fresh read-only connection), with
+no interval, no levels, no labels and no judge. Single runs; the machine is printed beside
+every figure.
+
+Run: .venv/bin/python bench/bench_compare.py [--sizes 1000000,10000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+from _common import Check, add_common_args, begin, end, print_table, save_result, short_machine
+from bench_report import synthetic_database
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEPLOY = "2026-02-15"
+BASELINE = f"time:2026-01-01..{DEPLOY}"
+CANDIDATE = f"time:{DEPLOY}.."
+GATE = "success < -0.02, score < -0.02, level.ESCALATE > 0.03"
+
+GROUP_BY = f"""
+SELECT created_at >= TIMESTAMPTZ '{DEPLOY} 00:00:00+00' AS after, agent_id, count(*) AS traces,
+       avg(score) AS score
+FROM scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id)
+    USING (trace_id, run_seq)
+GROUP BY ALL
+"""
+"""The two sides' mean score per agent by hand: the newest score of each trace, grouped."""
+
+
+def _child(db: str) -> None:
+    from tracegrade.cli.compare import comparison
+
+    started = time.perf_counter()
+    text, status = comparison(db, BASELINE, CANDIDATE, fail_on=GATE, as_json=True)
+    found = json.loads(text)
+    print(
+        json.dumps(
+            {
+                "seconds": time.perf_counter() - started,
+                "status": status,
+                "traces": [found["baseline"]["traces"], found["candidate"]["traces"]],
+                "groups": len(found["groups"]),
+                "metrics": len(found["metrics"]),
+            }
+        )
+    )
+
+
+def _compare(db: Path) -> tuple[dict[str, object], float]:
+    """The comparison's figures (child process) and its peak RSS in MiB."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return json.loads(done.stdout.strip().splitlines()[-1]), peak
+
+
+def _group_by(db: Path) -> float:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        started = time.perf_counter()
+        con.execute(GROUP_BY).fetchall()
+        return time.perf_counter() - started
+    finally:
+        con.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000000,10000000", help="trace counts, comma-separated")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    add_common_args(parser)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child)
+        return 0
+    info, load = begin("bench_compare: tracegrade compare against one GROUP BY", args)
+    machine = short_machine(info)
+    rows = []
+    for n in [int(size) for size in args.sizes.split(",")]:
+        started = time.perf_counter()
+        db = synthetic_database(n)
+        print(f"{n:>12,} traces: database ready in {time.perf_counter() - started:.0f} s")
+        by_hand = _group_by(db)
+        found, peak = _compare(db)
+        seconds = float(found["seconds"])  # type: ignore[arg-type]
+        print(
+            f"{n:>12,} traces: compare {seconds:.2f} s ({found['metrics']} metrics, "
+            f"{found['groups']} groups, exit {found['status']}, sides {found['traces']}), "
+            f"GROUP BY {by_hand:.2f} s, peak RSS {peak:,.0f} MiB (single runs)"
+        )
+        print_table(
+            [
+                Check(
+                    f"{n:,} traces: seconds",
+                    f"{seconds:.2f}",
+                    f"{by_hand:.2f} (GROUP BY)",
+                    f"{seconds / by_hand:.1f}x",
+                    "",
+                    None,
+                ),
+                Check(
+                    f"{n:,} traces: peak RSS (MiB)",
+                    f"{peak:,.0f}",
+                    "1,024 (a run's budget)",
+                    f"{peak / 1024:.2f}x",
+                    "ratio <= 1",
+                    peak <= 1024,
+                ),
+            ],
+            machine,
+        )
+        rows.append({"traces": n, "compare_s": seconds, "group_by_s": by_hand, "peak_mib": peak,
+                     **found})  # fmt: skip
+    end(info, load)
+    save_result("bench_compare", {"machine": info, "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
