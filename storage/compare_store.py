@@ -20,8 +20,10 @@ import numpy as np
 from storage._compare_cells import MIN_PAIRS, ROWS, paired_cells, side_cells
 from storage._names import sql_string
 from storage._statements import Statements
+from storage.duckdb_store import MEMORY_LIMIT
 from storage.errors import InputError
 from transforms.compare.stats import MAX_CELLS, Cells
+from transforms.errors import TracegradeError
 from transforms.words import NONE
 
 __all__ = [
@@ -158,7 +160,7 @@ def _rows_sql(
     theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.") if apart else None
     if theirs is None:  # one read of the stored traces for both sides
         return f"""
-WITH rows AS MATERIALIZED (
+WITH rows AS (
     SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
     FROM ({own}) WHERE ({baseline}) OR ({candidate})
 )
@@ -213,6 +215,12 @@ def _select(
     columns = f"SELECT side, trace_id{keys}, COLUMNS('^m[0-9]+$') FROM ({rows})"
     try:
         store.execute(f"CREATE OR REPLACE TEMP TABLE {ROWS} AS {columns}")
+    except duckdb.OutOfMemoryException as exc:
+        raise TracegradeError(
+            f"the comparison ran out of the store's memory ({MEMORY_LIMIT}) reading the "
+            "selected traces: select fewer (a shorter window, one agent); comparisons of "
+            "about 10,000,000 traces do not fit yet (docs/compare.md)"
+        ) from exc
     except duckdb.Error as exc:
         message = str(exc).strip().splitlines()[0]
         raise InputError(f"a selection failed: {message} (the columns: docs/compare.md)") from None
