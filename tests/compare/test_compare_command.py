@@ -290,3 +290,20 @@ def test_the_gate_and_the_pairing_from_the_config_file(
     assert "FAIL  success < -0.03" in text
     assert flags == 0 and "compared as paired by objective" in overridden
     assert "pass  score < -0.5" in overridden and "success < -0.03" not in overridden
+
+
+def test_a_ducklake_gives_the_same_comparison_as_one_file(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lake = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}"
+    export = str(db.parent / "day.jsonl")
+    data = ["--data-path", str(tmp_path / "data")]
+    assert main(["score", export, "--db", lake, *data, "--no-embedder"]) == 0
+    capsys.readouterr()
+    args = ["--baseline", V1, "--candidate", V2, "--fail-on", "success < -0.03", "--json"]
+
+    assert main(["compare", "--db", lake, *args]) == 6
+    from_lake = capsys.readouterr().out
+    assert _compare(db, *args) == 6
+
+    assert capsys.readouterr().out == from_lake
