@@ -29,6 +29,7 @@ from transforms.summary import RunSummary
 
 if TYPE_CHECKING:
     from storage.readers import FileFormat
+    from transforms.config.scoring import Settings
 
 __all__ = ["score_traces"]
 
@@ -158,12 +159,17 @@ def score_traces(
         force=force,
         config=config,
     )
-    summary.markdown += "\n" + _judged(db, judge_config)
-    if settings.compare.fail_on and summary.status == "completed":
-        from pipelines.compare import check_previous_run
-
-        summary.markdown += check_previous_run(db, summary.run_id, settings.compare)
+    summary.markdown += "\n" + _judged(db, judge_config) + _compared(db, settings, summary)
     return summary
+
+
+def _compared(db: str, settings: Settings, summary: RunSummary) -> str:
+    """With a gate in the configuration, the run against the one before it (docs/compare.md)."""
+    if not settings.compare.fail_on or summary.status != "completed":
+        return ""
+    from pipelines.compare import check_previous_run
+
+    return check_previous_run(db, summary.run_id, settings.compare)
 
 
 def _judged(db: str, judge_config: str | None) -> str:

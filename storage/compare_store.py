@@ -12,12 +12,14 @@ and each judge metric. Everything is counted in DuckDB: what comes back is at mo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
 
 from storage._compare_cells import MIN_PAIRS, ROWS, paired_cells, side_cells
+from storage._compare_sql import BASELINE_CATALOG, metrics_of, rows_sql, selection_sql
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.duckdb_store import MEMORY_LIMIT
@@ -38,19 +40,7 @@ __all__ = [
 ]
 
 
-LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
-
-_SCORES = ("score", "complexity", "novelty", "tool_diversity", "outcome_confidence")
-
-_RUN = re.compile(r"^run:(\d+)$")
-_TIME = re.compile(r"^time:([^.]*)\.\.([^.]*)$")
 _COLUMN = re.compile(r"^[A-Za-z_]\w*$")
-
-_LEVELS_SQL = (
-    "SELECT trace_id, c.level, c.aggregate FROM confidence_traces c JOIN "
-    "(SELECT trace_id, arg_max(source, computed_at) AS source FROM confidence_traces "
-    "GROUP BY trace_id) USING (trace_id, source)"
-)
 
 
 @dataclass(frozen=True)
@@ -67,113 +57,6 @@ class Selected:
     candidate_traces: int
     groups: list[Group] = field(default_factory=list)
     """By domain and by agent (`BREAKDOWNS`)."""
-
-
-def selection_sql(selection: str) -> str:
-    """The SQL predicate a selection stands for."""
-    text = selection.strip()
-    if not text:
-        raise InputError("a selection is empty; give run:N, time:START..END or a SQL predicate")
-    run = _RUN.match(text)
-    if run:
-        return f"run_seq = {int(run.group(1))}"
-    window = _TIME.match(text)
-    if window:
-        ends = [
-            f"created_at {op} {sql_string(value.strip())}::TIMESTAMPTZ"
-            for op, value in ((">=", window.group(1)), ("<", window.group(2)))
-            if value.strip()
-        ]
-        return " AND ".join(ends) or "true"
-    return f"({text})"
-
-
-BASELINE_CATALOG = "__baseline"
-"""What a baseline database of its own (`--baseline-db`) is attached as."""
-
-
-def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tuple[str, str]]:
-    """(name, SQL over the joined row) of every metric the databases (`catalogs`: prefixes,
-    "" for the store's own) can give."""
-    found = [(name, f"s.{name}") for name in _SCORES]
-    found.append(("confidence", "lv.aggregate"))
-    found += [(f"level.{level}", f"(lv.level = '{level}')::DOUBLE") for level in LEVELS]
-    found.append(("success", "t.success::DOUBLE"))
-    results = " UNION ".join(
-        f"SELECT DISTINCT metric FROM {c}latest_judge_results WHERE score IS NOT NULL"
-        for c in catalogs
-    )
-    judged = store.rows(f"SELECT metric FROM ({results}) ORDER BY 1")
-    found += [(f"judge.{metric}", f"j.{_judge_column(metric)}") for (metric,) in judged]
-    overall = " UNION ALL ".join(
-        f"(SELECT 1 FROM {c}latest_judge_scores WHERE overall_score IS NOT NULL LIMIT 1)"
-        for c in catalogs
-    )
-    if store.rows(overall):
-        found.append(("judge.overall", "jo.overall_score"))
-    return found
-
-
-def _judge_column(metric: str) -> str:
-    return '"j_' + metric.replace('"', '""') + '"'
-
-
-def _catalog_rows(metrics: list[tuple[str, str]], c: str) -> str:
-    """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
-    columns and the metrics as m0, m1, ..."""
-    judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
-    pivot = ", ".join(
-        f"max(score) FILTER (WHERE metric = {sql_string(m)}) AS {_judge_column(m)}"
-        for m in judged
-        if m != "overall"
-    )
-    judge = (
-        f"LEFT JOIN (SELECT item_id AS trace_id, {pivot} FROM {c}latest_judge_results "
-        "GROUP BY item_id) j USING (trace_id)"
-        if pivot
-        else ""
-    )
-    overall = (
-        f"LEFT JOIN (SELECT item_id AS trace_id, overall_score FROM {c}latest_judge_scores) jo "
-        "USING (trace_id)"
-        if any(name == "judge.overall" for name, _ in metrics)
-        else ""
-    )
-    values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
-    levels = _LEVELS_SQL.replace("FROM confidence_traces", f"FROM {c}confidence_traces")
-    return f"""
-    SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
-    FROM (SELECT * FROM {c}scores JOIN (SELECT trace_id, max(run_seq) AS run_seq
-          FROM {c}scores GROUP BY trace_id) USING (trace_id, run_seq)) s
-    JOIN {c}traces t USING (trace_id, content_hash)
-    LEFT JOIN {c}runs r ON r.run_id = t.run_id
-    LEFT JOIN ({levels}) lv USING (trace_id)
-    {judge} {overall}"""
-
-
-def _rows_sql(
-    metrics: list[tuple[str, str]], baseline: str, candidate: str, apart: bool = False
-) -> str:
-    """Each selected trace once a side: its side, columns, and the metrics as m0, m1, ...;
-    `apart`: the baseline is read from the database attached as `BASELINE_CATALOG`."""
-    own = _catalog_rows(metrics, "")
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.") if apart else None
-    if theirs is None:  # one read of the stored traces for both sides
-        return f"""
-WITH rows AS (
-    SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
-    FROM ({own}) WHERE ({baseline}) OR ({candidate})
-)
-SELECT 'b' AS side, * EXCLUDE (__in_b, __in_c) FROM rows WHERE __in_b
-UNION ALL
-SELECT 'c' AS side, * EXCLUDE (__in_b, __in_c) FROM rows WHERE __in_c
-"""
-    return f"""
-WITH rows AS ({own}), base_rows AS ({theirs})
-SELECT 'b' AS side, * FROM base_rows WHERE {baseline}
-UNION ALL
-SELECT 'c' AS side, * FROM rows WHERE {candidate}
-"""
 
 
 BREAKDOWNS = ("task_domain", "agent_id")
@@ -197,10 +80,27 @@ class Group:
     traces: tuple[int, int]
 
 
+PART_TRACES = 1_250_000
+"""Most stored traces joined at a time: the selected traces are read in as many parts (by a
+hash of the trace id, applied to every table read) as keep the joins within the store's
+memory (10,000,000 traces in one part ran out of its 256 MB)."""
+
+
+def _parts(store: Statements, catalogs: tuple[str, ...]) -> int:
+    stored = max(store.rows(f"SELECT count(*) FROM {c}score_rows")[0][0] for c in catalogs)
+    return max(1, -(-stored // PART_TRACES))
+
+
 def _select(
-    store: Statements, rows: str, pair_by: list[str], selections: tuple[str, str], apart: bool
+    store: Statements,
+    rows_of: Callable[[str], str],
+    parts: int,
+    pair_by: list[str],
+    selections: tuple[str, str],
+    apart: bool,
 ) -> tuple[dict[str, int], int]:
-    """Read the selected traces into `ROWS`; each side's count and how many trace ids are in
+    """Read the selected traces into `ROWS`, in `parts` parts (`rows_of`: the SQL of the
+    traces whose id its condition holds); each side's count and how many trace ids are in
     both (`apart`: the baseline from a database of its own, where the same traces scored
     otherwise are a comparison, not a mistake).
 
@@ -212,14 +112,19 @@ def _select(
             raise InputError(f"--pair-by column {column!r} is not a column name")
     named = dict.fromkeys([*pair_by, *BREAKDOWNS])
     keys = "".join(f', "{column}"' for column in named)
-    columns = f"SELECT side, trace_id{keys}, COLUMNS('^m[0-9]+$') FROM ({rows})"
     try:
-        store.execute(f"CREATE OR REPLACE TEMP TABLE {ROWS} AS {columns}")
+        for part in range(parts):
+            rows = rows_of(f"hash({{key}}) % {parts} = {part}" if parts > 1 else "true")
+            columns = f"SELECT side, trace_id{keys}, COLUMNS('^m[0-9]+$') FROM ({rows})"
+            first = (
+                f"CREATE OR REPLACE TEMP TABLE {ROWS} AS" if part == 0 else f"INSERT INTO {ROWS}"
+            )
+            store.execute(f"{first} {columns}")
     except duckdb.OutOfMemoryException as exc:
         raise TracegradeError(
             f"the comparison ran out of the store's memory ({MEMORY_LIMIT}) reading the "
-            "selected traces: select fewer (a shorter window, one agent); comparisons of "
-            "about 10,000,000 traces do not fit yet (docs/compare.md)"
+            "selected traces: select fewer (a shorter window, one agent), or lower "
+            "storage.compare_store.PART_TRACES (docs/compare.md)"
         ) from exc
     except duckdb.Error as exc:
         message = str(exc).strip().splitlines()[0]
@@ -228,7 +133,7 @@ def _select(
     for side, name, text in zip(("b", "c"), ("baseline", "candidate"), selections, strict=True):
         if not counts.get(side):
             raise InputError(f"the {name} selection {text!r} selects no stored trace")
-    ids = "SELECT trace_id FROM " + ROWS + " WHERE side = '{side}'"
+    ids = "SELECT hash(trace_id) FROM " + ROWS + " WHERE side = '{side}'"
     b_ids, c_ids = ids.format(side="b"), ids.format(side="c")
     both = store.rows(f"SELECT count(*) FROM ({b_ids} INTERSECT {c_ids})")[0][0]
     if both == counts["b"] == counts["c"] and not apart:
@@ -263,11 +168,14 @@ def compare_cells(
         catalogs = ("", f"{BASELINE_CATALOG}.")
     metrics = metrics_of(store, catalogs)
     names = [name for name, _ in metrics]
-    rows = _rows_sql(
-        metrics, selection_sql(baseline), selection_sql(candidate), baseline_db is not None
-    )
     apart = baseline_db is not None
-    counts, both = _select(store, rows, pair_by or [], (baseline, candidate), apart)
+    chosen = selection_sql(baseline), selection_sql(candidate)
+
+    def rows_of(part: str) -> str:
+        return rows_sql(metrics, *chosen, apart, part)
+
+    parts = _parts(store, catalogs)
+    counts, both = _select(store, rows_of, parts, pair_by or [], (baseline, candidate), apart)
     where = "databases" if apart else "selections"
     overlap = f"; {both:,} trace ids are in both {where}" if both else ""
     try:
