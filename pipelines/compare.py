@@ -18,12 +18,13 @@ from transforms.compare.gate import Verdict, parse_gate, verdicts
 from transforms.compare.stats import Difference, compare, holm
 from transforms.compare.text import (
     GroupComparison,
+    Shown,
     comparison_json,
     comparison_markdown,
     verdict_line,
 )
 from transforms.config.compare import CompareConfig
-from transforms.errors import ConfigError
+from transforms.errors import ConfigError, TracegradeError
 
 __all__ = [
     "Comparison",
@@ -112,7 +113,7 @@ def compare_selections(
         selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
     )
     gate = _gate(fail_on, selected.metrics, differences)
-    shown = (
+    shown = Shown(
         (baseline, candidate),
         (selected.baseline_traces, selected.candidate_traces),
         selected.pairing,
@@ -120,7 +121,7 @@ def compare_selections(
         gate,
         _groups(selected),
     )
-    return Comparison(comparison_markdown(*shown), comparison_json(*shown), gate)
+    return Comparison(comparison_markdown(shown), comparison_json(shown), gate)
 
 
 class RegressionFound(Exception):
@@ -148,7 +149,10 @@ def check_previous_run(db: str, run_id: str, settings: CompareConfig) -> str:
     """`previous_run_check` as a step of the scoring flow: the comparison published as an
     artifact, a regression a failed task run (inside Prefect; the flow still completes), and
     what the run summary says of it (nothing without a gate)."""
-    found = previous_run_check(db, run_id, settings)
+    try:
+        found = previous_run_check(db, run_id, settings)
+    except TracegradeError as error:  # the run is stored: a comparison that cannot be made
+        return f"\n# tracegrade compare: not made\n\nThe run was not compared with the previous one: {error}\n"
     if found is None:
         return ""
     publish_markdown(found.markdown, "compare-previous-run", "this run against the previous")

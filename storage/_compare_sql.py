@@ -17,7 +17,7 @@ LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 _SCORES = ("score", "complexity", "novelty", "tool_diversity", "outcome_confidence")
 
 _RUN = re.compile(r"^run:(\d+)$")
-_TIME = re.compile(r"^time:([^.]*)\.\.([^.]*)$")
+_TIME = re.compile(r"^time:(.*?)\.\.(.*)$")
 
 _LEVELS_SQL = (
     "SELECT trace_id, c.level, c.aggregate FROM confidence_traces c JOIN "

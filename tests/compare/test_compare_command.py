@@ -223,39 +223,15 @@ def test_a_baseline_from_a_database_of_its_own(
     capsys.readouterr()
     old, new = str(tmp_path / "old.duckdb"), str(tmp_path / "new.duckdb")
 
-    worse = _compare(
-        Path(new),
-        "--baseline-db",
-        old,
-        "--baseline",
-        "true",
-        "--candidate",
-        "true",
-        "--fail-on",
-        "success < -0.03",
-    )
+    def apart(db: str, baseline_db: str, *gate: str) -> int:
+        args = ["--baseline-db", baseline_db, "--baseline", "true", "--candidate", "true"]
+        return _compare(Path(db), *args, *gate)
+
+    worse = apart(new, old, "--fail-on", "success < -0.03")
     text = capsys.readouterr().out
-    same = _compare(
-        Path(old),
-        "--baseline-db",
-        old,
-        "--baseline",
-        "true",
-        "--candidate",
-        "true",
-        "--fail-on",
-        "success < -0.03, score < -0.01",
-    )
+    same = apart(old, old, "--fail-on", "success < -0.03, score < -0.01")
     alike = capsys.readouterr().out
-    missing = _compare(
-        Path(new),
-        "--baseline-db",
-        str(tmp_path / "nope.duckdb"),
-        "--baseline",
-        "true",
-        "--candidate",
-        "true",
-    )
+    missing = apart(new, str(tmp_path / "nope.duckdb"))
 
     assert worse == 6 and "compared as paired by objective: " in text
     assert same == 0 and "800 trace ids are in both databases" in alike

@@ -103,3 +103,21 @@ def test_under_prefect_the_check_fails_and_the_flow_run_completes(
     assert len(checks) == 1 and checks[0].state is not None and checks[0].state.is_failed()
     artifact = Artifact.get("compare-previous-run")
     assert artifact is not None and "verdict: REGRESSION" in str(artifact.data)
+
+
+def test_a_gate_the_nights_cannot_answer_leaves_the_run_stored_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = _nights(tmp_path)
+    config = tmp_path / "tracegrade.toml"
+    config.write_text('[compare]\nfail_on = ["judge.Relevance < -5"]\n')  # nothing was judged
+    db = str(tmp_path / "t.duckdb")
+    score = ["--db", db, "--no-embedder", "--config", str(config)]
+    assert main(["score", str(first), *score]) == 0
+
+    assert main(["score", str(second), *score]) == 0
+    said = capsys.readouterr().out
+
+    assert (
+        "The run was not compared with the previous one: --fail-on names 'judge.Relevance'" in said
+    )

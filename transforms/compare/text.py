@@ -10,10 +10,29 @@ from transforms.compare.gate import Verdict
 from transforms.compare.stats import RESAMPLES, SEED, Difference
 from transforms.words import NONE
 
-__all__ = ["HEADLINE", "GroupComparison", "comparison_json", "comparison_markdown", "verdict_line"]
+__all__ = [
+    "HEADLINE",
+    "GroupComparison",
+    "Shown",
+    "comparison_json",
+    "comparison_markdown",
+    "verdict_line",
+]
 
 HEADLINE = ("score", "success", "confidence", "level.ESCALATE")
 """The metrics the breakdown tables show (with those the gate names); `--json` has them all."""
+
+
+class Shown(NamedTuple):
+    """What a comparison prints: the selections, their traces, how they were compared, the
+    differences, the gate's verdicts (None without a gate) and the groups."""
+
+    selections: tuple[str, str]
+    traces: tuple[int, int]
+    pairing: str
+    differences: Sequence[Difference]
+    verdicts: Sequence[Verdict] | None
+    groups: Sequence[GroupComparison] = ()
 
 
 class GroupComparison(NamedTuple):
@@ -92,15 +111,9 @@ def _breakdowns(groups: Sequence[GroupComparison], shown: Sequence[str]) -> list
     return lines
 
 
-def comparison_markdown(
-    selections: tuple[str, str],
-    traces: tuple[int, int],
-    pairing: str,
-    differences: Sequence[Difference],
-    verdicts: Sequence[Verdict] | None,
-    groups: Sequence[GroupComparison] = (),
-) -> str:
+def comparison_markdown(shown: Shown) -> str:
     """The comparison as Markdown: who was compared, how, every metric, the gate."""
+    selections, traces, pairing, differences, verdicts, groups = shown
     tested = sum(1 for d in differences if math.isfinite(d.p_value))
     paired = any(d.paired for d in differences)
     lines = [
@@ -165,15 +178,9 @@ def _metric_json(d: Difference) -> dict[str, Any]:
     }
 
 
-def comparison_json(
-    selections: tuple[str, str],
-    traces: tuple[int, int],
-    pairing: str,
-    differences: Sequence[Difference],
-    verdicts: Sequence[Verdict] | None,
-    groups: Sequence[GroupComparison] = (),
-) -> dict[str, Any]:
+def comparison_json(shown: Shown) -> dict[str, Any]:
     """The comparison as one JSON object (`--json`)."""
+    selections, traces, pairing, differences, verdicts, groups = shown
     return {
         "baseline": {"selection": selections[0], "traces": traces[0]},
         "candidate": {"selection": selections[1], "traces": traces[1]},
