@@ -21,6 +21,7 @@ from transforms.compare.text import (
     Shown,
     comparison_json,
     comparison_markdown,
+    gate_text,
     verdict_line,
 )
 from transforms.config.compare import CompareConfig
@@ -31,7 +32,6 @@ __all__ = [
     "RegressionFound",
     "check_previous_run",
     "compare_selections",
-    "line_of",
     "previous_run_check",
 ]
 
@@ -160,10 +160,10 @@ def check_previous_run(db: str, run_id: str, settings: CompareConfig) -> str:
         from prefect import task
 
         def check() -> None:
-            raise RegressionFound(line_of(found))
+            raise RegressionFound(verdict_line(found.verdicts or []))
 
         task(name="check against the previous run", persist_result=False)(check)(return_state=True)
-    gate = found.markdown.split("## Gate (the whole selections)\n\n")[1]
+    gate = gate_text(found.verdicts or [])
     baseline, candidate = found.data["baseline"], found.data["candidate"]
     return (
         "\n# tracegrade compare: this run against the previous one\n\n"
@@ -172,8 +172,3 @@ def check_previous_run(db: str, run_id: str, settings: CompareConfig) -> str:
         f"{found.data['pairing']}; the whole comparison: tracegrade compare --db {db} "
         f"--baseline {baseline['selection']} --candidate {candidate['selection']}\n\n{gate}"
     )
-
-
-def line_of(comparison: Comparison) -> str:
-    """The verdict in one line."""
-    return verdict_line(comparison.verdicts or [])

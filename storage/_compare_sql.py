@@ -9,6 +9,8 @@ import re
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
+from storage.schema.confidence import newest_levels
+from storage.schema.scoring import newest_score_rows
 
 __all__ = ["BASELINE_CATALOG", "LEVELS", "metrics_of", "rows_sql", "selection_sql"]
 
@@ -18,12 +20,6 @@ _SCORES = ("score", "complexity", "novelty", "tool_diversity", "outcome_confiden
 
 _RUN = re.compile(r"^run:(\d+)$")
 _TIME = re.compile(r"^time:(.*?)\.\.(.*)$")
-
-_LEVELS_SQL = (
-    "SELECT trace_id, c.level, c.aggregate FROM confidence_traces c JOIN "
-    "(SELECT trace_id, arg_max(source, computed_at) AS source FROM confidence_traces "
-    "GROUP BY trace_id) USING (trace_id, source)"
-)
 
 
 def selection_sql(selection: str) -> str:
@@ -100,17 +96,14 @@ def _catalog_rows(metrics: list[tuple[str, str]], c: str, part: str = "true") ->
         else ""
     )
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
-    levels = _LEVELS_SQL.replace(
-        "FROM confidence_traces", f"FROM (SELECT * FROM {c}confidence_traces WHERE {mine})"
-    )
+    levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"
     scores = f"(SELECT * FROM {c}scores WHERE {mine})"
     return f"""
     SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
-    FROM (SELECT * FROM {scores} JOIN (SELECT trace_id, max(run_seq) AS run_seq
-          FROM {scores} GROUP BY trace_id) USING (trace_id, run_seq)) s
+    FROM (SELECT * FROM {newest_score_rows(scores)}) s
     JOIN (SELECT * FROM {c}traces WHERE {mine}) t USING (trace_id, content_hash)
     LEFT JOIN {c}runs r ON r.run_id = t.run_id
-    LEFT JOIN ({levels}) lv USING (trace_id)
+    LEFT JOIN {newest_levels(levels, levels)} lv USING (trace_id)
     {judge} {overall}"""
 
 

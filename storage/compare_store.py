@@ -11,7 +11,6 @@ and each judge metric. Everything is counted in DuckDB: what comes back is at mo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +24,7 @@ from storage._statements import Statements
 from storage.duckdb_store import MEMORY_LIMIT
 from storage.errors import InputError
 from transforms.compare.stats import MAX_CELLS, Cells
+from transforms.config.compare import COLUMN_NAME
 from transforms.errors import TracegradeError
 from transforms.words import NONE
 
@@ -38,9 +38,6 @@ __all__ = [
     "metrics_of",
     "selection_sql",
 ]
-
-
-_COLUMN = re.compile(r"^[A-Za-z_]\w*$")
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,6 @@ class Group:
 
     column: str
     value: str
-    pairing: str
     baseline: Cells
     candidate: Cells
     pairs: Cells | None
@@ -108,7 +104,7 @@ def _select(
         InputError: a selection that fails, selects nothing, or selects what the other does.
     """
     for column in pair_by:
-        if not _COLUMN.match(column):
+        if not COLUMN_NAME.match(column):
             raise InputError(f"--pair-by column {column!r} is not a column name")
     named = dict.fromkeys([*pair_by, *BREAKDOWNS])
     keys = "".join(f', "{column}"' for column in named)
@@ -127,8 +123,9 @@ def _select(
             "storage.compare_store.PART_TRACES (docs/compare.md)"
         ) from exc
     except duckdb.Error as exc:
-        message = str(exc).strip().splitlines()[0]
-        raise InputError(f"a selection failed: {message} (the columns: docs/compare.md)") from None
+        raise InputError(
+            f"a selection failed: {_first_line(exc)} (the columns: docs/compare.md)"
+        ) from None
     counts = dict(store.rows(f"SELECT side, count(*) FROM {ROWS} GROUP BY side"))
     for side, name, text in zip(("b", "c"), ("baseline", "candidate"), selections, strict=True):
         if not counts.get(side):
@@ -202,10 +199,13 @@ def _attach(store: Statements, path: str) -> None:
         store.execute(f"ATTACH {sql_string(path)} AS {BASELINE_CATALOG} (READ_ONLY)")
         store.rows(f"SELECT 1 FROM {BASELINE_CATALOG}.scores LIMIT 1")
     except duckdb.Error as exc:
-        message = str(exc).strip().splitlines()[0]
         raise InputError(
-            f"--baseline-db {path} cannot be read as a tracegrade DuckDB file ({message})"
+            f"--baseline-db {path} cannot be read as a tracegrade DuckDB file ({_first_line(exc)})"
         ) from None
+
+
+def _first_line(error: duckdb.Error) -> str:
+    return str(error).strip().splitlines()[0]
 
 
 def _empty(m: int) -> Cells:
@@ -282,7 +282,4 @@ def _groups(
     other = sql_string(pooled) if pooled else "NULL"
     group = f"CASE WHEN {value} IN ({kept}) THEN {value} ELSE {other} END"
     found = _compared(store, group, pair_by, m, chosen)
-    return [
-        Group(column, name, pairing, *cells, chosen[name])
-        for name, (pairing, cells) in found.items()
-    ]
+    return [Group(column, name, *cells, chosen[name]) for name, (_, cells) in found.items()]

@@ -99,8 +99,14 @@ def _server(db: str | None, message: str) -> str:
     found = re.search(r'(?:server at|host) "?([\w.\-]+)"?.*?port "?(\d+)', message, re.S)
     if found:
         return f"{found.group(1)}:{found.group(2)}"
+    host, port = _address(db)
+    return f"{host}:{port}"
+
+
+def _address(db: str | None) -> tuple[str, int]:
+    """The host and port a PostgreSQL catalog's connection string names (libpq's defaults)."""
     conninfo = dict(re.findall(r"(\w+)=(\S+)", db or ""))
-    return f"{conninfo.get('host', 'localhost')}:{conninfo.get('port', '5432')}"
+    return conninfo.get("host", "localhost"), int(conninfo.get("port", "5432"))
 
 
 def describe_fault(
@@ -158,12 +164,11 @@ def _catalog_down(db: str | None, chain: list[BaseException]) -> bool:
         return False
     if not any(type(e).__module__.split(".")[0] in ("duckdb", "_duckdb") for e in chain):
         return False
-    conninfo = dict(re.findall(r"(\w+)=(\S+)", db))
-    host = conninfo.get("host", "localhost")
+    host, port = _address(db)
     if host.startswith("/"):
         return False  # a Unix socket: its error text says enough
     try:
-        with socket.create_connection((host, int(conninfo.get("port", "5432"))), timeout=2):
+        with socket.create_connection((host, port), timeout=2):
             return False
     except OSError:
         return True

@@ -14,6 +14,8 @@ tables exist.
 from __future__ import annotations
 
 from storage.quantile_sql import quantiles_sql
+from storage.schema.confidence import newest_levels
+from storage.schema.scoring import newest_score_rows
 
 __all__ = [
     "SECTION_TABLES",
@@ -51,41 +53,26 @@ never ran. The tables themselves, not their `latest_` views, which rank every ro
 TABLE_ROWS = 15
 """Rows shown per table of traces; the table says how many it leaves out."""
 
-LATEST_SQL = """
+LATEST_SQL = f"""
 CREATE OR REPLACE TEMP TABLE __latest AS
 SELECT trace_id, created_at, agent_id, task_domain, profile, score, novelty, shareable, overrides,
        w_complexity * complexity AS c_part, w_novelty * novelty AS n_part,
        w_tool_diversity * tool_diversity AS d_part,
        w_outcome_confidence * outcome_confidence AS o_part
-FROM scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id)
-    USING (trace_id, run_seq), __window
+FROM {newest_score_rows("scores")}, __window
 WHERE created_at >= since AND created_at < until
 """
-"""The window's latest scores (the rows `latest_scores` shows: a run scores a trace once, so
-its newest run_seq names one row), read once into a temporary table that the score queries
-share. Found by joining on each trace's newest run_seq rather than through the view, whose
-ranking holds every column of every score row at once: on a DuckLake of 1,000,000 traces
-that ran out of the store's 256 MB, and the report was not written."""
+"""The window's latest scores (`newest_score_rows`: on a DuckLake of 1,000,000 traces the
+view's ranking ran out of the store's 256 MB, and the report was not written), read once into
+a temporary table that the score queries share."""
 
 
-def _newest_levels(levels: str) -> str:
-    """Each trace's newest level (of any source) among the rows `levels` selects from
-    `confidence_traces`: the newest source per trace, then its one row ((trace_id, source) is
-    unique). Taking level, reason and aggregate each by `arg_max` kept every reason in the
-    aggregate's memory, which ran out of the store's 512 MB at 10,000,000 traces."""
-    return (
-        "(SELECT trace_id, c.level, c.reason, c.aggregate FROM confidence_traces c JOIN "
-        f"(SELECT trace_id, arg_max(source, computed_at) AS source FROM {levels} "
-        "GROUP BY trace_id) USING (trace_id, source))"
-    )
-
-
-LEVELS_SQL = "CREATE OR REPLACE TEMP TABLE __levels AS SELECT * FROM " + _newest_levels(
+LEVELS_SQL = "CREATE OR REPLACE TEMP TABLE __levels AS SELECT * FROM " + newest_levels(
     "confidence_traces SEMI JOIN __latest USING (trace_id)"
 )
 """Each trace's newest level, for the traces in the window."""
 
-_LEVELS = _newest_levels("confidence_traces")
+_LEVELS = newest_levels("confidence_traces")
 
 _AGENT_DAY_MEDIANS = quantiles_sql(
     "s", ("day", "agent"), {"median_score": ("score", 0.5), "median_novelty": ("novelty", 0.5)}

@@ -60,15 +60,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def print_demo_verdict(db: str) -> None:
     """Did the agent deployed halfway through the demo's month get worse? The gate's verdict."""
+    from pipelines.compare import compare_selections
     from tracegrade.demo import DEPLOYED
+    from transforms.compare.text import gate_text
 
     baseline, candidate = (f"agent_id = '{agent}'" for agent in DEPLOYED)
     gate = "success < -0.05, score < -0.02, level.ESCALATE > 0.03"
-    text, _ = comparison(db, baseline, candidate, fail_on=gate)
+    found = compare_selections(db, baseline, candidate, fail_on=gate)
     print(f"Did {DEPLOYED[0]} get worse when {DEPLOYED[1]} replaced it halfway through?")
     print(f'tracegrade compare --db {db} --baseline "{baseline}" --candidate "{candidate}" \\')
     print(f"    --fail-on '{gate}'")
-    print(text.split("## Gate (the whole selections)\n\n")[1])
+    print(gate_text(found.verdicts or []))
 
 
 def add_compare_command(commands: Any) -> None:

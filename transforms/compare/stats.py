@@ -165,6 +165,8 @@ def compare(
         diff = candidate.mean() - baseline.mean()
         draws = _resampled_means(candidate, seed, 1) - _resampled_means(baseline, seed, 0)
         effect = _effects(diff, baseline, candidate)
+    counts = (baseline.n(), candidate.n())
+    means = (baseline.mean(), candidate.mean())
     found = []
     for column, metric in enumerate(metrics):
         drawn = draws[:, column][np.isfinite(draws[:, column])]
@@ -179,10 +181,10 @@ def compare(
             Difference(
                 metric=metric,
                 paired=pairs is not None,
-                baseline_n=int(baseline.n()[column]),
-                candidate_n=int(candidate.n()[column]),
-                baseline_mean=float(baseline.mean()[column]),
-                candidate_mean=float(candidate.mean()[column]),
+                baseline_n=int(counts[0][column]),
+                candidate_n=int(counts[1][column]),
+                baseline_mean=float(means[0][column]),
+                candidate_mean=float(means[1][column]),
                 diff=float(diff[column]),
                 low=low,
                 high=high,

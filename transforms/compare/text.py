@@ -16,6 +16,7 @@ __all__ = [
     "Shown",
     "comparison_json",
     "comparison_markdown",
+    "gate_text",
     "verdict_line",
 ]
 
@@ -65,6 +66,11 @@ def verdict_line(verdicts: Sequence[Verdict]) -> str:
     return (
         f"verdict: no regression ({len(verdicts)} line{'' if len(verdicts) == 1 else 's'} checked)"
     )
+
+
+def gate_text(verdicts: Sequence[Verdict]) -> str:
+    """The gate's lines, then its verdict in one line."""
+    return "\n".join([*(verdict.text for verdict in verdicts), "", verdict_line(verdicts)]) + "\n"
 
 
 def _short(d: Difference) -> str:
@@ -152,9 +158,7 @@ def comparison_markdown(shown: Shown) -> str:
     gated = [v.line.metric for v in verdicts or ()]
     lines += _breakdowns(groups, list(dict.fromkeys([*HEADLINE, *gated])))
     if verdicts is not None:
-        lines += ["", "## Gate (the whole selections)", ""]
-        lines += [verdict.text for verdict in verdicts]
-        lines += ["", verdict_line(verdicts)]
+        return "\n".join([*lines, "", "## Gate (the whole selections)", "", gate_text(verdicts)])
     return "\n".join(lines) + "\n"
 
 

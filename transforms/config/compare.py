@@ -8,9 +8,10 @@ from pydantic import Field, field_validator
 
 from transforms.config._base import StrictModel
 
-__all__ = ["CompareConfig"]
+__all__ = ["COLUMN_NAME", "CompareConfig"]
 
-_COLUMN = re.compile(r"^[A-Za-z_]\w*$")
+COLUMN_NAME = re.compile(r"^[A-Za-z_]\w*$")
+"""A column `pair_by` (or `--pair-by`) may name: an identifier, never SQL."""
 
 
 class CompareConfig(StrictModel):
@@ -25,6 +26,6 @@ class CompareConfig(StrictModel):
     @classmethod
     def _columns(cls, value: list[str]) -> list[str]:
         for column in value:
-            if not _COLUMN.match(column):
+            if not COLUMN_NAME.match(column):
                 raise ValueError(f"pair_by column {column!r} is not a column name")
         return value
