@@ -125,7 +125,8 @@ def agent_trace_spans(value: object) -> list[Any] | None:
     """The spans of an any-agent `AgentTrace` (`{"spans": [...], "final_output": ...}`), its
     `final_output` given as `gen_ai.output` (the answer) to its top span, the one whose parent
     is not in the trace (none, or a span another process recorded), where that span has none;
-    None for anything else."""
+    None for anything else. An empty `final_output` (any-agent 0.2x wrote `{}` for a
+    structured answer) says nothing: the spans then give the answer, as without one."""
     if not isinstance(value, dict) or not isinstance(value.get("spans"), list):
         return None
     spans = [dict(span) if isinstance(span, Mapping) else span for span in value["spans"]]
@@ -134,7 +135,7 @@ def agent_trace_spans(value: object) -> list[Any] | None:
     for span in spans:
         attributes = span.get("attributes") if isinstance(span, dict) else None
         on_top = _span_id(span, "parent") not in ids
-        if final is not None and on_top and isinstance(attributes, Mapping):
+        if final not in (None, "", {}, []) and on_top and isinstance(attributes, Mapping):
             text = final if isinstance(final, str) else json.dumps(final, ensure_ascii=False)
             span["attributes"] = {"gen_ai.output": text, **attributes}
     return spans

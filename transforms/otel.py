@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from transforms._chat_shapes import final_answer
 from transforms._otel_checks import (
     confidence_of,
     outcome_unknown_of,
@@ -177,6 +178,20 @@ def _roots(live: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _final_answers(live: pl.DataFrame, tools: list[str]) -> pl.DataFrame:
+    """Per group that called one of the final-answer `tools`: the answer its last such call
+    was given (`final_answer`, as `import chat` reads it)."""
+    called = pl.coalesce("tool_name", "name")
+    last = (
+        live.filter((pl.col("kind") == "tool") & called.is_in(tools))
+        .sort("group", "start_ns", "span_hex")
+        .group_by("group", maintain_order=True)
+        .agg(pl.col("tool_input").last())
+    )
+    answers = [final_answer(arguments) for arguments in last["tool_input"].to_list()]
+    return last.select("group", final_answer=pl.Series(answers, dtype=pl.String))
+
+
 def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     """Per group: the objective, the answer of its last model call, agent and domain."""
     priority = pl.when(pl.col("is_root")).then(0).when(pl.col("kind") == "llm").then(1).otherwise(2)
@@ -219,6 +234,12 @@ def _table(live: pl.DataFrame, steps: pl.DataFrame, config: OtelImportConfig) ->
     table = (
         groups.join(_roots(live), on="group", how="left", maintain_order="left")
         .join(_trace_fields(live), on="group", how="left", maintain_order="left")
+        .join(
+            _final_answers(live, config.final_answer_tools),
+            on="group",
+            how="left",
+            maintain_order="left",
+        )
         .join(steps, on="group", how="left", maintain_order="left")
         .with_columns(
             success=success_of(config),
@@ -254,7 +275,9 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         "success",
         "outcome_unknown",
         "objective",
-        pl.coalesce("root_text", "last_model_text", pl.lit("")).alias("result_summary"),
+        pl.coalesce("root_text", "final_answer", "last_model_text", pl.lit("")).alias(
+            "result_summary"
+        ),
         "confidence",
         "steps",
     )

@@ -90,3 +90,29 @@ def test_a_one_line_agent_trace_and_span_lines_as_agent_factory_writes_them(
     assert (agent, tools) == ("any_agent", ["read_file"])
     ((rule, reason),) = query_rows(db, "SELECT rule, reason FROM quarantine")
     assert rule == "missing_objective" and "no span of the trace carries a user message" in reason
+
+
+JULY_2025 = Path(__file__).resolve().parents[1] / "data" / "any-agent" / "2025-07"
+
+
+@pytest.mark.parametrize("framework", ["OPENAI", "SMOLAGENTS"])
+def test_an_empty_final_output_leaves_the_answer_to_the_run(tmp_path: Path, framework: str) -> None:
+    """any-agent of July 2025 wrote `final_output: {}` for a structured answer; read as the
+    answer it was "{}". The answer is then what the run gave: the argument of smolagents'
+    `final_answer` call, the OpenAI agent's last model output."""
+    source = JULY_2025 / f"{framework}_trace.json"
+    shutil.copy(source, tmp_path / source.name)
+    db = tmp_path / "j.duckdb"
+    spans = json.loads(source.read_text())["spans"]
+    assert json.loads(source.read_text())["final_output"] == {}
+
+    assert main(["score", str(tmp_path / source.name), "--db", str(db), "--no-embedder"]) == 0
+
+    ((answer,),) = query_rows(db, "SELECT result_summary FROM traces")
+    if framework == "SMOLAGENTS":
+        call = next(s for s in spans if s["name"] == "execute_tool final_answer")
+        wanted = json.loads(call["attributes"]["gen_ai.tool.args"])["answer"]
+    else:
+        model = [s for s in spans if s["attributes"].get("gen_ai.operation.name") == "call_llm"]
+        wanted = model[-1]["attributes"]["gen_ai.output"]
+    assert answer == wanted and json.loads(answer)["steps"][0]["number"] == 1

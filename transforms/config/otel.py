@@ -73,6 +73,13 @@ class OtelImportConfig(BaseModel):
     exception (smolagents, LangChain, MCP clients) hand its message back as the result with
     status OK; `import chat` reads tool messages with the same default pattern. None (an
     empty text in TOML): only the status says."""
+    final_answer_tools: list[str] = Field(
+        default_factory=lambda: ["Finish", "final_answer", "final_output", "submit"]
+    )
+    """Tools through which an agent gives its answer (smolagents' `final_answer`): the
+    arguments of the last such call are the answer (their `final_answer`, `answer`, `result`,
+    `output` or `text` field) where the trace's top span holds none; empty: the last model
+    text is the answer. The same default as `import chat`'s."""
     retrieval_tool: Annotated[str, Field(min_length=1)] = "retrieval"
     """tool.name of the steps made from retrieval spans (OpenInference RETRIEVER)."""
     output_summary_chars: Annotated[int, Field(ge=0)] = 2000
