@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -427,3 +429,17 @@ def judge_batch_once(
         return asyncio.run(
             run_batch(source, config, sink, identity, factory=lambda name: model, submit=submit)
         )
+
+
+def block_module(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
+    """Make `import module` fail in this process, as on a machine without its package: it
+    and its submodules are None in sys.modules, it is gone from its package, and pydantic-ai's
+    provider modules that imported it are imported afresh (all undone after the test)."""
+    for name in [module, *(n for n in sys.modules if n.startswith(module + "."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # type: ignore[arg-type]
+    parent, _, child = module.rpartition(".")
+    if parent in sys.modules and hasattr(sys.modules[parent], child):
+        # `from google import genai` takes the attribute an earlier import left
+        monkeypatch.delattr(sys.modules[parent], child)
+    for name in [n for n in sys.modules if n.startswith("pydantic_ai.providers.")]:
+        monkeypatch.delitem(sys.modules, name)

@@ -13,7 +13,15 @@ from typing import Any
 
 import duckdb
 import pytest
-from judge_helpers import Reply, error_reply, fake_server, items, judge_once, tool_reply
+from judge_helpers import (
+    Reply,
+    block_module,
+    error_reply,
+    fake_server,
+    items,
+    judge_once,
+    tool_reply,
+)
 from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -273,12 +281,10 @@ def test_keys_and_packages_are_checked_when_the_evaluator_is_made(
     assert caught.value.variable == "OPENAI_API_KEY"
     monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
     google = write(tmp_path, '[llm_default]\nmodel = "google-gla:gemini-2.5-flash"\n')
-    try:
-        import google.genai  # noqa: F401
-    except ImportError:
-        with pytest.raises(ProviderPackageError) as missing:
-            Evaluator(google)
-        assert missing.value.package == "pydantic-ai-slim[google]"
+    block_module(monkeypatch, "google.genai")  # as on a machine without the package
+    with pytest.raises(ProviderPackageError) as missing:
+        Evaluator(google)
+    assert missing.value.package == "pydantic-ai-slim[google]"
     # A model given in code is used for every metric: nothing of the environment is checked.
     Evaluator(google, model=scripted()[0])
 
