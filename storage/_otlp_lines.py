@@ -208,9 +208,9 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
     ):
         raise UnrecognisedFile(
             f"{path} holds {describe_json(value)}, not OTLP spans (an ExportTraceServiceRequest "
-            "with resourceSpans, or an array of them) nor a list of spans (Phoenix rows, or "
-            "spans as the OpenTelemetry SDK writes them) nor Langfuse traces with their "
-            "observations"
+            "with resourceSpans, or an array of them) nor a list of spans (Phoenix rows, "
+            "spans as the OpenTelemetry SDK writes them, or with trace_id and span_id at the "
+            "top) nor Langfuse traces with their observations"
         )
     rows: list[Any] = []
     chunk = SpanChunk(rows_frame([]), records=len(requests))

@@ -116,6 +116,45 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
+def _is_flat_span(value: object) -> bool:
+    """A span with its ids at the top and a flat `attributes` object (`_flat_span_row`)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("trace_id"), str)
+        and isinstance(value.get("span_id"), str)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("attributes"), Mapping)
+        and "start_time" in value
+    )
+
+
+def _flat_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
+    """One span with `trace_id`, `span_id` and `parent_span_id` (hex) at the top, Unix
+    nanosecond (or ISO-8601) `start_time` and `end_time`, `status` with `code` and `message`,
+    `span_events` and flat `attributes`, as a Phoenix table row: the shape Strands Evals
+    (strands-agents/evals) keeps spans in, its fixtures being OpenInference instrumentations'
+    in-memory spans (smolagents, the OpenAI Agents SDK) and its CloudWatch parser writing the
+    same."""
+    found = value.get("status")
+    status: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    code = str(status.get("code") or status.get("status_code") or "UNSET")
+    events = value.get("span_events", value.get("events"))
+    row: dict[str, Any] = {
+        "context.trace_id": value["trace_id"],
+        "context.span_id": value["span_id"],
+        "parent_id": value.get("parent_span_id"),
+        "name": value["name"],
+        "start_time": sdk_time(value.get("start_time")),
+        "end_time": sdk_time(value.get("end_time")),
+        "status_code": code.removeprefix("StatusCode.").removeprefix("STATUS_CODE_").upper(),
+        "status_message": status.get("message") or status.get("description"),
+        "events": events,
+    }
+    for key, item in value["attributes"].items():
+        row[f"attributes.{key}"] = item
+    return row
+
+
 def _span_id(span: Any, key: str) -> Any:
     context = span.get(key) if isinstance(span, Mapping) else None
     return context.get("span_id") if isinstance(context, Mapping) else None
@@ -143,7 +182,8 @@ def agent_trace_spans(value: object) -> list[Any] | None:
 
 def span_row(value: object) -> Mapping[str, Any] | None:
     """A JSON object as a Phoenix table row: a Phoenix row as it is, a span as the
-    OpenTelemetry SDK writes it converted (`_sdk_span_row`); None for anything else."""
+    OpenTelemetry SDK writes it (`_sdk_span_row`) or with its ids at the top (`_flat_span_row`)
+    converted; None for anything else."""
     if is_phoenix_row(value):
         return value  # type: ignore[return-value]
     if (
@@ -153,6 +193,8 @@ def span_row(value: object) -> Mapping[str, Any] | None:
         and "trace_id" in value["context"]
     ):
         return _sdk_span_row(value)
+    if _is_flat_span(value):
+        return _flat_span_row(value)  # type: ignore[arg-type]
     return None
 
 

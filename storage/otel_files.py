@@ -254,7 +254,7 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
                     malformed(
                         source,
                         number,
-                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context), nor an any-agent trace of such spans, nor a Langfuse trace with its observations",
+                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context) or with its ids at the top (trace_id, span_id, name, attributes), nor an any-agent trace of such spans, nor a Langfuse trace with its observations",
                     )
                 )
                 continue

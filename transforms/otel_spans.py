@@ -282,8 +282,10 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             tool_name=pl.when(retrieval)
             .then(pl.lit(config.retrieval_tool))
             .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),
+            # OpenInference's tool.parameters is the tool's parameter schema (smolagents,
+            # LlamaIndex); the call's own arguments are the TOOL span's input.value
             tool_input=pl.coalesce(
-                "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool.parameters", "input.value"
+                "gen_ai.tool.call.arguments", "gen_ai.tool.args", "input.value", "tool.parameters"
             ),
             tool_output=pl.when(retrieval)
             .then(pl.coalesce("documents", "output.value"))

@@ -89,3 +89,49 @@ def test_phoenix_spans_without_an_agent_step_are_each_quarantined_with_the_reaso
     said = {str(reason).split("OTel trace ")[1].split(",")[0] for _, reason in quarantined}
     assert said == {span["context"]["trace_id"] for span in spans}
     assert all("spans is a model call, a tool call" in str(reason) for _, reason in quarantined)
+
+
+# OpenInference spans kept as Strands Evals keeps them: objective -> the answer, the tool
+# calls (name, arguments) in order, the agent
+OPENINFERENCE = {
+    "strands-evals-smolagents_live_spans.json": (
+        "New task:\nWhat is the population of Tokyo?",  # smolagents' own task message
+        "The population of Tokyo is approximately 14 million people as of 2023.",
+        [
+            ("web_search", {"query": "population of Tokyo"}),
+            ("final_answer", {}),
+        ],
+        "CodeAgent.run",
+    ),
+    "strands-evals-openai_agents_openinference_live_spans.json": (
+        "What is 42 multiplied by 17, then divided by 3?",
+        "The result of \\( 42 \\) multiplied by \\( 17 \\), then divided by \\( 3 \\), is **238**.",
+        [  # the coordinator's call, then the specialist's calls inside it, slip included
+            ("ask_math_specialist", {"query": "42 multiplied by 17, then divided by 3"}),
+            ("multiply_numbers", {"a": 42, "b": 17}),
+            ("divide_numbers", {"a": 0, "b": 3}),
+            ("divide_numbers", {"a": 714, "b": 3}),
+        ],
+        "coordinator",
+    ),
+}
+
+
+def test_openinference_spans_with_their_ids_at_the_top_are_one_run_each(tmp_path: Path) -> None:
+    """Spans of two OpenInference instrumentations (smolagents, the OpenAI Agents SDK) as a
+    JSON array of span objects with trace_id, span_id, parent_span_id, nanosecond times and
+    flat attributes were refused as an unrecognised file; each file is now one run, its tool
+    calls' arguments the TOOL spans' input.value (tool.parameters is the tool's schema)."""
+    for name, (objective, answer, calls, agent) in OPENINFERENCE.items():
+        db = tmp_path / f"{name}.duckdb"
+        assert main(["score", str(DATA / "openinference" / name), "--db", str(db)]) == 0
+        rows = query_rows(db, TRACE_SQL)
+        assert len(rows) == 1, name
+        got_objective, got_answer, got_calls, failed, got_agent, success = rows[0]
+        assert got_objective == objective
+        assert str(got_answer).startswith(answer), got_answer
+        arguments = [(tool, json.loads(args)) for tool, args in got_calls]  # type: ignore[union-attr]
+        # smolagents wraps a call's arguments as {"args": [...], "kwargs": {...}}
+        assert [(t, a.get("kwargs", a)) for t, a in arguments] == calls, name
+        assert (failed, got_agent, success) == (0, agent, True), name  # every span status OK
+        assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
