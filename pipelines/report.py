@@ -69,6 +69,7 @@ def _inputs(data: ReportData) -> ReportInputs:
         absent=data.absent,
         table_rows=TABLE_ROWS,
         outcomes=data.outcomes,
+        judge_agreement=data.judge_agreement,
         empty_sections=data.empty_sections,
     )
 

@@ -13,7 +13,7 @@ from storage._statements import Statements
 from storage.errors import InputError
 from transforms.confidence.evaluation import OutcomeCell
 
-__all__ = ["DEFAULT_LABELS", "labelled_levels", "level_outcomes"]
+__all__ = ["DEFAULT_LABELS", "file_labels", "labelled_levels", "level_outcomes"]
 
 DEFAULT_LABELS = "success::INT"
 """The report's labels when none are given: each trace's own metadata.success."""
@@ -21,9 +21,9 @@ DEFAULT_LABELS = "success::INT"
 _READERS = {".csv": "read_csv", ".jsonl": "read_json", ".ndjson": "read_json", ".json": "read_json"}
 
 
-def _file_labels(store: Statements, path: Path) -> str:
+def file_labels(store: Statements, path: Path, cast: str = "INT") -> str:
     """A SELECT of (trace_id, label) from a labels file: columns trace_id (or id) and label,
-    or a trace file whose metadata.success is the label."""
+    or a trace file whose metadata.success is the label; the label cast to `cast`."""
     reader = "read_parquet" if path.suffix == ".parquet" else _READERS.get(path.suffix)
     if reader is None:
         raise InputError(
@@ -38,13 +38,13 @@ def _file_labels(store: Statements, path: Path) -> str:
             f"labels file {path} has columns {sorted(columns)}; it needs trace_id (or id) and "
             "label (0/1), or be a trace file whose metadata.success is the label"
         )
-    return f"SELECT {key} AS trace_id, ({value})::INT AS label FROM {reader}({sql_string(path)})"
+    return f"SELECT {key} AS trace_id, ({value})::{cast} AS label FROM {reader}({sql_string(path)})"
 
 
 def _checked_file_labels(store: Statements, path: Path) -> str:
     """A SELECT of one (trace_id, label) per trace from a labels file, after checking that
     every label is 0 or 1 and no trace has both (a trace labelled twice alike counts once)."""
-    query = _file_labels(store, path)
+    query = file_labels(store, path)
     checked = store.rows(
         f"SELECT trace_id, min(label) AS low, max(label) AS high FROM ({query}) "
         "WHERE label IS NOT NULL GROUP BY trace_id "

@@ -12,6 +12,7 @@ from pathlib import Path
 from storage.confidence_labels import DEFAULT_LABELS, level_outcomes
 from storage.duckdb_store import DuckDBStore
 from storage.errors import InputError
+from storage.judge_labels import OVERALL, judged_with_labels
 from storage.report_queries import (
     LATEST_SQL,
     LEVELS_SQL,
@@ -21,6 +22,8 @@ from storage.report_queries import (
     TABLE_ROWS,
     fast_form,
 )
+from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD, agreements
+from transforms.report.judge_agreement import JudgeAgreement
 from transforms.report.outcomes import LevelOutcomes
 from transforms.report.table import Table
 
@@ -93,6 +96,8 @@ class ReportData:
     """The sections whose table (SECTION_TABLES) exists and holds no row at all."""
     outcomes: LevelOutcomes | None = None
     """The levels against outcomes; None without levels (see `absent`)."""
+    judge_agreement: JudgeAgreement | None = None
+    """The judgements against the labels; None without judgements (see `absent`)."""
 
 
 def _table(store: DuckDBStore, query: str) -> Table:
@@ -138,6 +143,24 @@ def _outcomes(store: DuckDBStore, labels: str) -> LevelOutcomes:
     return LevelOutcomes(_labels_in_words(labels), cells, unlabelled)
 
 
+def _judge_agreement(store: DuckDBStore, labels: str) -> JudgeAgreement:
+    """The stored judgements against `labels` at the default pass threshold (the report does
+    not read the judge configuration). The default labels, the traces' own success, cannot
+    be wrong; given ones that are raise."""
+    words = _labels_in_words(labels)
+    try:
+        found = judged_with_labels(store, labels)
+    except InputError as error:
+        if labels != DEFAULT_LABELS:
+            raise
+        return JudgeAgreement(words, problem=str(error))
+    problem = found.problem(labels)
+    if problem is not None:
+        return JudgeAgreement(words, unlabelled=found.unlabelled, problem=problem)
+    results = agreements(found.scores, found.labels, {}, DEFAULT_PASS_THRESHOLD, OVERALL)
+    return JudgeAgreement(words, results, found.unlabelled)
+
+
 def read_report_data(
     store: DuckDBStore, window: ReportWindow, labels: str = DEFAULT_LABELS
 ) -> ReportData:
@@ -169,6 +192,10 @@ def read_report_data(
             data.absent[name] = sorted(set(needs) - tables)
     if data.outcomes is None:
         data.absent["outcomes"] = sorted({"latest_scores", "confidence_traces"} - tables)
+    if {"latest_judge_results", "latest_judge_scores"} <= tables:
+        data.judge_agreement = _judge_agreement(store, labels)
+    else:
+        data.absent["judge_agreement"] = ["judge_results"]
     if "domains" in data.frames:
         data.traces = int(sum(data.frames["domains"].column("traces")))
     for name, (needs, template) in LIST_SQL.items():

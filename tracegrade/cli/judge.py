@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracegrade.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from tracegrade.cli.exits import EXIT_FAILED, EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
 
 if TYPE_CHECKING:
@@ -146,6 +146,41 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    """Agreement of the stored judgements with labels (transforms/judge/agreement.py)."""
+    import json
+
+    from storage.config_files import load_judge_config
+    from storage.duckdb_store import DuckDBStore
+    from storage.judge_labels import OVERALL, judged_with_labels
+    from transforms.judge.agreement import agreement_markdown, agreements
+
+    config = load_judge_config(_config_path(args), check_keys=False)
+    thresholds = {metric.name: metric.pass_threshold for metric in config.metrics}
+    check_database(args.db, must_exist=True)
+    with DuckDBStore(args.db, read_only=True) as store:  # it reads: others may too
+        found = judged_with_labels(store, args.evaluate)
+    problem = found.problem(args.evaluate)
+    if problem is not None:
+        print(f"tracegrade: {problem}", file=sys.stderr)
+        return EXIT_NOTHING_SCORED
+    results = agreements(
+        found.scores, found.labels, thresholds, config.settings.pass_threshold, OVERALL
+    )
+    if args.json:
+        payload = {
+            "labels": args.evaluate,
+            "judged": found.judged,
+            "unlabelled": found.unlabelled,
+            "scores": [result.as_json() for result in results],
+        }
+        print(json.dumps(payload, indent=2))
+        return EXIT_OK
+    source = "the labels file" if Path(args.evaluate).is_file() else "the SQL expression"
+    print(agreement_markdown(results, f"{source} {args.evaluate}", found.unlabelled))
+    return EXIT_OK
+
+
 def _judge(args: argparse.Namespace) -> int:
     if args.probe and not args.check:
         print("tracegrade: --probe goes with --check (judge --check --probe)", file=sys.stderr)
@@ -154,6 +189,11 @@ def _judge(args: argparse.Namespace) -> int:
         return _check(args)
     if args.db is None:
         print("tracegrade: judge needs --db FILE (except with --check)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.evaluate is not None:
+        return _evaluate(args)
+    if args.json:
+        print("tracegrade: --json goes with --evaluate", file=sys.stderr)
         return EXIT_USAGE
     if args.dry_run:
         return _dry_run(args)
@@ -203,6 +243,17 @@ def add_judge_command(commands: Any) -> None:
     )
     judge.add_argument(
         "--collect", action="store_true", help="collect open batches (batch mode); submit nothing"
+    )
+    judge.add_argument(
+        "--evaluate",
+        metavar="LABELS",
+        help="judge nothing: print how well the stored judgements agree with labels people "
+        "gave (a file of trace_id and label, 0/1 or a scale such as 1 to 5; or a SQL "
+        "expression over the traces table, e.g. 'success::INT'): Spearman's rho, AUC, kappa "
+        "at each metric's pass_threshold, the confusion, with bootstrap intervals",
+    )
+    judge.add_argument(
+        "--json", action="store_true", help="with --evaluate: print the figures as JSON"
     )
     add_prefect_flag(judge)
     judge.set_defaults(handler=_judge)

@@ -13,11 +13,13 @@ from pydantic_core import PydanticCustomError
 
 from transforms.config._base import StrictModel as _Strict
 from transforms.config.endpoints import ENDPOINT_NAME, Endpoint, OutputMode
+from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD
 from transforms.judge.metrics import BUILTIN_METRICS
 from transforms.judge.providers import PROVIDERS, model_parts
 
 __all__ = [
     "BUILTIN_DEFAULTS",
+    "DEFAULT_PASS_THRESHOLD",
     "CustomMetricRef",
     "MODEL_FORMAT",
     "WEIGHTS",
@@ -37,6 +39,8 @@ BUILTIN_DEFAULTS: dict[str, Any] = {
     "max_retries": 3,
 }
 """The built-in defaults of seed FR-019."""
+
+_Threshold = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 
 MODEL_FORMAT = "model_format"
 """The validation error type of a model that is not "provider:model-name"."""
@@ -145,6 +149,9 @@ class MetricEntry(_LLMParams):
     """Weight in the overall score; all metrics have one, or none (equal weights)."""
     system_instruction: str | None = None
     """Replaces the metric's built-in prompt entirely."""
+    pass_threshold: _Threshold | None = None
+    """The score (0 to 100) at and above which this metric passes an answer (`judge
+    --evaluate`); else the top-level `pass_threshold`. Never part of the config hash."""
 
     @field_validator("name")
     @classmethod
@@ -296,6 +303,9 @@ class JudgeSettings(_Strict):
     run changes no judgement)."""
     endpoints: dict[str, Endpoint] = Field(default_factory=dict)
     """OpenAI-compatible servers by name: `[endpoints.local]` makes `local:model` a model."""
+    pass_threshold: _Threshold = DEFAULT_PASS_THRESHOLD
+    """The score at and above which the overall score, and any metric without its own, passes
+    an answer (`judge --evaluate`); a judgement does not depend on it (not hashed)."""
 
     _check_default_model = field_validator("default_model")(_model_form)
 

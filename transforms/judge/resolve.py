@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from transforms.config._base import describe_validation_error
 from transforms.config.judge import (
     BUILTIN_DEFAULTS,
+    DEFAULT_PASS_THRESHOLD,
     MODEL_FORMAT,
     WEIGHTS,
     JudgeSettings,
@@ -70,6 +71,8 @@ class ResolvedMetric:
     stop_sequences: tuple[str, ...] | None = None
     output_mode: str = "auto"
     """tool, native, prompted, or auto (the model's profile decides when the call is made)."""
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
+    """The score at and above which the metric passes an answer (`judge --evaluate`)."""
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -103,8 +106,10 @@ _NEW_LLM_KEYS = {"timeout_seconds", "output_mode", *_SAMPLING}
 def _hashed(settings: JudgeSettings) -> dict[str, Any]:
     """The settings as hashed: keys added after hashes were first stored are left out while
     unset, so that a file that does not use them keeps its hash."""
-    data = settings.model_dump(mode="json", exclude={"execution"})
+    data = settings.model_dump(mode="json", exclude={"execution", "pass_threshold"})
     tables = [data["llm_default"], *(data["metrics"] or [])]
+    for table in data["metrics"] or []:
+        table.pop("pass_threshold", None)  # what passes is read later; no judgement differs
     for table, keys in [(data, _NEW_KEYS), *((t, _NEW_LLM_KEYS) for t in tables)]:
         for key in keys:
             if table.get(key) in (None, {}):
@@ -233,7 +238,7 @@ def resolve_settings(
     classes = _classes(settings, entries, source, search)
     weights = _weights(entries, [name for name, _ in classes], source)
     resolved = tuple(
-        _metric(entry, name, cls, weight, default, default_model)
+        _metric(entry, name, cls, weight, default, default_model, settings.pass_threshold)
         for entry, (name, cls), weight in zip(entries, classes, weights, strict=True)
     )
     return JudgeConfig(settings, resolved, source)
@@ -246,10 +251,13 @@ def _metric(
     weight: float,
     default: LLMDefault,
     default_model: str | None,
+    threshold: float,
 ) -> ResolvedMetric:
-    """One metric with each parameter from the entry, else `default`, else the built-in."""
+    """One metric with each parameter from the entry, else `default`, else the built-in;
+    `threshold` is the file's pass threshold, for a metric that sets none."""
+    passes = threshold if entry.pass_threshold is None else entry.pass_threshold
     if not cls.uses_llm:  # LLM parameters given to a non-LLM metric are ignored
-        return ResolvedMetric(name, cls(), weight, None, None, None, None, 0)
+        return ResolvedMetric(name, cls(), weight, None, None, None, None, 0, pass_threshold=passes)
 
     def pick(key: str) -> Any:
         for value in (getattr(entry, key), getattr(default, key)):
@@ -272,6 +280,7 @@ def _metric(
         seed=pick("seed"),
         stop_sequences=None if stops is None else tuple(stops),
         output_mode=pick("output_mode") or "auto",
+        pass_threshold=passes,
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from transforms.report.figures import CHARTS, ChartSpec, Figure
+from transforms.report.judge_agreement import JudgeAgreement, agreement_block
 from transforms.report.outcomes import LevelOutcomes, outcomes_block
 from transforms.report.table import Table
 from transforms.words import NONE
@@ -80,6 +81,7 @@ class ReportInputs:
     absent: Mapping[str, list[str]]
     table_rows: int
     outcomes: LevelOutcomes | None = None
+    judge_agreement: JudgeAgreement | None = None
     empty_sections: frozenset[str] = frozenset()
     """Sections whose step never ran: their table holds no row at all (see `_NEVER`)."""
 
@@ -210,6 +212,8 @@ def _section(
     parts += [_chart_block(spec, inputs) for spec in CHARTS if spec.section == key]
     if key == "levels":
         parts.append(outcomes_block(inputs.outcomes, inputs.absent.get("outcomes")))
+    if key == "judge":
+        parts.append(agreement_block(inputs.judge_agreement, inputs.absent.get("judge_agreement")))
     parts += [_table_block(kind, name, caption, inputs) for kind, name, caption in tables]
     return "".join(parts) + "</section>"
 

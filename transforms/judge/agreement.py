@@ -1,0 +1,311 @@
+"""How well the judge agrees with people: per metric and for the overall score, against labels
+that people gave the same answers (`tracegrade judge --evaluate`).
+
+Labels are whole numbers: two values (a binary verdict, 0 and 1 say, the higher good) or more
+on an ordinal scale (1 to 5, say). Per metric, over the answers that have both a score and a label:
+
+- Spearman's rho of the score and the label (Pearson's r of their midranks, so ties share a
+  rank); n/a where either is constant.
+- ROC AUC (binary labels only): the chance that a good answer scored above a bad one, ties
+  half (Mann-Whitney's U over the two counts, from midranks).
+- Cohen's kappa at the metric's pass threshold: with binary labels, between "passed" (score >=
+  threshold) and the label; with ordinal labels, the quadratic-weighted kappa between the label
+  and the score put on the label's scale (the K values seen, lowest first, over K equal bins of
+  0 to 100: with labels 1 to 5, a score of 0 to 20 is 1, 20 to 40 is 2, ..., 80 to 100 is 5).
+- The confusion at the threshold: passed and failed answers by label value.
+
+Each figure has a 95% percentile bootstrap interval: BOOTSTRAP_RESAMPLES draws of as many
+answers, with replacement, from a fixed seed (the same input prints the same text); above
+BOOTSTRAP_MAX_ITEMS answers the intervals are left out, and the text says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "BOOTSTRAP_MAX_ITEMS",
+    "BOOTSTRAP_RESAMPLES",
+    "DEFAULT_PASS_THRESHOLD",
+    "Agreement",
+    "agreement",
+    "agreement_markdown",
+    "agreements",
+    "cohen_kappa",
+    "ordinal_bins",
+    "roc_auc",
+    "spearman_rho",
+]
+
+DEFAULT_PASS_THRESHOLD = 50.0
+"""The score (0 to 100) at and above which an answer passes, where the judge configuration
+sets none (`pass_threshold`): the middle of the scale. Only the agreement reads it."""
+
+BOOTSTRAP_RESAMPLES = 2_000
+BOOTSTRAP_MAX_ITEMS = 20_000
+"""Most labelled answers the intervals are drawn over (2,000 resamples of 20,000 take a few
+seconds a metric on 2 cores)."""
+
+_SEED = 20_261_128
+
+Floats = npt.NDArray[np.float64]
+
+
+def _midranks(values: Floats) -> Floats:
+    """Ranks 1..n of `values`, ties sharing the mean of their ranks."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    ranks[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
+    return ranks
+
+
+def spearman_rho(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
+    """Spearman's rho (ties as midranks); NaN with fewer than two answers or a constant side."""
+    x, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    if len(x) < 2:
+        return math.nan
+    rx, ry = _midranks(x) - (len(x) + 1) / 2, _midranks(y) - (len(y) + 1) / 2
+    spread = math.sqrt(float((rx * rx).sum()) * float((ry * ry).sum()))
+    return math.nan if spread == 0 else float((rx * ry).sum()) / spread
+
+
+def roc_auc(scores: npt.ArrayLike, good: npt.ArrayLike) -> float:
+    """The chance that an answer labelled good (1) scored above one labelled bad (0), ties
+    half; NaN without both."""
+    values, marks = np.asarray(scores, dtype=np.float64), np.asarray(good, dtype=bool)
+    n_good, n_bad = int(marks.sum()), int((~marks).sum())
+    if n_good == 0 or n_bad == 0:
+        return math.nan
+    above = float(_midranks(values)[marks].sum()) - n_good * (n_good + 1) / 2
+    return above / (n_good * n_bad)
+
+
+def cohen_kappa(rated: npt.ArrayLike, labels: npt.ArrayLike, k: int, weighted: bool) -> float:
+    """Cohen's kappa of two ratings given as category indices 0..k-1; quadratic weights when
+    `weighted`. NaN where chance agreement is already perfect (one category on both sides)."""
+    a, b = np.asarray(rated, dtype=np.int64), np.asarray(labels, dtype=np.int64)
+    if len(a) == 0:
+        return math.nan
+    observed = np.bincount(a * k + b, minlength=k * k).reshape(k, k) / len(a)
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    i, j = np.indices((k, k))
+    weights = ((i - j) ** 2 / max(1, (k - 1) ** 2)) if weighted else (i != j).astype(float)
+    chance = float((weights * expected).sum())
+    return math.nan if chance == 0 else 1.0 - float((weights * observed).sum()) / chance
+
+
+def ordinal_bins(scores: npt.ArrayLike, k: int) -> npt.NDArray[np.int64]:
+    """Scores 0..100 on a scale of k values: k equal bins, 100 in the top one."""
+    values = np.asarray(scores, dtype=np.float64)
+    return np.clip(np.floor(values / 100.0 * k), 0, k - 1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One metric's (or the overall score's) agreement with the labels."""
+
+    name: str
+    threshold: float
+    labelled: int
+    scale: tuple[float, ...]
+    """The label values seen, lowest first: two for binary labels."""
+    rho: float
+    auc: float | None
+    """None for ordinal labels."""
+    kappa: float
+    weighted: bool
+    confusion: dict[str, list[int]]
+    """"passed" and "failed" -> answers per label value (in `scale` order)."""
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """rho, auc, kappa -> 95% bootstrap interval; empty where the bootstrap was left out."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The figures as JSON values (NaN as null)."""
+
+        def number(value: float | None) -> float | None:
+            return None if value is None or math.isnan(value) else value
+
+        return {
+            "name": self.name,
+            "labelled": self.labelled,
+            "threshold": self.threshold,
+            "scale": list(self.scale),
+            "spearman_rho": number(self.rho),
+            "auc": number(self.auc),
+            "kappa": number(self.kappa),
+            "kappa_weights": "quadratic" if self.weighted else "none",
+            "intervals": {
+                key: [number(low), number(high)] for key, (low, high) in self.intervals.items()
+            },
+            "confusion": {
+                "label_values": list(self.scale),
+                "passed": self.confusion["passed"],
+                "failed": self.confusion["failed"],
+            },
+        }
+
+
+def _figures(
+    scores: Floats, codes: npt.NDArray[np.int64], binary: bool, threshold: float, k: int
+) -> dict[str, float]:
+    """rho, AUC (binary) and kappa of one sample."""
+    figures = {"rho": spearman_rho(scores, codes)}
+    if binary:
+        figures["auc"] = roc_auc(scores, codes)
+        figures["kappa"] = cohen_kappa((scores >= threshold).astype(np.int64), codes, 2, False)
+    else:
+        figures["kappa"] = cohen_kappa(ordinal_bins(scores, k), codes, k, True)
+    return figures
+
+
+def _interval(values: Sequence[float]) -> tuple[float, float]:
+    finite = np.asarray([v for v in values if not math.isnan(v)])
+    if len(finite) < len(values) / 2:  # most resamples have no figure (one class drawn)
+        return math.nan, math.nan
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _bootstrap(
+    n: int, measure: Callable[[npt.NDArray[np.int64]], dict[str, float]]
+) -> dict[str, tuple[float, float]]:
+    rng = np.random.default_rng(_SEED)
+    drawn: dict[str, list[float]] = {}
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        for key, value in measure(rng.integers(0, n, n)).items():
+            drawn.setdefault(key, []).append(value)
+    return {key: _interval(values) for key, values in drawn.items()}
+
+
+def agreement(
+    name: str,
+    scores: npt.ArrayLike,
+    labels: npt.ArrayLike,
+    threshold: float,
+    scale: tuple[float, ...],
+) -> Agreement:
+    """The agreement of `scores` (0..100) with `labels` (values of `scale`, lowest first;
+    binary when the scale has two values, the higher one good) at the pass `threshold`."""
+    values = np.asarray(scores, dtype=np.float64)
+    marks = np.asarray(labels, dtype=np.float64)
+    binary = len(scale) == 2
+    k = len(scale)
+    codes = np.searchsorted(np.asarray(scale), marks).astype(np.int64)
+    figures = _figures(values, codes, binary, threshold, k)
+    passed = values >= threshold
+    confusion = {
+        "passed": np.bincount(codes[passed], minlength=k).tolist(),
+        "failed": np.bincount(codes[~passed], minlength=k).tolist(),
+    }
+    intervals: dict[str, tuple[float, float]] = {}
+    if 2 <= len(values) <= BOOTSTRAP_MAX_ITEMS:
+        intervals = _bootstrap(
+            len(values), lambda at: _figures(values[at], codes[at], binary, threshold, k)
+        )
+    return Agreement(
+        name,
+        threshold,
+        len(values),
+        scale,
+        figures["rho"],
+        figures.get("auc") if binary else None,
+        figures["kappa"],
+        not binary,
+        confusion,
+        intervals,
+    )
+
+
+def _figure(value: float | None, interval: tuple[float, float] | None) -> str:
+    if value is None:
+        return "- (labels not binary)"
+    if math.isnan(value):
+        return "n/a"
+    if interval is None or math.isnan(interval[0]):
+        return _three(value)
+    return f"{_three(value)} ({_three(interval[0])} to {_three(interval[1])})"
+
+
+def _three(value: float) -> str:
+    """Three decimals, never "-0.000"."""
+    return f"{round(value, 3) + 0.0:.3f}"
+
+
+def _value(value: float) -> str:
+    return f"{value:g}"
+
+
+def agreement_markdown(
+    results: Sequence[Agreement], labels: str, unlabelled: int, left_out: str = ""
+) -> str:
+    """The agreement of every metric and the overall score as Markdown: the figures with
+    their intervals, then the confusion at each pass threshold. `labels` says in words where
+    the labels came from; `unlabelled` judged answers had none."""
+    scale = results[0].scale if results else ()
+    kind = "binary" if len(scale) == 2 else "ordinal"
+    kappa = "kappa" if kind == "binary" else "weighted kappa (quadratic)"
+    intervals = (
+        f"95% intervals: percentile bootstrap, {BOOTSTRAP_RESAMPLES:,} resamples, fixed seed"
+        if any(result.intervals for result in results)
+        else f"no intervals: over {BOOTSTRAP_MAX_ITEMS:,} labelled answers, or fewer than two"
+    )
+    lines = [
+        "# The judge against labels",
+        "",
+        f"Labels: {labels}; {kind}, values {', '.join(_value(v) for v in scale) or 'none'}.",
+        f"Judged answers with a label: {max((r.labelled for r in results), default=0):,}; "
+        f"judged answers without one (left out): {unlabelled:,}.{left_out}",
+        "",
+        f"| score | labelled | pass threshold | Spearman's rho | AUC | {kappa} |",
+        "|---|---|---|---|---|---|",
+    ]
+    for result in results:
+        got = result.intervals
+        lines.append(
+            f"| {result.name} | {result.labelled:,} | {_value(result.threshold)} | "
+            f"{_figure(result.rho, got.get('rho'))} | {_figure(result.auc, got.get('auc'))} | "
+            f"{_figure(result.kappa, got.get('kappa'))} |"
+        )
+    lines += [
+        "",
+        intervals + ".",
+        "",
+        "Confusion at the pass threshold (answers by label value):",
+        "",
+        "| score | judge | " + " | ".join(f"label {_value(v)}" for v in scale) + " |",
+        "|---|---|" + "---|" * len(scale),
+    ]
+    for result in results:
+        for verdict in ("passed", "failed"):
+            counts = " | ".join(f"{count:,}" for count in result.confusion[verdict])
+            lines.append(f"| {result.name} | {verdict} | {counts} |")
+    return "\n".join(lines) + "\n"
+
+
+def agreements(
+    scores: Mapping[str, Sequence[float]],
+    labels: Mapping[str, Sequence[float]],
+    thresholds: Mapping[str, float],
+    default: float,
+    overall: str,
+) -> list[Agreement]:
+    """The agreement of every score name (a metric, or `overall`) with its answers' labels:
+    the metrics of `thresholds` in its order, any other metric by name, then `overall`; each
+    at its threshold, else `default`."""
+    scale = tuple(sorted({value for values in labels.values() for value in values}))
+    names = [name for name in thresholds if name in scores]
+    names += sorted(set(scores) - set(names) - {overall})
+    names += [overall] if overall in scores else []
+    return [
+        agreement(name, scores[name], labels[name], thresholds.get(name, default), scale)
+        for name in names
+    ]
