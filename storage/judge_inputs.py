@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from storage._json_values import RecordProblem, parse_record
 from storage.duckdb_store import DuckDBStore
 from storage.errors import InputError
+from storage.schema.confidence import newest_levels
 
-__all__ = ["judge_items_from_table", "judge_items_from_traces"]
+__all__ = [
+    "SELECTION_COLUMNS",
+    "JudgeSelection",
+    "judge_items_from_table",
+    "judge_items_from_traces",
+    "selected_items",
+]
 
 
 def judge_items_from_traces(
     store: DuckDBStore, user_query: str, submission: str, trace_ids: Sequence[str] | None = None
 ) -> pl.DataFrame:
     """(item_id, user_query, submission) of stored traces, from the configured columns."""
-    columns = store.columns("traces")
-    for name in (user_query, submission):
-        if name not in columns:
-            raise InputError(
-                f"the traces table has no column {name!r} to judge; use one of "
-                f"{', '.join(columns)} in [inputs] of the judge configuration"
-            )
+    _check_columns(store, user_query, submission)
     query = (
         f'SELECT trace_id AS item_id, CAST("{user_query}" AS VARCHAR) AS user_query, '
         f'CAST("{submission}" AS VARCHAR) AS submission FROM traces'
@@ -40,6 +43,110 @@ def judge_items_from_traces(
             ).pl()
         finally:
             con.unregister("__judge_traces")
+
+
+def _check_columns(store: DuckDBStore, *names: str) -> None:
+    columns = store.columns("traces")
+    for name in names:
+        if name not in columns:
+            raise InputError(
+                f"the traces table has no column {name!r} to judge; use one of "
+                f"{', '.join(columns)} in [inputs] of the judge configuration"
+            )
+
+
+@dataclass(frozen=True)
+class JudgeSelection:
+    """Which stored traces a run judges: those `where` selects, and a seeded random share
+    (`sample`) of the rest (`judge --select`, `--sample`, `--seed`)."""
+
+    where: str | None = None
+    """A SQL predicate over the traces with their newest scores and level (SELECTION_COLUMNS)."""
+    sample: float | None = None
+    """The share (0 to 1) of the traces `where` leaves out that is judged too: all of them
+    without `where`."""
+    seed: int = 0
+    """Which share: a trace is in it when md5(seed:trace_id) falls below `sample`, so the same
+    seed picks the same traces every run, and a new trace is picked at the same rate."""
+
+    def describe(self, counts: tuple[int, int, int]) -> str:
+        """The selection and what it picked, in one line."""
+        total, selected, sampled = counts
+        parts = [f"{total:,} stored traces"]
+        if self.where is not None:
+            parts.append(f"{selected:,} selected by `{self.where}`")
+        if self.sample is not None:
+            rest = "the rest" if self.where is not None else "them"
+            parts.append(f"{sampled:,} sampled ({self.sample:.1%} of {rest}, seed {self.seed})")
+        return "; ".join(parts) + f": {selected + sampled:,} to judge"
+
+
+SELECTION_COLUMNS = {
+    "score": "s.score",
+    "complexity": "s.complexity",
+    "novelty": "s.novelty",
+    "tool_diversity": "s.tool_diversity",
+    "outcome_confidence": "s.outcome_confidence",
+    "n_steps": "s.n_steps",
+    "error_recovery": "s.error_recovery",
+    "unique_tools": "s.unique_tools",
+    "level": "l.level",
+    "level_reason": "l.reason",
+    "level_confidence": "l.aggregate",
+}
+"""What a `--select` predicate may use besides the traces table's own columns: the trace's
+newest value score and its parts (`latest_scores`) and its newest intervention level."""
+
+_SHARE = "(('0x' || left(md5({seed} || ':' || trace_id), 13))::BIGINT / 4503599627370496.0)"
+"""A trace's place in [0, 1) for a seed: 52 bits of md5, the same on every machine and version."""
+
+
+def _candidates(store: DuckDBStore) -> str:
+    """The traces with the columns of SELECTION_COLUMNS (null where a table is missing)."""
+    extra = [f"{source} AS {name}" for name, source in SELECTION_COLUMNS.items()]
+    joins = ""
+    if store.has_table("latest_scores"):
+        joins += " LEFT JOIN latest_scores s USING (trace_id)"
+    else:
+        extra = [e if not e.startswith("s.") else "NULL" + e[e.index(" AS") :] for e in extra]
+    if store.has_table("confidence_traces"):
+        joins += f" LEFT JOIN {newest_levels('confidence_traces')} l USING (trace_id)"
+    else:
+        extra = [e if not e.startswith("l.") else "NULL" + e[e.index(" AS") :] for e in extra]
+    return f"SELECT t.*, {', '.join(extra)} FROM traces t{joins}"
+
+
+def selected_items(
+    store: DuckDBStore, user_query: str, submission: str, selection: JudgeSelection
+) -> tuple[pl.DataFrame, tuple[int, int, int]]:
+    """(item_id, user_query, submission) of the stored traces `selection` picks, and how many
+    traces there are, how many `where` selected and how many the sample added.
+
+    Raises:
+        InputError: the predicate does not run over the traces and SELECTION_COLUMNS.
+    """
+    _check_columns(store, user_query, submission)
+    chosen = "false" if selection.where is None else f"coalesce(({selection.where}), false)"
+    if selection.where is None and selection.sample is None:
+        chosen = "true"
+    share = _SHARE.format(seed=int(selection.seed))
+    sampled = "false" if selection.sample is None else f"{share} < {float(selection.sample)!r}"
+    query = (
+        f'SELECT trace_id AS item_id, CAST("{user_query}" AS VARCHAR) AS user_query, '
+        f'CAST("{submission}" AS VARCHAR) AS submission, {chosen} AS selected, '
+        f"NOT ({chosen}) AND {sampled} AS sampled FROM ({_candidates(store)})"
+    )
+    try:
+        rows = store.sql(query + " ORDER BY trace_id")
+    except duckdb.Error as exc:
+        raise InputError(
+            f"the selection {selection.where!r} does not run over the stored traces "
+            f"({str(exc).splitlines()[0]}); it may use the traces table's columns and "
+            f"{', '.join(SELECTION_COLUMNS)}, e.g. \"level IN ('CONFIRM', 'ESCALATE')\""
+        ) from None
+    counts = (rows.height, int(rows["selected"].sum()), int(rows["sampled"].sum()))
+    picked = rows.filter(pl.col("selected") | pl.col("sampled"))
+    return picked.select("item_id", "user_query", "submission"), counts
 
 
 def _jsonl_table(source: Path) -> pl.DataFrame:

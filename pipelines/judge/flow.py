@@ -17,7 +17,12 @@ from pipelines.report import publish_run
 from pipelines.runs import RunSteps, in_prefect, publish_markdown, run_logger
 from storage.config_files import load_judge_config
 from storage.duckdb_store import DuckDBStore
-from storage.judge_inputs import judge_items_from_table, judge_items_from_traces
+from storage.judge_inputs import (
+    JudgeSelection,
+    judge_items_from_table,
+    judge_items_from_traces,
+    selected_items,
+)
 from storage.judge_shards import ingest_leftover_shards
 from storage.judge_store import DuckDBJudgeSink, open_batch_count
 from storage.locations import locate
@@ -44,14 +49,22 @@ __all__ = [
 
 
 class JudgeRequest:
-    """What one judge run is asked to do: its configuration file, table and budget."""
+    """What one judge run is asked to do: its configuration file, table, budget and which
+    stored traces (all, or a selection and a sample)."""
 
     def __init__(
-        self, config: str | None, table: str | None = None, budget_usd: float | None = None
+        self,
+        config: str | None,
+        table: str | None = None,
+        budget_usd: float | None = None,
+        selection: JudgeSelection | None = None,
     ) -> None:
         self.config = config
         self.table = table
         self.budget_usd = budget_usd
+        self.selection = selection
+        self.picked: str | None = None
+        """What the selection picked, in words, once the items are loaded."""
 
     @property
     def source(self) -> str:
@@ -59,15 +72,19 @@ class JudgeRequest:
         return "traces" if self.table is None else str(Path(self.table).resolve())
 
 
-def _load_items(store: DuckDBStore, config: JudgeConfig, table: str | None) -> pl.DataFrame:
-    if table is not None:
-        return judge_items_from_table(table)
+def _load_items(store: DuckDBStore, config: JudgeConfig, request: JudgeRequest) -> pl.DataFrame:
+    if request.table is not None:
+        return judge_items_from_table(request.table)
     if not store.has_table("traces"):
         return pl.DataFrame(
             schema={"item_id": pl.String, "user_query": pl.String, "submission": pl.String}
         )
     inputs = config.settings.inputs
-    return judge_items_from_traces(store, inputs.user_query, inputs.submission)
+    if request.selection is None:
+        return judge_items_from_traces(store, inputs.user_query, inputs.submission)
+    items, counts = selected_items(store, inputs.user_query, inputs.submission, request.selection)
+    request.picked = request.selection.describe(counts)
+    return items
 
 
 def check_budget(config: JudgeConfig, budget_usd: float | None) -> None:
@@ -103,12 +120,12 @@ def judge_items(
     }
     budget = request.budget_usd
     if collect_only or config.settings.mode == "batch":
-        frame = batch_items(sink) if collect_only else _load_items(store, config, request.table)
+        frame = batch_items(sink) if collect_only else _load_items(store, config, request)
         outcome = asyncio.run(
             run_batch(frame, config, sink, identity, budget_usd=budget, submit=not collect_only)
         )
         return outcome.summary()
-    planned = plan_items(_load_items(store, config, request.table), config, sink)
+    planned = plan_items(_load_items(store, config, request), config, sink)
     if config.settings.execution.engine == "dask":
         from pipelines.judge.fanout import judge_distributed
 
@@ -117,16 +134,24 @@ def judge_items(
 
 
 def estimate_judge(
-    db: str, config: str | None, table: str | None = None
-) -> tuple[Estimate, JudgeConfig]:
-    """What a run would call, spend and cost, and the configuration it read; reads the
-    store, calls nothing, writes nothing, and needs no API key (only a live run does)."""
+    db: str, config: str | None, table: str | None = None, selection: JudgeSelection | None = None
+) -> tuple[Estimate, JudgeConfig, tuple[Estimate, str] | None]:
+    """What a run would call, spend and cost, and the configuration it read; with a
+    selection, the run over every stored trace first and then the selected one with what it
+    picked in words. Reads the store, calls nothing, writes nothing, and needs no API key
+    (only a live run does)."""
     judge_config = load_judge_config(config, check_keys=False)
     opened = DuckDBStore(db, read_only=True) if locate(db).exists() else DuckDBStore(":memory:")
     with opened as store:
         sink = DuckDBJudgeSink(store)
-        planned = plan_items(_load_items(store, judge_config, table), judge_config, sink)
-        return estimate(planned, judge_config), judge_config
+        every = JudgeRequest(config, table)
+        planned = plan_items(_load_items(store, judge_config, every), judge_config, sink)
+        whole = estimate(planned, judge_config)
+        if selection is None:
+            return whole, judge_config, None
+        chosen = JudgeRequest(config, table, selection=selection)
+        planned = plan_items(_load_items(store, judge_config, chosen), judge_config, sink)
+        return whole, judge_config, (estimate(planned, judge_config), chosen.picked or "")
 
 
 def judge_traces(
@@ -134,6 +159,9 @@ def judge_traces(
     config: str | None = "configs/evaluator.toml",
     table: str | None = None,
     budget_usd: float | None = None,
+    select: str | None = None,
+    sample: float | None = None,
+    seed: int = 0,
 ) -> JudgeReport:
     """Judge the stored traces' answers (or a table's) with the configured LLM metrics.
 
@@ -143,12 +171,21 @@ def judge_traces(
         table: a CSV, JSONL or Parquet file of (id, user_query, submission) to judge instead of
             the stored traces.
         budget_usd: stop starting calls once this much is spent (needs prices in the config).
+        select: judge only the stored traces this SQL predicate selects (their columns, and
+            storage.judge_inputs.SELECTION_COLUMNS: the newest value score, level, ...).
+        sample: judge this share (0 to 1) of the traces `select` leaves out, too (of every
+            trace without `select`), picked by `seed`.
+        seed: which traces the sample takes; the same seed takes the same ones every run.
 
     Raises:
         JudgeRunFailed: a submission failed, or an auth error or the circuit breaker stopped the
             run; everything judged is stored and the next run retries only what failed.
     """
-    report = _judge_run("judge_traces", db, JudgeRequest(config, table, budget_usd), False)
+    selection = None
+    if select is not None or sample is not None:
+        selection = JudgeSelection(select, sample, seed)
+    request = JudgeRequest(config, table, budget_usd, selection)
+    report = _judge_run("judge_traces", db, request, False)
     if report.failed:
         raise JudgeRunFailed(report.markdown)
     return report
@@ -170,7 +207,7 @@ def judge_collect(
     """
     if open_batch_count(db) == 0:
         report = nothing_to_collect_report(
-            f"no provider batch of {db} waits to be collected (runs with mode = \"batch\" "
+            f'no provider batch of {db} waits to be collected (runs with mode = "batch" '
             "submit them)"
         )
         run_logger().info(report.markdown.strip())
@@ -208,6 +245,7 @@ def _judge_run(name: str, db: str, request: JudgeRequest, collect_only: bool) ->
             dict(outcome["counts"]),
             float(outcome["cost_usd"]),
             outcome["stop_reason"],
+            request.picked,
         )
         steps.finish(status, report.markdown)
     publish_run(db, report.markdown, name.replace("_", "-") + "-report", name)

@@ -95,13 +95,44 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_FAILED
 
 
+def _selection(args: argparse.Namespace) -> Any:
+    """The `--select` / `--sample` / `--seed` selection, or None for every stored trace."""
+    from storage.judge_inputs import JudgeSelection
+
+    if args.select is None and args.sample is None:
+        return None
+    return JudgeSelection(args.select, args.sample, args.seed)
+
+
+def _selection_problem(args: argparse.Namespace) -> str | None:
+    """Why the selection flags cannot be used as given, else None."""
+    if args.select is None and args.sample is None:
+        return "--seed goes with --sample" if args.seed != 0 else None
+    if args.table is not None or args.collect:
+        return "--select and --sample pick stored traces: not with --table or --collect"
+    if args.sample is not None and not 0 < args.sample <= 1:
+        return f"--sample is a share of the traces, above 0 and at most 1 (got {args.sample:g})"
+    return None
+
+
 def _dry_run(args: argparse.Namespace) -> int:
     from pipelines.judge.flow import estimate_judge
 
-    estimate, config = estimate_judge(args.db, _config_path(args), args.table)
+    estimate, config, chosen = estimate_judge(
+        args.db, _config_path(args), args.table, _selection(args)
+    )
     print("Dry run: nothing was called.")
-    for line in estimate.lines():
-        print(line)
+    if chosen is not None:
+        print("Every stored trace:")
+        for line in estimate.lines():
+            print(f"  {line}")
+        estimate, picked = chosen
+        print(f"The selection ({picked}):")
+        for line in estimate.lines():
+            print(f"  {line}")
+    else:
+        for line in estimate.lines():
+            print(line)
     if args.budget is not None:
         fits = "within" if estimate.cost_usd <= args.budget else "over"
         print(f"budget: ${args.budget:.4f} ({fits} budget at the estimate)")
@@ -132,7 +163,13 @@ def _run(args: argparse.Namespace) -> int:
                 report = flow("judge_collect", prefect)(db=args.db, config=path)
             else:
                 report = flow("judge_traces", prefect)(
-                    db=args.db, config=path, table=args.table, budget_usd=args.budget
+                    db=args.db,
+                    config=path,
+                    table=args.table,
+                    budget_usd=args.budget,
+                    select=args.select,
+                    sample=args.sample,
+                    seed=args.seed,
                 )
     except JudgeRunFailed as exc:
         print(exc)
@@ -192,12 +229,48 @@ def _judge(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.evaluate is not None:
         return _evaluate(args)
+    problem = _selection_problem(args)
+    if problem is not None:
+        print(f"tracegrade: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if args.json:
         print("tracegrade: --json goes with --evaluate", file=sys.stderr)
         return EXIT_USAGE
     if args.dry_run:
         return _dry_run(args)
     return _run(args)
+
+
+def _add_selection_arguments(judge: Any) -> None:
+    """What to judge (`--select`, `--sample`, `--seed`) and `--evaluate` with `--json`."""
+    judge.add_argument(
+        "--select",
+        metavar="SQL",
+        help="judge only the stored traces this SQL predicate selects; it may use the traces' "
+        "columns, their newest value score (score, novelty, ...) and level (level, "
+        "level_confidence), e.g. \"level IN ('CONFIRM', 'ESCALATE')\"",
+    )
+    judge.add_argument(
+        "--sample",
+        type=float,
+        metavar="SHARE",
+        help="judge this share (e.g. 0.05) of the stored traces --select leaves out, too (of "
+        "every trace without --select): a calibration sample, the same traces every run",
+    )
+    judge.add_argument(
+        "--seed", type=int, default=0, help="which traces --sample takes (default 0)"
+    )
+    judge.add_argument(
+        "--evaluate",
+        metavar="LABELS",
+        help="judge nothing: print how well the stored judgements agree with labels people "
+        "gave (a file of trace_id and label, 0/1 or a scale such as 1 to 5; or a SQL "
+        "expression over the traces table, e.g. 'success::INT'): Spearman's rho, AUC, kappa "
+        "at each metric's pass_threshold, the confusion, with bootstrap intervals",
+    )
+    judge.add_argument(
+        "--json", action="store_true", help="with --evaluate: print the figures as JSON"
+    )
 
 
 def add_judge_command(commands: Any) -> None:
@@ -244,16 +317,6 @@ def add_judge_command(commands: Any) -> None:
     judge.add_argument(
         "--collect", action="store_true", help="collect open batches (batch mode); submit nothing"
     )
-    judge.add_argument(
-        "--evaluate",
-        metavar="LABELS",
-        help="judge nothing: print how well the stored judgements agree with labels people "
-        "gave (a file of trace_id and label, 0/1 or a scale such as 1 to 5; or a SQL "
-        "expression over the traces table, e.g. 'success::INT'): Spearman's rho, AUC, kappa "
-        "at each metric's pass_threshold, the confusion, with bootstrap intervals",
-    )
-    judge.add_argument(
-        "--json", action="store_true", help="with --evaluate: print the figures as JSON"
-    )
+    _add_selection_arguments(judge)
     add_prefect_flag(judge)
     judge.set_defaults(handler=_judge)

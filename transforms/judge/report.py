@@ -55,10 +55,18 @@ def nothing_to_collect_report(reason: str) -> JudgeReport:
 
 
 def build_judge_report(
-    run_id: str, status: str, counts: dict[str, Any], cost_usd: float, stop_reason: str | None
+    run_id: str,
+    status: str,
+    counts: dict[str, Any],
+    cost_usd: float,
+    stop_reason: str | None,
+    picked: str | None = None,
 ) -> JudgeReport:
-    """Summarise a judge run."""
-    lines = [f"# tracegrade judge run {run_id}: {status}", "", "| count | value |", "|---|---|"]
+    """Summarise a judge run; `picked` says which stored traces a selection picked."""
+    lines = [f"# tracegrade judge run {run_id}: {status}", ""]
+    if picked:
+        lines += [f"Judged: {picked}.", ""]
+    lines += ["| count | value |", "|---|---|"]
     lines += [f"| {label} | {counts[key]:,} |" for key, label in _LABELS.items() if key in counts]
     statuses = {k.removeprefix("status_"): v for k, v in counts.items() if k.startswith("status_")}
     if statuses:
