@@ -58,6 +58,7 @@ _RESULT_COLUMNS = [
     "mode",
     "config_hash",
     "judged_at",
+    "shared_from",
 ]
 _SCORE_COLUMNS = [
     "run_id",

@@ -28,7 +28,7 @@ from storage.judge_store import DuckDBJudgeSink, open_batch_count
 from storage.locations import locate
 from storage.registry import held_store
 from transforms.errors import BudgetConfigError, MissingApiKeyError, ProviderPackageError
-from transforms.judge.plan import Estimate, estimate, plan_items
+from transforms.judge.plan import Estimate, PlannedItem, estimate, plan_items
 from transforms.judge.report import (
     JudgeReport,
     build_judge_report,
@@ -125,12 +125,27 @@ def judge_items(
             run_batch(frame, config, sink, identity, budget_usd=budget, submit=not collect_only)
         )
         return outcome.summary()
-    planned = plan_items(_load_items(store, config, request), config, sink)
+    planned = _shared(plan_items(_load_items(store, config, request), config, sink), config)
     if config.settings.execution.engine == "dask":
         from pipelines.judge.fanout import judge_distributed
 
         return judge_distributed(store.db, planned, config, request.config, identity, budget)
     return asyncio.run(run_live(planned, config, sink, identity, budget_usd=budget)).summary()
+
+
+def _shared(planned: list[PlannedItem], config: JudgeConfig) -> list[PlannedItem]:
+    """`planned` with its near-duplicate answers marked to share judgements, where the
+    configuration asks for it and the run is live on this machine (`[near_duplicates]`)."""
+    settings = config.settings
+    distance = settings.near_duplicates.distance
+    if distance is None or settings.mode != "live" or settings.execution.engine != "local":
+        return planned
+    from pipelines.embedder import SentenceEmbedder
+    from pipelines.judge.near_duplicates import share_near_duplicates
+    from transforms.config.scoring import EmbeddingConfig
+
+    share_near_duplicates(planned, distance, SentenceEmbedder(EmbeddingConfig()).encode)
+    return planned
 
 
 def estimate_judge(
@@ -146,12 +161,13 @@ def estimate_judge(
         sink = DuckDBJudgeSink(store)
         every = JudgeRequest(config, table)
         planned = plan_items(_load_items(store, judge_config, every), judge_config, sink)
-        whole = estimate(planned, judge_config)
+        whole = estimate(_shared(planned, judge_config), judge_config)
         if selection is None:
             return whole, judge_config, None
         chosen = JudgeRequest(config, table, selection=selection)
         planned = plan_items(_load_items(store, judge_config, chosen), judge_config, sink)
-        return whole, judge_config, (estimate(planned, judge_config), chosen.picked or "")
+        picked = estimate(_shared(planned, judge_config), judge_config)
+        return whole, judge_config, (picked, chosen.picked or "")
 
 
 def judge_traces(

@@ -28,6 +28,8 @@ class JudgeRunResult:
     submissions_left: int = 0
     submissions_pending: int = 0
     cached: int = 0
+    shared: int = 0
+    """Judgements taken from a near-duplicate answer's (no call)."""
     calls: int = 0
     attempts: int = 0
     batches_submitted: int = 0
@@ -73,6 +75,7 @@ class JudgeRunResult:
             mode = {
                 "submissions_left": self.submissions_left,
                 "judgements_cached": self.cached,
+                "judgements_shared": self.shared,
                 "calls": self.calls,
                 "attempts": self.attempts,
             }

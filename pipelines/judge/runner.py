@@ -101,6 +101,8 @@ class _LiveRun:
     stored_keys: dict[str, str]
     result: JudgeRunResult
     shared: dict[str, asyncio.Future[Outcome | None]] = field(default_factory=dict)
+    settled: dict[str, Outcome] = field(default_factory=dict)
+    """The ok outcomes of this run's judgements by cache key, for near-duplicates to share."""
 
     async def judge_item(self, item: PlannedItem) -> None:
         """Judge one submission's metrics in order, write each result, then its overall score;
@@ -114,15 +116,30 @@ class _LiveRun:
         self.result.tally(score["status"])
 
     def _reuse(self, item: PlannedItem, judgement: PlannedJudgement) -> Outcome | None:
-        """A stored result; one copied from another submission is stored again for this one."""
+        """A stored result; one copied from another submission is stored again for this one,
+        and one shared from a near-duplicate answer (judged first) is stored under this one
+        saying so. None where neither is known (a near-duplicate's judgement that failed is
+        then called for this answer)."""
+        ident = {**self.identity, "item_id": item.item_id}
         if judgement.cached is None:
-            return None
+            leader = self.settled.get(judgement.share_key or "")
+            if leader is None:
+                return None
+            shared = Outcome(leader.status, leader.score, leader.comment, leader.error)
+            row = result_row(judgement, shared, ident, 0.0)
+            self.writer.add(result={**row, "shared_from": item.shared_from})
+            self.result.shared += 1
+            return shared
         self.result.cached += 1
         if judgement.copied:
-            self.writer.add(
-                result=copied_row(judgement, {**self.identity, "item_id": item.item_id})
-            )
-        return outcome_of_row(judgement.cached)
+            self.writer.add(result=copied_row(judgement, ident))
+        known = outcome_of_row(judgement.cached)
+        self._settle(judgement, known)
+        return known
+
+    def _settle(self, judgement: PlannedJudgement, outcome: Outcome) -> None:
+        if outcome.status == "ok":
+            self.settled[judgement.cache_key] = outcome
 
     async def _record(
         self, item: PlannedItem, judgement: PlannedJudgement, outcome: Outcome
@@ -136,6 +153,7 @@ class _LiveRun:
             cost = cost_usd(self.config, model, *tokens, batch=False)
         ident = {**self.identity, "item_id": item.item_id}
         self.writer.add(result=result_row(judgement, outcome, ident, cost))
+        self._settle(judgement, outcome)
         # Let the flush run before this submission's next call: at most one unwritten result
         # per submission, the one in flight.
         await asyncio.sleep(0)
@@ -224,9 +242,14 @@ async def run_live(
             advance(1)
 
     try:
-        async with asyncio.TaskGroup() as group:
-            for item in items:
-                group.create_task(one(item))
+        # answers that share a near-duplicate's judgements go once those are known
+        for wave in (
+            [i for i in items if i.shared_from is None],
+            [i for i in items if i.shared_from],
+        ):
+            async with asyncio.TaskGroup() as group:
+                for item in wave:
+                    group.create_task(one(item))
     finally:
         writer.flush()
     done = result.submissions_ok + result.submissions_failed + result.submissions_rejected

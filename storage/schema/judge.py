@@ -26,8 +26,10 @@ CREATE TABLE IF NOT EXISTS judge_results (
     cost_usd DOUBLE,
     mode VARCHAR NOT NULL,
     config_hash VARCHAR NOT NULL,
-    judged_at TIMESTAMPTZ NOT NULL
+    judged_at TIMESTAMPTZ NOT NULL,
+    shared_from VARCHAR
 );
+ALTER TABLE judge_results ADD COLUMN IF NOT EXISTS shared_from VARCHAR;
 CREATE TABLE IF NOT EXISTS judge_scores (
     run_id VARCHAR NOT NULL,
     run_seq BIGINT NOT NULL,

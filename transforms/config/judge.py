@@ -27,6 +27,7 @@ __all__ = [
     "JudgeSettings",
     "LLMDefault",
     "MetricEntry",
+    "NearDuplicates",
     "Price",
     "RateLimit",
     "RetryPolicy",
@@ -229,6 +230,15 @@ class JudgeInputs(_Strict):
     """Column holding the submission (outcome.result_summary)."""
 
 
+class NearDuplicates(_Strict):
+    """`[near_duplicates]`: answers to the same objective that say nearly the same thing are
+    judged once, the judgement shared (docs/judge.md, "Near-duplicate answers")."""
+
+    distance: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] | None = None
+    """Cosine distance (1 - cosine similarity) of two answers' embeddings at or below which
+    the later answer (by id) shares the earlier one's judgements; none shares nothing."""
+
+
 class JudgeExecution(_Strict):
     """`[execution]`: where a live run's calls are made (docs/judge.md, "Fanning out")."""
 
@@ -303,6 +313,9 @@ class JudgeSettings(_Strict):
     run changes no judgement)."""
     endpoints: dict[str, Endpoint] = Field(default_factory=dict)
     """OpenAI-compatible servers by name: `[endpoints.local]` makes `local:model` a model."""
+    near_duplicates: NearDuplicates = NearDuplicates()
+    """Near-duplicate answers judged once (live mode, local engine); not hashed: no judgement
+    differs, a shared row says from which answer it came."""
     pass_threshold: _Threshold = DEFAULT_PASS_THRESHOLD
     """The score at and above which the overall score, and any metric without its own, passes
     an answer (`judge --evaluate`); a judgement does not depend on it (not hashed)."""

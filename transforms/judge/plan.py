@@ -65,11 +65,14 @@ class PlannedJudgement:
     copied: bool = False
     """`cached` is another submission's identical judgement (same texts): it is reused without
     a call and stored again under this submission."""
+    share_key: str | None = None
+    """The cache key of a near-duplicate answer's judgement of this metric, which this one
+    takes once it is known (`PlannedItem.shared_from`)."""
 
     @property
     def needs_call(self) -> bool:
-        """An LLM metric with no reusable stored result."""
-        return self.cached is None and self.metric.metric.uses_llm
+        """An LLM metric with no reusable stored result, and none shared."""
+        return self.cached is None and self.share_key is None and self.metric.metric.uses_llm
 
 
 @dataclass
@@ -80,6 +83,8 @@ class PlannedItem:
     user_query: str
     submission: str
     judgements: list[PlannedJudgement] = field(default_factory=list)
+    shared_from: str | None = None
+    """The near-duplicate answer (its item id) whose judgements this one shares."""
 
     @property
     def blank(self) -> bool:
@@ -165,13 +170,17 @@ class Estimate:
     cost_usd: float
     unpriced_models: list[str]
     by_model: dict[str, dict[str, float]]
+    shared: int = 0
+    """Judgements a near-duplicate answer's will give (no call)."""
 
     def lines(self) -> list[str]:
         """A readable report."""
         out = [
             f"submissions: {self.submissions:,}",
             f"judgements: {self.judgements:,} ({self.cached:,} already judged or repeated, "
-            f"{self.blank:,} of blank submissions rejected without a call)",
+            f"{self.blank:,} of blank submissions rejected without a call"
+            + (f", {self.shared:,} shared from near-duplicate answers" if self.shared else "")
+            + ")",
             f"calls to make: {self.calls:,} (first attempts; retries come on top)",
             f"estimated tokens: {self.input_tokens:,} in, {self.output_tokens:,} out",
             f"estimated cost: ${self.cost_usd:.4f}"
@@ -193,12 +202,15 @@ def estimate(planned: list[PlannedItem], config: JudgeConfig) -> Estimate:
     default_output = config.settings.estimated_output_tokens
     by_model: dict[str, dict[str, float]] = {}
     unpriced: list[str] = []
-    cached = blank = calls = 0
+    cached = blank = calls = shared = 0
     keys: set[str] = set()
     for item in planned:
         for judgement in item.judgements:
             if judgement.cached is not None:
                 cached += 1
+                continue
+            if judgement.share_key is not None:
+                shared += 1
                 continue
             if not judgement.needs_call:
                 continue
@@ -238,4 +250,5 @@ def estimate(planned: list[PlannedItem], config: JudgeConfig) -> Estimate:
         cost_usd=sum(r["cost_usd"] for r in by_model.values()),
         unpriced_models=unpriced,
         by_model=by_model,
+        shared=shared,
     )

@@ -15,6 +15,7 @@ _LABELS = {
     "submissions_left": "submissions left for the next run",
     "submissions_pending": "submissions waiting for a batch",
     "judgements_cached": "judgements reused from the store (no call)",
+    "judgements_shared": "judgements shared from a near-duplicate answer (no call)",
     "calls": "judgements called",
     "attempts": "requests sent (attempts, retries included)",
     "batches_submitted": "batches submitted",

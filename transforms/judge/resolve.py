@@ -106,7 +106,9 @@ _NEW_LLM_KEYS = {"timeout_seconds", "output_mode", *_SAMPLING}
 def _hashed(settings: JudgeSettings) -> dict[str, Any]:
     """The settings as hashed: keys added after hashes were first stored are left out while
     unset, so that a file that does not use them keeps its hash."""
-    data = settings.model_dump(mode="json", exclude={"execution", "pass_threshold"})
+    data = settings.model_dump(
+        mode="json", exclude={"execution", "pass_threshold", "near_duplicates"}
+    )
     tables = [data["llm_default"], *(data["metrics"] or [])]
     for table in data["metrics"] or []:
         table.pop("pass_threshold", None)  # what passes is read later; no judgement differs
