@@ -256,16 +256,12 @@ def _keys_rejected(cases: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     missing = pl.col("case_id").is_null() | (pl.col("case_id").str.strip_chars() == "")
     order = pl.col("_order")
     later = (order < order.max().over("case_id")) & ~missing
-    rejected = (
-        cases.with_row_index("_order")
-        .with_columns(
-            rule=pl.when(missing)
-            .then(pl.lit("missing_case_id"))
-            .when(later)
-            .then(pl.lit("duplicate_case_id")),
-        )
-        .filter(pl.col("rule").is_not_null())
-    )
+    rejected = cases.with_row_index("_order").with_columns(
+        rule=pl.when(missing)
+        .then(pl.lit("missing_case_id"))
+        .when(later)
+        .then(pl.lit("duplicate_case_id")),
+    ).filter(pl.col("rule").is_not_null())
     rejected = rejected.select(
         "source_file",
         "row_number",
