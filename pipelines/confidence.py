@@ -53,6 +53,15 @@ def score_factors(
     return {"rows_scored": scored, "llm_fallbacks": fell_back}
 
 
+def _thresholds_line(settings: ConfidenceConfig) -> str:
+    """Which level thresholds a run used, in words: a fitted profile by its name."""
+    t = settings.thresholds
+    cuts = f"silent {t.silent:g}, notify {t.notify:g}, confirm {t.confirm:g}"
+    if settings.profile:
+        return f"Level thresholds: the profile {settings.profile!r} ({cuts})."
+    return f"Level thresholds: {cuts}."
+
+
 def confidence_traces(
     db: str = "tracegrade.duckdb",
     factors: list[str] | None = None,
@@ -100,6 +109,7 @@ def confidence_traces(
             tally.timings,
             run_levels(store, run_id),
             run_quarantine_rules(store, run_id),
+            _thresholds_line(settings),
         )
         steps.finish("completed", report.markdown)
     publish_run(db, report.markdown, "confidence-traces-report", "confidence levels report")

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK
 from tracegrade.cli.shared import add_prefect_flag, check_database
+
+if TYPE_CHECKING:
+    from transforms.confidence.fitting import LevelFigures
 
 __all__ = ["add_confidence_command"]
 
@@ -44,7 +48,84 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _figures_rows(name: str, figures: LevelFigures) -> list[str]:
+    cells = [
+        f"{count:,} ({rate:.1%} failed)" if rate is not None else f"{count:,}"
+        for count, rate in zip(figures.traces, figures.failure_rates, strict=True)
+    ]
+    return [f"| {name} | {figures.auc:.3f} | " + " | ".join(cells) + " |"]
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    """Fit level thresholds to labels, cross-validated; write them as a profile."""
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from storage.confidence_labels import labelled_levels
+    from storage.config_files import load_confidence_config
+    from storage.duckdb_store import DuckDBStore
+    from transforms.confidence.fitting import DEFAULT_CUTS, LEVEL_NAMES, cross_validate
+    from transforms.config.confidence import Thresholds, profile_toml
+
+    settings = load_confidence_config(args.config)
+    check_database(args.db, must_exist=True)
+    with DuckDBStore(args.db, read_only=True) as store:
+        cells, unlabelled = labelled_levels(store, args.fit, args.source)
+    scores = np.repeat([c.aggregate for c in cells], [c.good + c.failed for c in cells])
+    labels = np.repeat(np.tile([1, 0], len(cells)), [n for c in cells for n in (c.good, c.failed)])
+    if len(set(labels.tolist())) < 2 or len(scores) < 2 * args.folds:
+        print(
+            f"tracegrade: {len(scores):,} labelled {args.source} levels in {args.fit!r}; fitting "
+            f"needs good and failed traces, at least {2 * args.folds} in all",
+            file=sys.stderr,
+        )
+        return EXIT_NOTHING_SCORED
+    fit = cross_validate(scores.astype(float), labels.astype(np.int64), args.folds, args.seed)
+    today = datetime.now(UTC).date().isoformat()
+    name = f"fitted on {Path(args.fit).name if Path(args.fit).is_file() else args.fit}, {today}"
+    silent, notify, confirm = fit.cuts
+    fitted = settings.model_copy(
+        update={
+            "thresholds": Thresholds(silent=silent, notify=notify, confirm=confirm),
+            "profile": name,
+        }
+    )
+    header = [
+        f"tracegrade confidence profile: level thresholds {name} ({len(scores):,} traces,",
+        f"{unlabelled:,} unlabelled left out); {args.folds}-fold cross-validated level AUC",
+        f"{fit.fitted.auc:.3f} against {fit.defaults.auc:.3f} for the GRACE defaults (seed {args.seed}).",
+        "A run takes it with --config; the defaults stay the original's (docs/confidence.md).",
+    ]
+    Path(args.out).write_text(profile_toml(fitted, header), encoding="utf-8")
+    levels = " | ".join(LEVEL_NAMES)
+    lines = [
+        "# Level thresholds fitted to labels",
+        "",
+        f"Labelled traces: {len(scores):,} ({int(labels.sum()):,} good); unlabelled, left "
+        f"out: {unlabelled:,}. Cross-validation: {args.folds} folds, seed {args.seed}; each "
+        "fold's levels come from thresholds fitted on the other folds.",
+        "",
+        "| thresholds (silent, notify, confirm) | fitted on all | defaults |",
+        "|---|---|---|",
+        f"| | {silent:.3f}, {notify:.3f}, {confirm:.3f} | "
+        + ", ".join(f"{cut:g}" for cut in DEFAULT_CUTS)
+        + " |",
+        "",
+        f"| levels | level AUC | {levels} |",
+        "|---|---|" + "---|" * 4,
+        *_figures_rows("fitted (out of fold)", fit.fitted),
+        *_figures_rows("defaults", fit.defaults),
+        "",
+        f"Wrote {args.out}: `tracegrade confidence --db DB --config {args.out}` applies it.",
+    ]
+    print("\n".join(lines))
+    return EXIT_OK
+
+
 def _cmd_confidence(args: argparse.Namespace) -> int:
+    if args.fit is not None:
+        return _cmd_fit(args)
     if args.evaluate is not None:
         return _cmd_evaluate(args)
     from storage.config_files import load_confidence_config
@@ -98,6 +179,20 @@ def add_confidence_command(commands: Any) -> None:
         "file (trace_id, label 0/1; or a trace file's metadata.success) or a SQL expression "
         "over the traces table (e.g. 'success::INT')",
     )
+    confidence.add_argument(
+        "--fit",
+        metavar="LABELS",
+        help="do not score: choose the level thresholds that best separate the labelled "
+        "outcomes (labels as --evaluate takes them), report them cross-validated beside the "
+        "defaults, and write them to --out as a profile a run takes with --config",
+    )
+    confidence.add_argument(
+        "--out", default="confidence-profile.toml", metavar="FILE", help="with --fit: the profile"
+    )
+    confidence.add_argument(
+        "--folds", type=int, default=5, metavar="K", help="with --fit: cross-validation folds"
+    )
+    confidence.add_argument("--seed", type=int, default=0, help="with --fit: the folds' shuffle")
     confidence.add_argument(
         "--source",
         choices=["derived", "factors"],

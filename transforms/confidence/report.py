@@ -59,10 +59,14 @@ def build_confidence_report(
     timings: dict[str, float],
     levels: pl.DataFrame,
     rules: pl.DataFrame,
+    thresholds: str = "",
 ) -> ConfidenceReport:
     """The report of the run `run_id`, with the levels it wrote (level, traces) and its
-    quarantined factor rows by rule (rule, rows, example)."""
+    quarantined factor rows by rule (rule, rows, example); `thresholds` says which level
+    thresholds it used (a fitted profile is named)."""
     lines = [f"# tracegrade confidence run {run_id} ({source} factors)", ""]
+    if thresholds:
+        lines += [thresholds, ""]
     lines += ["| count | value |", "|---|---|"]
     lines += [f"| {label} | {counts[k]:,} |" for k, label in _COUNT_LABELS.items() if k in counts]
     lines += ["", "## Intervention levels written in this run", "", *level_table(levels), ""]

@@ -20,6 +20,7 @@ from transforms.config._base import StrictModel as _Strict
 
 __all__ = [
     "AGGREGATION_METHODS",
+    "profile_toml",
     "ConfidenceConfig",
     "ConfidenceFile",
     "ConfidenceWeights",
@@ -223,12 +224,15 @@ class ConfidenceConfig(_Strict):
     """Derived mode: how failures, empty searches and plan steps are read off a trace."""
     llm: LLMConfig = Field(default_factory=LLMConfig)
     """Optional LLM factors."""
+    profile: str | None = None
+    """The name of a fitted profile (`tracegrade confidence --fit` writes it): every run that
+    uses the file names it. A name only: not part of the config hash."""
 
     _valid_regex = field_validator("search_tool_pattern")(_regex)
 
     def config_hash(self) -> str:
         """Hash of everything that changes a confidence result, stored with every row."""
-        payload = self.model_dump(mode="json", exclude={"llm": {"timeout_s"}})
+        payload = self.model_dump(mode="json", exclude={"llm": {"timeout_s"}, "profile": True})
         encoded = json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(encoded).hexdigest()[:16]
 
@@ -237,3 +241,32 @@ class ConfidenceFile(_Strict):
     """A whole confidence configuration file."""
 
     confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=False)  # a TOML basic string
+
+
+def _toml_table(name: str, table: dict[str, object]) -> list[str]:
+    lines = [f"[{name}]"]
+    lines += [f"{key} = {_toml_value(v)}" for key, v in table.items() if not isinstance(v, dict)]
+    for key, value in table.items():
+        if isinstance(value, dict) and value:
+            lines += ["", *_toml_table(f"{name}.{key}", value)]
+    return lines
+
+
+def profile_toml(config: ConfidenceConfig, header: list[str]) -> str:
+    """`config` as a confidence TOML file of its non-default keys (its profile name and
+    thresholds always), under `header` comment lines."""
+    data = config.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
+    data["profile"] = config.profile
+    data["thresholds"] = config.thresholds.model_dump(mode="json")
+    lines = [f"# {line}" for line in header] + [""] + _toml_table("confidence", data)
+    return "\n".join(lines) + "\n"
