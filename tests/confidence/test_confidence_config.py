@@ -86,11 +86,13 @@ def test_the_shipped_file_names_every_key() -> None:
             kind = field.annotation
             if isinstance(kind, type) and issubclass(kind, BaseModel):
                 out += missing(kind, table.get(name, {}), f"{where}{name}.")  # type: ignore[arg-type]
-            elif name not in table and f"{where}{name}" != "llm.model":
+            elif name not in table and f"{where}{name}" not in ("llm.model", "profile"):
                 out.append(f"{where}{name}")
         return out
 
     assert missing(ConfidenceConfig, shipped, "") == []
+    text = (ROOT / "configs" / "confidence.toml").read_text()
+    assert '# model = "' in text and '# profile = "' in text  # the two without a default value
 
 
 @pytest.mark.parametrize(

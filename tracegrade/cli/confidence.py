@@ -11,7 +11,7 @@ from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK
 from tracegrade.cli.shared import add_prefect_flag, check_database
 
 if TYPE_CHECKING:
-    from transforms.confidence.fitting import LevelFigures
+    from transforms.confidence.fitting import Fit, LevelFigures
 
 __all__ = ["add_confidence_command"]
 
@@ -56,6 +56,35 @@ def _figures_rows(name: str, figures: LevelFigures) -> list[str]:
     return [f"| {name} | {figures.auc:.3f} | " + " | ".join(cells) + " |"]
 
 
+def _fit_text(fit: Fit, traces: int, good: int, unlabelled: int, args: argparse.Namespace) -> str:
+    """What `--fit` prints: the thresholds, then the levels out of fold beside the defaults'."""
+    from transforms.confidence.fitting import DEFAULT_CUTS, LEVEL_NAMES
+
+    silent, notify, confirm = fit.cuts
+    levels = " | ".join(LEVEL_NAMES)
+    lines = [
+        "# Level thresholds fitted to labels",
+        "",
+        f"Labelled traces: {traces:,} ({good:,} good); unlabelled, left "
+        f"out: {unlabelled:,}. Cross-validation: {args.folds} folds, seed {args.seed}; each "
+        "fold's levels come from thresholds fitted on the other folds.",
+        "",
+        "| thresholds (silent, notify, confirm) | fitted on all | defaults |",
+        "|---|---|---|",
+        f"| | {silent:.3f}, {notify:.3f}, {confirm:.3f} | "
+        + ", ".join(f"{cut:g}" for cut in DEFAULT_CUTS)
+        + " |",
+        "",
+        f"| levels | level AUC | {levels} |",
+        "|---|---|" + "---|" * 4,
+        *_figures_rows("fitted (out of fold)", fit.fitted),
+        *_figures_rows("defaults", fit.defaults),
+        "",
+        f"Wrote {args.out}: `tracegrade confidence --db DB --config {args.out}` applies it.",
+    ]
+    return "\n".join(lines)
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
     """Fit level thresholds to labels, cross-validated; write them as a profile."""
     from datetime import UTC, datetime
@@ -65,7 +94,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from storage.confidence_labels import labelled_levels
     from storage.config_files import load_confidence_config
     from storage.duckdb_store import DuckDBStore
-    from transforms.confidence.fitting import DEFAULT_CUTS, LEVEL_NAMES, cross_validate
+    from transforms.confidence.fitting import cross_validate
     from transforms.config.confidence import Thresholds, profile_toml
 
     settings = load_confidence_config(args.config)
@@ -98,28 +127,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         "A run takes it with --config; the defaults stay the original's (docs/confidence.md).",
     ]
     Path(args.out).write_text(profile_toml(fitted, header), encoding="utf-8")
-    levels = " | ".join(LEVEL_NAMES)
-    lines = [
-        "# Level thresholds fitted to labels",
-        "",
-        f"Labelled traces: {len(scores):,} ({int(labels.sum()):,} good); unlabelled, left "
-        f"out: {unlabelled:,}. Cross-validation: {args.folds} folds, seed {args.seed}; each "
-        "fold's levels come from thresholds fitted on the other folds.",
-        "",
-        "| thresholds (silent, notify, confirm) | fitted on all | defaults |",
-        "|---|---|---|",
-        f"| | {silent:.3f}, {notify:.3f}, {confirm:.3f} | "
-        + ", ".join(f"{cut:g}" for cut in DEFAULT_CUTS)
-        + " |",
-        "",
-        f"| levels | level AUC | {levels} |",
-        "|---|---|" + "---|" * 4,
-        *_figures_rows("fitted (out of fold)", fit.fitted),
-        *_figures_rows("defaults", fit.defaults),
-        "",
-        f"Wrote {args.out}: `tracegrade confidence --db DB --config {args.out}` applies it.",
-    ]
-    print("\n".join(lines))
+    print(_fit_text(fit, len(scores), int(labels.sum()), unlabelled, args))
     return EXIT_OK
 
 

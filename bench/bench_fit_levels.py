@@ -1,0 +1,100 @@
+"""Level thresholds fitted on some labelled sets, measured on the one left out (issue 42).
+
+For each labelled set in turn: the silent, notify and confirm thresholds are fitted
+(`transforms.confidence.fitting.fit_cuts`, as `tracegrade confidence --fit` does) on the other
+sets' traces pooled, and the held-out set's levels under them are compared with its levels
+under the GRACE defaults: the level AUC (a good trace calmer than a failed one, ties half) with
+a 95% bootstrap interval (2,000 resamples of the held-out traces, fixed seed), and the traces
+and failure rate of each level. Each database holds one set scored with derived levels; the
+label is each trace's `metadata.success` (`success::INT`).
+
+Run: .venv/bin/python bench/bench_fit_levels.py tau-bench=tau.duckdb agentdojo=dojo.duckdb ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from storage.confidence_labels import labelled_levels  # noqa: E402
+from storage.duckdb_store import DuckDBStore  # noqa: E402
+from transforms.confidence.fitting import (  # noqa: E402
+    DEFAULT_CUTS,
+    LEVEL_NAMES,
+    fit_cuts,
+    level_figures,
+    levels_of,
+)
+
+RESAMPLES = 2_000
+SEED = 20_261_128
+
+
+def labelled(db: str) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, label) of every labelled trace of `db`'s derived levels."""
+    with DuckDBStore(db, read_only=True) as store:
+        cells, _ = labelled_levels(store, "success::INT", "derived")
+    scores = np.repeat([c.aggregate for c in cells], [c.good + c.failed for c in cells])
+    counts = [n for c in cells for n in (c.good, c.failed)]
+    labels = np.repeat(np.tile([1, 0], len(cells)), counts)
+    return scores.astype(np.float64), labels.astype(np.int64)
+
+
+def interval(scores: np.ndarray, labels: np.ndarray, cuts: tuple[float, ...]) -> str:
+    rng = np.random.default_rng(SEED)
+    levels = levels_of(scores, cuts)  # type: ignore[arg-type]
+    drawn = []
+    for _ in range(RESAMPLES):
+        at = rng.integers(0, len(scores), len(scores))
+        drawn.append(level_figures(levels[at], labels[at]).auc)
+    low, high = np.nanpercentile(drawn, [2.5, 97.5])
+    return f"{low:.3f} to {high:.3f}"
+
+
+def row(name: str, scores: np.ndarray, labels: np.ndarray, cuts: tuple[float, ...]) -> str:
+    figures = level_figures(levels_of(scores, cuts), labels)  # type: ignore[arg-type]
+    cells = [
+        f"{rate:.1%} of {count}" if rate is not None else "0"
+        for count, rate in zip(figures.traces, figures.failure_rates, strict=True)
+    ]
+    cut_text = ", ".join(f"{cut:.3f}" for cut in cuts)
+    return (
+        f"| {name} | {cut_text} | {figures.auc:.3f} ({interval(scores, labels, cuts)}) | "
+        + " | ".join(cells)
+        + f" | {'yes' if figures.rates_rise else 'no'} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sets", nargs="+", metavar="NAME=DB")
+    args = parser.parse_args()
+    sets = dict(item.split("=", 1) for item in args.sets)
+    data = {name: labelled(db) for name, db in sets.items()}
+    print(
+        f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}"
+    )
+    print(
+        "| held-out set (traces, failed) | thresholds | level AUC (95% bootstrap) | "
+        + " | ".join(LEVEL_NAMES)
+        + " | failure rate rises |"
+    )
+    print("|---|---|---|" + "---|" * len(LEVEL_NAMES) + "---|")
+    for name, (scores, labels) in data.items():
+        others = [data[other] for other in data if other != name]
+        pooled_scores = np.concatenate([s for s, _ in others])
+        pooled_labels = np.concatenate([lab for _, lab in others])
+        fitted = fit_cuts(pooled_scores, pooled_labels)
+        title = f"{name} ({len(scores)}, {int((labels == 0).sum())})"
+        print(row(f"{title}: defaults", scores, labels, DEFAULT_CUTS))
+        print(row(f"{title}: fitted on the others", scores, labels, fitted))
+
+
+if __name__ == "__main__":
+    main()
