@@ -14,13 +14,14 @@ Run: .venv/bin/python bench/bench_fit_levels.py tau-bench=tau.duckdb agentdojo=d
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _machine import print_machine  # noqa: E402
 
 from storage.confidence_labels import labelled_levels  # noqa: E402
 from storage.duckdb_store import DuckDBStore  # noqa: E402
@@ -77,9 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     sets = dict(item.split("=", 1) for item in args.sets)
     data = {name: labelled(db) for name, db in sets.items()}
-    print(
-        f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}"
-    )
+    print_machine("level thresholds fitted on the other labelled sets")
     print(
         "| held-out set (traces, failed) | thresholds | level AUC (95% bootstrap) | "
         + " | ".join(LEVEL_NAMES)
