@@ -198,3 +198,38 @@ def test_the_report_shows_the_judge_against_the_labels(
     # without labels of its own the report takes traces.success: a table run has none
     assert main(["report", "--db", str(db), "--out", str(page)]) == 0
     assert "none of the 10 judged answers has a label" in page.read_text(encoding="utf-8")
+
+
+def test_judge_fit_writes_the_thresholds_that_agree_best(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from storage.config_files import load_judge_config
+
+    db, config = _judged(tmp_path)
+    labels = tmp_path / "labels.csv"
+    rows = [f"{item},{label}" for (item, _, _), label in zip(ANSWERS, BINARY, strict=True)]
+    labels.write_text("trace_id,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "fitted.toml"
+    argv = ["judge", "--db", str(db), "--config", str(config), "--fit", str(labels)]
+
+    assert main([*argv, "--out", str(out), "--folds", "2", "--seed", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "cross-validation: 2 folds, seed 1" in printed
+    fitted = load_judge_config(out, check_keys=False)
+    # Relevance scored as the answers say: the best kappa over every cut, by scikit-learn
+    cuts = sorted(set(SCORES) | {0.0})
+    kappas = {c: cohen_kappa_score([int(s >= c) for s in SCORES], BINARY) for c in cuts}
+    best = max(kappas.values())
+    relevance = fitted.metrics[0]
+    assert relevance.name == "Relevance"
+    assert kappas[relevance.pass_threshold] == pytest.approx(best)
+    assert f"| Relevance | 10 | 60 | {kappas[60.0]:.3f} | {relevance.pass_threshold:g} |" in printed
+    assert fitted.config_hash == load_judge_config(config, check_keys=False).config_hash
+    ordinal = tmp_path / "ordinal.csv"
+    ordinal.write_text(
+        "trace_id,label\n"
+        + "\n".join(f"{i},{v}" for (i, _, _), v in zip(ANSWERS, ORDINAL, strict=True)),
+        encoding="utf-8",
+    )
+    assert main(["judge", "--db", str(db), "--config", str(config), "--fit", str(ordinal)]) == 1
+    assert "needs binary labels" in capsys.readouterr().err

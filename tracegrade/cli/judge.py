@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracegrade.cli.exits import EXIT_FAILED, EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
+from tracegrade.cli.exits import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database, progress_bars
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ _DEFAULT_CONFIG = "configs/evaluator.toml"
 _NONE = "none"
 
 
-def _config_path(args: argparse.Namespace) -> str | None:
+def config_path(args: argparse.Namespace) -> str | None:
     """The configuration file to use, or None for the built-in defaults: `--config FILE`
     (which must exist), else configs/evaluator.toml when it exists; `--config none`, or no
     --config and no configs/evaluator.toml, means the four built-in metrics at equal weights,
@@ -69,7 +69,7 @@ def _check(args: argparse.Namespace) -> int:
 
     # keys are needed to call, not to check a file: the check reports them (a missing
     # provider package is an install to fix, and stays an error)
-    config = load_judge_config(_config_path(args), check_keys=args.probe)
+    config = load_judge_config(config_path(args), check_keys=args.probe)
     if not args.probe:  # the probe's load checked the packages with the keys
         check_packages(config)
     print(f"{config.source}: valid ({config.settings.mode} mode, config hash {config.config_hash})")
@@ -119,7 +119,7 @@ def _dry_run(args: argparse.Namespace) -> int:
     from pipelines.judge.flow import estimate_judge
 
     estimate, config, chosen = estimate_judge(
-        args.db, _config_path(args), args.table, _selection(args)
+        args.db, config_path(args), args.table, _selection(args)
     )
     print("Dry run: nothing was called.")
     if chosen is not None:
@@ -143,7 +143,7 @@ def _dry_run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
 
-    path = _config_path(args)
+    path = config_path(args)
     # collecting asks for the keys only when a batch waits (pipelines/judge/flow.judge_collect);
     # they are checked before the run machinery (pydantic-ai, over a second) is imported
     config = load_judge_config(path, check_keys=not args.collect)
@@ -183,41 +183,6 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _evaluate(args: argparse.Namespace) -> int:
-    """Agreement of the stored judgements with labels (transforms/judge/agreement.py)."""
-    import json
-
-    from storage.config_files import load_judge_config
-    from storage.duckdb_store import DuckDBStore
-    from storage.judge_labels import OVERALL, judged_with_labels
-    from transforms.judge.agreement import agreement_markdown, agreements
-
-    config = load_judge_config(_config_path(args), check_keys=False)
-    thresholds = {metric.name: metric.pass_threshold for metric in config.metrics}
-    check_database(args.db, must_exist=True)
-    with DuckDBStore(args.db, read_only=True) as store:  # it reads: others may too
-        found = judged_with_labels(store, args.evaluate)
-    problem = found.problem(args.evaluate)
-    if problem is not None:
-        print(f"tracegrade: {problem}", file=sys.stderr)
-        return EXIT_NOTHING_SCORED
-    results = agreements(
-        found.scores, found.labels, thresholds, config.settings.pass_threshold, OVERALL
-    )
-    if args.json:
-        payload = {
-            "labels": args.evaluate,
-            "judged": found.judged,
-            "unlabelled": found.unlabelled,
-            "scores": [result.as_json() for result in results],
-        }
-        print(json.dumps(payload, indent=2))
-        return EXIT_OK
-    source = "the labels file" if Path(args.evaluate).is_file() else "the SQL expression"
-    print(agreement_markdown(results, f"{source} {args.evaluate}", found.unlabelled))
-    return EXIT_OK
-
-
 def _judge(args: argparse.Namespace) -> int:
     if args.probe and not args.check:
         print("tracegrade: --probe goes with --check (judge --check --probe)", file=sys.stderr)
@@ -227,8 +192,10 @@ def _judge(args: argparse.Namespace) -> int:
     if args.db is None:
         print("tracegrade: judge needs --db FILE (except with --check)", file=sys.stderr)
         return EXIT_USAGE
-    if args.evaluate is not None:
-        return _evaluate(args)
+    if args.evaluate is not None or args.fit is not None:
+        from tracegrade.cli.judge_labels import evaluate_judge, fit_thresholds
+
+        return evaluate_judge(args) if args.evaluate is not None else fit_thresholds(args)
     problem = _selection_problem(args)
     if problem is not None:
         print(f"tracegrade: {problem}", file=sys.stderr)
@@ -271,6 +238,16 @@ def _add_selection_arguments(judge: Any) -> None:
     judge.add_argument(
         "--json", action="store_true", help="with --evaluate: print the figures as JSON"
     )
+    judge.add_argument(
+        "--fit",
+        metavar="LABELS",
+        help="judge nothing: fit each metric's pass_threshold (and the overall one) to binary "
+        "labels, cross-validated, and write the configuration with them to --out",
+    )
+    judge.add_argument(
+        "--out", default="evaluator-fitted.toml", metavar="FILE", help="with --fit: the file"
+    )
+    judge.add_argument("--folds", type=int, default=5, help="with --fit: folds (default 5)")
 
 
 def add_judge_command(commands: Any) -> None:

@@ -7,6 +7,8 @@ Reading a file is storage's (`storage.config_files`); everything here works on t
 from __future__ import annotations
 
 import importlib
+import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +18,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from transforms.errors import ConfigError
 
-__all__ = ["StrictModel", "describe_validation_error", "import_object", "validate_config"]
+__all__ = [
+    "StrictModel",
+    "describe_validation_error",
+    "import_object",
+    "toml_text",
+    "validate_config",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -113,3 +121,45 @@ def import_object(spec: str, search: Sequence[Path] = ()) -> Any:
             f"{spec!r} cannot be imported ({exc}); check the module path and that the module "
             f"is importable from the working directory or {', '.join(folders[1:]) or 'sys.path'}"
         ) from None
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else json.dumps(name)
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    return json.dumps(value, ensure_ascii=False)  # a TOML basic string
+
+
+def _is_tables(value: object) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def toml_text(name: str, table: Mapping[str, Any], array: bool = False) -> list[str]:
+    """`table` as the lines of TOML table `name` (an element of array `name` when `array`;
+    the whole document when `name` is empty): its plain values, then its tables and arrays
+    of tables. Keys that are not bare are quoted; None values are left out."""
+    plain = [
+        f"{_key(key)} = {_toml_value(value)}"
+        for key, value in table.items()
+        if value is not None and not isinstance(value, dict) and not _is_tables(value)
+    ]
+    header = f"[[{name}]]" if array else f"[{name}]"
+    lines = [header] if name and (plain or array or not table) else []
+    lines += plain
+    for key, value in table.items():
+        child = f"{name}.{_key(key)}" if name else _key(key)
+        tables = [value] if isinstance(value, dict) and value else []
+        for item in value if _is_tables(value) else tables:
+            sub = toml_text(child, item, array=not tables)
+            lines += ([""] if sub[:1] and sub[0].startswith("[") else []) + sub
+    return lines

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from transforms.config._base import StrictModel as _Strict
+from transforms.config._base import toml_text
 
 __all__ = [
     "AGGREGATION_METHODS",
@@ -243,30 +244,11 @@ class ConfidenceFile(_Strict):
     confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
 
 
-def _toml_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    return json.dumps(value, ensure_ascii=False)  # a TOML basic string
-
-
-def _toml_table(name: str, table: dict[str, object]) -> list[str]:
-    lines = [f"[{name}]"]
-    lines += [f"{key} = {_toml_value(v)}" for key, v in table.items() if not isinstance(v, dict)]
-    for key, value in table.items():
-        if isinstance(value, dict) and value:
-            lines += ["", *_toml_table(f"{name}.{key}", value)]
-    return lines
-
-
 def profile_toml(config: ConfidenceConfig, header: list[str]) -> str:
     """`config` as a confidence TOML file of its non-default keys (its profile name and
     thresholds always), under `header` comment lines."""
     data = config.model_dump(mode="json", exclude_defaults=True, exclude_none=True)
     data["profile"] = config.profile
     data["thresholds"] = config.thresholds.model_dump(mode="json")
-    lines = [f"# {line}" for line in header] + [""] + _toml_table("confidence", data)
+    lines = [f"# {line}" for line in header] + [""] + toml_text("confidence", data)
     return "\n".join(lines) + "\n"
