@@ -60,7 +60,7 @@ test: lint browser postgres
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # A llama.cpp server and a small model for the local judge (docs/judge.md): pip builds
-# llama-cpp-python once (about 15 minutes on 2 cores) and reuses the wheel from its cache.
+# llama-cpp-python once (5 to 15 minutes on 2 cores) into LLAMA_WHEELS, reused afterwards.
 $(LLAMA_STAMP): configs/local-judge/requirements.txt
 	test -x $(LLAMA_VENV)/bin/python || $(PYTHON) -m venv $(LLAMA_VENV)
 	@echo "installing llama-cpp-python[server] (built from source the first time, then cached)"
