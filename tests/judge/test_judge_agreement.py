@@ -233,3 +233,22 @@ def test_judge_fit_writes_the_thresholds_that_agree_best(
     )
     assert main(["judge", "--db", str(db), "--config", str(config), "--fit", str(ordinal)]) == 1
     assert "needs binary labels" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("scale", [(0.0, 1.0), (1.0, 2.0, 3.0, 4.0, 5.0)])
+def test_the_bootstrap_s_counted_figures_are_the_answers_figures(
+    scale: tuple[float, ...],
+) -> None:
+    """The intervals are drawn as counts of distinct (score, label) pairs: on the unresampled
+    counts those give exactly the figures of the answers themselves."""
+    from transforms.judge.agreement import _cell_figures, _figures
+
+    rng = np.random.default_rng(5)
+    k = len(scale)
+    scores = rng.integers(0, 21, 400).astype(float) * 5
+    codes = rng.integers(0, k, 400)
+    distinct, where = np.unique(scores, return_inverse=True)
+    cells = np.bincount(where * k + codes, minlength=len(distinct) * k).astype(float)
+    counted = _cell_figures(cells.reshape(1, len(distinct), k), distinct, k == 2, 50.0, k)
+    for key, value in _figures(scores, codes, k == 2, 50.0, k).items():
+        assert counted[key][0] == pytest.approx(value, abs=1e-12), key

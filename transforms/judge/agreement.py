@@ -15,14 +15,15 @@ on an ordinal scale (1 to 5, say). Per metric, over the answers that have both a
 - The confusion at the threshold: passed and failed answers by label value.
 
 Each figure has a 95% percentile bootstrap interval: BOOTSTRAP_RESAMPLES draws of as many
-answers, with replacement, from a fixed seed (the same input prints the same text); above
-BOOTSTRAP_MAX_ITEMS answers the intervals are left out, and the text says so.
+answers, with replacement, from a fixed seed (the same input prints the same text), drawn as
+counts of the distinct (score, label) pairs; above BOOTSTRAP_MAX_CELLS of them the intervals
+are left out, and the text says so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "BOOTSTRAP_MAX_ITEMS",
+    "BOOTSTRAP_MAX_CELLS",
     "BOOTSTRAP_RESAMPLES",
     "DEFAULT_PASS_THRESHOLD",
     "Agreement",
@@ -48,9 +49,9 @@ DEFAULT_PASS_THRESHOLD = 50.0
 sets none (`pass_threshold`): the middle of the scale. Only the agreement reads it."""
 
 BOOTSTRAP_RESAMPLES = 2_000
-BOOTSTRAP_MAX_ITEMS = 20_000
-"""Most labelled answers the intervals are drawn over (2,000 resamples of 20,000 take a few
-seconds a metric on 2 cores)."""
+BOOTSTRAP_MAX_CELLS = 200_000
+"""Most distinct (score, label) pairs the intervals are drawn over: a resample costs time in
+their number, not in the answers' (scores of 0 to 100 make at most a few hundred)."""
 
 _SEED = 20_261_128
 
@@ -167,8 +168,49 @@ def _figures(
     return figures
 
 
-def _interval(values: Sequence[float]) -> tuple[float, float]:
-    finite = np.asarray([v for v in values if not math.isnan(v)])
+def _kappas(observed: Floats, weights: Floats) -> Floats:
+    """Cohen's kappa of each (k x k) table of counts along the first axis (NaN where chance
+    agreement is already perfect)."""
+    share = observed / observed.sum(axis=(1, 2), keepdims=True)
+    expected = share.sum(axis=2)[:, :, None] * share.sum(axis=1)[:, None, :]
+    chance = (weights * expected).sum(axis=(1, 2))
+    seen = (weights * share).sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(chance > 0, 1.0 - seen / chance, np.nan)
+
+
+def _cell_figures(
+    counts: Floats, values: Floats, binary: bool, threshold: float, k: int
+) -> dict[str, Floats]:
+    """rho, AUC (binary) and kappa of each sample given as counts (samples x distinct scores,
+    ascending, x label codes): the same figures as `_figures` on the answers they count."""
+    n = counts.sum(axis=(1, 2))
+    by_score, by_label = counts.sum(axis=2), counts.sum(axis=1)
+    mean = (n + 1) / 2
+    score_ranks = np.cumsum(by_score, axis=1) - by_score + (by_score + 1) / 2 - mean[:, None]
+    label_ranks = np.cumsum(by_label, axis=1) - by_label + (by_label + 1) / 2 - mean[:, None]
+    together = np.einsum("rsl,rs,rl->r", counts, score_ranks, label_ranks)
+    spread = np.sqrt((by_score * score_ranks**2).sum(1) * (by_label * label_ranks**2).sum(1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        figures = {"rho": np.where(spread > 0, together / spread, np.nan)}
+    i, j = np.indices((k, k))
+    if binary:
+        good, bad = counts[:, :, 1], counts[:, :, 0]
+        below = np.cumsum(bad, axis=1) - bad / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            figures["auc"] = (good * below).sum(1) / (good.sum(1) * bad.sum(1))
+        rated = (values >= threshold).astype(np.int64)
+        weights = (i != j).astype(np.float64)
+    else:
+        rated = ordinal_bins(values, k)
+        weights = (i - j) ** 2 / max(1, (k - 1) ** 2)
+    observed = np.stack([counts[:, rated == b, :].sum(axis=1) for b in range(k)], axis=1)
+    figures["kappa"] = _kappas(observed, weights)
+    return figures
+
+
+def _interval(values: Floats) -> tuple[float, float]:
+    finite = values[~np.isnan(values)]
     if len(finite) < len(values) / 2:  # most resamples have no figure (one class drawn)
         return math.nan, math.nan
     low, high = np.percentile(finite, [2.5, 97.5])
@@ -176,14 +218,25 @@ def _interval(values: Sequence[float]) -> tuple[float, float]:
 
 
 def _bootstrap(
-    n: int, measure: Callable[[npt.NDArray[np.int64]], dict[str, float]]
+    values: Floats, codes: npt.NDArray[np.int64], binary: bool, threshold: float, k: int
 ) -> dict[str, tuple[float, float]]:
+    """95% percentile intervals of the figures over BOOTSTRAP_RESAMPLES resamples of the
+    answers, drawn as multinomial counts of the distinct (score, label) cells: the cost is in
+    the number of distinct scores, not of answers."""
+    distinct, where = np.unique(values, return_inverse=True)
+    cells = np.bincount(where * k + codes, minlength=len(distinct) * k).astype(np.float64)
     rng = np.random.default_rng(_SEED)
-    drawn: dict[str, list[float]] = {}
-    for _ in range(BOOTSTRAP_RESAMPLES):
-        for key, value in measure(rng.integers(0, n, n)).items():
-            drawn.setdefault(key, []).append(value)
-    return {key: _interval(values) for key, values in drawn.items()}
+    chunk = max(1, 4_000_000 // len(cells))
+    drawn: dict[str, list[Floats]] = {}
+    for start in range(0, BOOTSTRAP_RESAMPLES, chunk):
+        size = min(chunk, BOOTSTRAP_RESAMPLES - start)
+        counts = rng.multinomial(len(values), cells / len(values), size=size).astype(np.float64)
+        found = _cell_figures(
+            counts.reshape(size, len(distinct), k), distinct, binary, threshold, k
+        )
+        for key, figure in found.items():
+            drawn.setdefault(key, []).append(figure)
+    return {key: _interval(np.concatenate(parts)) for key, parts in drawn.items()}
 
 
 def agreement(
@@ -207,10 +260,8 @@ def agreement(
         "failed": np.bincount(codes[~passed], minlength=k).tolist(),
     }
     intervals: dict[str, tuple[float, float]] = {}
-    if 2 <= len(values) <= BOOTSTRAP_MAX_ITEMS:
-        intervals = _bootstrap(
-            len(values), lambda at: _figures(values[at], codes[at], binary, threshold, k)
-        )
+    if len(values) >= 2 and len(np.unique(values)) * k <= BOOTSTRAP_MAX_CELLS:
+        intervals = _bootstrap(values, codes, binary, threshold, k)
     return Agreement(
         name,
         threshold,
@@ -256,7 +307,8 @@ def agreement_markdown(
     intervals = (
         f"95% intervals: percentile bootstrap, {BOOTSTRAP_RESAMPLES:,} resamples, fixed seed"
         if any(result.intervals for result in results)
-        else f"no intervals: over {BOOTSTRAP_MAX_ITEMS:,} labelled answers, or fewer than two"
+        else f"no intervals: over {BOOTSTRAP_MAX_CELLS:,} distinct scores and labels, or fewer "
+        "than two answers"
     )
     lines = [
         "# The judge against labels",
