@@ -13,7 +13,13 @@ from storage._statements import Statements
 from storage.errors import InputError
 from transforms.confidence.evaluation import OutcomeCell
 
-__all__ = ["DEFAULT_LABELS", "file_labels", "labelled_levels", "level_outcomes"]
+__all__ = [
+    "DEFAULT_LABELS",
+    "file_labels",
+    "labelled_levels",
+    "level_outcomes",
+    "unreadable_labels",
+]
 
 DEFAULT_LABELS = "success::INT"
 """The report's labels when none are given: each trace's own metadata.success."""
@@ -64,6 +70,15 @@ def _checked_file_labels(store: Statements, path: Path) -> str:
     )
 
 
+def unreadable_labels(labels: str, error: duckdb.Error) -> InputError:
+    """The error of labels that are neither a readable file nor an expression that runs."""
+    return InputError(
+        f"labels {labels!r} are neither a readable labels file nor a SQL expression over the "
+        f"traces table ({str(error).splitlines()[0]}); give a file with trace_id and label, "
+        "or an expression such as 'success::INT'"
+    )
+
+
 def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[OutcomeCell], int]:
     """Outcome cells (aggregate, level, good, failed) of the levels that have a label, and how
     many levels have none. `levels` is a relation with trace_id, aggregate and level (one row
@@ -87,11 +102,7 @@ def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[Ou
             f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL"
         )
     except duckdb.Error as exc:
-        raise InputError(
-            f"labels {labels!r} are neither a readable labels file nor a SQL expression over "
-            f"the traces table ({str(exc).splitlines()[0]}); give a file with trace_id and "
-            "label, or an expression such as 'success::INT'"
-        ) from None
+        raise unreadable_labels(labels, exc) from None
     bad = sorted(str(row[6]) for row in counted if row[5] > 0)
     if bad:
         raise InputError(f"labels must be 0 or 1; trace {bad[0]}")

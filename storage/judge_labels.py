@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from storage._statements import Statements
-from storage.confidence_labels import file_labels
+from storage.confidence_labels import file_labels, unreadable_labels
 from storage.errors import InputError
 
 __all__ = ["OVERALL", "LabelledScores", "judged_with_labels"]
@@ -95,11 +95,7 @@ def judged_with_labels(store: Statements, labels: str) -> LabelledScores:
             "ORDER BY j.name, j.item_id"
         )
     except duckdb.Error as exc:
-        raise InputError(
-            f"labels {labels!r} are neither a readable labels file nor a SQL expression over "
-            f"the traces table ({str(exc).splitlines()[0]}); give a file with trace_id and "
-            "label, or an expression such as 'success::INT'"
-        ) from None
+        raise unreadable_labels(labels, exc) from None
     found = LabelledScores()
     judged: set[str] = set()
     unlabelled: set[str] = set()

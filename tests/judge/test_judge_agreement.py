@@ -87,6 +87,14 @@ def test_the_same_input_gives_the_same_intervals() -> None:
 ANSWERS = [(f"t{i:02d}", f"question {i}", f"answer scored {s}") for i, s in enumerate(SCORES)]
 
 
+def _labels(tmp_path: Path, values: list[int], name: str = "labels.csv") -> Path:
+    """A labels file of the answers' ids and `values` (as many as given, in order)."""
+    path = tmp_path / name
+    rows = [f"{item},{value}" for (item, _, _), value in zip(ANSWERS, values, strict=False)]
+    path.write_text("trace_id,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
 def _judged(tmp_path: Path, threshold: str = "") -> tuple[Path, Path]:
     """A database the judge filled: two metrics, each answer scored as its text says
     (Relevance the same score, Coverage 100 minus it)."""
@@ -120,9 +128,7 @@ def test_judge_evaluate_prints_each_metric_and_the_overall_score(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db, config = _judged(tmp_path)
-    labels = tmp_path / "labels.csv"
-    rows = [f"{item},{label}" for (item, _, _), label in zip(ANSWERS, BINARY, strict=True)]
-    labels.write_text("trace_id,label\n" + "\n".join(rows[:9]) + "\n", encoding="utf-8")
+    labels = _labels(tmp_path, BINARY[:9])
     argv = ["judge", "--db", str(db), "--config", str(config), "--evaluate", str(labels)]
 
     assert main(argv) == 0
@@ -184,9 +190,7 @@ def test_the_report_shows_the_judge_against_the_labels(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db, _ = _judged(tmp_path)
-    labels = tmp_path / "labels.csv"
-    rows = [f"{item},{label}" for (item, _, _), label in zip(ANSWERS, BINARY, strict=True)]
-    labels.write_text("trace_id,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    labels = _labels(tmp_path, BINARY)
     page = tmp_path / "r.html"
 
     assert main(["report", "--db", str(db), "--out", str(page), "--labels", str(labels)]) == 0
@@ -206,9 +210,7 @@ def test_judge_fit_writes_the_thresholds_that_agree_best(
     from storage.config_files import load_judge_config
 
     db, config = _judged(tmp_path)
-    labels = tmp_path / "labels.csv"
-    rows = [f"{item},{label}" for (item, _, _), label in zip(ANSWERS, BINARY, strict=True)]
-    labels.write_text("trace_id,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    labels = _labels(tmp_path, BINARY)
     out = tmp_path / "fitted.toml"
     argv = ["judge", "--db", str(db), "--config", str(config), "--fit", str(labels)]
 
@@ -225,12 +227,7 @@ def test_judge_fit_writes_the_thresholds_that_agree_best(
     assert kappas[relevance.pass_threshold] == pytest.approx(best)
     assert f"| Relevance | 10 | 60 | {kappas[60.0]:.3f} | {relevance.pass_threshold:g} |" in printed
     assert fitted.config_hash == load_judge_config(config, check_keys=False).config_hash
-    ordinal = tmp_path / "ordinal.csv"
-    ordinal.write_text(
-        "trace_id,label\n"
-        + "\n".join(f"{i},{v}" for (i, _, _), v in zip(ANSWERS, ORDINAL, strict=True)),
-        encoding="utf-8",
-    )
+    ordinal = _labels(tmp_path, ORDINAL, "ordinal.csv")
     assert main(["judge", "--db", str(db), "--config", str(config), "--fit", str(ordinal)]) == 1
     assert "needs binary labels" in capsys.readouterr().err
 

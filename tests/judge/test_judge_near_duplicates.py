@@ -9,8 +9,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import query_rows as query
 from judge_helpers import fake_server, tool_reply, write_config
 
 from tracegrade.cli import main
@@ -38,14 +38,6 @@ name = "Relevance"
 """
 
 SHARING = "\n[near_duplicates]\ndistance = 0.02\n"
-
-
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def _table(tmp_path: Path) -> Path:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import query_rows as query
 from judge_helpers import fake_server, tool_reply, write_config
 
 from tracegrade.cli import main
@@ -33,14 +33,6 @@ output_per_mtok = 2.0
 """
 
 FLAGGED = "level IN ('CONFIRM', 'ESCALATE')"
-
-
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
