@@ -204,10 +204,11 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     # are the objective only where no span holds the task as text.
     structured = pl.col("user_text").str.strip_chars_start().str.contains(r"^[\[{]")
     fields = ordered.group_by("group", maintain_order=True).agg(
+        # smolagents sends the task as "New task:\n" + task (its TaskStep): the task is the rest
         objective=pl.coalesce(
             pl.col("user_text").filter(~structured).drop_nulls().first(),
             pl.col("user_text").drop_nulls().first(),
-        ),
+        ).str.replace(r"^New task:\n", ""),
         last_model_text=model_text.sort_by(
             pl.col("start_ns").filter(
                 (pl.col("kind") == "llm") & (pl.col("text").str.strip_chars() != "")

@@ -46,8 +46,8 @@ def test_each_framework_s_run_is_one_trace_as_written(tmp_path: Path, framework:
         "  s -> [s.tool_name, s.input]), "
         "len(list_filter(steps, s -> s.type = 'error_recovery')) FROM traces",
     )
-    # smolagents prefixes the task; every other framework sends it as the user turn.
-    assert objective == (f"New task:\n{TASK}" if framework == "SMOLAGENTS" else TASK)
+    # smolagents sends "New task:\n" + the task; the objective is the task, as elsewhere
+    assert objective == TASK
     final = json.loads(source.read_text())["final_output"]
     assert json.loads(answer) == final  # the run's final_output, not a model call's text
     assert agent == "any_agent"

@@ -95,7 +95,7 @@ def test_phoenix_spans_without_an_agent_step_are_each_quarantined_with_the_reaso
 # calls (name, arguments) in order, the agent
 OPENINFERENCE = {
     "strands-evals-smolagents_live_spans.json": (
-        "New task:\nWhat is the population of Tokyo?",  # smolagents' own task message
+        "What is the population of Tokyo?",  # smolagents sent "New task:\n" before it
         "The population of Tokyo is approximately 14 million people as of 2023.",
         [
             ("web_search", {"query": "population of Tokyo"}),
