@@ -236,16 +236,21 @@ def test_judge_fit_writes_the_thresholds_that_agree_best(
 def test_the_bootstrap_s_counted_figures_are_the_answers_figures(
     scale: tuple[float, ...],
 ) -> None:
-    """The intervals are drawn as counts of distinct (score, label) pairs: on the unresampled
-    counts those give exactly the figures of the answers themselves."""
-    from transforms.judge.agreement import _cell_figures, _figures
+    """Every figure, and each resample's, is computed from counts of the distinct (score,
+    label) pairs: on the unresampled counts they are exactly the figures scipy and
+    scikit-learn give the answers themselves."""
+    from transforms.judge.agreement import _cell_figures, _table
 
     rng = np.random.default_rng(5)
     k = len(scale)
     scores = rng.integers(0, 21, 400).astype(float) * 5
     codes = rng.integers(0, k, 400)
-    distinct, where = np.unique(scores, return_inverse=True)
-    cells = np.bincount(where * k + codes, minlength=len(distinct) * k).astype(float)
-    counted = _cell_figures(cells.reshape(1, len(distinct), k), distinct, k == 2, 50.0, k)
-    for key, value in _figures(scores, codes, k == 2, 50.0, k).items():
-        assert counted[key][0] == pytest.approx(value, abs=1e-12), key
+    distinct, cells = _table(scores, codes, k)
+    counted = _cell_figures(cells[None], distinct, k == 2, 50.0, k)
+    assert counted["rho"][0] == pytest.approx(spearmanr(scores, codes).statistic, abs=1e-12)
+    if k == 2:
+        assert counted["auc"][0] == pytest.approx(roc_auc_score(codes, scores), abs=1e-12)
+        wanted = cohen_kappa_score((scores >= 50.0).astype(int), codes)
+    else:
+        wanted = cohen_kappa_score(ordinal_bins(scores, k), codes, weights="quadratic")
+    assert counted["kappa"][0] == pytest.approx(wanted, abs=1e-12)

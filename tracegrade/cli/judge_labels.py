@@ -53,11 +53,6 @@ def evaluate_judge(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _kappa_text(value: float) -> str:
-    """Three decimals, never "-0.000"; n/a where chance agreement was already perfect."""
-    return "n/a" if value != value else f"{round(value, 3) + 0.0:.3f}"
-
-
 def _write_fitted(config: JudgeConfig, fitted: dict[str, float], args: argparse.Namespace) -> None:
     """The configuration with the fitted pass thresholds, as TOML in --out (its non-default
     keys; every metric listed, the built-ins too)."""
@@ -86,6 +81,7 @@ def fit_thresholds(args: argparse.Namespace) -> int:
     from storage.config_files import load_judge_config
     from storage.duckdb_store import DuckDBStore
     from storage.judge_labels import OVERALL, judged_with_labels
+    from transforms.judge.agreement import figure_text
     from transforms.judge.thresholds import fitted_threshold
 
     config = load_judge_config(config_path(args), check_keys=False)
@@ -123,8 +119,8 @@ def fit_thresholds(args: argparse.Namespace) -> int:
     for fit in fits.values():
         print(
             f"| {fit.name} | {fit.labelled:,} | {fit.configured:g} | "
-            f"{_kappa_text(fit.configured_kappa)} | {fit.fitted:g} | "
-            f"{_kappa_text(fit.cross_validated_kappa)} |"
+            f"{figure_text(fit.configured_kappa)} | {fit.fitted:g} | "
+            f"{figure_text(fit.cross_validated_kappa)} |"
         )
     print(f"\nWrote {args.out}: `tracegrade judge --config {args.out}` uses it.")
     return EXIT_OK

@@ -7,7 +7,7 @@ on an ordinal scale (1 to 5, say). Per metric, over the answers that have both a
 - Spearman's rho of the score and the label (Pearson's r of their midranks, so ties share a
   rank); n/a where either is constant.
 - ROC AUC (binary labels only): the chance that a good answer scored above a bad one, ties
-  half (Mann-Whitney's U over the two counts, from midranks).
+  half.
 - Cohen's kappa at the metric's pass threshold: with binary labels, between "passed" (score >=
   threshold) and the label; with ordinal labels, the quadratic-weighted kappa between the label
   and the score put on the label's scale (the K values seen, lowest first, over K equal bins of
@@ -39,8 +39,8 @@ __all__ = [
     "agreement_markdown",
     "agreements",
     "cohen_kappa",
+    "figure_text",
     "ordinal_bins",
-    "roc_auc",
     "spearman_rho",
 ]
 
@@ -58,50 +58,58 @@ _SEED = 20_261_128
 Floats = npt.NDArray[np.float64]
 
 
-def _midranks(values: Floats) -> Floats:
-    """Ranks 1..n of `values`, ties sharing the mean of their ranks."""
-    order = np.argsort(values, kind="mergesort")
-    ordered = values[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    ends = np.r_[starts[1:], len(values)]
-    ranks = np.empty(len(values))
-    ranks[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
-    return ranks
+def _table(values: Floats, codes: npt.NDArray[np.int64], k: int) -> tuple[Floats, Floats]:
+    """The distinct scores, ascending, and the answers counted by (score, label code): the
+    form every figure is computed from, for the answers and for each resample of them."""
+    distinct, where = np.unique(values, return_inverse=True)
+    cells = np.bincount(where * k + codes, minlength=len(distinct) * k).astype(np.float64)
+    return distinct, cells.reshape(len(distinct), k)
+
+
+def _rhos(counts: Floats) -> Floats:
+    """Spearman's rho (ties as midranks) of each table of counts along the first axis
+    (samples x distinct scores x label codes); NaN where a side is constant."""
+    n = counts.sum(axis=(1, 2))
+    by_score, by_label = counts.sum(axis=2), counts.sum(axis=1)
+    mean = (n + 1) / 2
+    score_ranks = np.cumsum(by_score, axis=1) - by_score + (by_score + 1) / 2 - mean[:, None]
+    label_ranks = np.cumsum(by_label, axis=1) - by_label + (by_label + 1) / 2 - mean[:, None]
+    together = np.einsum("rsl,rs,rl->r", counts, score_ranks, label_ranks)
+    spread = np.sqrt((by_score * score_ranks**2).sum(1) * (by_label * label_ranks**2).sum(1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(spread > 0, together / spread, np.nan)
 
 
 def spearman_rho(scores: npt.ArrayLike, labels: npt.ArrayLike) -> float:
     """Spearman's rho (ties as midranks); NaN with fewer than two answers or a constant side."""
-    x, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
-    if len(x) < 2:
-        return math.nan
-    rx, ry = _midranks(x) - (len(x) + 1) / 2, _midranks(y) - (len(y) + 1) / 2
-    spread = math.sqrt(float((rx * rx).sum()) * float((ry * ry).sum()))
-    return math.nan if spread == 0 else float((rx * ry).sum()) / spread
+    marks, codes = np.unique(np.asarray(labels, dtype=np.float64), return_inverse=True)
+    _, cells = _table(np.asarray(scores, dtype=np.float64), codes, max(1, len(marks)))
+    return float(_rhos(cells[None])[0])
 
 
-def roc_auc(scores: npt.ArrayLike, good: npt.ArrayLike) -> float:
-    """The chance that an answer labelled good (1) scored above one labelled bad (0), ties
-    half; NaN without both."""
-    values, marks = np.asarray(scores, dtype=np.float64), np.asarray(good, dtype=bool)
-    n_good, n_bad = int(marks.sum()), int((~marks).sum())
-    if n_good == 0 or n_bad == 0:
-        return math.nan
-    above = float(_midranks(values)[marks].sum()) - n_good * (n_good + 1) / 2
-    return above / (n_good * n_bad)
+def _kappa_weights(k: int, weighted: bool) -> Floats:
+    """Disagreement weights of a k x k table: quadratic, or 1 off the diagonal."""
+    i, j = np.indices((k, k))
+    return (i - j) ** 2 / max(1, (k - 1) ** 2) if weighted else (i != j).astype(np.float64)
+
+
+def _kappas(observed: Floats, weights: Floats) -> Floats:
+    """Cohen's kappa of each (k x k) table of counts along the first axis (NaN where chance
+    agreement is already perfect, or the table is empty)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = observed / observed.sum(axis=(1, 2), keepdims=True)
+        expected = share.sum(axis=2)[:, :, None] * share.sum(axis=1)[:, None, :]
+        chance = (weights * expected).sum(axis=(1, 2))
+        seen = (weights * share).sum(axis=(1, 2))
+        return np.where(chance > 0, 1.0 - seen / chance, np.nan)
 
 
 def cohen_kappa(rated: npt.ArrayLike, labels: npt.ArrayLike, k: int, weighted: bool) -> float:
     """Cohen's kappa of two ratings given as category indices 0..k-1; quadratic weights when
     `weighted`. NaN where chance agreement is already perfect (one category on both sides)."""
     a, b = np.asarray(rated, dtype=np.int64), np.asarray(labels, dtype=np.int64)
-    if len(a) == 0:
-        return math.nan
-    observed = np.bincount(a * k + b, minlength=k * k).reshape(k, k) / len(a)
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
-    i, j = np.indices((k, k))
-    weights = ((i - j) ** 2 / max(1, (k - 1) ** 2)) if weighted else (i != j).astype(float)
-    chance = float((weights * expected).sum())
-    return math.nan if chance == 0 else 1.0 - float((weights * observed).sum()) / chance
+    observed = np.bincount(a * k + b, minlength=k * k).reshape(1, k, k).astype(np.float64)
+    return float(_kappas(observed, _kappa_weights(k, weighted))[0])
 
 
 def ordinal_bins(scores: npt.ArrayLike, k: int) -> npt.NDArray[np.int64]:
@@ -155,57 +163,22 @@ class Agreement:
         }
 
 
-def _figures(
-    scores: Floats, codes: npt.NDArray[np.int64], binary: bool, threshold: float, k: int
-) -> dict[str, float]:
-    """rho, AUC (binary) and kappa of one sample."""
-    figures = {"rho": spearman_rho(scores, codes)}
-    if binary:
-        figures["auc"] = roc_auc(scores, codes)
-        figures["kappa"] = cohen_kappa((scores >= threshold).astype(np.int64), codes, 2, False)
-    else:
-        figures["kappa"] = cohen_kappa(ordinal_bins(scores, k), codes, k, True)
-    return figures
-
-
-def _kappas(observed: Floats, weights: Floats) -> Floats:
-    """Cohen's kappa of each (k x k) table of counts along the first axis (NaN where chance
-    agreement is already perfect)."""
-    share = observed / observed.sum(axis=(1, 2), keepdims=True)
-    expected = share.sum(axis=2)[:, :, None] * share.sum(axis=1)[:, None, :]
-    chance = (weights * expected).sum(axis=(1, 2))
-    seen = (weights * share).sum(axis=(1, 2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(chance > 0, 1.0 - seen / chance, np.nan)
-
-
 def _cell_figures(
     counts: Floats, values: Floats, binary: bool, threshold: float, k: int
 ) -> dict[str, Floats]:
-    """rho, AUC (binary) and kappa of each sample given as counts (samples x distinct scores,
-    ascending, x label codes): the same figures as `_figures` on the answers they count."""
-    n = counts.sum(axis=(1, 2))
-    by_score, by_label = counts.sum(axis=2), counts.sum(axis=1)
-    mean = (n + 1) / 2
-    score_ranks = np.cumsum(by_score, axis=1) - by_score + (by_score + 1) / 2 - mean[:, None]
-    label_ranks = np.cumsum(by_label, axis=1) - by_label + (by_label + 1) / 2 - mean[:, None]
-    together = np.einsum("rsl,rs,rl->r", counts, score_ranks, label_ranks)
-    spread = np.sqrt((by_score * score_ranks**2).sum(1) * (by_label * label_ranks**2).sum(1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        figures = {"rho": np.where(spread > 0, together / spread, np.nan)}
-    i, j = np.indices((k, k))
+    """rho, AUC (binary) and kappa of each sample given as counts (samples x distinct scores
+    `values`, ascending, x label codes)."""
+    figures = {"rho": _rhos(counts)}
     if binary:
         good, bad = counts[:, :, 1], counts[:, :, 0]
-        below = np.cumsum(bad, axis=1) - bad / 2
+        below = np.cumsum(bad, axis=1) - bad / 2  # bad answers scored lower, ties half
         with np.errstate(divide="ignore", invalid="ignore"):
             figures["auc"] = (good * below).sum(1) / (good.sum(1) * bad.sum(1))
         rated = (values >= threshold).astype(np.int64)
-        weights = (i != j).astype(np.float64)
     else:
         rated = ordinal_bins(values, k)
-        weights = (i - j) ** 2 / max(1, (k - 1) ** 2)
     observed = np.stack([counts[:, rated == b, :].sum(axis=1) for b in range(k)], axis=1)
-    figures["kappa"] = _kappas(observed, weights)
+    figures["kappa"] = _kappas(observed, _kappa_weights(k, not binary))
     return figures
 
 
@@ -218,22 +191,19 @@ def _interval(values: Floats) -> tuple[float, float]:
 
 
 def _bootstrap(
-    values: Floats, codes: npt.NDArray[np.int64], binary: bool, threshold: float, k: int
+    distinct: Floats, cells: Floats, binary: bool, threshold: float, k: int
 ) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of the figures over BOOTSTRAP_RESAMPLES resamples of the
     answers, drawn as multinomial counts of the distinct (score, label) cells: the cost is in
     the number of distinct scores, not of answers."""
-    distinct, where = np.unique(values, return_inverse=True)
-    cells = np.bincount(where * k + codes, minlength=len(distinct) * k).astype(np.float64)
+    n = int(cells.sum())
     rng = np.random.default_rng(_SEED)
-    chunk = max(1, 4_000_000 // len(cells))
+    chunk = max(1, 4_000_000 // cells.size)
     drawn: dict[str, list[Floats]] = {}
     for start in range(0, BOOTSTRAP_RESAMPLES, chunk):
         size = min(chunk, BOOTSTRAP_RESAMPLES - start)
-        counts = rng.multinomial(len(values), cells / len(values), size=size).astype(np.float64)
-        found = _cell_figures(
-            counts.reshape(size, len(distinct), k), distinct, binary, threshold, k
-        )
+        counts = rng.multinomial(n, cells.ravel() / n, size=size).astype(np.float64)
+        found = _cell_figures(counts.reshape(size, *cells.shape), distinct, binary, threshold, k)
         for key, figure in found.items():
             drawn.setdefault(key, []).append(figure)
     return {key: _interval(np.concatenate(parts)) for key, parts in drawn.items()}
@@ -253,15 +223,17 @@ def agreement(
     binary = len(scale) == 2
     k = len(scale)
     codes = np.searchsorted(np.asarray(scale), marks).astype(np.int64)
-    figures = _figures(values, codes, binary, threshold, k)
+    distinct, cells = _table(values, codes, k)
+    counted = _cell_figures(cells[None], distinct, binary, threshold, k)
+    figures = {key: float(figure[0]) for key, figure in counted.items()}
     passed = values >= threshold
     confusion = {
         "passed": np.bincount(codes[passed], minlength=k).tolist(),
         "failed": np.bincount(codes[~passed], minlength=k).tolist(),
     }
     intervals: dict[str, tuple[float, float]] = {}
-    if len(values) >= 2 and len(np.unique(values)) * k <= BOOTSTRAP_MAX_CELLS:
-        intervals = _bootstrap(values, codes, binary, threshold, k)
+    if len(values) >= 2 and cells.size <= BOOTSTRAP_MAX_CELLS:
+        intervals = _bootstrap(distinct, cells, binary, threshold, k)
     return Agreement(
         name,
         threshold,
@@ -276,14 +248,18 @@ def agreement(
     )
 
 
-def _figure(value: float | None, interval: tuple[float, float] | None) -> str:
-    if value is None:
-        return "- (labels not binary)"
+def figure_text(value: float, interval: tuple[float, float] | None = None) -> str:
+    """A figure to three decimals (never "-0.000") with its interval where it has one; "n/a"
+    for NaN (a constant side, or chance agreement already perfect)."""
     if math.isnan(value):
         return "n/a"
     if interval is None or math.isnan(interval[0]):
         return _three(value)
     return f"{_three(value)} ({_three(interval[0])} to {_three(interval[1])})"
+
+
+def _figure(value: float | None, interval: tuple[float, float] | None) -> str:
+    return "- (labels not binary)" if value is None else figure_text(value, interval)
 
 
 def _three(value: float) -> str:

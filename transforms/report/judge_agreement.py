@@ -8,7 +8,7 @@ import html
 import math
 from dataclasses import dataclass, field
 
-from transforms.judge.agreement import Agreement
+from transforms.judge.agreement import Agreement, figure_text
 
 __all__ = ["JudgeAgreement", "agreement_block"]
 
@@ -35,11 +35,7 @@ def _figure(value: float | None, interval: tuple[float, float] | None) -> str:
         return '<td class="none">-</td>'
     if math.isnan(value):
         return '<td class="none">n/a</td>'
-    text = f"{round(value, 3) + 0.0:.3f}"
-    if interval is not None and not math.isnan(interval[0]):
-        low, high = (round(bound, 3) + 0.0 for bound in interval)
-        text += f" ({low:.3f} to {high:.3f})"
-    return f'<td class="num">{text}</td>'
+    return f'<td class="num">{figure_text(value, interval)}</td>'
 
 
 def agreement_block(agreement: JudgeAgreement | None, missing: list[str] | None) -> str:
