@@ -29,6 +29,7 @@ from transforms.confidence.fitting import (  # noqa: E402
     DEFAULT_CUTS,
     LEVEL_NAMES,
     fit_cuts,
+    labelled_traces,
     level_figures,
     levels_of,
 )
@@ -41,10 +42,7 @@ def labelled(db: str) -> tuple[np.ndarray, np.ndarray]:
     """(confidence, label) of every labelled trace of `db`'s derived levels."""
     with DuckDBStore(db, read_only=True) as store:
         cells, _ = labelled_levels(store, "success::INT", "derived")
-    scores = np.repeat([c.aggregate for c in cells], [c.good + c.failed for c in cells])
-    counts = [n for c in cells for n in (c.good, c.failed)]
-    labels = np.repeat(np.tile([1, 0], len(cells)), counts)
-    return scores.astype(np.float64), labels.astype(np.int64)
+    return labelled_traces(cells)
 
 
 def interval(scores: np.ndarray, labels: np.ndarray, cuts: tuple[float, ...]) -> str:

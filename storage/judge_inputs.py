@@ -103,16 +103,17 @@ _SHARE = "(('0x' || left(md5({seed} || ':' || trace_id), 13))::BIGINT / 45035996
 
 def _candidates(store: DuckDBStore) -> str:
     """The traces with the columns of SELECTION_COLUMNS (null where a table is missing)."""
-    extra = [f"{source} AS {name}" for name, source in SELECTION_COLUMNS.items()]
-    joins = ""
-    if store.has_table("latest_scores"):
-        joins += " LEFT JOIN latest_scores s USING (trace_id)"
-    else:
-        extra = [e if not e.startswith("s.") else "NULL" + e[e.index(" AS") :] for e in extra]
-    if store.has_table("confidence_traces"):
+    joined = {
+        "s": store.has_table("latest_scores"),
+        "l": store.has_table("confidence_traces"),
+    }
+    extra = [
+        f"{source if joined[source[0]] else 'NULL'} AS {name}"
+        for name, source in SELECTION_COLUMNS.items()
+    ]
+    joins = " LEFT JOIN latest_scores s USING (trace_id)" if joined["s"] else ""
+    if joined["l"]:
         joins += f" LEFT JOIN {newest_levels('confidence_traces')} l USING (trace_id)"
-    else:
-        extra = [e if not e.startswith("l.") else "NULL" + e[e.index(" AS") :] for e in extra]
     return f"SELECT t.*, {', '.join(extra)} FROM traces t{joins}"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.errors import JudgeRunFailed
+from pipelines.judge.near_duplicates import Encode, share_near_duplicates
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps, in_prefect, publish_markdown, run_logger
 from storage.config_files import load_judge_config
@@ -125,7 +126,8 @@ def judge_items(
             run_batch(frame, config, sink, identity, budget_usd=budget, submit=not collect_only)
         )
         return outcome.summary()
-    planned = _shared(plan_items(_load_items(store, config, request), config, sink), config)
+    planned = plan_items(_load_items(store, config, request), config, sink)
+    planned = _shared(planned, config, _answer_encoder(config))
     if config.settings.execution.engine == "dask":
         from pipelines.judge.fanout import judge_distributed
 
@@ -133,18 +135,30 @@ def judge_items(
     return asyncio.run(run_live(planned, config, sink, identity, budget_usd=budget)).summary()
 
 
-def _shared(planned: list[PlannedItem], config: JudgeConfig) -> list[PlannedItem]:
-    """`planned` with its near-duplicate answers marked to share judgements, where the
-    configuration asks for it and the run is live on this machine (`[near_duplicates]`)."""
+def _answer_encoder(config: JudgeConfig) -> Encode | None:
+    """What embeds the answers for near-duplicate sharing (the model loads on first use), or
+    None where the configuration asks for none or the run is not live on this machine."""
     settings = config.settings
-    distance = settings.near_duplicates.distance
-    if distance is None or settings.mode != "live" or settings.execution.engine != "local":
-        return planned
+    if (
+        settings.near_duplicates.distance is None
+        or settings.mode != "live"
+        or settings.execution.engine != "local"
+    ):
+        return None
     from pipelines.embedder import SentenceEmbedder
-    from pipelines.judge.near_duplicates import share_near_duplicates
     from transforms.config.scoring import EmbeddingConfig
 
-    share_near_duplicates(planned, distance, SentenceEmbedder(EmbeddingConfig()).encode)
+    return SentenceEmbedder(EmbeddingConfig()).encode
+
+
+def _shared(
+    planned: list[PlannedItem], config: JudgeConfig, encode: Encode | None
+) -> list[PlannedItem]:
+    """`planned` with its near-duplicate answers marked to share judgements
+    (`[near_duplicates]`), where `encode` embeds them."""
+    distance = config.settings.near_duplicates.distance
+    if encode is not None and distance is not None:
+        share_near_duplicates(planned, distance, encode)
     return planned
 
 
@@ -156,17 +170,18 @@ def estimate_judge(
     picked in words. Reads the store, calls nothing, writes nothing, and needs no API key
     (only a live run does)."""
     judge_config = load_judge_config(config, check_keys=False)
+    encode = _answer_encoder(judge_config)  # one model for both estimates
     opened = DuckDBStore(db, read_only=True) if locate(db).exists() else DuckDBStore(":memory:")
     with opened as store:
         sink = DuckDBJudgeSink(store)
         every = JudgeRequest(config, table)
         planned = plan_items(_load_items(store, judge_config, every), judge_config, sink)
-        whole = estimate(_shared(planned, judge_config), judge_config)
+        whole = estimate(_shared(planned, judge_config, encode), judge_config)
         if selection is None:
             return whole, judge_config, None
         chosen = JudgeRequest(config, table, selection=selection)
         planned = plan_items(_load_items(store, judge_config, chosen), judge_config, sink)
-        picked = estimate(_shared(planned, judge_config), judge_config)
+        picked = estimate(_shared(planned, judge_config, encode), judge_config)
         return whole, judge_config, (picked, chosen.picked or "")
 
 

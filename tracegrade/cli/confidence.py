@@ -89,20 +89,17 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     """Fit level thresholds to labels, cross-validated; write them as a profile."""
     from datetime import UTC, datetime
 
-    import numpy as np
-
     from storage.confidence_labels import labelled_levels
     from storage.config_files import load_confidence_config
     from storage.duckdb_store import DuckDBStore
-    from transforms.confidence.fitting import cross_validate
+    from transforms.confidence.fitting import cross_validate, labelled_traces
     from transforms.config.confidence import Thresholds, profile_toml
 
     settings = load_confidence_config(args.config)
     check_database(args.db, must_exist=True)
     with DuckDBStore(args.db, read_only=True) as store:
         cells, unlabelled = labelled_levels(store, args.fit, args.source)
-    scores = np.repeat([c.aggregate for c in cells], [c.good + c.failed for c in cells])
-    labels = np.repeat(np.tile([1, 0], len(cells)), [n for c in cells for n in (c.good, c.failed)])
+    scores, labels = labelled_traces(cells)
     if len(set(labels.tolist())) < 2 or len(scores) < 2 * args.folds:
         print(
             f"tracegrade: {len(scores):,} labelled {args.source} levels in {args.fit!r}; fitting "
@@ -110,7 +107,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_NOTHING_SCORED
-    fit = cross_validate(scores.astype(float), labels.astype(np.int64), args.folds, args.seed)
+    fit = cross_validate(scores, labels, args.folds, args.seed)
     today = datetime.now(UTC).date().isoformat()
     name = f"fitted on {Path(args.fit).name if Path(args.fit).is_file() else args.fit}, {today}"
     silent, notify, confirm = fit.cuts

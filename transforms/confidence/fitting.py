@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from transforms.confidence.evaluation import OutcomeCell
+
 __all__ = [
     "DEFAULT_CUTS",
     "LEVEL_NAMES",
@@ -31,6 +33,7 @@ __all__ = [
     "cross_validate",
     "fit_cuts",
     "level_figures",
+    "labelled_traces",
     "levels_of",
 ]
 
@@ -47,6 +50,13 @@ _TOLERANCE = 1e-9
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
+
+
+def labelled_traces(cells: list[OutcomeCell]) -> tuple[Floats, Ints]:
+    """(confidence, label) per labelled trace from outcome cells (1 good, 0 failed)."""
+    scores = np.repeat([c.aggregate for c in cells], [c.good + c.failed for c in cells])
+    labels = np.repeat(np.tile([1, 0], len(cells)), [n for c in cells for n in (c.good, c.failed)])
+    return scores.astype(np.float64), labels.astype(np.int64)
 
 
 def levels_of(scores: Floats, cuts: tuple[float, float, float]) -> Ints:
