@@ -6,8 +6,9 @@ days of scores from 50 agents in six domains, every 20th trace scored twice, a l
 trace, success labels, judge results on two metrics for 1 % of the traces. The comparison is
 the six weeks before a deploy against the six weeks after (`time:` selections; the traces
 share no task, so two samples), every metric, by domain and by agent, with a gate of three
-lines, as `tracegrade compare --json` prints it. It runs in a child process; this process
-reads the child's peak RSS (RUSAGE_CHILDREN) once it exits.
+lines, as `tracegrade compare --json` prints it. It runs in a child process, which reports
+its own peak RSS (VmHWM of /proc/self/status: a child's ru_maxrss starts at the high-water mark
+of the process that spawned it, and this one has just run the GROUP BY).
 
 The baseline is what a user would type to get the two sides' means by hand: one GROUP BY of
 the newest scores by side and agent, in the same DuckDB (a fresh read-only connection), with
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -63,9 +63,18 @@ def _child(db: str) -> None:
                 "traces": [found["baseline"]["traces"], found["candidate"]["traces"]],
                 "groups": len(found["groups"]),
                 "metrics": len(found["metrics"]),
+                "peak_mib": _peak_mib(),
             }
         )
     )
+
+
+def _peak_mib() -> float:
+    """This process's peak resident memory since it started its program, in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def _compare(db: Path) -> tuple[dict[str, object], float]:
@@ -76,8 +85,8 @@ def _compare(db: Path) -> tuple[dict[str, object], float]:
         text=True,
         check=True,
     )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return json.loads(done.stdout.strip().splitlines()[-1]), peak
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    return found, float(found.pop("peak_mib"))
 
 
 def _group_by(db: Path) -> float:

@@ -114,24 +114,20 @@ def rows_sql(
     apart: bool = False,
     part: str = "true",
 ) -> str:
-    """Each selected trace once a side: its side, columns, and the metrics as m0, m1, ...;
-    `apart`: the baseline is read from the database attached as `BASELINE_CATALOG`; `part`:
-    only the traces whose id (`{key}`) it holds."""
+    """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
+    baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
+    from the database attached as `BASELINE_CATALOG` (a trace of both databases is then two
+    rows); `part`: only the traces whose id (`{key}`) it holds. No common table expression:
+    DuckDB would materialise one read twice with every column of the traces."""
     own = _catalog_rows(metrics, "", part)
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part) if apart else None
-    if theirs is None:  # one read of the stored traces for both sides
+    if not apart:  # one read of the stored traces for both sides, each trace once
         return f"""
-WITH rows AS (
-    SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
-    FROM ({own}) WHERE ({baseline}) OR ({candidate})
-)
-SELECT 'b' AS side, * EXCLUDE (__in_b, __in_c) FROM rows WHERE __in_b
-UNION ALL
-SELECT 'c' AS side, * EXCLUDE (__in_b, __in_c) FROM rows WHERE __in_c
+SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
+FROM ({own}) WHERE ({baseline}) OR ({candidate})
 """
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part)
     return f"""
-WITH rows AS ({own}), base_rows AS ({theirs})
-SELECT 'b' AS side, * FROM base_rows WHERE {baseline}
-UNION ALL
-SELECT 'c' AS side, * FROM rows WHERE {candidate}
+SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
+UNION ALL BY NAME
+SELECT *, false AS __in_b, true AS __in_c FROM ({own}) WHERE {candidate}
 """

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 import duckdb
 import numpy as np
 
-from storage._compare_cells import MIN_PAIRS, ROWS, paired_cells, side_cells
+from storage._compare_cells import (
+    MIN_PAIRS,
+    ROWS,
+    WHOLE,
+    Paired,
+    Side,
+    paired_cells,
+    side_cells,
+)
 from storage._compare_sql import BASELINE_CATALOG, metrics_of, rows_sql, selection_sql
 from storage._names import sql_string
 from storage._statements import Statements
@@ -76,10 +84,30 @@ class Group:
     traces: tuple[int, int]
 
 
-PART_TRACES = 1_250_000
-"""Most stored traces joined at a time: the selected traces are read in as many parts (by a
-hash of the trace id, applied to every table read) as keep the joins within the store's
-memory (10,000,000 traces in one part ran out of its 256 MB)."""
+SELECTED = "__compare_selected"
+"""The selected traces, each once, with whether each side selects it; `ROWS` is a view of it
+with one row a side."""
+
+_SIDES = (
+    f"CREATE OR REPLACE TEMP VIEW {ROWS} AS "
+    f"SELECT 'b' AS side, * EXCLUDE (__in_b, __in_c) FROM {SELECTED} WHERE __in_b "
+    f"UNION ALL SELECT 'c' AS side, * EXCLUDE (__in_b, __in_c) FROM {SELECTED} WHERE __in_c"
+)
+"""`ROWS`: each selected trace once a side that selects it."""
+
+_SELECTED_TWICE = f"SELECT count(*) FROM {SELECTED} WHERE __in_b AND __in_c"
+_IN_BOTH = (
+    f"SELECT count(*) FROM (SELECT trace_id FROM {SELECTED} WHERE __in_b "
+    f"INTERSECT SELECT trace_id FROM {SELECTED} WHERE __in_c)"
+)
+"""How many traces both selections hold: of one database, or (`--baseline-db`) trace ids in
+both databases."""
+
+PART_TRACES = 10_000_000
+"""Most stored traces joined at a time: more are read in as many parts (by a hash of the trace
+id, applied to every table read). 10,000,000 traces are joined in one read within the store's
+256 MB (the joins spill); in 8 parts of 1,250,000 the same read took twice as long, each part
+reading every table again (docs/compare.md)."""
 
 
 def _parts(store: Statements, catalogs: tuple[str, ...]) -> int:
@@ -111,11 +139,14 @@ def _select(
     try:
         for part in range(parts):
             rows = rows_of(f"hash({{key}}) % {parts} = {part}" if parts > 1 else "true")
-            columns = f"SELECT side, trace_id{keys}, COLUMNS('^m[0-9]+$') FROM ({rows})"
+            columns = f"SELECT trace_id{keys}, COLUMNS('^m[0-9]+$'), __in_b, __in_c FROM ({rows})"
             first = (
-                f"CREATE OR REPLACE TEMP TABLE {ROWS} AS" if part == 0 else f"INSERT INTO {ROWS}"
+                f"CREATE OR REPLACE TEMP TABLE {SELECTED} AS"
+                if part == 0
+                else f"INSERT INTO {SELECTED}"
             )
             store.execute(f"{first} {columns}")
+        store.execute(_SIDES)
     except duckdb.OutOfMemoryException as exc:
         raise TracegradeError(
             f"the comparison ran out of the store's memory ({MEMORY_LIMIT}) reading the "
@@ -130,9 +161,7 @@ def _select(
     for side, name, text in zip(("b", "c"), ("baseline", "candidate"), selections, strict=True):
         if not counts.get(side):
             raise InputError(f"the {name} selection {text!r} selects no stored trace")
-    ids = "SELECT hash(trace_id) FROM " + ROWS + " WHERE side = '{side}'"
-    b_ids, c_ids = ids.format(side="b"), ids.format(side="c")
-    both = store.rows(f"SELECT count(*) FROM ({b_ids} INTERSECT {c_ids})")[0][0]
+    both = store.rows(_IN_BOTH if apart else _SELECTED_TWICE)[0][0]
     if both == counts["b"] == counts["c"] and not apart:
         raise InputError(
             f"the baseline and the candidate select the same {both:,} traces; "
@@ -175,18 +204,22 @@ def compare_cells(
     counts, both = _select(store, rows_of, parts, pair_by or [], (baseline, candidate), apart)
     where = "databases" if apart else "selections"
     overlap = f"; {both:,} trace ids are in both {where}" if both else ""
+    m = len(metrics)
     try:
-        whole = _compared(
-            store, "'all'", pair_by, len(metrics), {"all": (counts["b"], counts["c"])}
-        )
-        pairing, cells = whole["all"]
+        sides = side_cells(store, BREAKDOWNS, m)
+        paired = paired_cells(store, "'all'", pair_by, m) if pair_by else {}
+        pairing, cells = _compared(pair_by, m, {"all": sides[WHOLE]}, paired)["all"]
+        shared = paired.get("all")
+        # A group's shared tasks are some of the whole's: too few there, too few in any group.
+        group_pairs = pair_by if shared is not None and shared.tasks >= MIN_PAIRS else None
         groups = [
             group
             for column in BREAKDOWNS
-            for group in _groups(store, column, pair_by, len(metrics), min_group)
+            for group in _groups(store, column, group_pairs, m, min_group, sides)
         ]
     finally:
-        store.execute(f"DROP TABLE IF EXISTS {ROWS}")
+        store.execute(f"DROP VIEW IF EXISTS {ROWS}")
+        store.execute(f"DROP TABLE IF EXISTS {SELECTED}")
         if apart:
             store.execute(f"DETACH {BASELINE_CATALOG}")
     traces = (counts["b"], counts["c"])
@@ -212,21 +245,25 @@ def _empty(m: int) -> Cells:
     return Cells(*(np.zeros((MAX_CELLS, m)) for _ in range(3)))
 
 
+def _sizes(group: dict[str, Side]) -> tuple[int, int]:
+    """A group's traces a side."""
+    b, c = (group[side].traces if side in group else 0 for side in ("b", "c"))
+    return b, c
+
+
 def _compared(
-    store: Statements,
-    group: str,
     pair_by: list[str] | None,
     m: int,
-    sizes: dict[str, tuple[int, int]],
+    sides: dict[str, dict[str, Side]],
+    paired: dict[str, Paired],
 ) -> dict[str, tuple[str, tuple[Cells, Cells, Cells | None]]]:
-    """How each group (the SQL expression `group`; `sizes`: its traces a side) was
-    compared, and its cells (baseline, candidate, and the pairs' differences when paired):
-    paired where the sides share at least `MIN_PAIRS` tasks holding half of each side's
-    traces, two samples otherwise."""
-    sides = side_cells(store, group, m)
-    paired = paired_cells(store, group, pair_by, m) if pair_by else {}
+    """How each group (`sides`: its cells a side, by name) was compared, and its cells
+    (baseline, candidate, and the pairs' differences when paired): paired where the sides
+    share at least `MIN_PAIRS` tasks (`paired`) holding half of each side's traces, two
+    samples otherwise."""
     found: dict[str, tuple[str, tuple[Cells, Cells, Cells | None]]] = {}
-    for name, (b, c) in sizes.items():
+    for name, group in sides.items():
+        b, c = _sizes(group)
         tasks = paired.get(name)
         if (
             pair_by
@@ -253,33 +290,50 @@ def _compared(
             if pair_by
             else "two samples"
         )
-        cells = (sides.get((name, "b"), _empty(m)), sides.get((name, "c"), _empty(m)), None)
-        found[name] = (pairing, cells)
+        cells = tuple(group[side].cells if side in group else _empty(m) for side in ("b", "c"))
+        found[name] = (pairing, (cells[0], cells[1], None))
+    return found
+
+
+def _pooled(groups: list[dict[str, Side]], m: int) -> dict[str, Side]:
+    """The small groups' sides as one group: their cells added up."""
+    found = {}
+    for side in ("b", "c"):
+        held = [group[side] for group in groups if side in group]
+        cells = _empty(m)
+        for one in held:
+            cells = Cells(*(a + b for a, b in zip(cells, one.cells, strict=True)))
+        found[side] = Side(sum(one.traces for one in held), cells)
     return found
 
 
 def _groups(
-    store: Statements, column: str, pair_by: list[str] | None, m: int, min_group: int
+    store: Statements,
+    column: str,
+    pair_by: list[str] | None,
+    m: int,
+    min_group: int,
+    sides: dict[tuple[str, str], dict[str, Side]],
 ) -> list[Group]:
     """Each value of `column` with at least `min_group` traces a side, compared on its own,
-    then the pool of the rest (when both its sides hold traces)."""
-    value = f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})'
-    sizes = store.rows(
-        f"SELECT {value} AS g, count(*) FILTER (side = 'b'), count(*) FILTER (side = 'c') "
-        f"FROM {ROWS} GROUP BY g ORDER BY g"
-    )
-    large = {g: (b, c) for g, b, c in sizes if min(b, c) >= min_group}
-    small = [(g, b, c) for g, b, c in sizes if min(b, c) < min_group]
+    then the pool of the rest (when both its sides hold traces); `sides`: `side_cells`."""
+    values = {value: group for (named, value), group in sorted(sides.items()) if named == column}
+    large = {g: group for g, group in values.items() if min(_sizes(group)) >= min_group}
+    small = [group for g, group in values.items() if g not in large]
     if len(large) + bool(small) < 2:
         return []  # one group is the whole
     chosen = dict(large)
     pooled = None
-    if small and sum(b for _, b, _ in small) and sum(c for _, _, c in small):
+    if small and all(sum(_sizes(group)[i] for group in small) for i in (0, 1)):
         many = "group" if len(small) == 1 else "groups"
         pooled = f"(pooled: {len(small)} {many} under {min_group} traces a side)"
-        chosen[pooled] = (sum(b for _, b, _ in small), sum(c for *_, c in small))
-    kept = ", ".join(sql_string(g) for g in large) or "NULL"
-    other = sql_string(pooled) if pooled else "NULL"
-    group = f"CASE WHEN {value} IN ({kept}) THEN {value} ELSE {other} END"
-    found = _compared(store, group, pair_by, m, chosen)
-    return [Group(column, name, *cells, chosen[name]) for name, (_, cells) in found.items()]
+        chosen[pooled] = _pooled(small, m)
+    paired: dict[str, Paired] = {}
+    if pair_by:
+        value = f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})'
+        kept = ", ".join(sql_string(g) for g in large) or "NULL"
+        other = sql_string(pooled) if pooled else "NULL"
+        group = f"CASE WHEN {value} IN ({kept}) THEN {value} ELSE {other} END"
+        paired = paired_cells(store, group, pair_by, m)
+    found = _compared(pair_by, m, chosen, paired)
+    return [Group(column, name, *cells, _sizes(chosen[name])) for name, (_, cells) in found.items()]
