@@ -27,13 +27,16 @@ hold no observation and are not read.
 
 Ids as Langfuse keeps them: OTel ids (32 and 16 hex digits) as they are; other ids (the UUIDs
 of Langfuse's own SDKs before v3) as the first 32 or 16 hex digits of their SHA-256, the same
-id for the same text in every file. Not read: scores, tags, release and version, user and
-session, costs and usage (docs/import.md).
+id for the same text in every file. The trace's `version` (else its `release`) is the agent's
+version (`service.version` on each observation whose attributes do not say one; a blob
+export's observations do not carry it). Not read: scores, tags, user and session, costs and
+usage (docs/import.md).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,12 +46,16 @@ from storage._phoenix import hex_id, top_rows_given
 __all__ = [
     "BLOB_COLUMNS",
     "KINDS",
+    "VERSION_KEY",
     "blob_rows",
     "called_tools",
     "is_blob_observation",
     "is_langfuse_trace",
     "langfuse_rows",
 ]
+
+VERSION_KEY = "service.version"
+"""The attribute a trace's version or release is given as: the OTel resource's own."""
 
 KINDS = {
     "GENERATION": "LLM",
@@ -172,8 +179,9 @@ def _row(
 
 def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The Phoenix rows of a Langfuse trace's observations (`is_langfuse_trace`), in its
-    order; the trace's input and output on its top observations that have none, and a top
-    observation of no kind that holds messages read as the run (LangGraph's)."""
+    order; the trace's input and output on its top observations that have none, a top
+    observation of no kind that holds messages read as the run (LangGraph's), and the trace's
+    version on every observation that says none."""
     trace = value["trace"] if isinstance(value.get("trace"), Mapping) else value
     observations = _observations(value) or []
     said = [(decoded(item.get("input")), decoded(item.get("output"))) for item in observations]
@@ -188,6 +196,14 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     for row in top_rows_given(rows, text_of(trace.get("input")), text_of(trace.get("output"))):
         if row["span_kind"] is None and "attributes.gen_ai.input.messages" in row:
             row["span_kind"] = "CHAIN"
+    tag = next(
+        (trace[key] for key in ("version", "release") if trace.get(key) not in (None, "")), None
+    )
+    if tag is not None:
+        for row in rows:
+            row.setdefault(
+                f"attributes.{VERSION_KEY}", tag if isinstance(tag, str) else json.dumps(tag)
+            )
     return rows
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import polars as pl
 
+from storage._langfuse import VERSION_KEY
 from storage._langfuse_columns import TOP, attribute_rows, field_rows, span_columns, tools_by_line
 from storage._langfuse_read import observations
 from storage._messages import text_of
@@ -103,7 +104,8 @@ def _with_top(spans: pl.DataFrame) -> pl.DataFrame:
 def _held(spans: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The spans with their kind as the per-line reader settles it (a SPAN named after a
     called tool, an untyped top span holding messages), and each span's attributes: the
-    first to set a key holds it (metadata, resource, input and output, the trace's own)."""
+    first to set a key holds it (metadata, resource, input and output, the trace's own
+    input and output, then its version)."""
     tools, fields = field_rows(spans, tools_by_line(spans))
     spans = spans.with_columns(
         kind=pl.when(tools & (pl.col("upper_type") == "SPAN"))
@@ -111,7 +113,15 @@ def _held(spans: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .otherwise("kind")
     )
     top = pl.DataFrame(_top_rows(spans), schema=TOP, orient="row")
-    named = pl.concat([attribute_rows(spans), fields, top])
+    tagged = spans.filter(pl.col("trace_version").is_not_null()).select(
+        "sid",
+        priority=pl.lit(4, pl.Int32),
+        ord=pl.lit(0, pl.Int64),
+        top=pl.lit(VERSION_KEY),
+        value="trace_version",
+        json=pl.lit(None, pl.String),
+    )
+    named = pl.concat([attribute_rows(spans), fields, top, tagged])
     held = named.sort("sid", "priority", "ord", maintain_order=True).unique(
         ["sid", "top"], keep="first", maintain_order=True
     )

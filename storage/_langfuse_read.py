@@ -42,7 +42,13 @@ _OBSERVATION = pl.Struct(
     }
 )
 
-_TRACE: dict[str, pl.DataType] = {"id": pl.String(), "input": pl.String(), "output": pl.String()}
+_TRACE: dict[str, pl.DataType] = {
+    "id": pl.String(),
+    "input": pl.String(),
+    "output": pl.String(),
+    "version": pl.String(),
+    "release": pl.String(),
+}
 
 _LINE: dict[str, pl.DataType] = {
     **_TRACE,
@@ -51,7 +57,7 @@ _LINE: dict[str, pl.DataType] = {
     "observations": pl.List(_OBSERVATION),
 }
 
-_TEXT_KEYS = "|".join((*_TEXT_FIELDS, "timestamp"))
+_TEXT_KEYS = "|".join((*_TEXT_FIELDS, "timestamp", "version", "release"))
 
 _NUMBER = r"[:,\[]\s*-?"
 _END = r"\s*[,\]}]"
@@ -139,7 +145,8 @@ def _read(lines: list[tuple[int, str]]) -> pl.DataFrame | None:
 
 def _traces(frame: pl.DataFrame) -> pl.DataFrame:
     """The Langfuse traces among the rows, one row an observation (`sid`), with the trace's
-    id, input and output: either shape (`storage._langfuse.is_langfuse_trace`)."""
+    id, input, output and version (its `version`, else its `release`): either shape
+    (`storage._langfuse.is_langfuse_trace`)."""
     download = pl.col("trace").is_not_null()
     trace = pl.col("trace").struct
     items = pl.col("observations")
@@ -158,6 +165,12 @@ def _traces(frame: pl.DataFrame) -> pl.DataFrame:
             pl.when(download).then(trace.field("id")).otherwise("id").alias("trace_id"),
             pl.when(download).then(trace.field("input")).otherwise("input").alias("trace_input"),
             pl.when(download).then(trace.field("output")).otherwise("output").alias("trace_output"),
+            pl.coalesce(
+                *(
+                    pl.when(download).then(trace.field(key)).otherwise(key).replace("", None)
+                    for key in ("version", "release")
+                )
+            ).alias("trace_version"),
             "observations",
         )
         .explode("observations")

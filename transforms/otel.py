@@ -218,6 +218,7 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     who = root_first.group_by("group", maintain_order=True).agg(
         agent=pl.col("agent_name").drop_nulls().first(),
         service=pl.col("service_name").drop_nulls().first(),
+        agent_version=pl.col("service_version").drop_nulls().first(),
         agent_span=pl.col("agent_span").drop_nulls().first(),
         domain=pl.col("domain").drop_nulls().first(),
     )
@@ -275,6 +276,7 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         pl.coalesce("domain", pl.lit(config.task_domain, dtype=pl.String)).alias("task_domain"),
         "success",
         "outcome_unknown",
+        "agent_version",
         "objective",
         pl.coalesce("root_text", "final_answer", "last_model_text", pl.lit("")).alias(
             "result_summary"

@@ -67,6 +67,7 @@ ATTRIBUTE_KEYS = (
     "tool.parameters",
     "agent.name",
     "service.name",
+    "service.version",
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
 
@@ -91,6 +92,7 @@ FACT_SCHEMA: dict[str, pl.DataType] = {
     "agent_name": pl.String(),
     "agent_span": pl.String(),
     "service_name": pl.String(),
+    "service_version": pl.String(),
     "tool_name": pl.String(),
     "tool_input": pl.String(),
     "tool_output": pl.String(),
@@ -279,6 +281,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             service_name=pl.when(~pl.col("service.name").str.starts_with("unknown_service")).then(
                 "service.name"
             ),
+            service_version="service.version",
             tool_name=pl.when(retrieval)
             .then(pl.lit(config.retrieval_tool))
             .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),

@@ -100,11 +100,15 @@ CANONICAL: tuple[Field, ...] = (
     Field("read_rule", "string"),
     Field("read_reason", "string"),
     Field("outcome_unknown", "boolean", ("metadata", "outcome_unknown")),
+    Field("agent_version", "string", ("metadata", "agent_version")),
 )
 """The canonical row, in column order: what every reader returns for every record it reads.
 `created_at_raw` is the timestamp as received, `read_rule` and `read_reason` say why a record
 could not be read, `outcome_unknown` is true where the producer recorded no outcome (SPEC 1;
-then a null `success` is the outcome's value, not a missing field). Nullability is that of a
+then a null `success` is the outcome's value, not a missing field). `agent_version` is the
+version or release of the agent that wrote the trace, as its producer tags it (OTel
+`service.version`, Langfuse `version` or `release`), for selections such as `tracegrade
+compare`'s; it is stored but not hashed: the same content tagged otherwise is the same trace. Nullability is that of a
 stored row, after validation."""
 
 FILE_KEYS = ("id", "metadata", "task", "steps", "outcome")

@@ -10,13 +10,14 @@ from storage.schema.operations import OPERATIONS_SCHEMA_SQL
 from storage.schema.scoring import (
     SCORING_MIGRATION_V3_SQL,
     SCORING_MIGRATION_V4_SQL,
+    SCORING_MIGRATION_V5_SQL,
     SCORING_SCHEMA_SQL,
     STEP_TYPE_SQL,
 )
 
 __all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION", "STEP_TYPE_SQL"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA_SQL = SCORING_SCHEMA_SQL + CONFIDENCE_SCHEMA_SQL + JUDGE_SCHEMA_SQL + OPERATIONS_SCHEMA_SQL
 """The whole database; every statement is CREATE ... IF NOT EXISTS or CREATE OR REPLACE VIEW."""
@@ -25,6 +26,7 @@ MIGRATIONS = {
     2: CONFIDENCE_MIGRATION_V2_SQL,
     3: SCORING_MIGRATION_V3_SQL,
     4: SCORING_MIGRATION_V4_SQL,
+    5: SCORING_MIGRATION_V5_SQL,
 }
 """SQL that brings a database stamped with version v - 1 to version v, before SCHEMA_SQL
 creates what the migration dropped."""

@@ -7,6 +7,7 @@ from transforms.trace_schema import HASHED, STEP_TYPE_SQL, sql_columns
 __all__ = [
     "SCORING_MIGRATION_V3_SQL",
     "SCORING_MIGRATION_V4_SQL",
+    "SCORING_MIGRATION_V5_SQL",
     "SCORING_SCHEMA_SQL",
     "STEP_TYPE_SQL",
     "latest_scores_select",
@@ -97,7 +98,8 @@ CREATE TABLE IF NOT EXISTS trace_rows (
 {_TRACE_ROWS_CONTENT}
     text_sha VARCHAR NOT NULL,
 {_TRACE_ROWS_SOURCE}
-    run_id VARCHAR NOT NULL
+    run_id VARCHAR NOT NULL,
+    agent_version VARCHAR
 );
 CREATE TABLE IF NOT EXISTS embeddings (
     embedding_key VARCHAR NOT NULL,
@@ -173,3 +175,9 @@ SCORING_MIGRATION_V4_SQL = """
 ALTER TABLE trace_rows ALTER COLUMN success DROP NOT NULL;
 """
 """Version 4: `success` may be null, where the producer recorded no outcome (SPEC 1)."""
+
+SCORING_MIGRATION_V5_SQL = """
+ALTER TABLE trace_rows ADD COLUMN IF NOT EXISTS agent_version VARCHAR;
+"""
+"""Version 5: the version of the agent that wrote a trace, as its producer tagged it (null for
+the traces stored before)."""

@@ -140,9 +140,13 @@ class CollectorFileExporter(SpanExporter):
         pass
 
 
-def tracer_provider(exporter: SpanExporter, service: str | None = None) -> TracerProvider:
-    """An SDK tracer provider that hands every finished span to `exporter` at once."""
-    resource = Resource.create({} if service is None else {"service.name": service})
+def tracer_provider(
+    exporter: SpanExporter, service: str | None = None, version: str | None = None
+) -> TracerProvider:
+    """An SDK tracer provider that hands every finished span to `exporter` at once; its
+    resource names `service` and `version` (service.name, service.version) where given."""
+    named = {"service.name": service, "service.version": version}
+    resource = Resource.create({key: value for key, value in named.items() if value is not None})
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider

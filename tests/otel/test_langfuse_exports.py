@@ -68,8 +68,11 @@ EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
     ),
 }
 
+NAME = "regexp_extract(source_file, '([^/]+)\\.trace\\.json', 1)"
+"""A download's name (its file's, without .trace.json) in SQL over `traces`."""
+
 TRACE_SQL = (
-    "SELECT regexp_extract(source_file, '([^/]+)\\.trace\\.json', 1), objective, "
+    f"SELECT {NAME}, objective, "
     "result_summary, agent_id, success, "
     "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> [s.tool_name, s.input]), "
     "len(list_filter(steps, s -> s.type = 'tool_call' AND s.output_summary LIKE '{\"error\"%')) "
@@ -238,3 +241,38 @@ def test_the_blob_export_s_observation_rows_read_as_the_download_does(
         _, answer, _, calls = by_task[objective, agent]
         assert str(answer).startswith(answer_start), name
         assert calls == [tool for tool, _ in tools], name
+
+
+def test_the_agent_version_is_the_resource_s_else_the_trace_s_version_else_its_release(
+    tmp_path: Path,
+) -> None:
+    """The C# agent's OTel resource says service.version 105537 (so does its trace's version);
+    the other downloads say none. A trace's own `version`, else its `release`, tags the traces
+    whose spans say none, whole-document JSON and one trace a line alike."""
+    db = tmp_path / "lf.duckdb"
+    folder = tmp_path / "exports"
+    shutil.copytree(DATA, folder)
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    versions = dict(query_rows(db, f"SELECT {NAME}, agent_version FROM traces"))
+    assert versions == {name: "105537" if name.startswith("csharp") else None for name in EXPECTED}
+
+    download = json.loads((DATA / "openai-agents-2025-09-30.trace.json").read_text())
+    trace = {key: value for key, value in download["trace"].items() if key != "observations"}
+    tags = [("v2", "r1"), (None, "2025.09.30"), ("", "r3"), (3, None), (None, None)]
+    records = [
+        {**trace, "id": f"t{i}", "version": version, "release": release,
+         "observations": [{**o, "traceId": f"t{i}"} for o in download["observations"]]}
+        for i, (version, release) in enumerate(tags)
+    ]  # fmt: skip
+    expected = {"t0": "v2", "t1": "2025.09.30", "t2": "r3", "t3": "3", "t4": None}
+    lines, whole = tmp_path / "api.jsonl", tmp_path / "api.json"
+    lines.write_text("".join(json.dumps(record) + "\n" for record in records))
+    whole.write_text(json.dumps(records, indent=2))
+    for path in (lines, whole):
+        tagged = tmp_path / f"{path.suffix[1:]}.duckdb"
+        assert main(["score", str(path), "--db", str(tagged), "--no-embedder"]) == 0
+        found = query_rows(tagged, "SELECT objective, agent_version FROM traces")
+        assert len(found) == len(tags), path
+        assert sorted(version or "" for _, version in found) == sorted(
+            version or "" for version in expected.values()
+        ), path

@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from conftest import query_rows
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from otel_helpers import (
@@ -21,6 +22,7 @@ from otel_helpers import (
 )
 
 from pipelines.otel_import import import_otel
+from tracegrade.cli.app import main
 
 QUESTION = "What is the weather in Paris, in Fahrenheit?"
 
@@ -230,3 +232,32 @@ def test_collector_lines_longer_than_the_first_look_are_json_lines(tmp_path: Pat
     long = import_otel([str(tmp_path / "long")], str(tmp_path / "long.parquet"))
     assert (long.records, long.records_rejected) == (2, 0)
     assert (long.spans_read, long.imported) == (lines.spans_read, lines.imported) > (0, 0)
+
+
+@pytest.mark.parametrize("proto", [False, True], ids=["collector-json", "otlp-protobuf"])
+def test_the_resource_s_service_version_is_the_agent_version_a_comparison_selects(
+    tmp_path: Path, proto: bool
+) -> None:
+    """Two releases of one agent, as the OTel SDK tags them: each trace keeps its release, and
+    `tracegrade compare` selects a side by it."""
+    from tracegrade.cli.compare import comparison
+
+    db = tmp_path / "v.duckdb"
+    for version, city in (("2.4.0", "Paris"), ("2.4.1", "Oslo")):
+        folder = tmp_path / version
+        folder.mkdir()
+        exporter = CollectorFileExporter(folder / f"spans.{'pb' if proto else 'jsonl'}", proto)
+        provider = tracer_provider(exporter, service="weather", version=version)
+        weather_agent(provider, fail_first_convert=False).run_sync(f"Weather in {city}?")
+        assert main(["score", str(exporter.path), "--db", str(db), "--no-embedder"]) == 0
+    found = query_rows(db, "SELECT objective, agent_id, agent_version FROM traces ORDER BY 3")
+    assert found == [
+        ("Weather in Paris?", "weather_agent", "2.4.0"),
+        ("Weather in Oslo?", "weather_agent", "2.4.1"),
+    ]
+    text, status = comparison(
+        str(db), "agent_version = '2.4.0'", "agent_version = '2.4.1'", as_json=True
+    )
+    data = json.loads(text)
+    assert status == 0
+    assert (data["baseline"]["traces"], data["candidate"]["traces"]) == (1, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -15,6 +16,7 @@ from conftest import query_rows
 
 from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
+from storage.schema import SCHEMA_VERSION
 from transforms.synth.traces import synthetic_traces
 
 HOLD = """
@@ -23,6 +25,9 @@ con = duckdb.connect(sys.argv[1], read_only=sys.argv[2] == "ro")
 print("held", flush=True)
 time.sleep(60)
 """
+
+NOW = str(SCHEMA_VERSION)
+"""The schema version a writer stamps."""
 
 
 def hold(db: Path, mode: str) -> subprocess.Popen[str]:
@@ -191,7 +196,7 @@ def test_a_schema_2_file_keeps_every_run_s_rows_under_the_same_names(
     before = query_rows(db_path, query)
     as_schema_2(db_path).close()
     with DuckDBStore(db_path) as store:
-        assert store.sql("SELECT value FROM meta WHERE key = 'schema_version'").item() == "4"
+        assert store.sql("SELECT value FROM meta WHERE key = 'schema_version'").item() == NOW
         assert store.sql("SELECT count(*) FROM traces").item() == 300
         assert store.sql("SELECT count(*) FROM runs WHERE published_at IS NULL").item() == 0
         levels = store.sql("SELECT count(*) FROM confidence_traces").item()
@@ -217,7 +222,7 @@ def test_a_schema_1_file_loses_its_pre_grace_confidence_rows_and_gets_the_new_st
         assert "penalty" not in columns and "llm_self_confidence" in columns
         assert store.sql("SELECT count(*) AS n FROM confidence_traces")["n"][0] == 0
         version = store.sql("SELECT value FROM meta WHERE key = 'schema_version'")["value"][0]
-        assert version == "4"
+        assert version == NOW
 
 
 def test_a_schema_3_file_takes_traces_whose_outcome_is_unknown(db_path: Path) -> None:
@@ -232,7 +237,31 @@ def test_a_schema_3_file_takes_traces_whose_outcome_is_unknown(db_path: Path) ->
             "WHERE table_name = 'trace_rows' AND column_name = 'success'"
         )[0]
         assert nullable == "YES"
-        assert store.rows("SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
+        assert store.rows("SELECT value FROM meta WHERE key = 'schema_version'") == [(NOW,)]
+
+
+def test_a_schema_4_file_keeps_its_traces_and_takes_agent_versions(
+    db_path: Path, tmp_path: Path
+) -> None:
+    export = tmp_path / "export.jsonl"
+    synthetic_traces(2, seed=5).write_ndjson(export)
+    traces = [json.loads(line) for line in export.read_text().splitlines()]
+    from tracegrade.cli.app import main
+
+    assert main(["score", str(export), "--db", str(db_path), "--no-embedder"]) == 0
+    con = duckdb.connect(str(db_path))
+    con.execute("ALTER TABLE trace_rows DROP COLUMN agent_version")
+    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    con.close()
+    tagged = tmp_path / "tagged.jsonl"
+    traces[0]["id"] = "tagged"
+    traces[0]["metadata"]["agent_version"] = "2.1.0"
+    tagged.write_text(json.dumps(traces[0]) + "\n")
+    assert main(["score", str(tagged), "--db", str(db_path), "--no-embedder"]) == 0
+    found = query_rows(db_path, "SELECT trace_id, agent_version FROM traces ORDER BY trace_id")
+    assert len(found) == 3
+    assert dict(found)["tagged"] == "2.1.0"
+    assert [v for t, v in found if t != "tagged"] == [None, None]
 
 
 def test_a_writer_runs_the_schema_ddl_only_when_the_file_was_stamped_by_other_ddl(
