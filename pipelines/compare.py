@@ -32,6 +32,7 @@ __all__ = [
     "RegressionFound",
     "check_previous_run",
     "compare_selections",
+    "pair_columns",
     "previous_run_check",
 ]
 
@@ -87,6 +88,14 @@ def _gate(
     return None if lines is None else verdicts(lines, differences)
 
 
+def pair_columns(pair_by: str | None, settings: CompareConfig) -> list[str] | None:
+    """The columns tasks are paired by: `pair_by` (comma-separated; "none": no pairing), else
+    the configuration's."""
+    if pair_by is None:
+        pair_by = ",".join(settings.pair_by) or "none"
+    return None if pair_by == "none" else pair_by.split(",")
+
+
 def compare_selections(
     db: str,
     baseline: str,
@@ -102,11 +111,9 @@ def compare_selections(
     baseline from `baseline_db` when given). `pair_by` (comma-separated, or "none") and
     `fail_on` override the `[compare]` table of `config` (or `settings`)."""
     chosen = settings or load_settings(config).compare
-    if pair_by is None:
-        pair_by = ",".join(chosen.pair_by) or "none"
     if fail_on is None and chosen.fail_on:
         fail_on = ", ".join(chosen.fail_on)
-    columns = None if pair_by == "none" else pair_by.split(",")
+    columns = pair_columns(pair_by, chosen)
     with DuckDBStore(db, read_only=True) as store:  # it reads: runs may write beside it
         selected = compare_cells(store, baseline, candidate, columns, baseline_db=baseline_db)
     differences = compare(

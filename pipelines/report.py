@@ -16,6 +16,7 @@ charts and their scripts, and the report inlines 4.8 MB of plotly.js.)
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,8 +34,61 @@ from storage.report_store import (
 )
 from storage.store_health import check_store, data_path
 from transforms.report import ReportInputs, report_html
+from transforms.report.comparison import ComparisonView
+from transforms.report.table import Table
 
-__all__ = ["REPORT_URL_VARIABLE", "ReportWindow", "publish_run", "report_path", "write_report"]
+__all__ = [
+    "MOVED_SHOWN",
+    "REPORT_URL_VARIABLE",
+    "ReportComparison",
+    "ReportWindow",
+    "publish_run",
+    "report_path",
+    "write_report",
+]
+
+MOVED_SHOWN = 20
+"""The tasks that moved most the comparison section lists."""
+
+
+@dataclass(frozen=True)
+class ReportComparison:
+    """Two selections the report compares (`report --baseline ... --candidate ...`), as
+    `tracegrade compare` takes them."""
+
+    baseline: str
+    candidate: str
+    pair_by: str | None = None
+    fail_on: str | None = None
+    config: str | None = None
+
+    def flags(self) -> str:
+        """The comparison as `tracegrade report`'s flags."""
+        given = (("--pair-by", self.pair_by), ("--fail-on", self.fail_on))
+        return f'--baseline "{self.baseline}" --candidate "{self.candidate}"' + "".join(
+            f" {flag} '{value}'" for flag, value in given if value is not None
+        )
+
+
+def _comparison_view(db: str | Path, asked: ReportComparison) -> ComparisonView:
+    """The comparison section's figures: `tracegrade compare`'s, and the tasks that moved.
+    (Imported here: a report without a comparison loads no configuration model.)"""
+    from pipelines.compare import compare_selections, pair_columns
+    from storage.compare_moved import MOVED_COLUMNS, moved_tasks
+    from storage.config_files import load_settings
+
+    settings = load_settings(asked.config).compare
+    found = compare_selections(
+        str(db), asked.baseline, asked.candidate, pair_by=asked.pair_by,
+        fail_on=asked.fail_on, settings=settings,
+    )  # fmt: skip
+    columns = pair_columns(asked.pair_by, settings) or []
+    moved = []
+    if columns:
+        with DuckDBStore(db, read_only=True) as store:
+            moved = moved_tasks(store, asked.baseline, asked.candidate, columns, MOVED_SHOWN)
+    return ComparisonView(found.data, Table(MOVED_COLUMNS, moved), columns)
+
 
 REPORT_URL_VARIABLE = "TRACEGRADE_REPORT_URL"
 """The address at which the operator serves the folder of the reports (a web server's URL of
@@ -79,11 +133,13 @@ def write_report(
     out: str | Path,
     window: ReportWindow | None = None,
     labels: str = DEFAULT_LABELS,
+    comparison: ReportComparison | None = None,
 ) -> ReportData:
     """Write the HTML report of the database `db` (opened read-only) to `out`.
 
     Raises:
         StoreDamaged: a data file the store's catalog names is missing or damaged.
+        InputError: a comparison's selection that fails, selects nothing, or the same traces.
 
     Args:
         db: an existing tracegrade database.
@@ -92,11 +148,14 @@ def write_report(
         labels: the outcome labels the levels are measured against: a labels file or a SQL
             expression over `traces` (`tracegrade confidence --evaluate` takes the same);
             by default each trace's own metadata.success.
+        comparison: two selections to compare in the report's first section.
     """
     with DuckDBStore(db, read_only=True) as store:
         check_store(store)  # a missing data file: one line, no page counted around the hole
         data = read_report_data(store, window or ReportWindow(), labels)
-    write_report_file(out, report_html(_inputs(data), plotly_bundle()))
+    view = None if comparison is None else _comparison_view(db, comparison)
+    inputs = replace(_inputs(data), comparison=view)
+    write_report_file(out, report_html(inputs, plotly_bundle()))
     return data
 
 

@@ -5,12 +5,16 @@ are one line and exit 2."""
 
 from __future__ import annotations
 
+import html
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
+from conftest import query_rows
 
+from storage._compare_sql import LEVELS
 from tracegrade.cli import main
 from transforms.synth.traces import synthetic_traces, to_json_records
 
@@ -283,3 +287,69 @@ def test_a_ducklake_gives_the_same_comparison_as_one_file(
     assert _compare(db, *args) == 6
 
     assert capsys.readouterr().out == from_lake
+
+
+def _chart_data(page: str, div: str) -> list[dict[str, object]]:
+    """The traces a chart's `Plotly.newPlot` call draws, as the page holds them."""
+    call = f'Plotly.newPlot("{div}", '
+    start = page.index(call) + len(call)
+    data, _ = json.JSONDecoder().raw_decode(page, start)
+    return data  # type: ignore[no-any-return]
+
+
+def test_the_report_draws_the_comparison_and_the_tasks_that_moved(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gate = "success < -0.03, score < -0.05"
+    out = tmp_path / "r.html"
+    args = ["--baseline", V1, "--candidate", V2, "--fail-on", gate]
+    assert main(["report", "--db", str(db), "--out", str(out), *args]) == 0
+    capsys.readouterr()
+    assert _compare(db, *args, "--json") == 6
+    found = json.loads(capsys.readouterr().out)
+    page = out.read_text()
+    section = page.split('<section id="compare">')[1].split("</section>")[0]
+    assert page.index('<section id="compare">') < page.index('<section id="overview">')
+    assert 'href="#compare"' in page
+    assert "Verdict: REGRESSION (1 of 2 lines)." in section
+    assert "FAIL  success &lt; -0.03: difference" in section
+    (points,) = _chart_data(page, "chart-compare")
+    metrics = [m for m in found["metrics"] if m["difference"] is not None]
+    assert points["y"] == [m["metric"] for m in metrics]
+    assert points["x"] == [m["difference"] for m in metrics]
+    error = points["error_x"]
+    assert error["array"] == pytest.approx([m["high"] - m["difference"] for m in metrics])  # type: ignore[index]
+    # the tasks that moved most, against the newest scores averaged by hand
+    sides = query_rows(
+        db,
+        "SELECT t.agent_id, t.objective, avg(s.score) FROM latest_scores s "
+        "JOIN traces t USING (trace_id, content_hash) WHERE t.agent_id IN ('bot-v1', 'bot-v2') "
+        "GROUP BY ALL",
+    )
+    means: dict[str, dict[str, float]] = {}
+    for agent, objective, score in sides:
+        means.setdefault(str(objective), {})[str(agent)] = float(score)
+    moved = sorted(
+        ((v["bot-v2"] - v["bot-v1"], o) for o, v in means.items() if len(v) == 2),
+        key=lambda pair: (-abs(pair[0]), pair[1]),
+    )
+    table = section.split("The tasks that moved most")[1].split("<h3>")[0]
+    cells = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])
+    rows = [re.findall(r"<td>(.*?)</td>", row) for row in cells]
+    assert len(rows) == min(20, len(moved))
+    assert [(row[0], row[6]) for row in rows] == [
+        (html.escape(o), f"{d:+.4f}") for d, o in moved[: len(rows)]
+    ]
+    assert all(row[7] in LEVELS and row[8] in LEVELS for row in rows)
+    assert "<h3>By domain</h3><table>" in section
+
+
+def test_a_report_given_one_side_of_a_comparison_says_which_is_missing(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", str(db), "--out", str(out), "--candidate", V2]) == 2
+    assert "--candidate needs --baseline" in capsys.readouterr().err
+    assert main(["report", "--db", str(db), "--out", str(out), "--fail-on", "score < 0"]) == 2
+    assert "--fail-on needs --baseline and --candidate" in capsys.readouterr().err
+    assert not out.exists()

@@ -58,8 +58,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return status
 
 
-def print_demo_verdict(db: str) -> None:
-    """Did the agent deployed halfway through the demo's month get worse? The gate's verdict."""
+def print_demo_verdict(db: str) -> tuple[str, str, None, str]:
+    """Did the agent deployed halfway through the demo's month get worse? The gate's verdict;
+    the baseline, the candidate, the pairing (the default) and the gate it compared."""
     from pipelines.compare import compare_selections
     from tracegrade.demo import DEPLOYED
     from transforms.compare.text import gate_text
@@ -71,6 +72,7 @@ def print_demo_verdict(db: str) -> None:
     print(f'tracegrade compare --db {db} --baseline "{baseline}" --candidate "{candidate}" \\')
     print(f"    --fail-on '{gate}'")
     print(gate_text(found.verdicts or []))
+    return baseline, candidate, None, gate
 
 
 def add_compare_command(commands: Any) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from transforms.report.comparison import COMPARE_SECTION, ComparisonView, comparison_section
 from transforms.report.figures import CHARTS, ChartSpec, Figure
 from transforms.report.judge_agreement import JudgeAgreement, agreement_block
 from transforms.report.outcomes import LevelOutcomes, outcomes_block
@@ -84,6 +85,8 @@ class ReportInputs:
     judge_agreement: JudgeAgreement | None = None
     empty_sections: frozenset[str] = frozenset()
     """Sections whose step never ran: their table holds no row at all (see `_NEVER`)."""
+    comparison: ComparisonView | None = None
+    """Two selections compared (`report --baseline ... --candidate ...`): the first section."""
 
 
 def _cell(value: Any) -> str:
@@ -220,7 +223,10 @@ def _section(
 
 def report_html(inputs: ReportInputs, plotly_js: str) -> str:
     """The whole page; `plotly_js` is the plotly.js bundle, inlined once."""
-    nav = " ".join(f'<a href="#{key}">{html.escape(title)}</a>' for key, title, _ in SECTIONS)
+    shown = [(key, title) for key, title, _ in SECTIONS]
+    if inputs.comparison is not None:
+        shown.insert(0, COMPARE_SECTION)
+    nav = " ".join(f'<a href="#{key}">{html.escape(title)}</a>' for key, title in shown)
     header = (
         f'<header><h1>tracegrade report</h1><p class="meta">{html.escape(inputs.database)}: '
         f"{inputs.traces:,} scored traces, {html.escape(inputs.window)}; generated "
@@ -228,6 +234,8 @@ def report_html(inputs: ReportInputs, plotly_js: str) -> str:
         f"DuckDB.</p><nav>{nav}</nav></header>"
     )
     body = "".join(_section(key, title, tables, inputs) for key, title, tables in SECTIONS)
+    if inputs.comparison is not None:
+        body = comparison_section(inputs.comparison, _plot) + body
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
