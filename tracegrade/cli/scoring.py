@@ -132,7 +132,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     comparison = ReportComparison(*print_demo_verdict(str(db)))
     out = report_path(db)
     write_report(db, out, comparison=comparison)
-    print(f"\nThe report (charts and tables, opens offline): {out}")
+    print(f"The report (charts and tables, opens offline): {out}")
     print(f"Again: tracegrade report --db {db} --out report.html {comparison.flags()}")
     return status
 
