@@ -4,7 +4,10 @@ Two conventions record messages. The OpenTelemetry GenAI conventions put them in
 as JSON (`gen_ai.input.messages`, `gen_ai.output.messages`: a list of messages, each a role and
 a list of parts); OpenInference (and the older `gen_ai.prompt.N` / `gen_ai.completion.N`
 layout) flatten them into one attribute per field (`llm.output_messages.0.message.content`).
-Everything here works on Polars frames, one row per span; nothing reads or writes.
+Google ADK's own tracing keeps a model call's whole request and reply instead, as Gemini's API
+shapes them (`gcp.vertex.agent.llm_request`: `contents`, a list of messages each a role and a
+list of `parts`; `gcp.vertex.agent.llm_response`: one `content`). Everything here works on
+Polars frames, one row per span; nothing reads or writes.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["FLAT_MESSAGE_PREFIXES", "flat_message_texts", "json_message_texts"]
+__all__ = ["FLAT_MESSAGE_PREFIXES", "flat_message_texts", "gemini_texts", "json_message_texts"]
 
 FLAT_MESSAGE_PREFIXES = (
     "llm.input_messages.",
@@ -154,3 +157,40 @@ def json_message_texts(values: pl.Series, user: bool) -> pl.Series:
     except pl.exceptions.PolarsError:
         texts = [_python_texts(value, user) for value in values.to_list()]
         return pl.Series(values.name, texts, dtype=pl.String)
+
+
+def _gemini_text(content: Any) -> str | None:
+    """The text parts of one Gemini content (`{"role", "parts": [{"text"}, ...]}`), joined by
+    newlines; a part marked `thought` (the model's reasoning) is not the text."""
+    if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+        return None
+    pieces = [
+        part["text"]
+        for part in content["parts"]
+        if isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought")
+    ]
+    return "\n".join(pieces) if pieces else None
+
+
+def _gemini(value: str | None, user: bool) -> str | None:
+    try:
+        found: Any = json.loads(value) if value else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(found, dict):
+        return None
+    if not user:
+        return _gemini_text(found.get("content"))
+    contents = found.get("contents")
+    for content in contents if isinstance(contents, list) else []:
+        if isinstance(content, dict) and content.get("role") == "user":
+            return _gemini_text(content)
+    return None
+
+
+def gemini_texts(values: pl.Series, user: bool) -> pl.Series:
+    """Per value of ADK's `llm_request` (with `user`: the text of its first user message) or
+    `llm_response` (the reply's text), JSON text as Gemini's API shapes it; null where the
+    value is not one or holds no text (ADK writes `{}` on a tool's span)."""
+    texts = [_gemini(value, user) for value in values.to_list()]
+    return pl.Series(values.name, texts, dtype=pl.String)

@@ -14,11 +14,13 @@ import polars as pl
 from transforms._otel_messages import (
     FLAT_MESSAGE_PREFIXES,
     flat_message_texts,
+    gemini_texts,
     json_message_texts,
 )
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
+    "ADK_KEYS",
     "ATTRIBUTE_KEYS",
     "ATTRIBUTE_PREFIXES",
     "FACT_SCHEMA",
@@ -49,6 +51,15 @@ RAW_SPAN_SCHEMA: dict[str, pl.DataType] = {
 times in Unix nanoseconds, status UNSET/OK/ERROR, and the wanted attributes as text (the span's
 own first, then its resource's, so the first of a key wins)."""
 
+ADK_KEYS = (
+    "gcp.vertex.agent.llm_request",
+    "gcp.vertex.agent.llm_response",
+    "gcp.vertex.agent.tool_call_args",
+    "gcp.vertex.agent.tool_response",
+)
+"""Google ADK's own span attributes: a model call's Gemini request and reply, a tool call's
+arguments and result (JSON text; `{}` where a span has none)."""
+
 ATTRIBUTE_KEYS = (
     "gen_ai.operation.name",
     "gen_ai.agent.name",
@@ -68,6 +79,7 @@ ATTRIBUTE_KEYS = (
     "agent.name",
     "service.name",
     "service.version",
+    *ADK_KEYS,
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
 
@@ -132,8 +144,9 @@ def wanted_key_filter(key: pl.Expr, config: OtelImportConfig) -> pl.Expr:
     return wanted
 
 
-def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr) -> pl.Expr:
-    """gen_ai.operation.name first, then openinference.span.kind, then a gen_ai.tool.name."""
+def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr, adk_reply: pl.Expr) -> pl.Expr:
+    """gen_ai.operation.name first, then openinference.span.kind, then ADK's model reply
+    (its `call_llm` span names no operation), then a gen_ai.tool.name."""
     genai = (
         pl.when(operation.is_in(_LLM_OPERATIONS))
         .then(pl.lit("llm"))
@@ -147,8 +160,13 @@ def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr) -> pl.Expr:
     openinference = oi_kind.str.to_uppercase().replace_strict(
         _OI_KINDS, default=pl.when(oi_kind.is_not_null()).then(pl.lit("other"))
     )
+    adk = pl.when(adk_reply.str.strip_chars().is_in(["", "{}"]).not_()).then(pl.lit("llm"))
     return pl.coalesce(
-        genai, openinference, pl.when(tool_name.is_not_null()).then(pl.lit("tool")), pl.lit("other")
+        genai,
+        openinference,
+        adk,
+        pl.when(tool_name.is_not_null()).then(pl.lit("tool")),
+        pl.lit("other"),
     )
 
 
@@ -188,8 +206,9 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
         pl.col("_first") | pl.col("kind").is_in(["agent", "chain"])
     )
     decoded = json_message_texts(candidates["gen_ai.input.messages"], user=True)
-    texts = candidates.with_columns(decoded.alias("_decoded")).select(
-        "_row", pl.coalesce("_decoded", "flat_user_text", "input.value").alias("text")
+    adk = gemini_texts(candidates["gcp.vertex.agent.llm_request"], user=True)
+    texts = candidates.with_columns(decoded.alias("_decoded"), adk.alias("_adk")).select(
+        "_row", pl.coalesce("_decoded", "flat_user_text", "_adk", "input.value").alias("text")
     )
     return _aligned(frame, texts)
 
@@ -199,8 +218,9 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
     model = frame.filter(pl.col("kind") == "llm")
     said = pl.when(~pl.col("gen_ai.output").str.contains(_TOOL_CALLS_OUTPUT)).then("gen_ai.output")
     model_texts = model.with_columns(
-        json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded")
-    ).select("_row", pl.coalesce("_decoded", "flat_output_text", said).alias("text"))
+        json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded"),
+        gemini_texts(model["gcp.vertex.agent.llm_response"], user=False).alias("_adk"),
+    ).select("_row", pl.coalesce("_decoded", "flat_output_text", said, "_adk").alias("text"))
     runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
     run_texts = runs.with_columns(
         json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded")
@@ -246,6 +266,7 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 pl.col("gen_ai.operation.name"),
                 pl.col("openinference.span.kind"),
                 pl.col("gen_ai.tool.name"),
+                pl.col("gcp.vertex.agent.llm_response"),
             ).alias("kind")
         )
     )
@@ -288,11 +309,22 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             # OpenInference's tool.parameters is the tool's parameter schema (smolagents,
             # LlamaIndex); the call's own arguments are the TOOL span's input.value
             tool_input=pl.coalesce(
-                "gen_ai.tool.call.arguments", "gen_ai.tool.args", "input.value", "tool.parameters"
+                "gen_ai.tool.call.arguments",
+                "gen_ai.tool.args",
+                "gcp.vertex.agent.tool_call_args",
+                "input.value",
+                "tool.parameters",
             ),
             tool_output=pl.when(retrieval)
             .then(pl.coalesce("documents", "output.value"))
-            .otherwise(pl.coalesce("gen_ai.tool.call.result", "output.value", "gen_ai.output")),
+            .otherwise(
+                pl.coalesce(
+                    "gen_ai.tool.call.result",
+                    "output.value",
+                    "gen_ai.output",
+                    "gcp.vertex.agent.tool_response",
+                )
+            ),
             text="text",
             user_text="user_text",
             domain=attribute(config.task_domain_attribute),

@@ -135,3 +135,26 @@ def test_openinference_spans_with_their_ids_at_the_top_are_one_run_each(tmp_path
         assert [(t, a.get("kwargs", a)) for t, a in arguments] == calls, name
         assert (failed, got_agent, success) == (0, agent, True), name  # every span status OK
         assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+
+
+def test_google_adk_s_own_spans_are_one_run_with_its_gemini_request_and_reply(
+    tmp_path: Path,
+) -> None:
+    """Google ADK's tracing keeps a model call's Gemini request and reply on its `call_llm` span
+    (`gcp.vertex.agent.llm_request` / `llm_response`, no operation name) and a tool call's
+    arguments and result in `gcp.vertex.agent.tool_call_args` / `tool_response`: the run was
+    quarantined `missing_objective`. Its objective is the request's first user message, its
+    answer the last reply's text; the `generate_content` spans under each call hold no text."""
+    name = "strands-evals-adk_live_spans.json"
+    db = tmp_path / "adk.duckdb"
+    assert main(["score", str(DATA / "openinference" / name), "--db", str(db)]) == 0
+    ((objective, answer, calls, failed, agent, success),) = query_rows(db, TRACE_SQL)
+    assert objective == "What is 15 multiplied by 37?"
+    assert answer == "15 multiplied by 37 is 555."
+    assert [(tool, json.loads(args)) for tool, args in calls] == [  # type: ignore[union-attr]
+        ("calculator", {"expression": "15 * 37"})
+    ]
+    assert (failed, agent, success) == (0, "math_agent", None)  # every status UNSET: unknown
+    steps = query_rows(db, "SELECT [s.type for s in steps], steps[1].output_summary FROM traces")
+    assert steps == [(["tool_call", "thought"], '{"result": "555"}')]
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
