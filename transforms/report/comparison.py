@@ -13,6 +13,7 @@ from typing import Any
 
 from transforms.report.figures import Figure
 from transforms.report.table import Table
+from transforms.words import NONE
 
 __all__ = ["COMPARE_SECTION", "ComparisonView", "comparison_chart", "comparison_section"]
 
@@ -45,7 +46,7 @@ def _scale(metric: str) -> float:
 
 def _number(value: object, digits: int = 4) -> str:
     if not isinstance(value, int | float) or math.isnan(value):
-        return "-"
+        return NONE
     return f"{value:+.{digits}f}" if digits else f"{value:,}"
 
 
@@ -133,7 +134,7 @@ def _by_domain(groups: Sequence[Mapping[str, Any]]) -> Table:
         for metric in _DOMAIN_METRICS:
             m = found.get(metric)
             row.append(
-                "-"
+                NONE
                 if m is None
                 else f"{_number(m['difference'])} [{_number(m['low'])}, {_number(m['high'])}]"
             )
@@ -156,14 +157,14 @@ def _moved(view: ComparisonView) -> str:
     rows = [
         (
             str(objective),
-            str(domain or "-"),
+            str(domain or NONE),
             _number(b_n, 0),
             _number(c_n, 0),
             _number(b_score).lstrip("+"),
             _number(c_score).lstrip("+"),
             _number(moved),
-            str(b_level or "-"),
-            str(c_level or "-"),
+            str(b_level or NONE),
+            str(c_level or NONE),
         )
         for objective, domain, b_n, c_n, b_score, c_score, moved, b_level, c_level in view.moved.rows
     ]
