@@ -11,8 +11,9 @@ from storage._statements import Statements
 from storage.errors import InputError
 from storage.schema.confidence import newest_levels
 from storage.schema.scoring import newest_score_rows
+from transforms.config.compare import COLUMN_NAME
 
-__all__ = ["BASELINE_CATALOG", "LEVELS", "metrics_of", "rows_sql", "selection_sql"]
+__all__ = ["BASELINE_CATALOG", "LEVELS", "check_pair_by", "metrics_of", "rows_sql", "selection_sql"]
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 
@@ -20,6 +21,13 @@ _SCORES = ("score", "complexity", "novelty", "tool_diversity", "outcome_confiden
 
 _RUN = re.compile(r"^run:(\d+)$")
 _TIME = re.compile(r"^time:(.*?)\.\.(.*)$")
+
+
+def check_pair_by(pair_by: list[str]) -> None:
+    """Raises InputError for a pairing column that is no column name (it is written into SQL)."""
+    for column in pair_by:
+        if not COLUMN_NAME.match(column):
+            raise InputError(f"--pair-by column {column!r} is not a column name")
 
 
 def selection_sql(selection: str) -> str:

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage._compare_sql import rows_sql, selection_sql
+from storage._compare_sql import check_pair_by, rows_sql, selection_sql
 from storage._statements import Statements
-from storage.errors import InputError
-from transforms.config.compare import COLUMN_NAME
 
 __all__ = ["MOVED_COLUMNS", "moved_tasks"]
 
@@ -37,9 +35,7 @@ def moved_tasks(
     Raises:
         InputError: a pairing column that is no column name, or a selection that fails.
     """
-    for column in pair_by:
-        if not COLUMN_NAME.match(column):
-            raise InputError(f"--pair-by column {column!r} is not a column name")
+    check_pair_by(pair_by)
     keys = ", ".join(f'"{column}"' for column in pair_by)
     rows = rows_sql([("score", "s.score")], selection_sql(baseline), selection_sql(candidate))
     wanted = [*pair_by, "objective", "task_domain", "created_at", "level", "m0"]

@@ -26,13 +26,18 @@ from storage._compare_cells import (
     paired_cells,
     side_cells,
 )
-from storage._compare_sql import BASELINE_CATALOG, metrics_of, rows_sql, selection_sql
+from storage._compare_sql import (
+    BASELINE_CATALOG,
+    check_pair_by,
+    metrics_of,
+    rows_sql,
+    selection_sql,
+)
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.duckdb_store import MEMORY_LIMIT
 from storage.errors import InputError
 from transforms.compare.stats import MAX_CELLS, Cells
-from transforms.config.compare import COLUMN_NAME
 from transforms.errors import TracegradeError
 from transforms.words import NONE
 
@@ -131,9 +136,7 @@ def _select(
     Raises:
         InputError: a selection that fails, selects nothing, or selects what the other does.
     """
-    for column in pair_by:
-        if not COLUMN_NAME.match(column):
-            raise InputError(f"--pair-by column {column!r} is not a column name")
+    check_pair_by(pair_by)
     named = dict.fromkeys([*pair_by, *BREAKDOWNS])
     keys = "".join(f', "{column}"' for column in named)
     try:
