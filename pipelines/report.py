@@ -60,7 +60,6 @@ class ReportComparison:
     candidate: str
     pair_by: str | None = None
     fail_on: str | None = None
-    config: str | None = None
 
     def flags(self) -> str:
         """The comparison as `tracegrade report`'s flags."""
@@ -77,7 +76,7 @@ def _comparison_view(db: str | Path, asked: ReportComparison) -> ComparisonView:
     from storage.compare_moved import MOVED_COLUMNS, moved_tasks
     from storage.config_files import load_settings
 
-    settings = load_settings(asked.config).compare
+    settings = load_settings(None).compare  # the defaults: the report takes no --config
     found = compare_selections(
         str(db), asked.baseline, asked.candidate, pair_by=asked.pair_by,
         fail_on=asked.fail_on, settings=settings,

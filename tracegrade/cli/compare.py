@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.cli.exits import EXIT_OK, EXIT_REGRESSION
 from tracegrade.cli.shared import check_database
+
+if TYPE_CHECKING:
+    from pipelines.report import ReportComparison
 
 __all__ = ["add_compare_command", "comparison", "print_demo_verdict"]
 
@@ -58,10 +61,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return status
 
 
-def print_demo_verdict(db: str) -> tuple[str, str, None, str]:
+def print_demo_verdict(db: str) -> ReportComparison:
     """Did the agent deployed halfway through the demo's month get worse? The gate's verdict;
-    the baseline, the candidate, the pairing (the default) and the gate it compared."""
+    what it compared, for the demo's report to compare too."""
     from pipelines.compare import compare_selections
+    from pipelines.report import ReportComparison
     from tracegrade.demo import DEPLOYED
     from transforms.compare.text import gate_text
 
@@ -72,7 +76,7 @@ def print_demo_verdict(db: str) -> tuple[str, str, None, str]:
     print(f'tracegrade compare --db {db} --baseline "{baseline}" --candidate "{candidate}" \\')
     print(f"    --fail-on '{gate}'")
     print(gate_text(found.verdicts or []))
-    return baseline, candidate, None, gate
+    return ReportComparison(baseline, candidate, fail_on=gate)
 
 
 def add_compare_command(commands: Any) -> None:

@@ -116,7 +116,7 @@ def _day(text: str) -> date:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from pipelines.report import ReportComparison, report_path, write_report
+    from pipelines.report import report_path, write_report
     from tracegrade.cli.compare import print_demo_verdict
     from tracegrade.demo import DEMO_QUERIES, write_demo_archive
 
@@ -129,7 +129,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     print(f'Query the scores with SQL, for example: tracegrade sql --db {db} "<query>"\n')
     for title, query in DEMO_QUERIES:
         print(f"-- {title}\n{query}\n")
-    comparison = ReportComparison(*print_demo_verdict(str(db)))
+    comparison = print_demo_verdict(str(db))
     out = report_path(db)
     write_report(db, out, comparison=comparison)
     print(f"The report (charts and tables, opens offline): {out}")
