@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from transforms.report.figures import Figure
-from transforms.report.table import Table
+from transforms.report.table import Table, table_html
 from transforms.words import NONE
 
 __all__ = ["COMPARE_SECTION", "ComparisonView", "comparison_chart", "comparison_section"]
@@ -94,15 +94,6 @@ def comparison_chart(metrics: Sequence[Mapping[str, Any]]) -> Figure:
     }
 
 
-def _rows(table: Table) -> str:
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in table.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(str(value))}</td>" for value in row) + "</tr>"
-        for row in table.rows
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 def _differences(metrics: Sequence[Mapping[str, Any]]) -> Table:
     return Table(
         ("metric", "baseline", "candidate", "difference", "95% interval", "p (Holm)"),
@@ -175,7 +166,7 @@ def _moved(view: ComparisonView) -> str:
         "far their mean value score moved either way; each side's level is that of its newest "
         "trace of the task.</p>"
     )
-    return title + hint + _rows(Table(columns, rows))
+    return title + hint + table_html(Table(columns, rows))
 
 
 def comparison_section(view: ComparisonView, plot: Any) -> str:
@@ -208,13 +199,13 @@ def comparison_section(view: ComparisonView, plot: Any) -> str:
         verdict,
         f'<div class="chart">{plot("chart-compare", comparison_chart(data["metrics"]))}</div>',
         "<h3>Every metric</h3>",
-        _rows(_differences(data["metrics"])),
+        table_html(_differences(data["metrics"])),
         _moved(view),
     ]
     domains = _by_domain(data["groups"])
     parts.append("<h3>By domain</h3>")
     parts.append(
-        _rows(domains)
+        table_html(domains)
         if domains.rows
         else '<p class="empty">One domain (or none large enough to stand alone).</p>'
     )

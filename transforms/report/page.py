@@ -8,14 +8,12 @@ import html
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from transforms.report.comparison import COMPARE_SECTION, ComparisonView, comparison_section
 from transforms.report.figures import CHARTS, ChartSpec, Figure
 from transforms.report.judge_agreement import JudgeAgreement, agreement_block
 from transforms.report.outcomes import LevelOutcomes, outcomes_block
-from transforms.report.table import Table
-from transforms.words import NONE
+from transforms.report.table import Table, table_html
 
 __all__ = ["ReportInputs", "SECTIONS", "report_html"]
 
@@ -89,26 +87,6 @@ class ReportInputs:
     """Two selections compared (`report --baseline ... --candidate ...`): the first section."""
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return f'<td class="none">{NONE}</td>'
-    if isinstance(value, list):
-        value = ", ".join(str(item) for item in value)
-    if isinstance(value, float):
-        return f'<td class="num">{value:,.4f}</td>'
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f'<td class="num">{value:,}</td>'
-    return f"<td>{html.escape(str(value))}</td>"
-
-
-def _table(table: Table, limit: int) -> str:
-    head = "".join(f"<th>{html.escape(name)}</th>" for name in table.columns)
-    body = "".join(
-        "<tr>" + "".join(_cell(value) for value in row) + "</tr>" for row in table.rows[:limit]
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 def _shown(shown: int, total: int) -> str:
     if total > shown:
         return f"{shown:,} of {total:,} rows shown, and {total - shown:,} more"
@@ -161,7 +139,7 @@ def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> st
             return title + _nothing_here(name, "rows", inputs)
         shown = min(frame.height, inputs.table_rows)
         more = f'<p class="more">{_shown(shown, frame.height)}.</p>'
-        return title + _table(frame, inputs.table_rows) + more
+        return title + table_html(frame, inputs.table_rows) + more
     rows, total, sql = inputs.lists[name]
     if total == 0:
         return title + _nothing_here(name, "rows", inputs)
@@ -170,7 +148,7 @@ def _table_block(kind: str, name: str, caption: str, inputs: ReportInputs) -> st
         '(<code>tracegrade sql --db FILE "..."</code>):</p>'
         f"<pre><code>{html.escape(sql)}</code></pre>"
     )
-    return title + _table(rows, inputs.table_rows) + listing
+    return title + table_html(rows, inputs.table_rows) + listing
 
 
 _SCRIPT_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "/": "\\u002f"})

@@ -4,11 +4,14 @@ frame library: the report loads neither Polars nor Arrow, and starts in a third 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Table"]
+from transforms.words import NONE
+
+__all__ = ["Table", "table_html"]
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,25 @@ class Table:
 
     def to_dicts(self) -> list[dict[str, Any]]:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return f'<td class="none">{NONE}</td>'
+    if isinstance(value, list):
+        value = ", ".join(str(item) for item in value)
+    if isinstance(value, float):
+        return f'<td class="num">{value:,.4f}</td>'
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f'<td class="num">{value:,}</td>'
+    return f"<td>{html.escape(str(value))}</td>"
+
+
+def table_html(table: Table, limit: int | None = None) -> str:
+    """The rows (the first `limit` of them) as an HTML table: numbers right-aligned with
+    thousands separators, floats to four decimals, a null as `NONE`, text escaped."""
+    head = "".join(f"<th>{html.escape(name)}</th>" for name in table.columns)
+    body = "".join(
+        "<tr>" + "".join(_cell(value) for value in row) + "</tr>" for row in table.rows[:limit]
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
