@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -69,10 +70,30 @@ SEED_TRACE: dict[str, Any] = {
 @pytest.fixture(scope="session")
 def prefect_server() -> Iterator[None]:
     """One temporary Prefect server for every test that runs a real flow."""
+    import prefect.server.api.server as prefect_server_module
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prefect_server_module, "httpx", _PatientHealthCheck)
+        with prefect_test_harness(server_startup_timeout=120):
+            patch.undo()
+            yield
+
+
+class _PatientHealthCheck:
+    """The part of httpx that Prefect's server start uses, with a patient read.
+
+    Prefect 3.8 polls the new server's /health with httpx's default 5 s timeout and
+    retries only on ConnectError. On a loaded 2-core CI machine the server accepted the
+    connection and answered later than 5 s: the ReadTimeout ended the session's server
+    and eight flow tests with it (CI, 2026-11-28). A late answer is waited for instead.
+    """
+
+    ConnectError = httpx.ConnectError
+
+    @staticmethod
+    def Client() -> httpx.Client:  # noqa: N802 - the name Prefect calls
+        return httpx.Client(timeout=httpx.Timeout(5.0, read=60.0))
 
 
 @pytest.fixture(scope="session")
