@@ -7,6 +7,7 @@ from __future__ import annotations
 from storage.schema.confidence import CONFIDENCE_MIGRATION_V2_SQL, CONFIDENCE_SCHEMA_SQL
 from storage.schema.judge import JUDGE_SCHEMA_SQL
 from storage.schema.operations import OPERATIONS_SCHEMA_SQL
+from storage.schema.phoenix import PHOENIX_SCHEMA_SQL
 from storage.schema.scoring import (
     SCORING_MIGRATION_V3_SQL,
     SCORING_MIGRATION_V4_SQL,
@@ -19,7 +20,13 @@ __all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION", "STEP_TYPE_SQL"]
 
 SCHEMA_VERSION = 5
 
-SCHEMA_SQL = SCORING_SCHEMA_SQL + CONFIDENCE_SCHEMA_SQL + JUDGE_SCHEMA_SQL + OPERATIONS_SCHEMA_SQL
+SCHEMA_SQL = (
+    SCORING_SCHEMA_SQL
+    + CONFIDENCE_SCHEMA_SQL
+    + JUDGE_SCHEMA_SQL
+    + OPERATIONS_SCHEMA_SQL
+    + PHOENIX_SCHEMA_SQL
+)
 """The whole database; every statement is CREATE ... IF NOT EXISTS or CREATE OR REPLACE VIEW."""
 
 MIGRATIONS = {

@@ -17,6 +17,7 @@ from tracegrade.cli.exits import EXIT_FAILED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE, 
 from tracegrade.cli.imports import add_import_command
 from tracegrade.cli.judge import add_judge_command
 from tracegrade.cli.operations import add_operations_command
+from tracegrade.cli.phoenix import add_phoenix_commands
 from tracegrade.cli.report import add_report_command
 from tracegrade.cli.scoring import add_scoring_commands
 
@@ -44,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     add_judge_command(commands)
     add_report_command(commands)
     add_compare_command(commands)
+    add_phoenix_commands(commands)
     return parser
 
 

@@ -1,0 +1,213 @@
+"""Pull spans from a running Phoenix and score them; push the scores back as annotations
+(`tracegrade pull phoenix`, `tracegrade push phoenix`; docs/phoenix.md).
+
+A pull pages through the project's spans newest first, keeping each page with the pull's
+place in one transaction (`storage.phoenix_store`), down to the newest span the last pull
+kept. The traces that are complete (their root span kept and quiet for `quiet_s`) are written
+as one page file beside the database and scored by an ordinary scoring run; only then are
+their spans marked delivered. A stop anywhere loses nothing and scores nothing twice: the next
+pull continues after the last page kept, and a page file scored again is the same content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pipelines.phoenix_api import PhoenixApi
+from storage.duckdb_store import DuckDBStore
+from storage.phoenix_store import (
+    PullState,
+    annotation_rows,
+    changed_annotations,
+    complete_traces,
+    keep_page,
+    mark_delivered,
+    pull_state,
+    record_annotations,
+    trace_spans,
+    trace_targets,
+)
+from transforms.phoenix import annotations_of, batches, page_spans, source_key
+from transforms.summary import RunSummary
+
+__all__ = ["PullSummary", "PushSummary", "pull_phoenix", "push_phoenix"]
+
+QUIET_S = 300.0
+"""A trace is complete when its root span is kept and none of its spans ended in this many
+seconds before the pull."""
+ORPHAN_AFTER_S = 86_400.0
+"""A trace whose root span never came is scored once none of its spans ended for this long."""
+_ANNOTATIONS_PER_REQUEST = 100
+
+
+@dataclass
+class PullSummary:
+    """What one pull did: pages read, spans kept, traces scored and traces still waiting."""
+
+    source: str
+    pages: int = 0
+    spans: int = 0
+    traces: int = 0
+    waiting: int = 0
+    file: str | None = None
+    run: RunSummary | None = None
+
+    @property
+    def text(self) -> str:
+        scored = (
+            f"{self.traces} complete traces scored from {self.file}"
+            if self.file
+            else "no complete trace to score"
+        )
+        return (
+            f"pulled {self.spans} new spans in {self.pages} pages from {self.source}; {scored}; "
+            f"{self.waiting} traces wait for their root span or a quiet period"
+        )
+
+
+def _pass(
+    store: DuckDBStore,
+    api: PhoenixApi,
+    project: str,
+    source: str,
+    since: datetime | None,
+    summary: PullSummary,
+) -> bool:
+    """Page down from where the pulls of `source` stand to the newest span already kept.
+    True when this pass finished a pull that an earlier one began (newer spans may wait)."""
+    state = pull_state(store, source)
+    resumed = state.cursor is not None
+    cursor = state.cursor
+    top = state.top
+    while True:
+        spans, next_cursor = page_spans(api.spans_page(project, cursor, since))
+        summary.pages += 1
+        if top is None:
+            top = max((span.rowid for span in spans), default=state.high_water)
+        reached = next_cursor is None or any(span.rowid <= state.high_water for span in spans)
+        after = (
+            PullState(high_water=max(top, state.high_water))
+            if reached
+            else PullState(state.high_water, top, next_cursor)
+        )
+        summary.spans += sum(span.rowid > state.high_water for span in spans)
+        keep_page(store, source, spans, state.high_water, after, datetime.now(UTC))
+        store.release()
+        if reached:
+            return resumed
+        cursor = next_cursor
+
+
+def _page_file(folder: Path, project: str, spans: list[dict[str, Any]]) -> Path:
+    """The complete traces' spans as one page of Phoenix's REST API, named by its content (the
+    same delivery, made again after a stop, is the same file: its scoring run is free)."""
+    text = json.dumps({"data": spans, "next_cursor": None}, default=str)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{''.join(c if c.isalnum() else '-' for c in project)}-{digest}.json"
+    if not path.exists():
+        partial = path.with_suffix(".partial")
+        partial.write_text(text + "\n")
+        os.replace(partial, path)
+    return path
+
+
+def pull_folder(db: str) -> Path:
+    """Where a pull leaves the page files it scored: `<database>.phoenix/` beside it."""
+    with DuckDBStore(db, read_only=True) as store:
+        return Path(f"{store.path}.phoenix")
+
+
+def pull_phoenix(
+    endpoint: str,
+    project: str,
+    db: str,
+    *,
+    since: datetime | None = None,
+    quiet_s: float = QUIET_S,
+    orphan_after_s: float = ORPHAN_AFTER_S,
+    **scoring: Any,
+) -> PullSummary:
+    """Pull `project`'s new spans from the Phoenix at `endpoint` into `db` and score its
+    complete traces (`scoring`: the keywords of `pipelines.score.score_traces`)."""
+    from pipelines.score import score_traces
+
+    source = source_key(endpoint, project)
+    summary = PullSummary(source)
+    with DuckDBStore(db) as store, PhoenixApi(endpoint) as api:
+        while _pass(store, api, project, source, since, summary):
+            pass
+        now = datetime.now(UTC)
+        traces = complete_traces(
+            store, source, now, timedelta(seconds=quiet_s), timedelta(seconds=orphan_after_s)
+        )
+        summary.waiting = store.rows(
+            "SELECT count(DISTINCT trace_hex) FROM phoenix_spans "
+            "WHERE source = ? AND delivered_at IS NULL AND NOT list_contains(?, trace_hex)",
+            [source, traces],
+        )[0][0]
+        if not traces:
+            return summary
+        path = _page_file(
+            Path(f"{store.path}.phoenix"), project, trace_spans(store, source, traces)
+        )
+    summary.file, summary.traces = str(path), len(traces)
+    summary.run = score_traces([str(path)], db, input_format="otel", **scoring)
+    with DuckDBStore(db) as store:
+        mark_delivered(store, source, traces, datetime.now(UTC))
+    return summary
+
+
+@dataclass
+class PushSummary:
+    """What one push did: annotations written, ones Phoenix has as they are, stored traces
+    that no pull of this project delivered (skipped)."""
+
+    source: str
+    written: int = 0
+    unchanged: int = 0
+    spans: int = 0
+    skipped: int = 0
+    names: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        names = ", ".join(f"{name} {count}" for name, count in sorted(self.names.items()))
+        return (
+            f"wrote {self.written} annotations on {self.spans} spans of {self.source}"
+            f"{f' ({names})' if names else ''}; {self.unchanged} unchanged since the last push; "
+            f"skipped {self.skipped} stored traces that no pull of this project delivered"
+        )
+
+
+def push_phoenix(endpoint: str, project: str, db: str) -> PushSummary:
+    """Write the stored scores of `project`'s pulled traces back to the Phoenix at `endpoint`
+    as span annotations; an annotation Phoenix already has as it is is not sent again."""
+    source = source_key(endpoint, project)
+    summary = PushSummary(source)
+    with DuckDBStore(db) as store:
+        targets = trace_targets(store, source)
+        payloads = annotations_of(annotation_rows(store, targets).iter_rows(named=True))
+        todo = changed_annotations(store, source, payloads)
+        summary.skipped = store.rows(
+            "SELECT count(*) FROM latest_scores WHERE NOT list_contains(?, trace_id)",
+            [targets["trace_id"].to_list()],
+        )[0][0]
+        store.release()
+        summary.unchanged = len(payloads) - len(todo)
+        with PhoenixApi(endpoint) as api:
+            for batch in batches(todo, _ANNOTATIONS_PER_REQUEST):
+                api.annotate(batch)
+                record_annotations(store, source, batch, datetime.now(UTC))
+                store.release()
+                summary.written += len(batch)
+        for payload in todo:
+            summary.names[payload["name"]] = summary.names.get(payload["name"], 0) + 1
+        summary.spans = len({payload["span_id"] for payload in todo})
+    return summary

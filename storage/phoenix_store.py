@@ -1,0 +1,223 @@
+"""The spans pulled from Phoenix and what a push wrote back (docs/phoenix.md).
+
+A pull keeps every span it is given in `phoenix_spans`, one page per transaction together with
+where the pull stands (`phoenix_pulls`), so a pull stopped anywhere continues after the last
+page it kept. Spans reach a scoring run only as whole traces (`complete_traces`); a trace
+handed over is marked `delivered_at`, and handed over again, whole, when a later span of it
+arrives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import polars as pl
+
+from storage.duckdb_store import DuckDBStore
+from transforms.otel import otel_trace_id
+from transforms.phoenix import PulledSpan
+
+__all__ = [
+    "PullState",
+    "annotation_rows",
+    "changed_annotations",
+    "complete_traces",
+    "keep_page",
+    "mark_delivered",
+    "pull_state",
+    "record_annotations",
+    "trace_spans",
+    "trace_targets",
+]
+
+
+@dataclass(frozen=True)
+class PullState:
+    """Where the pulls of one source stand: every span up to row `high_water` is kept; a pull
+    in progress also has the newest row it began with (`top`) and the cursor of the next page
+    it asks for (`cursor`)."""
+
+    high_water: int = 0
+    top: int | None = None
+    cursor: str | None = None
+
+
+def pull_state(store: DuckDBStore, source: str) -> PullState:
+    """The stored state of `source`'s pulls (a first pull: nothing kept)."""
+    rows = store.rows(
+        "SELECT high_water, pending_top, pending_cursor FROM phoenix_pulls WHERE source = ?",
+        [source],
+    )
+    return PullState(*rows[0]) if rows else PullState()
+
+
+def keep_page(
+    store: DuckDBStore,
+    source: str,
+    spans: list[PulledSpan],
+    above: int,
+    state: PullState,
+    at: datetime,
+) -> None:
+    """In one transaction: the page's spans after row `above` (a span kept already is not kept
+    twice) and the pull's new `state`."""
+    fresh = [span for span in spans if span.rowid > above]
+    with store.transaction() as con:
+        if fresh:
+            con.executemany(
+                "INSERT INTO phoenix_spans SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL "
+                "WHERE NOT EXISTS (SELECT 1 FROM phoenix_spans WHERE source = ? AND span_rowid = ?)",
+                [
+                    [
+                        source,
+                        span.rowid,
+                        span.trace_hex,
+                        span.span_hex,
+                        span.parent_hex,
+                        span.kind,
+                        span.end_time,
+                        json.dumps(span.span, default=str),
+                        at,
+                        source,
+                        span.rowid,
+                    ]
+                    for span in fresh
+                ],
+            )
+        con.execute("DELETE FROM phoenix_pulls WHERE source = ?", [source])
+        con.execute(
+            "INSERT INTO phoenix_pulls VALUES (?, ?, ?, ?, ?)",
+            [source, state.high_water, state.top, state.cursor, at],
+        )
+
+
+def complete_traces(
+    store: DuckDBStore, source: str, now: datetime, quiet: timedelta, orphan_after: timedelta
+) -> list[str]:
+    """The traces with a span not yet handed to scoring that are complete: the trace's root
+    span (no parent) is kept and none of its spans ended later than `now - quiet`; or, with no
+    root, none ended later than `now - orphan_after` (the root will not come)."""
+    rows = store.rows(
+        """
+        SELECT trace_hex FROM phoenix_spans WHERE source = ?
+        GROUP BY trace_hex
+        HAVING bool_or(delivered_at IS NULL)
+           AND max(end_time) <= CASE WHEN bool_or(parent_hex IS NULL) THEN ?::TIMESTAMPTZ
+                                     ELSE ?::TIMESTAMPTZ END
+        ORDER BY min(span_rowid)
+        """,
+        [source, now - quiet, now - orphan_after],
+    )
+    return [row[0] for row in rows]
+
+
+def trace_spans(store: DuckDBStore, source: str, traces: list[str]) -> list[dict[str, Any]]:
+    """Every kept span of `traces`, as Phoenix gave it, in Phoenix's order of arrival."""
+    rows = store.rows(
+        "SELECT span FROM phoenix_spans WHERE source = ? AND list_contains(?, trace_hex) "
+        "ORDER BY span_rowid",
+        [source, traces],
+    )
+    return [json.loads(row[0]) for row in rows]
+
+
+def mark_delivered(store: DuckDBStore, source: str, traces: list[str], at: datetime) -> None:
+    """`traces`' spans were handed to a scoring run that completed."""
+    with store.transaction() as con:
+        con.execute(
+            "UPDATE phoenix_spans SET delivered_at = ? "
+            "WHERE source = ? AND list_contains(?, trace_hex) AND delivered_at IS NULL",
+            [at, source, traces],
+        )
+
+
+def trace_targets(store: DuckDBStore, source: str) -> pl.DataFrame:
+    """For each stored trace that a pull of `source` delivered, the span its annotations go
+    on: trace_id (as the OTel import names it), span_hex. A trace's root span takes the
+    trace's scores; an agent span takes those of the agent run it heads (`group_by = "agent"`)."""
+    rows = store.rows(
+        "SELECT DISTINCT trace_hex, span_hex, parent_hex IS NULL, span_kind = 'AGENT' "
+        "FROM phoenix_spans WHERE source = ? AND delivered_at IS NOT NULL",
+        [source],
+    )
+    pairs: dict[str, str] = {}
+    for trace_hex, span_hex, is_root, is_agent in rows:
+        if is_root:
+            pairs[otel_trace_id(trace_hex)] = span_hex
+        if is_agent:
+            pairs[otel_trace_id(trace_hex, span_hex)] = span_hex
+    return pl.DataFrame(
+        {"trace_id": list(pairs), "span_hex": list(pairs.values())},
+        schema={"trace_id": pl.String, "span_hex": pl.String},
+    )
+
+
+def annotation_rows(store: DuckDBStore, targets: pl.DataFrame) -> pl.DataFrame:
+    """What a push writes for the traces of `targets`: each one's latest value score, newest
+    level with its reason, and latest judge results (one row per metric; metric null on the
+    trace's rows without a judgement)."""
+    return store.sql_with(
+        """
+        SELECT t.span_hex, s.trace_id, s.run_id, s.score, s.shareable, s.complexity, s.novelty,
+               s.tool_diversity, s.outcome_confidence,
+               c.level, c.reason, c.aggregate,
+               j.metric, j.status AS judge_status, j.score AS judge_score, j.comment
+        FROM __targets t
+        JOIN latest_scores s USING (trace_id)
+        LEFT JOIN (SELECT c.* FROM confidence_traces c JOIN
+                   (SELECT trace_id, arg_max(source, computed_at) AS source
+                    FROM confidence_traces GROUP BY trace_id) USING (trace_id, source)) c
+          USING (trace_id)
+        LEFT JOIN (SELECT * FROM latest_judge_results WHERE source = 'traces') j
+          ON j.item_id = s.trace_id
+        ORDER BY s.trace_id, j.metric
+        """,
+        targets=targets,
+    )
+
+
+def _sha(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def changed_annotations(
+    store: DuckDBStore, source: str, payloads: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The annotations of `payloads` that a push to `source` has not written as they are."""
+    written = set(
+        store.rows(
+            "SELECT span_hex, name, payload_sha FROM phoenix_annotations WHERE source = ?",
+            [source],
+        )
+    )
+    return [p for p in payloads if (p["span_id"], p["name"], _sha(p)) not in written]
+
+
+def record_annotations(
+    store: DuckDBStore, source: str, payloads: list[dict[str, Any]], at: datetime
+) -> None:
+    """Phoenix took `payloads`: remember each as written (the last one per span and name)."""
+    frame = pl.DataFrame(
+        {
+            "span_hex": [p["span_id"] for p in payloads],
+            "name": [p["name"] for p in payloads],
+            "payload_sha": [_sha(p) for p in payloads],
+        },
+        schema={"span_hex": pl.String, "name": pl.String, "payload_sha": pl.String},
+    )
+    with store.transaction() as con:
+        con.register("pushed", frame.to_arrow())
+        con.execute(
+            "DELETE FROM phoenix_annotations a USING pushed p "
+            "WHERE a.source = ? AND a.span_hex = p.span_hex AND a.name = p.name",
+            [source],
+        )
+        con.execute(
+            "INSERT INTO phoenix_annotations SELECT ?, span_hex, name, payload_sha, ? FROM pushed",
+            [source, at],
+        )
+        con.unregister("pushed")

@@ -1,0 +1,205 @@
+"""`tracegrade pull phoenix` and `push phoenix` against a stand-in Phoenix on 127.0.0.1
+(tests/phoenix/fake_phoenix.py) serving real Phoenix spans: incremental pulls, traces that
+arrive over two pulls, the quiet period, faults mid-pull, and the push's annotations.
+The real server: tests/phoenix/test_phoenix_server.py (`make phoenix-test`)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_phoenix import REAL_SPANS, FakePhoenix, fake_phoenix, real_traces, renamed
+
+import pipelines.phoenix_api as phoenix_api
+from pipelines.phoenix import pull_phoenix, push_phoenix
+from pipelines.phoenix_api import PhoenixUnavailable
+from storage.duckdb_store import DuckDBStore
+from tracegrade.cli.app import main
+from transforms.phoenix import PageError, source_key, span_rowid
+
+
+@pytest.fixture(autouse=True)
+def no_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries without their waits (the waits themselves are not what these tests check)."""
+    monkeypatch.setattr(phoenix_api, "WAITS_S", (0.0, 0.0, 0.0, 0.0))
+
+
+def _pull(phoenix: FakePhoenix, db: Path, **options: Any) -> Any:
+    options.setdefault("quiet_s", 0.0)
+    return pull_phoenix(phoenix.url, "support-agent", str(db), no_embedder=True, **options)
+
+
+def _scores(db: Path) -> list[tuple[Any, ...]]:
+    with DuckDBStore(db, read_only=True) as store:
+        return store.rows(
+            "SELECT trace_id, score, len(steps), result_summary FROM latest_scores "
+            "JOIN traces USING (trace_id) ORDER BY trace_id"
+        )
+
+
+def test_phoenix_ids_and_the_source_as_stored() -> None:
+    assert span_rowid("U3BhbjoxMg==") == 12
+    with pytest.raises(PageError, match="not a Phoenix span id"):
+        span_rowid("UHJvamVjdDox")  # Project:1
+    assert (
+        source_key("https://user:secret@phoenix.example:6006/base/?api_key=k", "agents")
+        == "https://phoenix.example:6006/base#agents"
+    )
+
+
+def test_a_rerun_asks_only_for_new_spans_and_scores_only_new_traces(tmp_path: Path) -> None:
+    db = tmp_path / "scores.duckdb"
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        first = _pull(phoenix, db)
+        assert (first.spans, first.traces, first.waiting) == (12, 3, 0)
+        assert first.run is not None and first.run.counts["rows_scored"] == 3
+        direct = tmp_path / "direct.duckdb"
+        assert main(["score", str(REAL_SPANS), "--db", str(direct), "--no-embedder"]) == 0
+        assert _scores(db) == _scores(direct)
+
+        phoenix.add(*(renamed(trace, "ab") for trace in real_traces()))
+        phoenix.requests.clear()
+        second = _pull(phoenix, db)
+        assert (second.spans, second.traces) == (12, 3)
+        assert len(phoenix.requests) == 1  # its one page reached the spans kept before
+        assert len(_scores(db)) == 6
+
+        third = _pull(phoenix, db)
+        assert (third.spans, third.traces, third.run) == (0, 0, None)
+
+
+def test_a_trace_whose_root_comes_in_a_later_pull_is_scored_once_whole(tmp_path: Path) -> None:
+    db, whole = tmp_path / "scores.duckdb", tmp_path / "whole.duckdb"
+    tool_trace = real_traces()[1]  # the invoice question: AGENT, LLM, TOOL (failed), LLM, TOOL, LLM
+    root = [span for span in tool_trace if span["parent_id"] is None]
+    children = [span for span in tool_trace if span["parent_id"] is not None]
+    with fake_phoenix() as phoenix:
+        phoenix.add(children)
+        early = _pull(phoenix, db)
+        assert (early.spans, early.traces, early.waiting) == (5, 0, 1)
+        assert _scores(db) == []
+        phoenix.add(root)
+        late = _pull(phoenix, db)
+        assert (late.spans, late.traces, late.waiting) == (1, 1, 0)
+    with fake_phoenix() as phoenix:
+        phoenix.add(tool_trace)
+        _pull(phoenix, whole)
+    assert _scores(db) == _scores(whole)
+    assert len(_scores(db)) == 1
+
+
+def test_a_trace_still_running_waits_for_the_quiet_period(tmp_path: Path) -> None:
+    db = tmp_path / "scores.duckdb"
+    trace = real_traces()[0]
+    now = datetime.now(UTC)
+    for span in trace:
+        span["end_time"] = (now - timedelta(seconds=30)).isoformat()
+    with fake_phoenix() as phoenix:
+        phoenix.add(trace)
+        assert _pull(phoenix, db, quiet_s=300).waiting == 1
+        assert _scores(db) == []
+        assert _pull(phoenix, db, quiet_s=10).traces == 1
+
+
+def test_phoenix_failing_mid_pull_leaves_nothing_partial_and_the_rerun_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db, clean = tmp_path / "scores.duckdb", tmp_path / "clean.duckdb"
+    monkeypatch.setattr(phoenix_api, "PAGE_SIZE", 4)
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        phoenix.faults = [None, 503, 503, 503, 503, 503]  # the second page, every try
+        with pytest.raises(PhoenixUnavailable, match=r"after 5 tries \(HTTP 503\)"):
+            _pull(phoenix, db)
+        assert _scores(db) == []
+        with DuckDBStore(db, read_only=True) as store:
+            kept = store.rows(
+                "SELECT count(*), max(pending_cursor) FROM phoenix_spans, phoenix_pulls"
+            )
+        assert kept[0][0] == 4 and kept[0][1] is not None  # the first page, and where it ended
+
+        phoenix.requests.clear()
+        rerun = _pull(phoenix, db)
+        assert "cursor" in phoenix.requests[0][2]  # it went on from the page it had not got
+        assert (rerun.spans, rerun.traces) == (8, 3)
+        _pull(phoenix, clean)
+    assert _scores(db) == _scores(clean)
+
+
+def test_a_429_is_waited_out_and_a_page_that_is_not_one_stops_the_pull(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "scores.duckdb"
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        phoenix.faults = [429, 429]
+        assert _pull(phoenix, db).traces == 3
+        assert len(phoenix.requests) == 3
+
+        phoenix.add(renamed(real_traces()[0], "cd"))
+        phoenix.faults = ["garbage"]
+        args = ["pull", "phoenix", "--endpoint", phoenix.url, "--project", "support-agent"]
+        assert main([*args, "--db", str(db), "--no-embedder", "--quiet", "0"]) == 4
+        error = capsys.readouterr().err.strip().splitlines()
+        assert error == [
+            f"tracegrade: GET {phoenix.url}/v1/projects/support-agent/spans answered "
+            "something that is not JSON"
+        ]
+        with DuckDBStore(db, read_only=True) as store:
+            assert store.rows("SELECT count(*) FROM phoenix_spans") == [(12,)]
+
+
+def test_push_writes_each_traces_scores_once_and_says_what_it_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "scores.duckdb"
+    monkeypatch.setenv("PHOENIX_API_KEY", "phx-secret-key-123")
+    assert main(["score", str(REAL_SPANS), "--db", str(db), "--no-embedder"]) == 0  # by file
+    with fake_phoenix() as phoenix:
+        phoenix.add(*(renamed(trace, "ef") for trace in real_traces()))
+        _pull(phoenix, db)
+        first = push_phoenix(phoenix.url, "support-agent", str(db))
+        assert (first.written, first.spans, first.skipped) == (6, 3, 3)
+        assert first.names == {"tracegrade.level": 3, "tracegrade.value": 3}
+        annotations = phoenix.annotations
+        assert len(annotations) == 6
+        assert {key[2] for key in annotations} == {"tracegrade"}
+        assert all(h.get("Authorization") == "Bearer phx-secret-key-123" for h in phoenix.headers)
+        again = push_phoenix(phoenix.url, "support-agent", str(db))
+        assert (again.written, again.unchanged) == (0, 6)
+    assert b"phx-secret-key-123" not in db.read_bytes()
+    wal = Path(f"{db}.wal")
+    assert not wal.exists() or b"phx-secret-key-123" not in wal.read_bytes()
+
+
+def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:
+    with DuckDBStore(db, read_only=True) as store:
+        rows = store.rows(
+            "SELECT s.trace_id, s.score, c.level, c.reason, c.aggregate FROM latest_scores s "
+            "JOIN confidence_traces c USING (trace_id)"
+        )
+    by_trace = {
+        (item["metadata"]["trace_id"], item["name"]): item["result"]
+        for item in phoenix.annotations.values()
+    }
+    for trace_id, score, level, reason, aggregate in rows:
+        assert by_trace[(trace_id, "tracegrade.value")]["score"] == score
+        assert by_trace[(trace_id, "tracegrade.level")] == {
+            "score": aggregate,
+            "label": level,
+            "explanation": reason,
+        }
+
+
+def test_the_pushed_annotations_are_the_stored_rows(tmp_path: Path) -> None:
+    db = tmp_path / "scores.duckdb"
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        _pull(phoenix, db)
+        push_phoenix(phoenix.url, "support-agent", str(db))
+        _annotations_match_the_store(phoenix, db)
+        assert json.dumps(list(phoenix.annotations.values()))  # plain JSON, as Phoenix took it
