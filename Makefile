@@ -15,7 +15,12 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF
 LLAMA_WHEELS := $(HOME)/.cache/tracegrade/llama-cpp-python-$(LLAMA_PIN)-x86-64-v3
 GGUF := $(LLAMA_VENV)/gemma-3-270m-q4_k_m.gguf
 
-.PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test bench-local-judge
+# A Phoenix server of its own (docs/phoenix.md): Phoenix's FastAPI needs differ from Prefect's.
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+
+.PHONY: install browser postgres demo test lint bench clean local-judge local-judge-test bench-local-judge \
+	phoenix phoenix-test
 
 $(STAMP): pyproject.toml constraints.txt
 	@echo "installing tracegrade and its dependencies into $(VENV) (pip, pinned by constraints.txt; a few minutes the first time)"
@@ -79,6 +84,19 @@ local-judge: $(LLAMA_STAMP)
 local-judge-test: install local-judge
 	TRACEGRADE_LLAMA_VENV=$(LLAMA_VENV) $(BIN)/python -m pytest -p no:cacheprovider -s tests/judge/test_judge_llama_server.py
 
+$(PHOENIX_STAMP): configs/phoenix/requirements.txt
+	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	@echo "installing arize-phoenix into $(PHOENIX_VENV) (a few minutes the first time)"
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet -r configs/phoenix/requirements.txt
+	touch $(PHOENIX_STAMP)
+
+phoenix: $(PHOENIX_STAMP)
+
+# A real Phoenix server on 127.0.0.1: an instrumented agent's spans pulled, scored, pushed back.
+phoenix-test: install phoenix browser
+	TRACEGRADE_PHOENIX_VENV=$(PHOENIX_VENV) $(BIN)/python -m pytest -p no:cacheprovider tests/phoenix/test_phoenix_server.py
+
 # The same runs timed against issue 14's five minutes (the test times nothing).
 bench-local-judge: install local-judge
 	$(BIN)/python bench/bench_local_judge.py
@@ -93,4 +111,4 @@ bench: install browser
 	$(BIN)/python bench/bench_report.py
 
 clean:
-	rm -rf $(VENV) $(LLAMA_VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LLAMA_VENV) $(PHOENIX_VENV) tracegrade-demo .pytest_cache .mypy_cache .ruff_cache

@@ -17,7 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 from prefect import Flow, flow
 
 from pipelines import backfill as _backfill
-from pipelines import chat_import, confidence, operations, score
+from pipelines import chat_import, confidence, operations, phoenix, score
 from pipelines.judge import flow as _judge
 from pipelines.runs import prefect_mode
 
@@ -28,6 +28,7 @@ __all__ = [
     "import_chat",
     "judge_collect",
     "judge_traces",
+    "pull_phoenix",
     "score_operations",
     "score_traces",
 ]
@@ -60,3 +61,4 @@ judge_traces = _as_flow(_judge.judge_traces, "judge_traces")
 judge_collect = _as_flow(_judge.judge_collect, "judge_collect")
 import_chat = _as_flow(chat_import.import_chat, "import_chat")
 import_and_score_chat = _as_flow(chat_import.import_and_score_chat, "import_and_score_chat")
+pull_phoenix = _as_flow(phoenix.pull_phoenix, "pull_phoenix")

@@ -132,10 +132,14 @@ def pull_phoenix(
     since: datetime | None = None,
     quiet_s: float = QUIET_S,
     orphan_after_s: float = ORPHAN_AFTER_S,
-    **scoring: Any,
+    config: str | None = None,
+    no_embedder: bool = False,
+    confidence_config: str | None = None,
+    judge_config: str | None = None,
 ) -> PullSummary:
     """Pull `project`'s new spans from the Phoenix at `endpoint` into `db` and score its
-    complete traces (`scoring`: the keywords of `pipelines.score.score_traces`)."""
+    complete traces (with `config`, `no_embedder`, `confidence_config` and `judge_config` as
+    `pipelines.score.score_traces` takes them)."""
     from pipelines.score import score_traces
 
     source = source_key(endpoint, project)
@@ -158,7 +162,15 @@ def pull_phoenix(
             Path(f"{store.path}.phoenix"), project, trace_spans(store, source, traces)
         )
     summary.file, summary.traces = str(path), len(traces)
-    summary.run = score_traces([str(path)], db, input_format="otel", **scoring)
+    summary.run = score_traces(
+        [str(path)],
+        db,
+        config=config,
+        no_embedder=no_embedder,
+        confidence_config=confidence_config,
+        judge_config=judge_config,
+        input_format="otel",
+    )
     with DuckDBStore(db) as store:
         mark_delivered(store, source, traces, datetime.now(UTC))
     return summary

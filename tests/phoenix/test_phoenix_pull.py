@@ -5,12 +5,12 @@ The real server: tests/phoenix/test_phoenix_server.py (`make phoenix-test`)."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from fake_phoenix import REAL_SPANS, FakePhoenix, fake_phoenix, real_traces, renamed
 
 import pipelines.phoenix_api as phoenix_api
@@ -19,6 +19,8 @@ from pipelines.phoenix_api import PhoenixUnavailable
 from storage.duckdb_store import DuckDBStore
 from tracegrade.cli.app import main
 from transforms.phoenix import PageError, source_key, span_rowid
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -153,6 +155,22 @@ def test_a_429_is_waited_out_and_a_page_that_is_not_one_stops_the_pull(
             assert store.rows("SELECT count(*) FROM phoenix_spans") == [(12,)]
 
 
+def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:
+    """Each annotation the push wrote holds its trace's stored value score or level."""
+    with DuckDBStore(db, read_only=True) as store:
+        rows = store.rows(
+            "SELECT s.trace_id, s.score, c.level, c.reason, c.aggregate FROM latest_scores s "
+            "JOIN confidence_traces c USING (trace_id)"
+        )
+    by_trace = {row[0]: row[1:] for row in rows}
+    for item in phoenix.annotations.values():
+        score, level, reason, aggregate = by_trace[item["metadata"]["trace_id"]]
+        if item["name"] == "tracegrade.value":
+            assert item["result"]["score"] == score
+        else:
+            assert item["result"] == {"score": aggregate, "label": level, "explanation": reason}
+
+
 def test_push_writes_each_traces_scores_once_and_says_what_it_skipped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -169,6 +187,7 @@ def test_push_writes_each_traces_scores_once_and_says_what_it_skipped(
         assert len(annotations) == 6
         assert {key[2] for key in annotations} == {"tracegrade"}
         assert all(h.get("Authorization") == "Bearer phx-secret-key-123" for h in phoenix.headers)
+        _annotations_match_the_store(phoenix, db)
         again = push_phoenix(phoenix.url, "support-agent", str(db))
         assert (again.written, again.unchanged) == (0, 6)
     assert b"phx-secret-key-123" not in db.read_bytes()
@@ -176,30 +195,19 @@ def test_push_writes_each_traces_scores_once_and_says_what_it_skipped(
     assert not wal.exists() or b"phx-secret-key-123" not in wal.read_bytes()
 
 
-def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:
-    with DuckDBStore(db, read_only=True) as store:
-        rows = store.rows(
-            "SELECT s.trace_id, s.score, c.level, c.reason, c.aggregate FROM latest_scores s "
-            "JOIN confidence_traces c USING (trace_id)"
-        )
-    by_trace = {
-        (item["metadata"]["trace_id"], item["name"]): item["result"]
-        for item in phoenix.annotations.values()
-    }
-    for trace_id, score, level, reason, aggregate in rows:
-        assert by_trace[(trace_id, "tracegrade.value")]["score"] == score
-        assert by_trace[(trace_id, "tracegrade.level")] == {
-            "score": aggregate,
-            "label": level,
-            "explanation": reason,
-        }
+def test_prefect_yaml_declares_the_phoenix_pull_off_until_a_site_sets_it() -> None:
+    from prefect.cli.deploy._models import PrefectYamlModel
+    from prefect.flows import load_flow_from_entrypoint
 
-
-def test_the_pushed_annotations_are_the_stored_rows(tmp_path: Path) -> None:
-    db = tmp_path / "scores.duckdb"
-    with fake_phoenix() as phoenix:
-        phoenix.add(*real_traces())
-        _pull(phoenix, db)
-        push_phoenix(phoenix.url, "support-agent", str(db))
-        _annotations_match_the_store(phoenix, db)
-        assert json.dumps(list(phoenix.annotations.values()))  # plain JSON, as Phoenix took it
+    raw = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    deployments = {d.name: d for d in PrefectYamlModel.model_validate(raw).deployments}
+    pull = deployments["phoenix-pull"]
+    flow = load_flow_from_entrypoint(str(ROOT / pull.entrypoint))
+    assert flow.name == "pull_phoenix"
+    validated = flow.validate_parameters(dict(pull.parameters))
+    assert validated["db"] == dict(deployments["nightly"].parameters)["db"]
+    (raw_pull,) = [d for d in raw["deployments"] if d["name"] == "phoenix-pull"]
+    assert [schedule["active"] for schedule in raw_pull["schedules"]] == [False]
+    assert (
+        raw_pull["concurrency_limit"] == 1 and raw_pull["work_pool"]["work_queue_name"] == "writer"
+    )

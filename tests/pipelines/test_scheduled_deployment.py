@@ -110,8 +110,8 @@ def _tail(path: Path, lines: int = 60) -> str:
 
 
 def _test_deployments(folder: Path) -> tuple[Path, Path]:
-    """prefect.yaml with each schedule every EVERY_S seconds and the paths in `folder`; the
-    rest as written. Returns the file and the database the nightly writes."""
+    """prefect.yaml with each schedule every EVERY_S seconds (a schedule shipped off stays off:
+    the Phoenix pull needs a Phoenix) and the paths in `folder`; the rest as written. Returns the file and the database the nightly writes."""
     exports = folder / "exports"
     write_demo_archive(exports, n_traces=60, days=2)
     db = folder / "db" / "tracegrade.duckdb"
@@ -119,7 +119,8 @@ def _test_deployments(folder: Path) -> tuple[Path, Path]:
     project = yaml.safe_load((ROOT / "prefect.yaml").read_text())
     for deployment in project["deployments"]:
         if "schedules" in deployment:
-            deployment["schedules"] = [{"interval": EVERY_S, "timezone": "UTC", "active": True}]
+            active = all(schedule.get("active", True) for schedule in deployment["schedules"])
+            deployment["schedules"] = [{"interval": EVERY_S, "timezone": "UTC", "active": active}]
         parameters = deployment["parameters"]
         parameters["db"] = str(db)
         if "paths" in parameters:
