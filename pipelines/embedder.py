@@ -185,7 +185,9 @@ class SentenceEmbedder:
         model = self.load()
         if self.device == "cuda":
             tokenizer = self._text_tokenizer()
-            return pipelined_encode(model, tokenizer, texts, self.batch_size, self.device, progress)
+            return pipelined_encode(
+                model, tokenizer, texts, self.batch_size, self.device, progress
+            )
         return self._encode(model, list(texts), progress), None
 
     def encode(
