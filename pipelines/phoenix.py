@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pipelines.phoenix_api import PhoenixApi
+from pipelines.phoenix_api import OtlpReceiver, PhoenixApi
 from storage.duckdb_store import DuckDBStore
 from storage.phoenix_store import (
     PullState,
@@ -33,10 +34,17 @@ from storage.phoenix_store import (
     trace_spans,
     trace_targets,
 )
-from transforms.phoenix import annotations_of, batches, page_spans, source_key
+from transforms.otlp_evaluations import evaluation_request
+from transforms.phoenix import (
+    annotations_of,
+    batches,
+    is_own_evaluation,
+    page_spans,
+    source_key,
+)
 from transforms.summary import RunSummary
 
-__all__ = ["PullSummary", "PushSummary", "pull_phoenix", "push_phoenix"]
+__all__ = ["PullSummary", "PushSummary", "pull_phoenix", "push_otlp", "push_phoenix"]
 
 QUIET_S = 300.0
 """A trace is complete when its root span is kept and none of its spans ended in this many
@@ -96,8 +104,9 @@ def _pass(
             if reached
             else PullState(state.high_water, top, next_cursor)
         )
-        summary.spans += sum(span.rowid > state.high_water for span in spans)
-        keep_page(store, source, spans, state.high_water, after, datetime.now(UTC))
+        agents = [span for span in spans if not is_own_evaluation(span)]
+        summary.spans += sum(span.rowid > state.high_water for span in agents)
+        keep_page(store, source, agents, state.high_water, after, datetime.now(UTC))
         store.release()
         if reached:
             return resumed
@@ -223,3 +232,28 @@ def push_phoenix(endpoint: str, project: str, db: str) -> PushSummary:
             summary.names[payload["name"]] = summary.names.get(payload["name"], 0) + 1
         summary.spans = len({payload["span_id"] for payload in todo})
     return summary
+
+
+_TRACES_PER_EXPORT = 500
+
+
+def push_otlp(endpoint: str, db: str, *, project: str | None = None) -> tuple[int, int]:
+    """Send the verdicts of every pulled trace to the OTLP/HTTP receiver at `endpoint` as
+    GenAI evaluation results (`transforms.otlp_evaluations`), `project` as the resource's
+    `openinference.project.name` (where Phoenix files them). Returns (spans, events) sent."""
+    with DuckDBStore(db) as store:
+        rows = annotation_rows(store, trace_targets(store, None))
+    trace_of = dict(zip(rows["span_hex"], rows["trace_hex"], strict=True))
+    by_span: dict[str, list[dict[str, Any]]] = {}
+    for item in annotations_of(rows.iter_rows(named=True)):
+        by_span.setdefault(item["span_id"], []).append(item)
+    evaluated = [(trace_of[span], span, items) for span, items in by_span.items()]
+    resource = {"service.name": "tracegrade"}
+    if project:
+        resource["openinference.project.name"] = project
+    at_ns = time.time_ns()
+    with OtlpReceiver(endpoint) as receiver:
+        for start in range(0, len(evaluated), _TRACES_PER_EXPORT):
+            part = evaluated[start : start + _TRACES_PER_EXPORT]
+            receiver.export(evaluation_request(part, at_ns, resource).SerializeToString())
+    return len(evaluated), sum(len(items) for _, _, items in evaluated)

@@ -1,9 +1,11 @@
-"""Phoenix's REST API over HTTP, with bounded retries (docs/phoenix.md).
+"""Phoenix's REST API and OTLP/HTTP receivers, with bounded retries (docs/phoenix.md).
 
-The one module that talks to a Phoenix server. A request that meets a refused connection, a
+The one module that talks to a Phoenix server or an OpenTelemetry receiver. A request that meets a refused connection, a
 timeout, a 429 or a 5xx is tried again after a growing wait (a 429's or 503's `Retry-After`
-when it gives one), at most `len(WAITS_S) + 1` times; then `PhoenixUnavailable` says in one line what
-happened. The API key, when `PHOENIX_API_KEY` holds one, goes in the request's header only.
+when it gives one), at most `len(WAITS_S) + 1` times; then `ServerUnavailable` says in one line what
+happened. Phoenix's API key, when `PHOENIX_API_KEY` holds one, and an OTLP receiver's headers,
+from `OTEL_EXPORTER_OTLP_HEADERS` (`key=value,...`, as OpenTelemetry's exporters take them),
+go in the requests' headers only.
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
-from urllib.parse import quote
+from typing import Any, Self
+from urllib.parse import quote, unquote
 
 import httpx
 
 from transforms.errors import TracegradeError
 
-__all__ = ["PAGE_SIZE", "WAITS_S", "PhoenixApi", "PhoenixUnavailable"]
+__all__ = ["PAGE_SIZE", "WAITS_S", "OtlpReceiver", "PhoenixApi", "ServerUnavailable"]
 
 WAITS_S = (0.5, 1.0, 2.0, 4.0)
 """The waits before each retry of a request, in seconds."""
@@ -28,8 +30,9 @@ PAGE_SIZE = 1000
 """Spans per page: the most Phoenix's API gives at once."""
 
 
-class PhoenixUnavailable(TracegradeError):
-    """Phoenix did not answer a request after every retry, or answered it with an error."""
+class ServerUnavailable(TracegradeError):
+    """Phoenix or an OTLP receiver did not answer a request after every retry, or answered it
+    with an error."""
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -40,31 +43,36 @@ def _retry_after(response: httpx.Response) -> float | None:
         return None
 
 
-class PhoenixApi:
-    """The endpoints of one Phoenix server that a pull and a push use."""
+class _Http:
+    """One server's requests, each tried again on a transient fault."""
+
+    who = "the server"
 
     def __init__(
-        self, endpoint: str, *, timeout_s: float = 30.0, waits_s: tuple[float, ...] | None = None
+        self,
+        endpoint: str,
+        headers: dict[str, str],
+        *,
+        timeout_s: float = 30.0,
+        waits_s: tuple[float, ...] | None = None,
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self._waits = WAITS_S if waits_s is None else waits_s
-        headers = {"User-Agent": "tracegrade"}
-        key = os.environ.get("PHOENIX_API_KEY")
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
+        headers = {"User-Agent": "tracegrade", **headers}
         self._client = httpx.Client(base_url=self.endpoint, headers=headers, timeout=timeout_s)
 
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> PhoenixApi:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        """The JSON answer of one request, tried again on a transient fault."""
+    def _request(self, method: str, path: str, *, answer: str = "json", **kwargs: Any) -> Any:
+        """The answer of one request (its JSON, or with `answer="bytes"` its body), tried again
+        on a transient fault."""
         what = f"{method} {self.endpoint}{path}"
         problem = ""
         for attempt in range(len(self._waits) + 1):
@@ -80,23 +88,36 @@ class PhoenixApi:
                         wait = max(wait, _retry_after(response) or 0.0)
                 elif response.status_code >= 400:
                     detail = response.text.strip().replace("\n", " ")[:300]
-                    raise PhoenixUnavailable(
+                    raise ServerUnavailable(
                         f"{what} answered HTTP {response.status_code}: {detail}"
                     )
+                elif answer == "bytes":
+                    return response.content
                 else:
                     try:
                         return response.json()
                     except ValueError:
-                        raise PhoenixUnavailable(
+                        raise ServerUnavailable(
                             f"{what} answered something that is not JSON"
                         ) from None
             if wait is None:
                 break
             time.sleep(wait)
-        raise PhoenixUnavailable(
-            f"Phoenix did not answer {what} after {len(self._waits) + 1} tries ({problem}); "
-            "nothing partial was kept, and the next run continues from the last whole page"
+        raise ServerUnavailable(
+            f"{self.who} did not answer {what} after {len(self._waits) + 1} tries ({problem}); "
+            "what was done before stays done (whole pages, whole requests), and the next run "
+            "continues from there"
         )
+
+
+class PhoenixApi(_Http):
+    """The endpoints of one Phoenix server that a pull and a push use."""
+
+    who = "Phoenix"
+
+    def __init__(self, endpoint: str, **options: Any) -> None:
+        key = os.environ.get("PHOENIX_API_KEY")
+        super().__init__(endpoint, {"Authorization": f"Bearer {key}"} if key else {}, **options)
 
     def spans_page(
         self,
@@ -134,3 +155,31 @@ class PhoenixApi:
             cursor = page.get("next_cursor")
             if not cursor:
                 return found
+
+
+def _otlp_headers() -> dict[str, str]:
+    """OTEL_EXPORTER_OTLP_HEADERS as a dict (`key=value` pairs, comma-separated, URL-encoded)."""
+    headers = {}
+    for pair in os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "").split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            headers[unquote(key.strip())] = unquote(value.strip())
+    return headers
+
+
+class OtlpReceiver(_Http):
+    """An OTLP/HTTP receiver's traces endpoint: `endpoint` is its base (`http://host:4318`,
+    Phoenix's `http://host:6006`) or the traces URL itself (ending in `/v1/traces`)."""
+
+    who = "the OTLP receiver"
+
+    def __init__(self, endpoint: str, **options: Any) -> None:
+        base = endpoint.rstrip("/").removesuffix("/v1/traces")
+        super().__init__(
+            base, {"Content-Type": "application/x-protobuf", **_otlp_headers()}, **options
+        )
+
+    def export(self, request: bytes) -> bytes:
+        """POST one ExportTraceServiceRequest (protobuf); the receiver's answer."""
+        answer: bytes = self._request("POST", "/v1/traces", answer="bytes", content=request)
+        return answer

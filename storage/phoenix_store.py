@@ -135,24 +135,29 @@ def mark_delivered(store: DuckDBStore, source: str, traces: list[str], at: datet
         )
 
 
-def trace_targets(store: DuckDBStore, source: str) -> pl.DataFrame:
-    """For each stored trace that a pull of `source` delivered, the span its annotations go
-    on: trace_id (as the OTel import names it), span_hex. A trace's root span takes the
-    trace's scores; an agent span takes those of the agent run it heads (`group_by = "agent"`)."""
+def trace_targets(store: DuckDBStore, source: str | None) -> pl.DataFrame:
+    """For each stored trace that a pull of `source` (None: of any source) delivered, the span
+    its verdicts go on: trace_id (as the OTel import names it), trace_hex, span_hex. A trace's
+    root span takes the trace's; an agent span takes those of the agent run it heads
+    (`group_by = "agent"`)."""
     rows = store.rows(
         "SELECT DISTINCT trace_hex, span_hex, parent_hex IS NULL, span_kind = 'AGENT' "
-        "FROM phoenix_spans WHERE source = ? AND delivered_at IS NOT NULL",
-        [source],
+        "FROM phoenix_spans WHERE (source = ? OR ? IS NULL) AND delivered_at IS NOT NULL",
+        [source, source],
     )
-    pairs: dict[str, str] = {}
+    pairs: dict[str, tuple[str, str]] = {}
     for trace_hex, span_hex, is_root, is_agent in rows:
         if is_root:
-            pairs[otel_trace_id(trace_hex)] = span_hex
+            pairs[otel_trace_id(trace_hex)] = (trace_hex, span_hex)
         if is_agent:
-            pairs[otel_trace_id(trace_hex, span_hex)] = span_hex
+            pairs[otel_trace_id(trace_hex, span_hex)] = (trace_hex, span_hex)
     return pl.DataFrame(
-        {"trace_id": list(pairs), "span_hex": list(pairs.values())},
-        schema={"trace_id": pl.String, "span_hex": pl.String},
+        {
+            "trace_id": list(pairs),
+            "trace_hex": [pair[0] for pair in pairs.values()],
+            "span_hex": [pair[1] for pair in pairs.values()],
+        },
+        schema={"trace_id": pl.String, "trace_hex": pl.String, "span_hex": pl.String},
     )
 
 
@@ -162,7 +167,7 @@ def annotation_rows(store: DuckDBStore, targets: pl.DataFrame) -> pl.DataFrame:
     trace's rows without a judgement)."""
     return store.sql_with(
         """
-        SELECT t.span_hex, s.trace_id, s.run_id, s.score, s.shareable, s.complexity, s.novelty,
+        SELECT t.trace_hex, t.span_hex, s.trace_id, s.run_id, s.score, s.shareable, s.complexity, s.novelty,
                s.tool_diversity, s.outcome_confidence,
                c.level, c.reason, c.aggregate,
                j.metric, j.status AS judge_status, j.score AS judge_score, j.comment

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from transforms.errors import TracegradeError
+from transforms.otlp_evaluations import EVALUATION_EVENT, EVALUATION_SPAN
 
 __all__ = [
     "ANNOTATION_IDENTIFIER",
@@ -24,6 +25,7 @@ __all__ = [
     "annotation",
     "annotations_of",
     "batches",
+    "is_own_evaluation",
     "judge_annotation_name",
     "page_spans",
     "source_key",
@@ -117,6 +119,18 @@ def page_spans(page: object) -> tuple[list[PulledSpan], str | None]:
     if cursor is not None and not isinstance(cursor, str):
         raise PageError(f"the page's next_cursor {cursor!r} is not a string")
     return [_span(value, number) for number, value in enumerate(page["data"], 1)], cursor
+
+
+def is_own_evaluation(span: PulledSpan) -> bool:
+    """True for a span `tracegrade push otlp` sent: a `gen_ai.evaluation` span whose events
+    are all `gen_ai.evaluation.result`. A pull leaves these out (they are verdicts, not agent
+    work: kept, they would send every trace they sit in to scoring again)."""
+    events = span.span.get("events") or []
+    return (
+        span.span.get("name") == EVALUATION_SPAN
+        and bool(events)
+        and all(isinstance(e, Mapping) and e.get("name") == EVALUATION_EVENT for e in events)
+    )
 
 
 def judge_annotation_name(metric: str) -> str:

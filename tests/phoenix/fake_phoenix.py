@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,50 @@ class FakePhoenix:
         return {"data": [{"id": str(i)} for i, _ in enumerate(body["data"])]}
 
 
+def _iso(nanoseconds: int) -> str:
+    return datetime.fromtimestamp(nanoseconds / 1e9, UTC).isoformat()
+
+
+def otlp_spans(raw: bytes) -> list[dict[str, Any]]:
+    """The spans of an OTLP/HTTP protobuf request as Phoenix's REST API shows them (its
+    attributes and events' values as plain JSON)."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    def values(pairs: Any) -> dict[str, Any]:
+        return {kv.key: next(iter(MessageToDict(kv.value).values()), None) for kv in pairs}
+
+    request = ExportTraceServiceRequest.FromString(raw)
+    found = []
+    for resource in request.resource_spans:
+        for scope in resource.scope_spans:
+            for span in scope.spans:
+                found.append(
+                    {
+                        "name": span.name,
+                        "context": {"trace_id": span.trace_id.hex(), "span_id": span.span_id.hex()},
+                        "span_kind": "UNKNOWN",
+                        "parent_id": span.parent_span_id.hex() or None,
+                        "start_time": _iso(span.start_time_unix_nano),
+                        "end_time": _iso(span.end_time_unix_nano),
+                        "status_code": "UNSET",
+                        "status_message": "",
+                        "attributes": values(span.attributes),
+                        "events": [
+                            {
+                                "name": e.name,
+                                "timestamp": _iso(e.time_unix_nano),
+                                "attributes": values(e.attributes),
+                            }
+                            for e in span.events
+                        ],
+                    }
+                )
+    return found
+
+
 def _row(span: dict[str, Any]) -> int:
     return int(base64.b64decode(span["id"]).decode().split(":")[1])
 
@@ -116,7 +161,7 @@ def _handler(state: FakePhoenix) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             query = parse_qs(parts.query)
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length)) if length else None
+            raw = self.rfile.read(length) if length else b""
             with state.lock:
                 state.requests.append((method, parts.path, query))
                 state.headers.append(dict(self.headers))
@@ -128,10 +173,13 @@ def _handler(state: FakePhoenix) -> type[BaseHTTPRequestHandler]:
             if method == "GET" and parts.path.endswith("/spans"):
                 with state.lock:
                     answer = state.page(query)
+            elif method == "POST" and parts.path == "/v1/traces":
+                state.add(otlp_spans(raw))
+                return self._answer(200, b"", "application/x-protobuf")
             elif method == "POST" and parts.path == "/v1/span_annotations":
                 try:
                     with state.lock:
-                        answer = state.annotate(body)
+                        answer = state.annotate(json.loads(raw))
                 except KeyError as missing:
                     return self._answer(404, f'{{"detail": "span {missing} not found"}}'.encode())
             else:

@@ -14,8 +14,8 @@ import yaml
 from fake_phoenix import REAL_SPANS, FakePhoenix, fake_phoenix, real_traces, renamed
 
 import pipelines.phoenix_api as phoenix_api
-from pipelines.phoenix import pull_phoenix, push_phoenix
-from pipelines.phoenix_api import PhoenixUnavailable
+from pipelines.phoenix import pull_phoenix, push_otlp, push_phoenix
+from pipelines.phoenix_api import ServerUnavailable
 from storage.duckdb_store import DuckDBStore
 from tracegrade.cli.app import main
 from transforms.phoenix import PageError, source_key, span_rowid
@@ -115,7 +115,7 @@ def test_phoenix_failing_mid_pull_leaves_nothing_partial_and_the_rerun_continues
     with fake_phoenix() as phoenix:
         phoenix.add(*real_traces())
         phoenix.faults = [None, 503, 503, 503, 503, 503]  # the second page, every try
-        with pytest.raises(PhoenixUnavailable, match=r"after 5 tries \(HTTP 503\)"):
+        with pytest.raises(ServerUnavailable, match=r"after 5 tries \(HTTP 503\)"):
             _pull(phoenix, db)
         assert _scores(db) == []
         with DuckDBStore(db, read_only=True) as store:
@@ -211,3 +211,25 @@ def test_prefect_yaml_declares_the_phoenix_pull_off_until_a_site_sets_it() -> No
     assert (
         raw_pull["concurrency_limit"] == 1 and raw_pull["work_pool"]["work_queue_name"] == "writer"
     )
+
+
+def test_push_otlp_sends_evaluation_events_and_a_pull_leaves_them_out(tmp_path: Path) -> None:
+    db = tmp_path / "scores.duckdb"
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        _pull(phoenix, db)
+        assert push_otlp(phoenix.url, str(db), project="support-agent") == (3, 6)
+        sent = [span for span in phoenix.spans if span["name"] == "gen_ai.evaluation"]
+        roots = {s["context"]["span_id"] for s in phoenix.spans if s["parent_id"] is None}
+        assert len(sent) == 3 and {span["parent_id"] for span in sent} == roots
+        with DuckDBStore(db, read_only=True) as store:
+            scores = dict(store.rows("SELECT trace_id, score FROM latest_scores"))
+        for span in sent:
+            events = {e["attributes"]["gen_ai.evaluation.name"]: e for e in span["events"]}
+            assert set(events) == {"tracegrade.value", "tracegrade.level"}
+            value = events["tracegrade.value"]
+            assert value["name"] == "gen_ai.evaluation.result"
+            trace = value["attributes"]["tracegrade.trace_id"]
+            assert value["attributes"]["gen_ai.evaluation.score.value"] == scores[trace]
+        again = _pull(phoenix, db)
+        assert (again.spans, again.traces) == (0, 0)  # its own verdicts are not agent work

@@ -20,7 +20,7 @@ from phoenix_server import free_port, phoenix_serving, run_agent
 
 import pipelines.phoenix_api as phoenix_api
 from pipelines.phoenix import pull_phoenix
-from pipelines.phoenix_api import PhoenixApi, PhoenixUnavailable
+from pipelines.phoenix_api import PhoenixApi, ServerUnavailable
 from storage.duckdb_store import DuckDBStore
 from storage.phoenix_store import trace_targets
 from tracegrade.cli.app import main
@@ -34,17 +34,27 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def wait_for_roots(endpoint: str, count: int) -> int:
-    """Phoenix inserts the spans it receives in batches: wait until it shows `count` traces'
-    root spans; returns how many spans it holds then."""
+def spans_named(endpoint: str, count: int, name: str | None = None) -> list[dict[str, Any]]:
+    """Phoenix inserts the spans it receives in batches: wait until it shows `count` root
+    spans (with `name`, `count` spans of that name); returns its spans then."""
     url = f"{endpoint}/v1/projects/{PROJECT}/spans"
     deadline = time.monotonic() + 60
     while True:
         spans = httpx.get(url, params={"limit": 1000}, timeout=10).json()["data"]
-        if sum(span["parent_id"] is None for span in spans) >= count:
-            return len(spans)
+        if name is None:
+            found = sum(span["parent_id"] is None for span in spans)
+        else:
+            found = sum(span["name"] == name for span in spans)
+        if found >= count:
+            return list(spans)
         assert time.monotonic() < deadline, f"Phoenix shows {len(spans)} spans"
         time.sleep(0.5)
+
+
+def wait_for_roots(endpoint: str, count: int) -> int:
+    """How many agent spans Phoenix holds once it shows `count` traces' root spans."""
+    spans = spans_named(endpoint, count)
+    return sum(span["name"] != "gen_ai.evaluation" for span in spans)
 
 
 def stored(db: Path, endpoint: str) -> dict[str, tuple[Any, ...]]:
@@ -97,6 +107,21 @@ def test_pull_score_push_against_a_real_phoenix(
         with PhoenixApi(endpoint) as api:
             assert len(api.span_annotations(PROJECT, list(rows))) == len(written) == 6
 
+        assert (
+            main(["push", "otlp", "--endpoint", endpoint, "--db", str(db), "--project", PROJECT])
+            == 0
+        )
+        for span in spans_named(endpoint, 3, "gen_ai.evaluation"):
+            if span["name"] == "gen_ai.evaluation":
+                events = {e["attributes"]["gen_ai.evaluation.name"]: e for e in span["events"]}
+                score, level = rows[span["parent_id"]][:2]
+                value = events["tracegrade.value"]["attributes"]["gen_ai.evaluation.score.value"]
+                assert value == pytest.approx(score, abs=1e-12)
+                assert (
+                    events["tracegrade.level"]["attributes"]["gen_ai.evaluation.score.label"]
+                    == level
+                )
+
         run_agent(endpoint, PROJECT)
         all_spans = wait_for_roots(endpoint, 6)
         from pipelines.flows import pull_phoenix as pull_flow  # the nightly deployment's flow
@@ -117,7 +142,7 @@ def test_pull_score_push_against_a_real_phoenix(
             return page
 
         monkeypatch.setattr(PhoenixApi, "spans_page", stop_after_the_first_page)
-        with pytest.raises(PhoenixUnavailable, match="after 5 tries"):
+        with pytest.raises(ServerUnavailable, match="after 5 tries"):
             pulled(db, endpoint)
         monkeypatch.setattr(PhoenixApi, "spans_page", pages)
         assert len(stored(db, endpoint)) == 6  # nothing of the third round is scored

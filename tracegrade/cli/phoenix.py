@@ -61,6 +61,18 @@ def _cmd_push(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_push_otlp(args: argparse.Namespace) -> int:
+    from pipelines.phoenix import push_otlp
+
+    check_database(args.db, must_exist=True)
+    spans, events = push_otlp(args.endpoint, args.db, project=args.project)
+    print(
+        f"tracegrade: sent {events} gen_ai.evaluation.result events on {spans} evaluation "
+        f"spans to {args.endpoint}"
+    )
+    return EXIT_OK
+
+
 def _common(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--endpoint",
@@ -113,3 +125,22 @@ def add_phoenix_commands(commands: Any) -> None:
     )
     _common(phoenix)
     phoenix.set_defaults(handler=_cmd_push)
+    otlp = targets.add_parser(
+        "otlp",
+        help="send each pulled trace's verdicts to an OTLP/HTTP receiver as OpenTelemetry "
+        "GenAI evaluation results (gen_ai.evaluation.result events)",
+    )
+    otlp.add_argument(
+        "--endpoint",
+        required=True,
+        metavar="URL",
+        help="the receiver's base URL (http://host:4318) or its /v1/traces URL; headers from "
+        "$OTEL_EXPORTER_OTLP_HEADERS",
+    )
+    otlp.add_argument("--db", required=True, metavar="FILE", help="the DuckDB file")
+    otlp.add_argument(
+        "--project",
+        metavar="NAME",
+        help="the resource's openinference.project.name: the Phoenix project to file them in",
+    )
+    otlp.set_defaults(handler=_cmd_push_otlp)
