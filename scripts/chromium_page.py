@@ -31,7 +31,7 @@ from typing import Any
 
 from websockets.sync.client import ClientConnection, connect
 
-__all__ = ["PageCheck", "chromium_binary", "open_page"]
+__all__ = ["PageCheck", "chromium_binary", "open_page", "screenshot_url"]
 
 _CHARTS_JS = """
 Array.from(document.querySelectorAll('.js-plotly-plot')).map(div => {
@@ -130,15 +130,16 @@ def _stop(browser: subprocess.Popen[bytes]) -> None:
     browser.wait()
 
 
-def _page(session: _Session) -> None:
+def _page(session: _Session, *, offline: bool = True, size: tuple[int, int] = (1280, 900)) -> None:
     target = session.call("Target.createTarget", url="about:blank")["targetId"]
     attached = session.call("Target.attachToTarget", targetId=target, flatten=True)
     session.session = attached["sessionId"]
     for domain in ("Page", "Runtime", "Log", "Network"):
         session.call(f"{domain}.enable")
-    session.call("Network.setBlockedURLs", urls=["http://*", "https://*", "ws://*", "wss://*"])
+    if offline:
+        session.call("Network.setBlockedURLs", urls=["http://*", "https://*", "ws://*", "wss://*"])
     session.call(
-        "Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1,
+        "Emulation.setDeviceMetricsOverride", width=size[0], height=size[1], deviceScaleFactor=1,
         mobile=False,
     )  # fmt: skip
 
@@ -192,6 +193,45 @@ def open_page(path: Path, screenshot: Path | None = None, timeout: float = 60.0)
         finally:
             _stop(browser)
     return check
+
+
+def screenshot_url(
+    url: str,
+    screenshot: Path,
+    ready_js: str,
+    timeout: float = 90.0,
+    size: tuple[int, int] = (1600, 1000),
+) -> tuple[float, list[str]]:
+    """Load a served page (a local server's UI, its own requests allowed), wait until
+    `ready_js` is true, and save the first screen to `screenshot`. Returns the seconds until
+    ready and the page's console errors."""
+    binary = chromium_binary()
+    if binary is None:
+        raise RuntimeError("no chromium on PATH (make browser installs Debian's package)")
+    check = PageCheck()
+    with tempfile.TemporaryDirectory(
+        prefix="tracegrade-chromium-", ignore_cleanup_errors=True
+    ) as profile:
+        browser, endpoint = _launch(binary, profile)
+        try:
+            with connect(endpoint, max_size=None, open_timeout=30) as socket:
+                session = _Session(socket)
+                _page(session, offline=False, size=size)
+                started = time.perf_counter()
+                session.call("Page.navigate", url=url)
+                while not session.evaluate(ready_js):
+                    if time.perf_counter() - started > timeout:
+                        text = session.evaluate("document.body && document.body.innerText")
+                        raise TimeoutError(f"{url} was not ready in {timeout} s: {text!r:.500}")
+                    time.sleep(0.25)
+                elapsed = time.perf_counter() - started
+                time.sleep(1.5)  # let the last panel finish drawing
+                shot = session.call("Page.captureScreenshot", format="png")
+                screenshot.write_bytes(base64.b64decode(shot["data"]))
+                _findings(session, url, check)
+        finally:
+            _stop(browser)
+    return elapsed, check.errors
 
 
 def main() -> int:

@@ -10,6 +10,8 @@ TRACEGRADE_PHOENIX_VENV set; `make test` skips it (no Phoenix)."""
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,13 @@ from storage.phoenix_store import trace_targets
 from tracegrade.cli.app import main
 from transforms.phoenix import source_key
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+
+from chromium_page import screenshot_url  # noqa: E402
+
 VENV = os.environ.get("TRACEGRADE_PHOENIX_VENV")
+SCREENSHOT = os.environ.get("TRACEGRADE_PHOENIX_SCREENSHOT")
+"""Where to copy the screenshot of Phoenix's UI as well (docs/phoenix.png is made so)."""
 PROJECT = "support-agent"
 
 pytestmark = pytest.mark.skipif(
@@ -67,6 +75,19 @@ def stored(db: Path, endpoint: str) -> dict[str, tuple[Any, ...]]:
             targets=targets,
         )
     return {row[0]: row[1:] for row in rows.iter_rows()}
+
+
+def screenshot_of_a_trace(endpoint: str, trace_hex: str, path: Path) -> None:
+    """Phoenix's own UI on one trace, in headless Chromium, once it shows tracegrade's
+    annotations beside the trace (a TimeoutError if it never does)."""
+    projects = httpx.get(f"{endpoint}/v1/projects", timeout=10).json()["data"]
+    (project_id,) = [p["id"] for p in projects if p["name"] == PROJECT]
+    shown = (
+        "['tracegrade.value', 'tracegrade.level'].every(n => document.body.innerText.includes(n))"
+    )
+    screenshot_url(f"{endpoint}/projects/{project_id}/traces/{trace_hex}", path, shown)
+    if SCREENSHOT:
+        shutil.copyfile(path, SCREENSHOT)
 
 
 def pulled(db: Path, endpoint: str) -> Any:
@@ -121,6 +142,13 @@ def test_pull_score_push_against_a_real_phoenix(
                     events["tracegrade.level"]["attributes"]["gen_ai.evaluation.score.label"]
                     == level
                 )
+
+        with DuckDBStore(db, read_only=True) as store:
+            (trace_hex,) = store.rows(
+                "SELECT trace_hex FROM phoenix_spans WHERE span_kind = 'AGENT' "
+                "ORDER BY span_rowid DESC LIMIT 1"
+            )[0]
+        screenshot_of_a_trace(endpoint, trace_hex, tmp_path / "phoenix.png")
 
         run_agent(endpoint, PROJECT)
         all_spans = wait_for_roots(endpoint, 6)
