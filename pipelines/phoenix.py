@@ -33,6 +33,7 @@ from storage.phoenix_store import (
     record_annotations,
     trace_spans,
     trace_targets,
+    undelivered_traces,
 )
 from transforms.otlp_evaluations import evaluation_request
 from transforms.phoenix import (
@@ -160,11 +161,7 @@ def pull_phoenix(
         traces = complete_traces(
             store, source, now, timedelta(seconds=quiet_s), timedelta(seconds=orphan_after_s)
         )
-        summary.waiting = store.rows(
-            "SELECT count(DISTINCT trace_hex) FROM phoenix_spans "
-            "WHERE source = ? AND delivered_at IS NULL AND NOT list_contains(?, trace_hex)",
-            [source, traces],
-        )[0][0]
+        summary.waiting = undelivered_traces(store, source) - len(traces)
         if not traces:
             return summary
         path = _page_file(
@@ -216,10 +213,10 @@ def push_phoenix(endpoint: str, project: str, db: str) -> PushSummary:
         targets = trace_targets(store, source)
         payloads = annotations_of(annotation_rows(store, targets).iter_rows(named=True))
         todo = changed_annotations(store, source, payloads)
-        summary.skipped = store.rows(
-            "SELECT count(*) FROM latest_scores WHERE NOT list_contains(?, trace_id)",
-            [targets["trace_id"].to_list()],
-        )[0][0]
+        summary.skipped = store.sql_with(
+            "SELECT count(*) AS n FROM latest_scores ANTI JOIN __targets USING (trace_id)",
+            targets=targets,
+        )["n"][0]
         store.release()
         summary.unchanged = len(payloads) - len(todo)
         with PhoenixApi(endpoint) as api:

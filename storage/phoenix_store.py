@@ -16,7 +16,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 
+from storage._names import sql_string
 from storage.duckdb_store import DuckDBStore
 from transforms.otel import otel_trace_id
 from transforms.phoenix import PulledSpan
@@ -32,6 +34,7 @@ __all__ = [
     "record_annotations",
     "trace_spans",
     "trace_targets",
+    "undelivered_traces",
 ]
 
 
@@ -66,28 +69,29 @@ def keep_page(
     """In one transaction: the page's spans after row `above` (a span kept already is not kept
     twice) and the pull's new `state`."""
     fresh = [span for span in spans if span.rowid > above]
+    page = pa.table(
+        {
+            "span_rowid": pa.array([span.rowid for span in fresh], pa.int64()),
+            "trace_hex": [span.trace_hex for span in fresh],
+            "span_hex": [span.span_hex for span in fresh],
+            "parent_hex": pa.array([span.parent_hex for span in fresh], pa.string()),
+            "span_kind": pa.array([span.kind for span in fresh], pa.string()),
+            "end_time": pa.array([span.end_time for span in fresh], pa.timestamp("us", "UTC")),
+            "span": [json.dumps(span.span, default=str) for span in fresh],
+        }
+    )
     with store.transaction() as con:
-        if fresh:
-            con.executemany(
-                "INSERT INTO phoenix_spans SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL "
-                "WHERE NOT EXISTS (SELECT 1 FROM phoenix_spans WHERE source = ? AND span_rowid = ?)",
-                [
-                    [
-                        source,
-                        span.rowid,
-                        span.trace_hex,
-                        span.span_hex,
-                        span.parent_hex,
-                        span.kind,
-                        span.end_time,
-                        json.dumps(span.span, default=str),
-                        at,
-                        source,
-                        span.rowid,
-                    ]
-                    for span in fresh
-                ],
+        con.register("__page", page)
+        try:
+            con.execute(
+                "INSERT INTO phoenix_spans SELECT ?, p.span_rowid, p.trace_hex, p.span_hex, "
+                "p.parent_hex, p.span_kind, p.end_time, p.span, ?, NULL FROM __page p "
+                "ANTI JOIN (SELECT span_rowid FROM phoenix_spans WHERE source = ?) k "
+                "USING (span_rowid)",
+                [source, at, source],
             )
+        finally:
+            con.unregister("__page")
         con.execute("DELETE FROM phoenix_pulls WHERE source = ?", [source])
         con.execute(
             "INSERT INTO phoenix_pulls VALUES (?, ?, ?, ?, ?)",
@@ -115,24 +119,43 @@ def complete_traces(
     return [row[0] for row in rows]
 
 
+def _traces(traces: list[str]) -> pl.DataFrame:
+    return pl.DataFrame({"trace_hex": traces}, schema={"trace_hex": pl.String})
+
+
+def undelivered_traces(store: DuckDBStore, source: str) -> int:
+    """How many traces have a kept span not yet handed to scoring."""
+    return int(
+        store.rows(
+            "SELECT count(DISTINCT trace_hex) FROM phoenix_spans "
+            "WHERE source = ? AND delivered_at IS NULL",
+            [source],
+        )[0][0]
+    )
+
+
 def trace_spans(store: DuckDBStore, source: str, traces: list[str]) -> list[dict[str, Any]]:
     """Every kept span of `traces`, as Phoenix gave it, in Phoenix's order of arrival."""
-    rows = store.rows(
-        "SELECT span FROM phoenix_spans WHERE source = ? AND list_contains(?, trace_hex) "
-        "ORDER BY span_rowid",
-        [source, traces],
+    frame = store.sql_with(
+        f"SELECT s.span FROM phoenix_spans s SEMI JOIN __traces USING (trace_hex) "
+        f"WHERE s.source = {sql_string(source)} ORDER BY s.span_rowid",
+        traces=_traces(traces),
     )
-    return [json.loads(row[0]) for row in rows]
+    return [json.loads(text) for text in frame["span"]]
 
 
 def mark_delivered(store: DuckDBStore, source: str, traces: list[str], at: datetime) -> None:
     """`traces`' spans were handed to a scoring run that completed."""
     with store.transaction() as con:
-        con.execute(
-            "UPDATE phoenix_spans SET delivered_at = ? "
-            "WHERE source = ? AND list_contains(?, trace_hex) AND delivered_at IS NULL",
-            [at, source, traces],
-        )
+        con.register("__delivered", _traces(traces).to_arrow())
+        try:
+            con.execute(
+                "UPDATE phoenix_spans SET delivered_at = ? WHERE source = ? "
+                "AND delivered_at IS NULL AND trace_hex IN (SELECT trace_hex FROM __delivered)",
+                [at, source],
+            )
+        finally:
+            con.unregister("__delivered")
 
 
 def trace_targets(store: DuckDBStore, source: str | None) -> pl.DataFrame:

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from phoenix_server import free_port, phoenix_serving, run_agent
+from traced_agent import free_port, phoenix_serving, run_agent
 
 import pipelines.phoenix_api as phoenix_api
 from pipelines.phoenix import pull_phoenix
