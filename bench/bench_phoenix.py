@@ -155,11 +155,16 @@ def _send(endpoint: str, traces: int) -> float:
                     ResourceSpans(resource=resource, scope_spans=[ScopeSpans(spans=spans)])
                 ]
             ).SerializeToString()
-            client.post(
-                f"{endpoint}/v1/traces",
-                content=body,
-                headers={"Content-Type": "application/x-protobuf"},
-            ).raise_for_status()
+            while True:  # Phoenix answers 503 while its insert queue is full: wait, resend
+                sent = client.post(
+                    f"{endpoint}/v1/traces",
+                    content=body,
+                    headers={"Content-Type": "application/x-protobuf"},
+                )
+                if sent.status_code != 503:
+                    sent.raise_for_status()
+                    break
+                time.sleep(2)
         query = "{ projects { edges { node { name recordCount } } } }"
         while True:
             answer = client.post(f"{endpoint}/graphql", json={"query": query}).json()

@@ -13,6 +13,7 @@ import base64
 import copy
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -68,6 +69,10 @@ class FakePhoenix:
     requests: list[tuple[str, str, dict[str, list[str]]]] = field(default_factory=list)
     faults: list[int | str | None] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    page_cap: int | None = None
+    """At most this many spans a page, whatever the request asks (a server may give fewer)."""
+    page_delay_s: float = 0.0
+    """Each page after the first is answered this late (a pull can be stopped while waiting)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, *traces: list[dict[str, Any]]) -> None:
@@ -81,6 +86,7 @@ class FakePhoenix:
 
     def page(self, query: dict[str, list[str]]) -> dict[str, Any]:
         limit = int(query.get("limit", ["100"])[0])
+        limit = min(limit, self.page_cap or limit)
         newest_first = list(reversed(self.spans))
         if "cursor" in query:
             row = int(base64.b64decode(query["cursor"][0]).decode().split(":")[1])
@@ -171,6 +177,8 @@ def _handler(state: FakePhoenix) -> type[BaseHTTPRequestHandler]:
             if isinstance(fault, int):
                 return self._answer(fault, b'{"detail": "scripted fault"}')
             if method == "GET" and parts.path.endswith("/spans"):
+                if "cursor" in query:
+                    time.sleep(state.page_delay_s)
                 with state.lock:
                     answer = state.page(query)
             elif method == "POST" and parts.path == "/v1/traces":

@@ -5,6 +5,10 @@ The real server: tests/phoenix/test_phoenix_server.py (`make phoenix-test`)."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -233,3 +237,59 @@ def test_push_otlp_sends_evaluation_events_and_a_pull_leaves_them_out(tmp_path: 
             assert value["attributes"]["gen_ai.evaluation.score.value"] == scores[trace]
         again = _pull(phoenix, db)
         assert (again.spans, again.traces) == (0, 0)  # its own verdicts are not agent work
+
+
+def _pull_command(phoenix: FakePhoenix, db: Path) -> list[str]:
+    return [
+        *(str(Path(sys.executable).with_name("tracegrade")), "pull", "phoenix"),
+        *("--endpoint", phoenix.url, "--project", "support-agent", "--db", str(db)),
+        *("--no-embedder", "--quiet", "0"),
+    ]
+
+
+def _stage(db: Path) -> str:
+    """Where a killed pull stood: not started, paging, scoring (a run left running), or done."""
+    if not db.exists():
+        return "not started"
+    with DuckDBStore(db, read_only=True) as store:
+        if not store.has_table("phoenix_pulls"):
+            return "not started"
+        if store.rows("SELECT count(*) FROM phoenix_pulls WHERE pending_cursor IS NOT NULL")[0][0]:
+            return "paging"
+        if store.rows("SELECT count(*) FROM runs WHERE status = 'running'")[0][0]:
+            return "scoring"
+        delivered = store.rows("SELECT count(*) FROM phoenix_spans WHERE delivered_at IS NULL")
+        return "scored, not marked" if delivered[0][0] else "done"
+
+
+def test_a_pull_killed_at_any_stage_reruns_to_what_a_clean_pull_stores(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.duckdb"
+    traces = [renamed(trace, f"{n:02x}") for n in range(4) for trace in real_traces()]
+    with fake_phoenix() as phoenix:
+        phoenix.add(*traces)  # 48 spans, 12 traces
+        phoenix.page_cap = 5
+        _pull(phoenix, clean)
+        phoenix.page_delay_s = 0.3
+        stages: list[str] = []
+        for moment in (0.5, 1.5, 3.0, 5.0, 7.0):  # paging, paging, keeping, scoring, after
+            db = tmp_path / f"killed-{moment}.duckdb"
+            pull = subprocess.Popen(
+                _pull_command(phoenix, db),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=ROOT,
+            )
+            time.sleep(moment)
+            pull.send_signal(signal.SIGKILL)
+            pull.wait()
+            stages.append(_stage(db))
+            phoenix.page_delay_s = 0.0
+            _pull(phoenix, db)
+            phoenix.page_delay_s = 0.3
+            assert _scores(db) == _scores(clean), moment
+            with DuckDBStore(db, read_only=True) as store:
+                kept = store.rows("SELECT count(*), count(DISTINCT span_rowid) FROM phoenix_spans")
+                statuses = {row[0] for row in store.rows("SELECT status FROM runs")}
+            assert kept == [(48, 48)], moment
+            assert "running" not in statuses, (moment, statuses)
+    assert "paging" in stages  # at least one kill fell between two pages
