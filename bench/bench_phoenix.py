@@ -179,12 +179,11 @@ def _send(endpoint: str, traces: int) -> float:
 
 def _pages_only(endpoint: str) -> tuple[int, float]:
     from pipelines.phoenix_api import PhoenixApi
-    from transforms.phoenix import page_spans
 
     started, count, cursor = time.perf_counter(), 0, None
     with PhoenixApi(endpoint) as api:
         while True:
-            spans, cursor = page_spans(api.spans_page(PROJECT, cursor))
+            spans, cursor = api.spans_page(PROJECT, cursor)
             count += len(spans)
             if cursor is None:
                 return count, time.perf_counter() - started

@@ -40,7 +40,6 @@ from transforms.phoenix import (
     annotations_of,
     batches,
     is_own_evaluation,
-    page_spans,
     source_key,
 )
 from transforms.summary import RunSummary
@@ -95,7 +94,7 @@ def _pass(
     cursor = state.cursor
     top = state.top
     while True:
-        spans, next_cursor = page_spans(api.spans_page(project, cursor, since))
+        spans, next_cursor = api.spans_page(project, cursor, since)
         summary.pages += 1
         if top is None:
             top = max((span.rowid for span in spans), default=state.high_water)

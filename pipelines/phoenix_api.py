@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self
 from urllib.parse import quote, unquote
@@ -20,6 +20,7 @@ from urllib.parse import quote, unquote
 import httpx
 
 from transforms.errors import TracegradeError
+from transforms.phoenix import PageError, PulledSpan, page_spans
 
 __all__ = ["PAGE_SIZE", "WAITS_S", "OtlpReceiver", "PhoenixApi", "ServerUnavailable"]
 
@@ -33,6 +34,28 @@ PAGE_SIZE = 1000
 class ServerUnavailable(TracegradeError):
     """Phoenix or an OTLP receiver did not answer a request after every retry, or answered it
     with an error."""
+
+
+class Unreadable(ValueError):
+    """An answer that arrived and cannot be read: not JSON, or not a page of spans."""
+
+
+def _json(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise Unreadable("an answer that is not JSON") from None
+
+
+def _page(response: httpx.Response) -> tuple[list[PulledSpan], str | None]:
+    try:
+        return page_spans(_json(response))
+    except PageError as exc:
+        raise Unreadable(str(exc)) from None
+
+
+def _body(response: httpx.Response) -> bytes:
+    return response.content
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -70,9 +93,17 @@ class _Http:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _request(self, method: str, path: str, *, answer: str = "json", **kwargs: Any) -> Any:
-        """The answer of one request (its JSON, or with `answer="bytes"` its body), tried again
-        on a transient fault."""
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        read: Callable[[httpx.Response], Any] = _json,
+        **kwargs: Any,
+    ) -> Any:
+        """What `read` makes of the answer to one request (by default its JSON). A refused
+        connection, a timeout, a 429, a 5xx or an answer `read` finds unreadable is tried
+        again after the next wait; a 4xx is an error at once."""
         what = f"{method} {self.endpoint}{path}"
         problem = ""
         for attempt in range(len(self._waits) + 1):
@@ -91,22 +122,18 @@ class _Http:
                     raise ServerUnavailable(
                         f"{what} answered HTTP {response.status_code}: {detail}"
                     )
-                elif answer == "bytes":
-                    return response.content
                 else:
                     try:
-                        return response.json()
-                    except ValueError:
-                        raise ServerUnavailable(
-                            f"{what} answered something that is not JSON"
-                        ) from None
+                        return read(response)
+                    except Unreadable as exc:
+                        problem = str(exc)
             if wait is None:
                 break
             time.sleep(wait)
         raise ServerUnavailable(
-            f"{self.who} did not answer {what} after {len(self._waits) + 1} tries ({problem}); "
-            "what was done before stays done (whole pages, whole requests), and the next run "
-            "continues from there"
+            f"{self.who} gave no usable answer to {what} in {len(self._waits) + 1} tries "
+            f"(the last: {problem}); what was done before stays done (whole pages, whole "
+            "requests), and the next run continues from there"
         )
 
 
@@ -125,14 +152,19 @@ class PhoenixApi(_Http):
         cursor: str | None,
         since: datetime | None = None,
         limit: int | None = None,
-    ) -> Any:
-        """One page of `project`'s spans, newest first, from `cursor` (None: the newest)."""
+    ) -> tuple[list[PulledSpan], str | None]:
+        """One page of `project`'s spans, newest first, from `cursor` (None: the newest): its
+        spans and the next page's cursor (None after the last)."""
         params: dict[str, Any] = {"limit": limit or PAGE_SIZE}
         if cursor is not None:
             params["cursor"] = cursor
         if since is not None:
             params["start_time"] = since.isoformat()
-        return self._request("GET", f"/v1/projects/{quote(project, safe='')}/spans", params=params)
+        path = f"/v1/projects/{quote(project, safe='')}/spans"
+        page: tuple[list[PulledSpan], str | None] = self._request(
+            "GET", path, read=_page, params=params
+        )
+        return page
 
     def annotate(self, annotations: Sequence[Mapping[str, Any]]) -> Any:
         """Write span annotations (each updates the one of its name, span and identifier)."""
@@ -181,5 +213,5 @@ class OtlpReceiver(_Http):
 
     def export(self, request: bytes) -> bytes:
         """POST one ExportTraceServiceRequest (protobuf); the receiver's answer."""
-        answer: bytes = self._request("POST", "/v1/traces", answer="bytes", content=request)
+        answer: bytes = self._request("POST", "/v1/traces", read=_body, content=request)
         return answer

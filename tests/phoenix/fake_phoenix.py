@@ -61,7 +61,7 @@ def renamed(trace: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
 class FakePhoenix:
     """The server's state: its spans in arrival order, the annotations, the requests it saw,
     and `faults`: per request, None (answer) or what to answer instead (an HTTP status, or
-    "garbage" for a 200 that is not JSON)."""
+    "garbage" for a 200 that is not JSON, "not a page" for JSON that is not a page)."""
 
     url: str = ""
     spans: list[dict[str, Any]] = field(default_factory=list)
@@ -174,6 +174,8 @@ def _handler(state: FakePhoenix) -> type[BaseHTTPRequestHandler]:
                 fault = state.faults.pop(0) if state.faults else None
             if fault == "garbage":
                 return self._answer(200, b"<html>proxy error</html>", "text/html")
+            if fault == "not a page":
+                return self._answer(200, b'{"spans": []}')
             if isinstance(fault, int):
                 return self._answer(fault, b'{"detail": "scripted fault"}')
             if method == "GET" and parts.path.endswith("/spans"):

@@ -119,7 +119,7 @@ def test_phoenix_failing_mid_pull_leaves_nothing_partial_and_the_rerun_continues
     with fake_phoenix() as phoenix:
         phoenix.add(*real_traces())
         phoenix.faults = [None, 503, 503, 503, 503, 503]  # the second page, every try
-        with pytest.raises(ServerUnavailable, match=r"after 5 tries \(HTTP 503\)"):
+        with pytest.raises(ServerUnavailable, match=r"in 5 tries \(the last: HTTP 503\)"):
             _pull(phoenix, db)
         assert _scores(db) == []
         with DuckDBStore(db, read_only=True) as store:
@@ -136,7 +136,7 @@ def test_phoenix_failing_mid_pull_leaves_nothing_partial_and_the_rerun_continues
     assert _scores(db) == _scores(clean)
 
 
-def test_a_429_is_waited_out_and_a_page_that_is_not_one_stops_the_pull(
+def test_429s_and_unreadable_pages_are_tried_again_then_one_line_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "scores.duckdb"
@@ -147,16 +147,24 @@ def test_a_429_is_waited_out_and_a_page_that_is_not_one_stops_the_pull(
         assert len(phoenix.requests) == 3
 
         phoenix.add(renamed(real_traces()[0], "cd"))
-        phoenix.faults = ["garbage"]
+        phoenix.faults = ["garbage", "not a page"]  # a proxy's error page, say: tried again
+        phoenix.requests.clear()
+        assert _pull(phoenix, db).traces == 1
+        assert len(phoenix.requests) == 3
+
+        phoenix.add(renamed(real_traces()[0], "ce"))
+        phoenix.faults = ["garbage"] * 5
         args = ["pull", "phoenix", "--endpoint", phoenix.url, "--project", "support-agent"]
         assert main([*args, "--db", str(db), "--no-embedder", "--quiet", "0"]) == 4
         error = capsys.readouterr().err.strip().splitlines()
         assert error == [
-            f"tracegrade: GET {phoenix.url}/v1/projects/support-agent/spans answered "
-            "something that is not JSON"
+            f"tracegrade: Phoenix gave no usable answer to GET {phoenix.url}/v1/projects/"
+            "support-agent/spans in 5 tries (the last: an answer that is not JSON); what was "
+            "done before stays done (whole pages, whole requests), and the next run continues "
+            "from there"
         ]
         with DuckDBStore(db, read_only=True) as store:
-            assert store.rows("SELECT count(*) FROM phoenix_spans") == [(12,)]
+            assert store.rows("SELECT count(*) FROM phoenix_spans") == [(16,)]  # not "ce"
 
 
 def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:

@@ -170,7 +170,7 @@ def test_pull_score_push_against_a_real_phoenix(
             return page
 
         monkeypatch.setattr(PhoenixApi, "spans_page", stop_after_the_first_page)
-        with pytest.raises(ServerUnavailable, match="after 5 tries"):
+        with pytest.raises(ServerUnavailable, match="in 5 tries"):
             pulled(db, endpoint)
         monkeypatch.setattr(PhoenixApi, "spans_page", pages)
         assert len(stored(db, endpoint)) == 6  # nothing of the third round is scored
