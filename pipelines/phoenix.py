@@ -20,6 +20,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from pipelines.phoenix_api import OtlpReceiver, PhoenixApi
 from storage.duckdb_store import DuckDBStore
 from storage.phoenix_store import (
@@ -31,6 +33,8 @@ from storage.phoenix_store import (
     mark_delivered,
     pull_state,
     record_annotations,
+    step_rows_of,
+    step_targets,
     trace_spans,
     trace_targets,
     undelivered_traces,
@@ -41,6 +45,7 @@ from transforms.phoenix import (
     batches,
     is_own_evaluation,
     source_key,
+    step_annotations,
 )
 from transforms.summary import RunSummary
 
@@ -203,14 +208,28 @@ class PushSummary:
         )
 
 
+def _verdicts(
+    store: DuckDBStore, source: str | None
+) -> tuple[list[dict[str, Any]], dict[str, str], pl.DataFrame]:
+    """The annotations of the traces pulls of `source` (None: any) delivered, on the traces'
+    spans and their steps' spans; which trace each annotated span is in; the trace targets."""
+    targets = trace_targets(store, source)
+    rows = annotation_rows(store, targets)
+    steps = step_rows_of(store, step_targets(store, source, Path(f"{store.path}.phoenix")))
+    payloads = annotations_of(rows.iter_rows(named=True))
+    payloads += step_annotations(steps.iter_rows(named=True))
+    trace_of = dict(zip(rows["span_hex"], rows["trace_hex"], strict=True))
+    trace_of.update(zip(steps["span_hex"], steps["trace_hex"], strict=True))
+    return payloads, trace_of, targets
+
+
 def push_phoenix(endpoint: str, project: str, db: str) -> PushSummary:
     """Write the stored scores of `project`'s pulled traces back to the Phoenix at `endpoint`
     as span annotations; an annotation Phoenix already has as it is is not sent again."""
     source = source_key(endpoint, project)
     summary = PushSummary(source)
     with DuckDBStore(db) as store:
-        targets = trace_targets(store, source)
-        payloads = annotations_of(annotation_rows(store, targets).iter_rows(named=True))
+        payloads, _, targets = _verdicts(store, source)
         todo = changed_annotations(store, source, payloads)
         summary.skipped = store.sql_with(
             "SELECT count(*) AS n FROM latest_scores ANTI JOIN __targets USING (trace_id)",
@@ -238,10 +257,9 @@ def push_otlp(endpoint: str, db: str, *, project: str | None = None) -> tuple[in
     GenAI evaluation results (`transforms.otlp_evaluations`), `project` as the resource's
     `openinference.project.name` (where Phoenix files them). Returns (spans, events) sent."""
     with DuckDBStore(db) as store:
-        rows = annotation_rows(store, trace_targets(store, None))
-    trace_of = dict(zip(rows["span_hex"], rows["trace_hex"], strict=True))
+        payloads, trace_of, _ = _verdicts(store, None)
     by_span: dict[str, list[dict[str, Any]]] = {}
-    for item in annotations_of(rows.iter_rows(named=True)):
+    for item in payloads:
         by_span.setdefault(item["span_id"], []).append(item)
     evaluated = [(trace_of[span], span, items) for span, items in by_span.items()]
     resource = {"service.name": "tracegrade"}

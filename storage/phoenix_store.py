@@ -13,6 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -32,6 +33,8 @@ __all__ = [
     "mark_delivered",
     "pull_state",
     "record_annotations",
+    "step_rows_of",
+    "step_targets",
     "trace_spans",
     "trace_targets",
     "undelivered_traces",
@@ -181,6 +184,51 @@ def trace_targets(store: DuckDBStore, source: str | None) -> pl.DataFrame:
             "span_hex": [pair[1] for pair in pairs.values()],
         },
         schema={"trace_id": pl.String, "trace_hex": pl.String, "span_hex": pl.String},
+    )
+
+
+def step_targets(store: DuckDBStore, source: str | None, folder: Path) -> pl.DataFrame:
+    """For each step of a delivered trace, the span it was made from: trace_id, step_id,
+    trace_hex, span_hex. The delivered spans are read back as the scoring run read them (a page file in
+    `folder`, then the OTel import's own mapping with its default configuration)."""
+    from storage.otel_files import iter_span_chunks
+    from transforms.config.otel import OtelImportConfig
+    from transforms.otel import step_spans_of
+    from transforms.otel_spans import span_facts
+
+    rows = store.rows(
+        "SELECT span FROM phoenix_spans WHERE (source = ? OR ? IS NULL) "
+        "AND delivered_at IS NOT NULL ORDER BY span_rowid",
+        [source, source],
+    )
+    config = OtelImportConfig()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "delivered-spans.json"
+    data = ", ".join(text for (text,) in rows)
+    path.write_text('{"data": [' + data + '], "next_cursor": null}\n')
+    try:
+        facts = [span_facts(chunk.spans, config) for chunk in iter_span_chunks(path, config)]
+    finally:
+        path.unlink()
+    if not facts:
+        return pl.DataFrame(
+            schema={"trace_id": pl.String, "step_id": pl.Int64, "span_hex": pl.String}
+        )
+    return step_spans_of(pl.concat(facts), config)
+
+
+def step_rows_of(store: DuckDBStore, steps: pl.DataFrame) -> pl.DataFrame:
+    """The derived confidence of each step of `steps` (step_targets), with its span."""
+    return store.sql_with(
+        """
+        SELECT t.trace_hex, t.span_hex, c.trace_id, c.run_id, c.step_index, c.step_kind, c.score,
+               c.penalties
+        FROM __steps t JOIN confidence_steps c
+          ON c.trace_id = t.trace_id AND c.source_step_id = t.step_id
+        WHERE c.source = 'derived'
+        ORDER BY c.trace_id, c.step_index
+        """,
+        steps=steps,
     )
 
 

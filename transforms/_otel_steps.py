@@ -10,7 +10,7 @@ import polars as pl
 
 from transforms.config.otel import OtelImportConfig
 
-__all__ = ["STEP_KINDS", "shortened", "step_rows", "steps_per_group"]
+__all__ = ["STEP_KINDS", "shortened", "step_rows", "step_spans", "steps_per_group"]
 
 STEP_KINDS = ("llm", "tool", "retrieval")
 """Span kinds that become steps."""
@@ -129,4 +129,16 @@ def steps_per_group(rows: pl.DataFrame, config: OtelImportConfig) -> pl.DataFram
         .group_by("group", maintain_order=True)
         .agg("step")
         .rename({"step": "steps"})
+    )
+
+
+def step_spans(rows: pl.DataFrame) -> pl.DataFrame:
+    """The span each step of `steps_per_group` was made from: group, step_id, trace_hex,
+    span_hex (the same kept rows, numbered in the same order)."""
+    kept = rows.filter(pl.col("keep"))
+    return kept.select(
+        "group",
+        step_id=pl.int_range(pl.len()).over("_g").cast(pl.Int64),
+        trace_hex=pl.col("trace_hex"),
+        span_hex=pl.col("span_hex"),
     )

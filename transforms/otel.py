@@ -20,7 +20,7 @@ from transforms._otel_checks import (
     rule_and_reason,
     success_of,
 )
-from transforms._otel_steps import step_rows, steps_per_group
+from transforms._otel_steps import step_rows, step_spans, steps_per_group
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "OtelMapping",
     "map_spans",
     "otel_trace_id",
+    "step_spans_of",
 ]
 
 DROP_RULES = (
@@ -371,4 +372,15 @@ def map_spans(facts: pl.DataFrame, config: OtelImportConfig) -> OtelMapping:
         traces=_traces(accepted, config),
         rejections=rejections,
         spans=_span_outcomes(spans, rows, rejected),
+    )
+
+
+def step_spans_of(facts: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
+    """For the traces `map_spans` makes of `facts`: trace_id, step_id, and the trace_hex and
+    span_hex of the span each step was made from (to put a step's verdict on its span)."""
+    spans = _grouped(facts, config)
+    steps = step_spans(step_rows(spans.filter(pl.col("outcome").is_null()), config))
+    ids = [otel_trace_id(group) for group in steps["group"].to_list()]
+    return steps.select(
+        pl.Series("trace_id", ids, dtype=pl.String), "step_id", "trace_hex", "span_hex"
     )

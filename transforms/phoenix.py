@@ -19,6 +19,7 @@ from transforms.otlp_evaluations import EVALUATION_EVENT, EVALUATION_SPAN
 __all__ = [
     "ANNOTATION_IDENTIFIER",
     "LEVEL_ANNOTATION",
+    "STEP_ANNOTATION",
     "VALUE_ANNOTATION",
     "PageError",
     "PulledSpan",
@@ -30,6 +31,7 @@ __all__ = [
     "page_spans",
     "source_key",
     "span_rowid",
+    "step_annotations",
 ]
 
 ANNOTATION_IDENTIFIER = "tracegrade"
@@ -38,6 +40,7 @@ ANNOTATION_IDENTIFIER = "tracegrade"
 
 VALUE_ANNOTATION = "tracegrade.value"
 LEVEL_ANNOTATION = "tracegrade.level"
+STEP_ANNOTATION = "tracegrade.step_confidence"
 _JUDGE_PREFIX = "tracegrade.judge."
 
 
@@ -216,6 +219,29 @@ def annotations_of(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     span, name, kind="LLM", score=row["judge_score"], metadata=meta, **judged
                 )
             )
+    return found
+
+
+def step_annotations(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """`tracegrade.step_confidence` on the span of each step of `rows`
+    (`storage.phoenix_store.step_rows_of`): the step's derived confidence as the score, its
+    penalties as the label ("no penalty" when none)."""
+    found = []
+    for row in rows:
+        penalties = ", ".join(row["penalties"]) or "no penalty"
+        why = f"step {row['step_index']} ({row['step_kind']}): confidence {row['score']:.3f}"
+        meta = {"trace_id": row["trace_id"], "run_id": row["run_id"], "step": row["step_index"]}
+        found.append(
+            annotation(
+                row["span_hex"],
+                STEP_ANNOTATION,
+                kind="CODE",
+                score=row["score"],
+                label=penalties,
+                explanation=why,
+                metadata=meta,
+            )
+        )
     return found
 
 

@@ -168,7 +168,7 @@ def test_429s_and_unreadable_pages_are_tried_again_then_one_line_says_why(
 
 
 def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:
-    """Each annotation the push wrote holds its trace's stored value score or level."""
+    """Each trace annotation the push wrote holds its trace's stored value score or level."""
     with DuckDBStore(db, read_only=True) as store:
         rows = store.rows(
             "SELECT s.trace_id, s.score, c.level, c.reason, c.aggregate FROM latest_scores s "
@@ -179,8 +179,34 @@ def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:
         score, level, reason, aggregate = by_trace[item["metadata"]["trace_id"]]
         if item["name"] == "tracegrade.value":
             assert item["result"]["score"] == score
-        else:
+        elif item["name"] == "tracegrade.level":
             assert item["result"] == {"score": aggregate, "label": level, "explanation": reason}
+
+
+def _steps_match_the_store(phoenix: FakePhoenix, db: Path) -> int:
+    """Each step annotation holds its step's stored derived confidence and sits on a span of
+    the step's trace of the step's kind (a tool call on a TOOL span, a thought on an LLM
+    span); returns how many there are."""
+    spans = {span["context"]["span_id"]: span for span in phoenix.spans}
+    with DuckDBStore(db, read_only=True) as store:
+        rows = store.rows(
+            "SELECT trace_id, step_index, step_kind, score FROM confidence_steps "
+            "WHERE source = 'derived'"
+        )
+    stored = {(trace, index): (kind, score) for trace, index, kind, score in rows}
+    from transforms.otel import otel_trace_id
+
+    found = 0
+    for (name, span_id, _), item in phoenix.annotations.items():
+        if name != "tracegrade.step_confidence":
+            continue
+        found += 1
+        span, meta = spans[span_id], item["metadata"]
+        kind, score = stored[(meta["trace_id"], meta["step"])]
+        assert item["result"]["score"] == score
+        assert otel_trace_id(span["context"]["trace_id"]) == meta["trace_id"]
+        assert span["span_kind"] == {"thought": "LLM"}.get(kind, "TOOL"), (kind, span)
+    return found
 
 
 def test_push_writes_each_traces_scores_once_and_says_what_it_skipped(
@@ -193,15 +219,20 @@ def test_push_writes_each_traces_scores_once_and_says_what_it_skipped(
         phoenix.add(*(renamed(trace, "ef") for trace in real_traces()))
         _pull(phoenix, db)
         first = push_phoenix(phoenix.url, "support-agent", str(db))
-        assert (first.written, first.spans, first.skipped) == (6, 3, 3)
-        assert first.names == {"tracegrade.level": 3, "tracegrade.value": 3}
+        assert (first.written, first.spans, first.skipped) == (6 + 5, 3 + 5, 3)
+        assert first.names == {
+            "tracegrade.level": 3,
+            "tracegrade.value": 3,
+            "tracegrade.step_confidence": 5,
+        }
         annotations = phoenix.annotations
-        assert len(annotations) == 6
+        assert len(annotations) == 11
         assert {key[2] for key in annotations} == {"tracegrade"}
         assert all(h.get("Authorization") == "Bearer phx-secret-key-123" for h in phoenix.headers)
         _annotations_match_the_store(phoenix, db)
+        assert _steps_match_the_store(phoenix, db) == 5  # each on a span of its own
         again = push_phoenix(phoenix.url, "support-agent", str(db))
-        assert (again.written, again.unchanged) == (0, 6)
+        assert (again.written, again.unchanged) == (0, 11)
     assert b"phx-secret-key-123" not in db.read_bytes()
     wal = Path(f"{db}.wal")
     assert not wal.exists() or b"phx-secret-key-123" not in wal.read_bytes()
@@ -230,13 +261,14 @@ def test_push_otlp_sends_evaluation_events_and_a_pull_leaves_them_out(tmp_path: 
     with fake_phoenix() as phoenix:
         phoenix.add(*real_traces())
         _pull(phoenix, db)
-        assert push_otlp(phoenix.url, str(db), project="support-agent") == (3, 6)
+        assert push_otlp(phoenix.url, str(db), project="support-agent") == (3 + 5, 6 + 5)
         sent = [span for span in phoenix.spans if span["name"] == "gen_ai.evaluation"]
         roots = {s["context"]["span_id"] for s in phoenix.spans if s["parent_id"] is None}
-        assert len(sent) == 3 and {span["parent_id"] for span in sent} == roots
+        on_roots = [span for span in sent if span["parent_id"] in roots]
+        assert len(sent) == 8 and len(on_roots) == 3
         with DuckDBStore(db, read_only=True) as store:
             scores = dict(store.rows("SELECT trace_id, score FROM latest_scores"))
-        for span in sent:
+        for span in on_roots:
             events = {e["attributes"]["gen_ai.evaluation.name"]: e for e in span["events"]}
             assert set(events) == {"tracegrade.value", "tracegrade.level"}
             value = events["tracegrade.value"]

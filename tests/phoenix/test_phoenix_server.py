@@ -133,7 +133,7 @@ def test_pull_score_push_against_a_real_phoenix(
             == 0
         )
         for span in spans_named(endpoint, 3, "gen_ai.evaluation"):
-            if span["name"] == "gen_ai.evaluation":
+            if span["name"] == "gen_ai.evaluation" and span["parent_id"] in rows:
                 events = {e["attributes"]["gen_ai.evaluation.name"]: e for e in span["events"]}
                 score, level = rows[span["parent_id"]][:2]
                 value = events["tracegrade.value"]["attributes"]["gen_ai.evaluation.score.value"]
