@@ -200,6 +200,39 @@ def _row(name: str, items: int, seconds: float, baseline: float) -> dict[str, An
     }
 
 
+def _timed(call: Any) -> tuple[Any, float]:
+    started = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - started
+
+
+def _tracegrade_rows(endpoint: str, db: Path, spans: int, baseline: float) -> tuple[list[Any], str]:
+    """Pull, pull again, push phoenix, push otlp: their rows, and what each said."""
+    from pipelines.phoenix import pull_phoenix, push_otlp, push_phoenix
+
+    def pull() -> Any:
+        return pull_phoenix(endpoint, PROJECT, str(db), quiet_s=0.0, no_embedder=True)
+
+    pulled, pull_s = _timed(pull)
+    assert pulled.run is not None
+    again, again_s = _timed(pull)
+    assert again.traces == 0
+    pushed, push_s = _timed(lambda: push_phoenix(endpoint, PROJECT, str(db)))
+    (sent, events), otlp_s = _timed(lambda: push_otlp(endpoint, str(db), project=PROJECT))
+    rows = [
+        _row("tracegrade pull phoenix (kept + scored)", pulled.spans, pull_s, baseline),
+        _row(
+            "  of which the scoring run", pulled.spans, sum(pulled.run.timings.values()), baseline
+        ),
+        _row("second pull, nothing new (spans held)", spans, again_s, baseline),
+        _row("tracegrade push phoenix (annotated spans)", pushed.spans, push_s, baseline),
+        _row("  annotations written", pushed.written, push_s, baseline),
+        _row("tracegrade push otlp (evaluated spans)", sent, otlp_s, baseline),
+        _row("  gen_ai.evaluation.result events", events, otlp_s, baseline),
+    ]
+    return rows, f"pull: {pulled.text}\npush: {pushed.text}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -208,17 +241,14 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=ROOT / ".venv-phoenix")
     add_common_args(parser)
     args = parser.parse_args()
-    from pipelines.phoenix import pull_phoenix, push_otlp, push_phoenix
 
     info, load = begin("bench_phoenix: pull and push against a local Phoenix", args)
     work = OUT_DIR / "phoenix"
     subprocess.run(["rm", "-rf", str(work)], check=True)
     (work / "home").mkdir(parents=True)
-    db = work / "scores.duckdb"
     spans = args.traces * SPANS_PER_TRACE
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    rows = []
     with phoenix_serving(args.venv, work / "home", port):
         ingest_s = _send(endpoint, args.traces)
         exported = subprocess.run(
@@ -227,58 +257,27 @@ def main() -> int:
         ).stdout.split()  # fmt: skip
         export_rows, export_s = int(exported[0]), float(exported[1])
         baseline = export_rows / export_s
-        rows.append(
-            _row(
-                "Phoenix's bulk export (client get_spans_dataframe)",
-                export_rows,
-                export_s,
-                baseline,
-            )
-        )
-        rows.append(_row("Phoenix ingesting the spans over OTLP/HTTP", spans, ingest_s, baseline))
-        pages, pages_s = _pages_only(endpoint)
-        rows.append(_row("REST pages only (what a pull reads)", pages, pages_s, baseline))
-        started = time.perf_counter()
-        pulled = pull_phoenix(endpoint, PROJECT, str(db), quiet_s=0.0, no_embedder=True)
-        pull_s = time.perf_counter() - started
-        assert pulled.run is not None
-        scoring_s = sum(pulled.run.timings.values())
-        rows.append(_row("tracegrade pull phoenix (kept + scored)", pulled.spans, pull_s, baseline))
-        rows.append(_row("  of which the scoring run", pulled.spans, scoring_s, baseline))
-        started = time.perf_counter()
-        again = pull_phoenix(endpoint, PROJECT, str(db), quiet_s=0.0, no_embedder=True)
-        rows.append(
-            _row(
-                "second pull, nothing new (spans held)",
-                spans,
-                time.perf_counter() - started,
-                baseline,
-            )
-        )
-        assert again.traces == 0
-        started = time.perf_counter()
-        pushed = push_phoenix(endpoint, PROJECT, str(db))
-        push_s = time.perf_counter() - started
-        rows.append(_row("tracegrade push phoenix (root spans)", pushed.spans, push_s, baseline))
-        rows.append(_row("  annotations written", pushed.written, push_s, baseline))
-        started = time.perf_counter()
-        sent_spans, events = push_otlp(endpoint, str(db), project=PROJECT)
-        rows.append(
-            _row(
-                "tracegrade push otlp (evaluated spans)",
-                sent_spans,
-                time.perf_counter() - started,
-                baseline,
-            )
-        )
+        (pages, pages_s) = _pages_only(endpoint)
+        rows = [
+            _row("Phoenix's bulk export (get_spans_dataframe)", export_rows, export_s, baseline),
+            _row("Phoenix ingesting the spans over OTLP/HTTP", spans, ingest_s, baseline),
+            _row("REST pages only (what a pull reads)", pages, pages_s, baseline),
+        ]
+        ours, said = _tracegrade_rows(endpoint, work / "scores.duckdb", spans, baseline)
+    rows += ours
     print(f"\n{args.traces:,} traces, {spans:,} spans; rates in items per second, 'vs export' the "
           "rate over Phoenix's bulk export's spans per second\n")  # fmt: skip
     print("| what | items | seconds | per s | vs export |\n|---|---|---|---|---|")
     for row in rows:
-        print(
-            f"| {row['what']} | {row['items']:,} | {row['seconds']} | {row['per_s']:,} | {row['vs_export']} |"
+        cells = (
+            row["what"],
+            f"{row['items']:,}",
+            row["seconds"],
+            f"{row['per_s']:,}",
+            row["vs_export"],
         )
-    print(f"\npull: {pulled.text}\npush: {pushed.text}\notlp: {events} events")
+        print("| " + " | ".join(str(cell) for cell in cells) + " |")
+    print(f"\n{said}")
     end(info, load)
     save_result("phoenix", {"machine": info, "rows": rows})
     return 0
