@@ -91,6 +91,11 @@ class FakePhoenix:
         if "cursor" in query:
             row = int(base64.b64decode(query["cursor"][0]).decode().split(":")[1])
             newest_first = [s for s in newest_first if _row(s) <= row]
+        if "start_time" in query:  # inclusive, as Phoenix's
+            since = datetime.fromisoformat(query["start_time"][0])
+            newest_first = [
+                s for s in newest_first if datetime.fromisoformat(s["start_time"]) >= since
+            ]
         rows = newest_first[: limit + 1]
         cursor = rows[limit]["id"] if len(rows) > limit else None
         return {"data": rows[:limit], "next_cursor": cursor}

@@ -98,6 +98,36 @@ def test_a_trace_whose_root_comes_in_a_later_pull_is_scored_once_whole(tmp_path:
     assert len(_scores(db)) == 1
 
 
+def test_a_span_arriving_after_its_trace_was_scored_rescores_the_whole_trace(
+    tmp_path: Path,
+) -> None:
+    db, whole = tmp_path / "scores.duckdb", tmp_path / "whole.duckdb"
+    tool_trace = real_traces()[1]
+    late = tool_trace[-2]  # a child span: its trace is complete without it
+    assert late["parent_id"] is not None
+    with fake_phoenix() as phoenix:
+        phoenix.add([span for span in tool_trace if span is not late])
+        assert _pull(phoenix, db).traces == 1
+        before = _scores(db)
+        phoenix.add([late])
+        again = _pull(phoenix, db)
+        assert (again.spans, again.traces) == (1, 1)
+    with fake_phoenix() as phoenix:
+        phoenix.add(tool_trace)
+        _pull(phoenix, whole)
+    assert _scores(db) == _scores(whole) != before  # replaced, one row, as if whole at once
+
+
+def test_since_leaves_out_spans_that_started_before_it(tmp_path: Path) -> None:
+    db = tmp_path / "scores.duckdb"
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        after_all = max(datetime.fromisoformat(s["start_time"]) for s in phoenix.spans)
+        nothing = _pull(phoenix, db, since=after_all + timedelta(seconds=1))
+        assert (nothing.spans, nothing.traces) == (0, 0)
+        assert _pull(phoenix, tmp_path / "all.duckdb").spans == 12
+
+
 def test_a_trace_still_running_waits_for_the_quiet_period(tmp_path: Path) -> None:
     db = tmp_path / "scores.duckdb"
     trace = real_traces()[0]
