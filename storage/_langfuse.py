@@ -52,6 +52,7 @@ __all__ = [
     "is_blob_observation",
     "is_langfuse_trace",
     "langfuse_rows",
+    "original_ids",
 ]
 
 VERSION_KEY = "service.version"
@@ -96,6 +97,27 @@ def _id(value: Any, digits: int) -> str | None:
     text = str(value)
     found = hex_id(text.replace("-", "") if digits == 32 else text, digits // 2)
     return found or hashlib.sha256(text.encode()).hexdigest()[:digits]
+
+
+def original_ids(value: Mapping[str, Any]) -> dict[str, str]:
+    """The Langfuse ids behind the hex ids the rows of `value` carry (a trace with its
+    observations, or a blob export's observation row): each trace's and observation's id as
+    Langfuse gave it, by the hex id `langfuse_rows` and `blob_rows` turn it into."""
+    found: dict[str, str] = {}
+    if is_langfuse_trace(value):
+        trace = value["trace"] if isinstance(value.get("trace"), Mapping) else value
+        observations = _observations(value) or []
+        traces = [item.get("traceId") or trace.get("id") for item in observations]
+    elif is_blob_observation(value):
+        observations, traces = [value], [value.get("trace_id")]
+    else:
+        return found
+    for item, trace_id in zip(observations, traces, strict=True):
+        for original, digits in ((trace_id, 32), (item.get("id"), 16)):
+            hexed = _id(original, digits)
+            if hexed is not None:
+                found[hexed] = str(original)
+    return found
 
 
 def called_tools(value: Any, depth: int = 0) -> set[str]:

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from storage._names import sql_string
 from storage.duckdb_store import DuckDBStore
+from storage.span_targets import file_targets
 from transforms.otel import otel_trace_id
 from transforms.phoenix import PulledSpan
 
@@ -189,44 +190,41 @@ def trace_targets(store: DuckDBStore, source: str | None) -> pl.DataFrame:
 
 def step_targets(store: DuckDBStore, source: str | None, folder: Path) -> pl.DataFrame:
     """For each step of a delivered trace, the span it was made from: trace_id, step_id,
-    trace_hex, span_hex. The delivered spans are read back as the scoring run read them (a page file in
-    `folder`, then the OTel import's own mapping with its default configuration)."""
-    from storage.otel_files import iter_span_chunks
-    from transforms.config.otel import OtelImportConfig
-    from transforms.otel import step_spans_of
-    from transforms.otel_spans import span_facts
-
+    trace_hex, span_hex. The delivered spans are read back as the scoring run read them (a
+    page file in `folder`, then the OTel import's own mapping with its default configuration)."""
     rows = store.rows(
         "SELECT span FROM phoenix_spans WHERE (source = ? OR ? IS NULL) "
         "AND delivered_at IS NOT NULL ORDER BY span_rowid",
         [source, source],
     )
-    config = OtelImportConfig()
+    if not rows:
+        return file_targets([])[1]
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "delivered-spans.json"
-    data = ", ".join(text for (text,) in rows)
-    path.write_text('{"data": [' + data + '], "next_cursor": null}\n')
+    path.write_text(
+        '{"data": [' + ", ".join(text for (text,) in rows) + '], "next_cursor": null}\n'
+    )
     try:
-        facts = [span_facts(chunk.spans, config) for chunk in iter_span_chunks(path, config)]
+        return file_targets([path])[1]
     finally:
         path.unlink()
-    if not facts:
-        return pl.DataFrame(
-            schema={"trace_id": pl.String, "step_id": pl.Int64, "span_hex": pl.String}
-        )
-    return step_spans_of(pl.concat(facts), config)
 
 
 def step_rows_of(store: DuckDBStore, steps: pl.DataFrame) -> pl.DataFrame:
-    """The derived confidence of each step of `steps` (step_targets), with its span."""
+    """The derived confidence of each step of `steps` (step_targets), with its span: one row
+    per step, though GRACE plans a thought of several statement lines as several plan steps
+    (the lowest of their scores, their penalties together, and how many there were)."""
     return store.sql_with(
         """
-        SELECT t.trace_hex, t.span_hex, c.trace_id, c.run_id, c.step_index, c.step_kind, c.score,
-               c.penalties
+        SELECT t.trace_hex, t.span_hex, c.trace_id, any_value(c.run_id) AS run_id,
+               min(c.step_index) AS step_index, any_value(c.step_kind) AS step_kind,
+               min(c.score) AS score, list_sort(list_distinct(flatten(list(c.penalties))))
+               AS penalties, count(*) AS plan_steps
         FROM __steps t JOIN confidence_steps c
           ON c.trace_id = t.trace_id AND c.source_step_id = t.step_id
         WHERE c.source = 'derived'
-        ORDER BY c.trace_id, c.step_index
+        GROUP BY t.trace_hex, t.span_hex, c.trace_id, c.source_step_id
+        ORDER BY c.trace_id, step_index
         """,
         steps=steps,
     )

@@ -30,7 +30,7 @@ __all__ = [
     "OtelMapping",
     "map_spans",
     "otel_trace_id",
-    "step_spans_of",
+    "span_targets_of",
 ]
 
 DROP_RULES = (
@@ -375,12 +375,18 @@ def map_spans(facts: pl.DataFrame, config: OtelImportConfig) -> OtelMapping:
     )
 
 
-def step_spans_of(facts: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
-    """For the traces `map_spans` makes of `facts`: trace_id, step_id, and the trace_hex and
-    span_hex of the span each step was made from (to put a step's verdict on its span)."""
-    spans = _grouped(facts, config)
-    steps = step_spans(step_rows(spans.filter(pl.col("outcome").is_null()), config))
-    ids = [otel_trace_id(group) for group in steps["group"].to_list()]
-    return steps.select(
-        pl.Series("trace_id", ids, dtype=pl.String), "step_id", "trace_hex", "span_hex"
-    )
+def span_targets_of(
+    facts: pl.DataFrame, config: OtelImportConfig
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Where the verdicts on the traces `map_spans` makes of `facts` belong: each trace's
+    root span (trace_id, trace_hex, span_hex) and the span each step was made from
+    (trace_id, step_id, trace_hex, span_hex)."""
+    live = _grouped(facts, config).filter(pl.col("outcome").is_null())
+    roots = _roots(live).select("group", trace_hex="otel_trace_id", span_hex="root_span")
+    steps = step_spans(step_rows(live, config))
+
+    def named(frame: pl.DataFrame) -> pl.DataFrame:
+        ids = [otel_trace_id(group) for group in frame["group"].to_list()]
+        return frame.select(pl.Series("trace_id", ids, dtype=pl.String), pl.exclude("group"))
+
+    return named(roots), named(steps)

@@ -230,6 +230,8 @@ def step_annotations(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         penalties = ", ".join(row["penalties"]) or "no penalty"
         why = f"step {row['step_index']} ({row['step_kind']}): confidence {row['score']:.3f}"
+        if row.get("plan_steps", 1) > 1:
+            why += f", the lowest of its {row['plan_steps']} plan steps (one per statement line)"
         meta = {"trace_id": row["trace_id"], "run_id": row["run_id"], "step": row["step_index"]}
         found.append(
             annotation(

@@ -14,6 +14,7 @@ from types import FrameType
 from tracegrade.cli.compare import add_compare_command
 from tracegrade.cli.confidence import add_confidence_command
 from tracegrade.cli.exits import EXIT_FAILED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE, exit_for_signal
+from tracegrade.cli.exports import add_export_command
 from tracegrade.cli.imports import add_import_command
 from tracegrade.cli.judge import add_judge_command
 from tracegrade.cli.operations import add_operations_command
@@ -46,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     add_report_command(commands)
     add_compare_command(commands)
     add_phoenix_commands(commands)
+    add_export_command(commands)
     return parser
 
 
