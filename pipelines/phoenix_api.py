@@ -22,8 +22,10 @@ import httpx
 from transforms.errors import TracegradeError
 from transforms.phoenix import PageError, PulledSpan, page_spans
 
-__all__ = ["PAGE_SIZE", "WAITS_S", "OtlpReceiver", "PhoenixApi", "ServerUnavailable"]
+__all__ = ["PAGE_SIZE", "TIMEOUT_S", "WAITS_S", "OtlpReceiver", "PhoenixApi", "ServerUnavailable"]
 
+TIMEOUT_S = 30.0
+"""How long one request may take (to connect, or between two reads of its answer)."""
 WAITS_S = (0.5, 1.0, 2.0, 4.0)
 """The waits before each retry of a request, in seconds."""
 _MAX_RETRY_AFTER_S = 30.0
@@ -76,13 +78,14 @@ class _Http:
         endpoint: str,
         headers: dict[str, str],
         *,
-        timeout_s: float = 30.0,
+        timeout_s: float | None = None,
         waits_s: tuple[float, ...] | None = None,
     ) -> None:
         self.endpoint = endpoint.rstrip("/")
         self._waits = WAITS_S if waits_s is None else waits_s
         headers = {"User-Agent": "tracegrade", **headers}
-        self._client = httpx.Client(base_url=self.endpoint, headers=headers, timeout=timeout_s)
+        timeout = TIMEOUT_S if timeout_s is None else timeout_s
+        self._client = httpx.Client(base_url=self.endpoint, headers=headers, timeout=timeout)
 
     def close(self) -> None:
         self._client.close()

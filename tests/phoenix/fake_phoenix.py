@@ -61,7 +61,7 @@ def renamed(trace: list[dict[str, Any]], tag: str) -> list[dict[str, Any]]:
 class FakePhoenix:
     """The server's state: its spans in arrival order, the annotations, the requests it saw,
     and `faults`: per request, None (answer) or what to answer instead (an HTTP status, or
-    "garbage" for a 200 that is not JSON, "not a page" for JSON that is not a page)."""
+    "garbage" for a 200 that is not JSON, "not a page" for JSON that is not a page, "slow" for an answer 1.5 s late)."""
 
     url: str = ""
     spans: list[dict[str, Any]] = field(default_factory=list)
@@ -177,6 +177,9 @@ def _handler(state: FakePhoenix) -> type[BaseHTTPRequestHandler]:
                 state.requests.append((method, parts.path, query))
                 state.headers.append(dict(self.headers))
                 fault = state.faults.pop(0) if state.faults else None
+            if fault == "slow":  # no answer before the client stops waiting
+                time.sleep(1.5)
+                return None
             if fault == "garbage":
                 return self._answer(200, b"<html>proxy error</html>", "text/html")
             if fault == "not a page":

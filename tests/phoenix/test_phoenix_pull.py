@@ -197,6 +197,17 @@ def test_429s_and_unreadable_pages_are_tried_again_then_one_line_says_why(
             assert store.rows("SELECT count(*) FROM phoenix_spans") == [(16,)]  # not "ce"
 
 
+def test_a_request_that_times_out_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(phoenix_api, "TIMEOUT_S", 0.5)
+    with fake_phoenix() as phoenix:
+        phoenix.add(*real_traces())
+        phoenix.faults = ["slow"]
+        assert _pull(phoenix, tmp_path / "scores.duckdb").traces == 3
+        assert len(phoenix.requests) == 2
+
+
 def _annotations_match_the_store(phoenix: FakePhoenix, db: Path) -> None:
     """Each trace annotation the push wrote holds its trace's stored value score or level."""
     with DuckDBStore(db, read_only=True) as store:
