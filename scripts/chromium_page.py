@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,13 +160,12 @@ def _findings(session: _Session, page_url: str, check: PageCheck) -> None:
                 check.requests.append(url)
 
 
-def open_page(path: Path, screenshot: Path | None = None, timeout: float = 60.0) -> PageCheck:
-    """Load `path` in a fresh headless Chromium and report what happened (see the module)."""
+@contextlib.contextmanager
+def _browser_page(offline: bool, size: tuple[int, int] = (1280, 900)) -> Iterator[_Session]:
+    """A fresh headless Chromium with one page open, ended with the block."""
     binary = chromium_binary()
     if binary is None:
         raise RuntimeError("no chromium on PATH (make browser installs Debian's package)")
-    check = PageCheck()
-    page_url = path.resolve().as_uri()
     with tempfile.TemporaryDirectory(
         prefix="tracegrade-chromium-", ignore_cleanup_errors=True
     ) as profile:
@@ -173,25 +173,33 @@ def open_page(path: Path, screenshot: Path | None = None, timeout: float = 60.0)
         try:
             with connect(endpoint, max_size=None, open_timeout=30) as socket:
                 session = _Session(socket)
-                _page(session)
-                started = time.perf_counter()
-                session.call("Page.navigate", url=page_url)
-                session.wait_for("Page.loadEventFired", timeout)
-                check.load_s = time.perf_counter() - started
-                while not session.evaluate(_DRAWN_JS):
-                    if time.perf_counter() - started > timeout:
-                        raise TimeoutError(f"the charts of {path} were not drawn in {timeout} s")
-                    time.sleep(0.02)
-                check.drawn_s = time.perf_counter() - started
-                check.charts = list(session.evaluate(_CHARTS_JS) or [])
-                if screenshot is not None:
-                    shot = session.call("Page.captureScreenshot", format="png")
-                    screenshot.write_bytes(base64.b64decode(shot["data"]))
-                time.sleep(0.2)  # late console messages and requests
-                session.evaluate("1")
-                _findings(session, page_url, check)
+                _page(session, offline=offline, size=size)
+                yield session
         finally:
             _stop(browser)
+
+
+def open_page(path: Path, screenshot: Path | None = None, timeout: float = 60.0) -> PageCheck:
+    """Load `path` in a fresh headless Chromium and report what happened (see the module)."""
+    check = PageCheck()
+    page_url = path.resolve().as_uri()
+    with _browser_page(offline=True) as session:
+        started = time.perf_counter()
+        session.call("Page.navigate", url=page_url)
+        session.wait_for("Page.loadEventFired", timeout)
+        check.load_s = time.perf_counter() - started
+        while not session.evaluate(_DRAWN_JS):
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError(f"the charts of {path} were not drawn in {timeout} s")
+            time.sleep(0.02)
+        check.drawn_s = time.perf_counter() - started
+        check.charts = list(session.evaluate(_CHARTS_JS) or [])
+        if screenshot is not None:
+            shot = session.call("Page.captureScreenshot", format="png")
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+        time.sleep(0.2)  # late console messages and requests
+        session.evaluate("1")
+        _findings(session, page_url, check)
     return check
 
 
@@ -205,32 +213,20 @@ def screenshot_url(
     """Load a served page (a local server's UI, its own requests allowed), wait until
     `ready_js` is true, and save the first screen to `screenshot`. Returns the seconds until
     ready and the page's console errors."""
-    binary = chromium_binary()
-    if binary is None:
-        raise RuntimeError("no chromium on PATH (make browser installs Debian's package)")
     check = PageCheck()
-    with tempfile.TemporaryDirectory(
-        prefix="tracegrade-chromium-", ignore_cleanup_errors=True
-    ) as profile:
-        browser, endpoint = _launch(binary, profile)
-        try:
-            with connect(endpoint, max_size=None, open_timeout=30) as socket:
-                session = _Session(socket)
-                _page(session, offline=False, size=size)
-                started = time.perf_counter()
-                session.call("Page.navigate", url=url)
-                while not session.evaluate(ready_js):
-                    if time.perf_counter() - started > timeout:
-                        text = session.evaluate("document.body && document.body.innerText")
-                        raise TimeoutError(f"{url} was not ready in {timeout} s: {text!r:.500}")
-                    time.sleep(0.25)
-                elapsed = time.perf_counter() - started
-                time.sleep(1.5)  # let the last panel finish drawing
-                shot = session.call("Page.captureScreenshot", format="png")
-                screenshot.write_bytes(base64.b64decode(shot["data"]))
-                _findings(session, url, check)
-        finally:
-            _stop(browser)
+    with _browser_page(offline=False, size=size) as session:
+        started = time.perf_counter()
+        session.call("Page.navigate", url=url)
+        while not session.evaluate(ready_js):
+            if time.perf_counter() - started > timeout:
+                text = session.evaluate("document.body && document.body.innerText")
+                raise TimeoutError(f"{url} was not ready in {timeout} s: {text!r:.500}")
+            time.sleep(0.25)
+        elapsed = time.perf_counter() - started
+        time.sleep(1.5)  # let the last panel finish drawing
+        shot = session.call("Page.captureScreenshot", format="png")
+        screenshot.write_bytes(base64.b64decode(shot["data"]))
+        _findings(session, url, check)
     return elapsed, check.errors
 
 
