@@ -68,6 +68,7 @@ class PullSummary:
     spans: int = 0
     traces: int = 0
     waiting: int = 0
+    quiet_s: float = QUIET_S
     file: str | None = None
     run: RunSummary | None = None
 
@@ -80,7 +81,8 @@ class PullSummary:
         )
         return (
             f"pulled {self.spans} new spans in {self.pages} pages from {self.source}; {scored}; "
-            f"{self.waiting} traces wait for their root span or a quiet period"
+            f"{self.waiting} traces wait for their root span, or until {self.quiet_s:g} s "
+            "passed since their last span ended (--quiet), and are scored by a later pull"
         )
 
 
@@ -157,7 +159,7 @@ def pull_phoenix(
     from pipelines.score import score_traces
 
     source = source_key(endpoint, project)
-    summary = PullSummary(source)
+    summary = PullSummary(source, quiet_s=quiet_s)
     with DuckDBStore(db) as store, PhoenixApi(endpoint) as api:
         while _pass(store, api, project, source, since, summary):
             pass
