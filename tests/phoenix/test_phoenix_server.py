@@ -90,6 +90,23 @@ def screenshot_of_a_trace(endpoint: str, trace_hex: str, path: Path) -> None:
         shutil.copyfile(path, SCREENSHOT)
 
 
+def filtered(endpoint: str, condition: str) -> set[str]:
+    """The spans of the project Phoenix's own filter language picks (the spans table's filter
+    box in its UI), through its GraphQL API."""
+    projects = httpx.get(f"{endpoint}/v1/projects", timeout=10).json()["data"]
+    (project_id,) = [p["id"] for p in projects if p["name"] == PROJECT]
+    query = (
+        "query($id: ID!, $f: String) { node(id: $id) { ... on Project { "
+        "spans(first: 1000, filterCondition: $f) { edges { node { spanId } } } } } }"
+    )
+    answer = httpx.post(
+        f"{endpoint}/graphql",
+        json={"query": query, "variables": {"id": project_id, "f": condition}},
+        timeout=30,
+    ).json()
+    return {edge["node"]["spanId"] for edge in answer["data"]["node"]["spans"]["edges"]}
+
+
 def pulled(db: Path, endpoint: str) -> Any:
     return pull_phoenix(endpoint, PROJECT, str(db), quiet_s=0.0, no_embedder=True)
 
@@ -124,6 +141,15 @@ def test_pull_score_push_against_a_real_phoenix(
                 "score": pytest.approx(aggregate, abs=1e-12),
                 "explanation": reason,
             }
+        for level in {row[1] for row in rows.values()}:  # filter and sort by them in Phoenix
+            wanted = {span for span, row in rows.items() if row[1] == level}
+            assert (
+                filtered(endpoint, f"annotations['tracegrade.level'].label == '{level}'") == wanted
+            )
+        cut = sorted(row[0] for row in rows.values())[1]  # the middle one of three
+        low = {span for span, row in rows.items() if row[0] < cut}
+        assert 0 < len(low) < len(rows)
+        assert filtered(endpoint, f"annotations['tracegrade.value'].score < {cut!r}") == low
         assert main(["push", "phoenix", *common]) == 0  # again: nothing new to write
         with PhoenixApi(endpoint) as api:
             assert len(api.span_annotations(PROJECT, list(rows))) == len(written) == 6
