@@ -134,12 +134,6 @@ def _page_file(folder: Path, project: str, spans: list[dict[str, Any]]) -> Path:
     return path
 
 
-def pull_folder(db: str) -> Path:
-    """Where a pull leaves the page files it scored: `<database>.phoenix/` beside it."""
-    with DuckDBStore(db, read_only=True) as store:
-        return Path(f"{store.path}.phoenix")
-
-
 def pull_phoenix(
     endpoint: str,
     project: str,
