@@ -120,6 +120,11 @@ def _pass(
         cursor = next_cursor
 
 
+def _folder(store: DuckDBStore) -> Path:
+    """Where pulls leave their page files: `<database>.phoenix/` beside the database."""
+    return Path(f"{store.path}.phoenix")
+
+
 def _page_file(folder: Path, project: str, spans: list[dict[str, Any]]) -> Path:
     """The complete traces' spans as one page of Phoenix's REST API, named by its content (the
     same delivery, made again after a stop, is the same file: its scoring run is free)."""
@@ -164,9 +169,7 @@ def pull_phoenix(
         summary.waiting = undelivered_traces(store, source) - len(traces)
         if not traces:
             return summary
-        path = _page_file(
-            Path(f"{store.path}.phoenix"), project, trace_spans(store, source, traces)
-        )
+        path = _page_file(_folder(store), project, trace_spans(store, source, traces))
     summary.file, summary.traces = str(path), len(traces)
     summary.run = score_traces(
         [str(path)],
@@ -211,7 +214,7 @@ def _verdicts(
     spans and their steps' spans; which trace each annotated span is in; the trace targets."""
     targets = trace_targets(store, source)
     rows = annotation_rows(store, targets)
-    steps = step_rows_of(store, step_targets(store, source, Path(f"{store.path}.phoenix")))
+    steps = step_rows_of(store, step_targets(store, source, _folder(store)))
     payloads = annotations_of(rows.iter_rows(named=True))
     payloads += step_annotations(steps.iter_rows(named=True))
     trace_of = dict(zip(rows["span_hex"], rows["trace_hex"], strict=True))
@@ -263,7 +266,6 @@ def push_otlp(endpoint: str, db: str, *, project: str | None = None) -> tuple[in
         resource["openinference.project.name"] = project
     at_ns = time.time_ns()
     with OtlpReceiver(endpoint) as receiver:
-        for start in range(0, len(evaluated), _TRACES_PER_EXPORT):
-            part = evaluated[start : start + _TRACES_PER_EXPORT]
+        for part in batches(evaluated, _TRACES_PER_EXPORT):
             receiver.export(evaluation_request(part, at_ns, resource).SerializeToString())
     return len(evaluated), sum(len(items) for _, _, items in evaluated)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -21,6 +23,7 @@ import pyarrow as pa
 
 from storage._names import sql_string
 from storage.duckdb_store import DuckDBStore
+from storage.schema.confidence import newest_levels
 from storage.span_targets import file_targets
 from transforms.otel import otel_trace_id
 from transforms.phoenix import PulledSpan
@@ -200,11 +203,13 @@ def step_targets(store: DuckDBStore, source: str | None, folder: Path) -> pl.Dat
     if not rows:
         return file_targets([])[1]
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "delivered-spans.json"
-    path.write_text(
-        '{"data": [' + ", ".join(text for (text,) in rows) + '], "next_cursor": null}\n'
-    )
+    handle, name = tempfile.mkstemp(prefix="delivered-spans-", suffix=".json", dir=folder)
+    path = Path(name)
     try:
+        with os.fdopen(handle, "w") as page:  # a file of its own: two pushes never share it
+            page.write(
+                '{"data": [' + ", ".join(text for (text,) in rows) + '], "next_cursor": null}\n'
+            )
         return file_targets([path])[1]
     finally:
         path.unlink()
@@ -235,17 +240,14 @@ def annotation_rows(store: DuckDBStore, targets: pl.DataFrame) -> pl.DataFrame:
     level with its reason, and latest judge results (one row per metric; metric null on the
     trace's rows without a judgement)."""
     return store.sql_with(
-        """
+        f"""
         SELECT t.trace_hex, t.span_hex, s.trace_id, s.run_id, s.score, s.shareable, s.complexity, s.novelty,
                s.tool_diversity, s.outcome_confidence,
                c.level, c.reason, c.aggregate,
                j.metric, j.status AS judge_status, j.score AS judge_score, j.comment
         FROM __targets t
         JOIN latest_scores s USING (trace_id)
-        LEFT JOIN (SELECT c.* FROM confidence_traces c JOIN
-                   (SELECT trace_id, arg_max(source, computed_at) AS source
-                    FROM confidence_traces GROUP BY trace_id) USING (trace_id, source)) c
-          USING (trace_id)
+        LEFT JOIN {newest_levels("confidence_traces")} c USING (trace_id)
         LEFT JOIN (SELECT * FROM latest_judge_results WHERE source = 'traces') j
           ON j.item_id = s.trace_id
         ORDER BY s.trace_id, j.metric

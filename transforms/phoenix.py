@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from transforms.errors import TracegradeError
@@ -33,6 +33,8 @@ __all__ = [
     "span_rowid",
     "step_annotations",
 ]
+
+T = TypeVar("T")
 
 ANNOTATION_IDENTIFIER = "tracegrade"
 """Every annotation a push writes carries this identifier: Phoenix keeps one annotation per
@@ -247,7 +249,7 @@ def step_annotations(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def batches(items: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+def batches(items: list[T], size: int) -> Iterable[list[T]]:
     """`items` in lists of at most `size`."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
