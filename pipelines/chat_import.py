@@ -23,7 +23,7 @@ from storage.config_files import load_chat_config
 from transforms.chat import IMPORT_RULES, ChatRejection, DuplicateTracker, map_trajectory
 from transforms.summary import RunSummary
 
-__all__ = ["ImportSummary", "import_and_score_chat", "import_chat"]
+__all__ = ["import_and_score_chat", "import_chat"]
 
 
 @dataclass(frozen=True)

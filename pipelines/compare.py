@@ -27,14 +27,7 @@ from transforms.compare.text import (
 from transforms.config.compare import CompareConfig
 from transforms.errors import ConfigError, TracegradeError
 
-__all__ = [
-    "Comparison",
-    "RegressionFound",
-    "check_previous_run",
-    "compare_selections",
-    "pair_columns",
-    "previous_run_check",
-]
+__all__ = ["Comparison", "check_previous_run", "compare_selections", "pair_columns"]
 
 
 @dataclass(frozen=True)

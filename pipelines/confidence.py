@@ -20,7 +20,7 @@ from storage.registry import held_store
 from transforms.confidence.report import ConfidenceReport, build_confidence_report
 from transforms.config.confidence import ConfidenceConfig
 
-__all__ = ["confidence_traces", "derive", "score_factors"]
+__all__ = ["confidence_traces", "derive"]
 
 
 def derive(

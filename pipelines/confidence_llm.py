@@ -24,12 +24,7 @@ from transforms.confidence.prompts import (
 )
 from transforms.config.confidence import LLMConfig
 
-__all__ = [
-    "LLMFactor",
-    "LLMSelfEvaluator",
-    "QueryCoverageCalculator",
-    "llm_factors",
-]
+__all__ = ["LLMSelfEvaluator", "QueryCoverageCalculator", "llm_factors"]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from transforms.config.scoring import DEFAULT_MODEL, EmbeddingConfig
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-__all__ = ["SentenceEmbedder", "model_location"]
+__all__ = ["SentenceEmbedder"]
 
 
 def model_location(model: str) -> tuple[str, bool]:
@@ -185,9 +185,7 @@ class SentenceEmbedder:
         model = self.load()
         if self.device == "cuda":
             tokenizer = self._text_tokenizer()
-            return pipelined_encode(
-                model, tokenizer, texts, self.batch_size, self.device, progress
-            )
+            return pipelined_encode(model, tokenizer, texts, self.batch_size, self.device, progress)
         return self._encode(model, list(texts), progress), None
 
     def encode(

@@ -33,14 +33,7 @@ from storage.registry import store_for
 from transforms.config.scoring import ExecutionConfig, Settings
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
 
-__all__ = [
-    "commit_shards",
-    "dask_runner",
-    "embed_and_replay",
-    "embed_chunk",
-    "replay_partition",
-    "write_shard",
-]
+__all__ = ["commit_shards", "dask_runner", "embed_and_replay", "write_shard"]
 
 _task = task(cache_policy=NO_CACHE, persist_result=False)
 _FANOUT = "fanout"

@@ -17,7 +17,7 @@ from storage.span_targets import file_targets
 from transforms.langfuse_scores import score_bodies
 from transforms.phoenix import annotations_of, step_annotations
 
-__all__ = ["ScoresFile", "langfuse_scores"]
+__all__ = ["langfuse_scores"]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from transforms.operations.model import CASE_SCHEMA
 from transforms.operations.report import OperationsReport, build_operations_report, case_blocks
 from transforms.operations.scoring import score_cases
 
-__all__ = ["commit", "score_operations", "score_staged", "stage_cases"]
+__all__ = ["commit", "score_operations", "score_staged"]
 
 CASES, CASE_ROWS, SCORE_ROWS, FILES, QUARANTINE = (
     "cases.parquet",

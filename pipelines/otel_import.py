@@ -1,8 +1,8 @@
 """The `import_otel` flow: OpenTelemetry span files in, nested trace Parquet and a report out.
 
 read each file in chunks -> facts of each span -> park by trace id (spool) -> map each bucket's
-traces -> append to Parquet -> write the report;
-`import_and_score_otel` then runs `score_traces` on the Parquet.
+traces -> append to Parquet -> write the report. Scoring reads span files through the format
+registry (`storage.formats`), not through this flow.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from storage.otel_spool import SpanSpool, bucket_count
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import DROP_RULES, TRACE_RULES, OtelMapping, map_spans
 from transforms.otel_spans import span_facts
-from transforms.summary import RunSummary
 
-__all__ = ["OtelImportSummary", "import_and_score_otel", "import_otel"]
+__all__ = ["import_otel"]
 
 
 @dataclass(frozen=True)
@@ -205,21 +204,3 @@ def import_otel(
     summary = Steps().step("import", _import, list(paths), out, report, config, options)
     publish_markdown(summary.markdown, "import-otel-summary", "tracegrade OTel import")
     return summary
-
-
-def import_and_score_otel(
-    paths: list[str],
-    out: str,
-    db: str,
-    report: str | None = None,
-    config: str | None = None,
-    options: dict[str, Any] | None = None,
-    score_config: str | None = None,
-    no_embedder: bool = False,
-) -> tuple[OtelImportSummary, RunSummary]:
-    """Import span files, then score the traces written into the DuckDB file `db`."""
-    from pipelines.score import score_traces
-
-    imported = import_otel(paths, out, report, config, options)
-    scored = score_traces([out], db=db, config=score_config, no_embedder=no_embedder)
-    return imported, scored

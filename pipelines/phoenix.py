@@ -49,7 +49,7 @@ from transforms.phoenix import (
 )
 from transforms.summary import RunSummary
 
-__all__ = ["PullSummary", "PushSummary", "pull_phoenix", "push_otlp", "push_phoenix"]
+__all__ = ["pull_phoenix", "push_otlp", "push_phoenix"]
 
 QUIET_S = 300.0
 """A trace is complete when its root span is kept and none of its spans ended in this many

@@ -37,15 +37,7 @@ from transforms.report import ReportInputs, report_html
 from transforms.report.comparison import ComparisonView
 from transforms.report.table import Table
 
-__all__ = [
-    "MOVED_SHOWN",
-    "REPORT_URL_VARIABLE",
-    "ReportComparison",
-    "ReportWindow",
-    "publish_run",
-    "report_path",
-    "write_report",
-]
+__all__ = ["ReportComparison", "ReportWindow", "publish_run", "report_path", "write_report"]
 
 MOVED_SHOWN = 20
 """The tasks that moved most the comparison section lists."""

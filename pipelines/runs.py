@@ -29,7 +29,6 @@ from storage.run_locks import dead_folders, hold_alive, is_alive, let_go, remove
 from storage.store_health import check_store, remove_orphaned_files
 
 __all__ = [
-    "LOGGED_COUNTS",
     "Run",
     "RunSteps",
     "Steps",

@@ -43,7 +43,6 @@ __all__ = [
     "PLAN",
     "QUARANTINE",
     "SCORES",
-    "STAGED",
     "commit_ledger",
     "limit_to_range",
     "stage_chunk",

@@ -22,12 +22,10 @@ from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
 __all__ = [
     "HOLD_BUDGET_S",
-    "LOCK_WAIT_ENV",
     "YIELD_S",
     "Holds",
     "attach",
     "holder_of",
-    "lock_wait_s",
     "locked",
     "uninterrupted_method",
 ]

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["decoded", "last_answer", "message_fields", "message_list", "message_text", "text_of"]
+__all__ = ["decoded", "message_fields", "message_list", "message_text", "text_of"]
 
 
 def decoded(value: Any) -> Any:

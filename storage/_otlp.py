@@ -22,21 +22,11 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
-__all__ = [
-    "STATUS_NAMES",
-    "any_value_text",
-    "collector_schema",
-    "request_rows",
-    "rows_frame",
-]
+__all__ = ["any_value_text", "collector_schema", "request_rows", "rows_frame"]
 
 STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR"}
 """Status codes of `opentelemetry.proto.trace.v1.Status`, by number."""
 
-_STATUS_TEXT = {
-    **{str(number): name for number, name in STATUS_NAMES.items()},
-    **{f"STATUS_CODE_{name}": name for name in STATUS_NAMES.values()},
-}
 _SCALARS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue")
 _SPAN_FIELDS = {
     "traceId": None,

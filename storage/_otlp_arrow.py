@@ -18,7 +18,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from storage._otlp import any_value_text
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
-__all__ = ["arrow_rows", "deeper_than_schema"]
+__all__ = ["arrow_rows"]
 
 _STATUS = {
     "0": "UNSET",

@@ -18,16 +18,13 @@ from typing import Any
 
 __all__ = [
     "PHOENIX_COLUMNS",
-    "agent_trace_spans",
     "flat_pairs",
-    "is_phoenix_row",
     "page_spans",
     "parquet_row",
     "sdk_time",
     "top_rows_given",
     "phoenix_rows",
     "hex_id",
-    "span_row",
     "span_rows",
 ]
 

@@ -35,9 +35,7 @@ from transforms.trace_schema import nested_arrow_schema
 __all__ = [
     "CHAT_EXTENSIONS",
     "DEFAULT_BATCH_ROWS",
-    "REPORT_SCHEMA",
     "TRACE_ARROW_SCHEMA",
-    "TraceWriter",
     "checked_record",
     "iter_chat_records",
     "read_chat_records",

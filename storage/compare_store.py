@@ -41,16 +41,7 @@ from transforms.compare.stats import MAX_CELLS, Cells
 from transforms.errors import TracegradeError
 from transforms.words import NONE
 
-__all__ = [
-    "BREAKDOWNS",
-    "MIN_GROUP",
-    "MIN_PAIRS",
-    "Group",
-    "Selected",
-    "compare_cells",
-    "metrics_of",
-    "selection_sql",
-]
+__all__ = ["MIN_PAIRS", "Selected", "compare_cells", "metrics_of", "selection_sql"]
 
 
 @dataclass(frozen=True)

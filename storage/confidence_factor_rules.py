@@ -12,7 +12,7 @@ import polars as pl
 
 from transforms.confidence.inputs import ALIASES, CONFLICTS
 
-__all__ = ["COUNT_COLUMNS", "UNIT_COLUMNS", "row_rules"]
+__all__ = ["row_rules"]
 
 Rule = tuple[str, pl.Expr, pl.Expr]
 

@@ -23,12 +23,7 @@ from storage.errors import InputError
 from storage.hashing import file_sha256
 from transforms.confidence.batch import FACTOR_SCHEMA
 
-__all__ = [
-    "FACTORS_INPUT_SCHEMA",
-    "FACTORS_QUARANTINE_SCHEMA",
-    "FactorsRead",
-    "read_factors_table",
-]
+__all__ = ["FACTORS_INPUT_SCHEMA", "read_factors_table"]
 
 _KEYS = ("trace_id", "step_index")
 

@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # each kind's model is imported by its loader: a command load
     from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
-    "BUILTIN_SOURCE",
     "load_chat_config",
     "load_confidence_config",
     "load_judge_config",
@@ -31,7 +30,6 @@ __all__ = [
     "load_otel_config",
     "load_scorer_set",
     "load_settings",
-    "read_toml",
 ]
 
 

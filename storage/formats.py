@@ -38,14 +38,7 @@ if TYPE_CHECKING:  # the readers load with the first file read: a rerun with not
 
     from storage.readers import FileFormat, FileInfo
 
-__all__ = [
-    "FORMATS",
-    "AutoFormat",
-    "TraceFiles",
-    "TraceFormat",
-    "file_format",
-    "format_names",
-]
+__all__ = ["FORMATS", "AutoFormat", "file_format", "format_names"]
 
 
 def _keys(look: Peek) -> set[str]:

@@ -15,7 +15,7 @@ from storage._statements import Statements
 from storage.confidence_labels import file_labels, unreadable_labels
 from storage.errors import InputError
 
-__all__ = ["OVERALL", "LabelledScores", "judged_with_labels"]
+__all__ = ["OVERALL", "judged_with_labels"]
 
 OVERALL = "overall"
 """The name the overall score (the weighted mean of the metrics) goes by."""

@@ -20,20 +20,17 @@ from storage.locations import locate
 
 __all__ = [
     "DuckDBJudgeSink",
-    "REUSABLE_STATUSES",
     "insert_judged_rows",
     "close_batch",
     "open_batch_count",
     "open_batches",
     "put_batch",
-    "reusable_results",
     "stored_score_keys",
-    "write_judge_results",
-    "write_judge_scores",
 ]
 
-REUSABLE_STATUSES = ("ok", "invalid_input")
-"""Statuses a re-run keeps: a success, and an input that no call can fix. Others are retried."""
+_REUSABLE = "('ok', 'invalid_input')"
+"""The statuses a re-run keeps, as SQL: a success, and an input that no call can fix. Others
+are retried."""
 
 
 _RESULT_COLUMNS = [
@@ -85,7 +82,7 @@ def reusable_results(store: DuckDBStore, keys: Sequence[str]) -> pl.DataFrame:
                 "SELECT * EXCLUDE (row_rank) FROM (SELECT r.*, row_number() OVER ("
                 "PARTITION BY r.cache_key, r.item_id ORDER BY r.run_seq DESC, r.judged_at DESC) AS row_rank "
                 "FROM judge_results r SEMI JOIN __judge_keys USING (cache_key) "
-                "WHERE r.status IN ('ok', 'invalid_input')) WHERE row_rank = 1"
+                f"WHERE r.status IN {_REUSABLE}) WHERE row_rank = 1"
             ).pl()
         finally:
             con.unregister("__judge_keys")

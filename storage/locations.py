@@ -11,7 +11,7 @@ from pathlib import Path
 
 from storage.errors import StoreOpenError
 
-__all__ = ["LAKE_PREFIX", "Location", "check_file", "locate"]
+__all__ = ["Location", "check_file", "locate"]
 
 LAKE_PREFIX = "ducklake:"
 

@@ -20,13 +20,7 @@ from storage.errors import InputError
 from storage.hashing import file_sha256
 from transforms.operations.model import CASE_SCHEMA
 
-__all__ = [
-    "CASE_EXTENSIONS",
-    "CASE_REJECTED_SCHEMA",
-    "EvalCaseFiles",
-    "expand_case_paths",
-    "read_eval_cases",
-]
+__all__ = ["expand_case_paths", "read_eval_cases"]
 
 CASE_EXTENSIONS = (".jsonl", ".ndjson", ".parquet", ".pq")
 """Extensions of eval case files (case-insensitive); folders are searched for these."""
@@ -256,12 +250,16 @@ def _keys_rejected(cases: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     missing = pl.col("case_id").is_null() | (pl.col("case_id").str.strip_chars() == "")
     order = pl.col("_order")
     later = (order < order.max().over("case_id")) & ~missing
-    rejected = cases.with_row_index("_order").with_columns(
-        rule=pl.when(missing)
-        .then(pl.lit("missing_case_id"))
-        .when(later)
-        .then(pl.lit("duplicate_case_id")),
-    ).filter(pl.col("rule").is_not_null())
+    rejected = (
+        cases.with_row_index("_order")
+        .with_columns(
+            rule=pl.when(missing)
+            .then(pl.lit("missing_case_id"))
+            .when(later)
+            .then(pl.lit("duplicate_case_id")),
+        )
+        .filter(pl.col("rule").is_not_null())
+    )
     rejected = rejected.select(
         "source_file",
         "row_number",

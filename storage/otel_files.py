@@ -44,13 +44,7 @@ from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_path
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
 
-__all__ = [
-    "CHUNK_BYTES",
-    "OTEL_EXTENSIONS",
-    "SpanChunk",
-    "iter_span_chunks",
-    "otel_input_files",
-]
+__all__ = ["OTEL_EXTENSIONS", "SpanChunk", "iter_span_chunks", "otel_input_files"]
 
 CHUNK_BYTES = 8 << 20
 """About how many bytes of a file are read into one chunk of spans."""

@@ -21,14 +21,7 @@ from storage.chat_files import TRACE_ARROW_SCHEMA
 from transforms.otel import REJECTION_SCHEMA
 from transforms.trace_schema import STEP, STEP_FILE_FIELDS, Field, file_groups
 
-__all__ = [
-    "OtelTraceWriter",
-    "canonical_rows",
-    "nested_traces",
-    "otel_report_path",
-    "otel_trace_writer",
-    "write_otel_report",
-]
+__all__ = ["canonical_rows", "otel_report_path", "otel_trace_writer", "write_otel_report"]
 
 _ISO_UTC = "%Y-%m-%dT%H:%M:%S%.6fZ"
 

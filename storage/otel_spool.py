@@ -18,7 +18,7 @@ from types import TracebackType
 
 import polars as pl
 
-__all__ = ["DEFAULT_SPOOL_BYTES", "SpanSpool", "bucket_count"]
+__all__ = ["SpanSpool", "bucket_count"]
 
 DEFAULT_SPOOL_BYTES = 64 << 20
 """Span rows held in memory before the spool writes them to disk."""

@@ -22,11 +22,8 @@ __all__ = [
     "LATEST_SQL",
     "LEVELS_SQL",
     "LIST_SQL",
-    "LOW_NOVELTY",
     "QUERIES",
-    "SCORE_BINS",
     "TABLE_ROWS",
-    "TOP_AGENTS",
     "fast_form",
 ]
 

@@ -34,7 +34,6 @@ from storage.work_files import parquet_batches
 
 __all__ = [
     "LIGHT_STEP_FIELDS",
-    "STAGED_LIGHT",
     "StagedFile",
     "create_staging",
     "delete_staged",
@@ -48,19 +47,6 @@ __all__ = [
     "staged_table",
     "staged_view",
 ]
-
-STAGED_LIGHT = (
-    "trace_id",
-    "content_hash",
-    "created_at",
-    "agent_id",
-    "task_domain",
-    "success",
-    "source_file",
-    "row_number",
-    "text_sha",
-)
-"""The identity and replay columns of a staged trace (no text, no steps)."""
 
 
 def staged_table(run_id: str) -> str:

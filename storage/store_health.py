@@ -14,7 +14,7 @@ from pathlib import Path
 from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreDamaged
 
-__all__ = ["check_store", "damaged_files", "data_path", "remove_orphaned_files"]
+__all__ = ["check_store", "data_path", "remove_orphaned_files"]
 
 _MAGIC = b"PAR1"
 

@@ -12,7 +12,7 @@ import polars as pl
 from storage.duckdb_store import DuckDBStore
 from storage.quantile_sql import quantiles_sql
 
-__all__ = ["QUANTILES", "domain_table_sql", "run_domains"]
+__all__ = ["domain_table_sql", "run_domains"]
 
 QUANTILES = {"p10": 0.1, "median": 0.5, "p90": 0.9}
 """The summary's quantile columns and where they sit."""

@@ -10,7 +10,7 @@ import polars as pl
 
 from transforms.config.otel import OtelImportConfig
 
-__all__ = ["STEP_KINDS", "shortened", "step_rows", "step_spans", "steps_per_group"]
+__all__ = ["STEP_KINDS", "step_rows", "step_spans", "steps_per_group"]
 
 STEP_KINDS = ("llm", "tool", "retrieval")
 """Span kinds that become steps."""

@@ -39,7 +39,6 @@ from transforms.trace_schema import nested_record, nested_step
 
 __all__ = [
     "IMPORT_RULES",
-    "ROLES",
     "ChatImport",
     "ChatRecord",
     "ChatRejection",

@@ -1,4 +1,4 @@
-"""What novelty and source agreement need from an embedding model, and the text novelty embeds.
+"""What novelty and source agreement need from an embedding model.
 
 The model itself (sentence-transformers, loaded lazily) is run machinery: `pipelines.embedder`.
 """
@@ -11,12 +11,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "novelty_text"]
-
-
-def novelty_text(objective: str, contents: Sequence[str | None]) -> str:
-    """The text the SDK embeds: objective, a space, then the step contents joined by spaces."""
-    return objective + " " + " ".join(content or "" for content in contents)
+__all__ = ["Embedder"]
 
 
 class Embedder(Protocol):

@@ -16,7 +16,7 @@ from typing import Any
 
 from transforms.phoenix import LEVEL_ANNOTATION, STEP_ANNOTATION
 
-__all__ = ["CONFIDENCE_SCORE", "score_bodies"]
+__all__ = ["score_bodies"]
 
 CONFIDENCE_SCORE = "tracegrade.confidence"
 _NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "tracegrade:langfuse:score")

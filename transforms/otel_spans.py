@@ -20,13 +20,11 @@ from transforms._otel_messages import (
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
-    "ADK_KEYS",
     "ATTRIBUTE_KEYS",
     "ATTRIBUTE_PREFIXES",
     "FACT_SCHEMA",
     "KINDS",
     "RAW_SPAN_SCHEMA",
-    "empty_raw_spans",
     "span_facts",
     "wanted_key_filter",
 ]
@@ -129,11 +127,6 @@ _OI_KINDS = {
     "CHAIN": "chain",
 }
 _DOCUMENT = r"^retrieval\.documents\.(\d+)\.document\.content$"
-
-
-def empty_raw_spans() -> pl.DataFrame:
-    """A frame of `RAW_SPAN_SCHEMA` with no rows."""
-    return pl.DataFrame(schema=RAW_SPAN_SCHEMA)
 
 
 def wanted_key_filter(key: pl.Expr, config: OtelImportConfig) -> pl.Expr:

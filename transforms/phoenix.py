@@ -17,17 +17,14 @@ from transforms.errors import TracegradeError
 from transforms.otlp_evaluations import EVALUATION_EVENT, EVALUATION_SPAN
 
 __all__ = [
-    "ANNOTATION_IDENTIFIER",
     "LEVEL_ANNOTATION",
     "STEP_ANNOTATION",
-    "VALUE_ANNOTATION",
     "PageError",
     "PulledSpan",
     "annotation",
     "annotations_of",
     "batches",
     "is_own_evaluation",
-    "judge_annotation_name",
     "page_spans",
     "source_key",
     "span_rowid",

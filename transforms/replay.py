@@ -17,14 +17,7 @@ import polars as pl
 
 from transforms.novelty import window_bounds
 
-__all__ = [
-    "ReplayPlan",
-    "plan_replay",
-    "scope_column",
-    "scope_key",
-    "scope_key_sql",
-    "trace_text",
-]
+__all__ = ["plan_replay", "scope_key", "scope_key_sql", "trace_text"]
 
 _STANDARD_SCOPES = {"agent": "agent_id", "domain": "task_domain"}
 

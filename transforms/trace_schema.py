@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CANONICAL",
-    "FILE_KEYS",
     "HASHED",
     "STEP",
     "STEP_FILE_FIELDS",

@@ -12,20 +12,7 @@ import polars as pl
 
 from transforms.config.scoring import ProfileWeights
 
-__all__ = [
-    "OVERRIDE_RULES",
-    "complexity",
-    "error_recovery_count",
-    "outcome_confidence",
-    "profile_name",
-    "step_count",
-    "tool_diversity",
-    "unique_tool_count",
-    "unique_type_count",
-    "uses_tools",
-    "value_features",
-    "value_score",
-]
+__all__ = ["complexity", "outcome_confidence", "tool_diversity", "value_features", "value_score"]
 
 OVERRIDE_RULES = ("single_thought", "error_recovery_bonus", "low_tool_diversity")
 """Names of the rule overrides, in the order they apply."""

@@ -40,7 +40,7 @@ from transforms.judge.plan import (
 )
 from transforms.judge.resolve import JudgeConfig, ResolvedMetric
 
-__all__ = ["JudgeRunResult", "BatchSink", "batch_items", "collect_batches", "run_batch"]
+__all__ = ["JudgeRunResult", "batch_items", "run_batch"]
 
 _HANDLE = TypeAdapter(Batch)
 

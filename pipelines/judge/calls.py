@@ -50,9 +50,6 @@ from transforms.judge.resolve import ResolvedMetric
 
 __all__ = [
     "FAILED_STATUSES",
-    "STATUSES",
-    "Attempt",
-    "CallGate",
     "ModelFactory",
     "Outcome",
     "Status",

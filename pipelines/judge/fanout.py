@@ -39,7 +39,7 @@ from transforms.config.scoring import ExecutionConfig
 from transforms.judge.plan import PlannedItem
 from transforms.judge.resolve import JudgeConfig
 
-__all__ = ["judge_distributed", "judge_shard", "judge_shards", "write_shards"]
+__all__ = ["judge_distributed", "judge_shards"]
 
 _task = task(cache_policy=NO_CACHE, persist_result=False)
 _STOP = "STOP"

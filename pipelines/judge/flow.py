@@ -39,12 +39,10 @@ from transforms.judge.report import (
 from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
-    "JudgeRequest",
     "check_budget",
     "estimate_judge",
     "judge_after_scoring",
     "judge_collect",
-    "judge_items",
     "judge_traces",
 ]
 

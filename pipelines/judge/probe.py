@@ -17,7 +17,7 @@ from pipelines.judge.models import (
 from transforms.judge.environment import parse_error_hint
 from transforms.judge.resolve import JudgeConfig
 
-__all__ = ["ProbeResult", "probe_models"]
+__all__ = ["probe_models"]
 
 _QUERY = "What is 2 + 2?"
 _ANSWER = "2 + 2 = 4."

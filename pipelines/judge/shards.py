@@ -17,7 +17,6 @@ from transforms.judge.plan import PlannedItem, PlannedJudgement
 from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
-    "SHARED_ROW_FIELDS",
     "SharedStopControl",
     "decode_item",
     "encode_item",

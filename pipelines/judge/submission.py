@@ -15,15 +15,7 @@ from transforms.judge.evaluation import overall_score
 from transforms.judge.keys import score_key
 from transforms.judge.plan import PlannedItem, PlannedJudgement
 
-__all__ = [
-    "Call",
-    "Record",
-    "Reuse",
-    "judge_submission",
-    "local_outcome",
-    "outcome_of_row",
-    "overall_row",
-]
+__all__ = ["Call", "Record", "judge_submission", "local_outcome", "outcome_of_row", "overall_row"]
 
 Call = Callable[[PlannedItem, PlannedJudgement], Awaitable[Outcome | None]]
 """Judges one LLM metric of a submission; None when the run stopped before the call."""

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = [
-    "CONFIDENCE_MIGRATION_V2_SQL",
-    "CONFIDENCE_SCHEMA_SQL",
-    "CONFIDENCE_STEP_COLUMNS",
-    "newest_levels",
-]
+__all__ = ["CONFIDENCE_MIGRATION_V2_SQL", "CONFIDENCE_SCHEMA_SQL", "newest_levels"]
 
 
 def newest_levels(levels: str, table: str = "confidence_traces") -> str:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["add_import_command", "import_options"]
+__all__ = ["add_import_command"]
 
 from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK
 

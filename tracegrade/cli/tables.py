@@ -18,7 +18,7 @@ from typing import Any, TextIO
 
 from transforms.words import NONE
 
-__all__ = ["HUMAN_MODES", "MODES", "NONE", "cell_text", "render", "write_machine"]
+__all__ = ["HUMAN_MODES", "MODES", "NONE", "render", "write_machine"]
 
 
 MODES = ("box", "line", "csv", "json", "jsonl", "markdown")

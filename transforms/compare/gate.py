@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from transforms.compare.stats import Difference
 from transforms.errors import ConfigError
 
-__all__ = ["GateLine", "Verdict", "parse_gate", "verdicts"]
+__all__ = ["Verdict", "parse_gate", "verdicts"]
 
 _LINE = re.compile(
     r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=|<|>)\s*([-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*$"

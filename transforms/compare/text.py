@@ -11,7 +11,6 @@ from transforms.compare.stats import RESAMPLES, SEED, Difference
 from transforms.words import NONE
 
 __all__ = [
-    "HEADLINE",
     "GroupComparison",
     "Shown",
     "comparison_json",

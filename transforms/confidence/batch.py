@@ -21,7 +21,6 @@ from transforms.config.confidence import ConfidenceConfig
 
 __all__ = [
     "FACTOR_SCHEMA",
-    "STEP_SCORE_COLUMNS",
     "step_scores",
     "trace_levels",
 ]
@@ -34,17 +33,6 @@ FACTOR_SCHEMA: dict[str, pl.DataType] = {
     **{name: _DTYPES[type(default)] for name, default in FACTOR_DEFAULTS.items()},
 }
 """One plan step: its keys, then GRACE's ConfidenceFactors fields in the original's order."""
-
-STEP_SCORE_COLUMNS = (
-    "search_quality",
-    "tool_success",
-    *(f"w_{name}" for name in FACTORS),
-    "base",
-    "penalty_code",
-    "score",
-    "penalties",
-)
-"""Columns `step_scores` adds."""
 
 _VALUES = {
     "search_quality": pl.col("search_quality"),

@@ -27,10 +27,8 @@ __all__ = [
     "ConfidenceAggregator",
     "ConfidenceCalculator",
     "critical_note",
-    "level_of",
     "level_reason",
     "search_quality",
-    "tool_failures_name",
     "tool_success",
 ]
 

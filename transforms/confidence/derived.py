@@ -45,7 +45,6 @@ from transforms.confidence.exact import divide
 from transforms.config.confidence import ConfidenceConfig, DerivedRules
 
 __all__ = [
-    "DERIVED_COLUMNS",
     "HELD_TEXT_FIELDS",
     "SOURCE_AGREEMENT",
     "STATEMENT_LINE",

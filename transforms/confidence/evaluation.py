@@ -36,7 +36,6 @@ __all__ = [
     "rate_verdict",
     "BOOTSTRAP_MAX_SCORES",
     "BOOTSTRAP_RESAMPLES",
-    "Evaluation",
     "LevelRate",
     "OutcomeCell",
     "evaluate_levels",

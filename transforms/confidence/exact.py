@@ -25,14 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-__all__ = [
-    "MAX_DECIMALS",
-    "divide",
-    "hundredths",
-    "round_half_even",
-    "scaled_half_even",
-    "two_decimals",
-]
+__all__ = ["divide", "hundredths", "round_half_even", "scaled_half_even", "two_decimals"]
 
 MAX_DECIMALS = 3
 """The most decimals the exact integer scaling supports."""

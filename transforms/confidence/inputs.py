@@ -29,7 +29,6 @@ from transforms.confidence.model import FACTOR_DEFAULTS, ConfidenceFactors
 __all__ = [
     "ALIASES",
     "CONFLICTS",
-    "SearchStatistics",
     "factors_from_row",
     "original_factor_columns",
     "search_statistics",

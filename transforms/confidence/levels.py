@@ -24,14 +24,7 @@ from transforms.confidence.exact import divide, two_decimals
 from transforms.confidence.model import InterventionLevel
 from transforms.config.confidence import ConfidenceConfig
 
-__all__ = [
-    "PENALTY_LISTS",
-    "RATE_SLOTS",
-    "cap_note",
-    "penalty_code",
-    "segmented_sums",
-    "trace_levels",
-]
+__all__ = ["PENALTY_LISTS", "cap_note", "penalty_code", "trace_levels"]
 
 RATE_SLOTS = 102
 """Tool-failure slots of a penalty code: 0 none, 1 + k for the rate label k / 100 (k 0..100)."""

@@ -27,14 +27,7 @@ from transforms.confidence.levels import cap_note
 from transforms.confidence.model import ConfidenceFactors, ConfidenceScore, InterventionLevel
 from transforms.config.confidence import ConfidenceConfig, DerivedRules
 
-__all__ = [
-    "TraceConfidence",
-    "derived_step_factors",
-    "reference_answer_coverage",
-    "reference_is_error",
-    "reference_statement_lines",
-    "reference_trace_confidence",
-]
+__all__ = ["reference_is_error", "reference_statement_lines", "reference_trace_confidence"]
 
 
 @dataclass(frozen=True)

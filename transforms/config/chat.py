@@ -16,12 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = [
-    "COMPARISONS",
-    "ChatImportConfig",
-    "SuccessRule",
-    "parse_success_rule",
-]
+__all__ = ["ChatImportConfig", "SuccessRule", "parse_success_rule"]
 
 COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
 """Operators a success expression may use."""

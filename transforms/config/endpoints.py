@@ -14,7 +14,7 @@ from pydantic import field_validator
 
 from transforms.config._base import StrictModel
 
-__all__ = ["ENDPOINT_NAME", "Endpoint", "OutputMode", "TokenField"]
+__all__ = ["ENDPOINT_NAME", "Endpoint", "OutputMode"]
 
 OutputMode = Literal["auto", "tool", "native", "prompted"]
 """How a judgement is asked for (docs/judge.md, "Output modes")."""

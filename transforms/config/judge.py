@@ -20,15 +20,11 @@ from transforms.judge.providers import PROVIDERS, model_parts
 __all__ = [
     "BUILTIN_DEFAULTS",
     "DEFAULT_PASS_THRESHOLD",
-    "CustomMetricRef",
     "MODEL_FORMAT",
     "WEIGHTS",
-    "JudgeExecution",
     "JudgeSettings",
     "LLMDefault",
     "MetricEntry",
-    "NearDuplicates",
-    "Price",
     "RateLimit",
     "RetryPolicy",
 ]

@@ -23,15 +23,7 @@ from transforms.operations.custom import CaseScorer
 from transforms.operations.scorers import BUILTIN_SCORERS, builtin_scorer
 from transforms.operations.scoring import ScorerSet, ScorerSpec
 
-__all__ = [
-    "DEFAULT_SET",
-    "PRESETS",
-    "OperationsConfig",
-    "OperationsSettings",
-    "ScorerEntry",
-    "ScorerSetConfig",
-    "scorer_set",
-]
+__all__ = ["PRESETS", "OperationsConfig", "OperationsSettings", "scorer_set"]
 
 DEFAULT_SET = "standard"
 """The set used when neither the command nor the file names one."""

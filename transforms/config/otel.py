@@ -13,13 +13,7 @@ from typing import Annotated, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["GROUPINGS", "SUCCESS_RULES", "OtelImportConfig"]
-
-GROUPINGS = ("trace", "agent")
-"""What one imported trace is: every span of an OTel trace id, or one top-level agent span."""
-
-SUCCESS_RULES = ("not_error", "ok", "attribute")
-"""How metadata.success is read off the root span."""
+__all__ = ["OtelImportConfig"]
 
 _KEY = re.compile(r"^[A-Za-z0-9_][\w.\-/]*$")
 

@@ -19,12 +19,8 @@ from transforms.config.compare import CompareConfig
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_MODEL",
-    "DEVICE_BATCH_SIZE",
-    "NOVELTY_SCOPES",
     "EmbeddingConfig",
     "ExecutionConfig",
-    "NoveltyConfig",
-    "OutputConfig",
     "ProfileWeights",
     "ScoringConfig",
     "Settings",

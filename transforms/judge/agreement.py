@@ -31,7 +31,6 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "BOOTSTRAP_MAX_CELLS",
     "BOOTSTRAP_RESAMPLES",
     "DEFAULT_PASS_THRESHOLD",
     "Agreement",

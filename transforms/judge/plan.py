@@ -21,7 +21,6 @@ __all__ = [
     "cost_usd",
     "estimate",
     "estimated_tokens",
-    "is_blank",
     "plan_items",
     "planned_item",
 ]

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from transforms.judge.agreement import cohen_kappa
 
-__all__ = ["ThresholdFit", "fit_threshold", "fitted_threshold"]
+__all__ = ["fitted_threshold"]
 
 
 def _kappa(scores: npt.NDArray[np.float64], good: npt.NDArray[np.int64], cut: float) -> float:

@@ -14,14 +14,7 @@ from transforms.operations._json import details_json, json_items, json_string
 from transforms.operations.prepare import PreparedCases, regex_error
 from transforms.operations.simulate import Simulation
 
-__all__ = [
-    "ALL_PAGES",
-    "EXCERPT_CHARS",
-    "SEPARATOR",
-    "content_quality",
-    "pattern_errors",
-    "pattern_matches",
-]
+__all__ = ["ALL_PAGES", "content_quality", "pattern_errors", "pattern_matches"]
 
 ALL_PAGES = "(all pages)"
 """The page name in the issues of a pattern that has no page."""

@@ -20,7 +20,7 @@ from transforms.operations.model import OPERATION_TYPES
 from transforms.operations.prepare import PreparedCases
 from transforms.operations.simulate import Simulation
 
-__all__ = ["NEW_BLOCK_REASONS", "anti_hallucination"]
+__all__ = ["anti_hallucination"]
 
 NEW_BLOCK_REASONS = ("unknown block", "unexpected insert")
 """Why an actual operation counts as adding a block."""

@@ -14,7 +14,7 @@ from transforms.operations._json import details_json, json_items
 from transforms.operations._kernels import NO_KEY, count_in, key_array, pair, rank_within
 from transforms.operations.prepare import PreparedCases
 
-__all__ = ["MISMATCH_REASONS", "operation_accuracy", "target_block_precision"]
+__all__ = ["operation_accuracy", "target_block_precision"]
 
 MISMATCH_REASONS = ("position mismatch", "type mismatch", "target mismatch")
 """Why an expected operation found no actual one, in the order they are checked."""

@@ -15,12 +15,9 @@ from typing import Any
 import polars as pl
 
 __all__ = [
-    "BLOCK_DTYPE",
     "CASE_SCHEMA",
     "DEFAULT_POSITION",
-    "OPERATION_DTYPE",
     "OPERATION_TYPES",
-    "PATTERN_DTYPE",
     "POSITIONS",
     "ActualOutput",
     "Block",

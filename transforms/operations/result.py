@@ -14,7 +14,7 @@ from transforms.operations._json import details_json, json_items
 from transforms.operations.prepare import PreparedCases
 from transforms.operations.simulate import Simulation
 
-__all__ = ["APPLICATION_WEIGHT", "CONTENT_WEIGHT", "operation_result"]
+__all__ = ["operation_result"]
 
 APPLICATION_WEIGHT = 0.6
 CONTENT_WEIGHT = 0.4

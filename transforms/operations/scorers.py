@@ -21,17 +21,7 @@ from transforms.operations.prepare import PreparedCases, prepare_cases
 from transforms.operations.result import operation_result
 from transforms.operations.simulate import Simulation, simulate
 
-__all__ = [
-    "BUILTIN_SCORERS",
-    "AntiHallucination",
-    "BatchScorer",
-    "ContentQuality",
-    "OperationAccuracy",
-    "OperationResult",
-    "ScoringBatch",
-    "TargetBlockPrecision",
-    "builtin_scorer",
-]
+__all__ = ["BUILTIN_SCORERS", "BatchScorer", "ScoringBatch", "builtin_scorer"]
 
 
 class ScoringBatch:

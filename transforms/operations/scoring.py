@@ -10,7 +10,7 @@ import polars as pl
 from transforms.operations.custom import CaseScorer, custom_scores
 from transforms.operations.scorers import BUILTIN_SCORERS, BatchScorer, ScoringBatch
 
-__all__ = ["PASS_TOLERANCE", "ScoredCases", "ScorerSet", "ScorerSpec", "score_cases"]
+__all__ = ["ScoredCases", "ScorerSet", "ScorerSpec", "score_cases"]
 
 PASS_TOLERANCE = 1e-9
 """A score passes when score >= threshold - PASS_TOLERANCE (0.7 * 3 / 3 is not below 0.7)."""

@@ -20,7 +20,7 @@ from transforms.operations._kernels import NO_KEY, key_array, largest
 from transforms.operations.model import OPERATION_TYPES
 from transforms.operations.prepare import PreparedCases
 
-__all__ = ["FAILURE_REASONS", "Simulation", "simulate"]
+__all__ = ["Simulation", "simulate"]
 
 FAILURE_REASONS = ("invalid type", "unknown block", "invalid position", "block already deleted")
 """Why an actual operation did not apply, in the order they are checked."""

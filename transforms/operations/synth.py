@@ -11,11 +11,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import polars as pl
+from transforms.operations.model import OPERATION_TYPES
 
-from transforms.operations.model import CASE_SCHEMA, OPERATION_TYPES
-
-__all__ = ["synthetic_case_rows", "synthetic_cases"]
+__all__ = ["synthetic_case_rows"]
 
 _WORDS = [
     "cart",
@@ -184,8 +182,3 @@ def synthetic_case_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
     """`n` generated cases as plain dicts (the shape of parsed JSONL lines)."""
     rng = random.Random(seed)
     return [_case(rng, number) for number in range(n)]
-
-
-def synthetic_cases(n: int, seed: int = 0) -> pl.DataFrame:
-    """`n` generated cases as a CASE_SCHEMA frame."""
-    return pl.DataFrame(synthetic_case_rows(n, seed), schema=CASE_SCHEMA)

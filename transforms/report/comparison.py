@@ -15,7 +15,7 @@ from transforms.report.figures import Figure
 from transforms.report.table import Table, table_html
 from transforms.words import NONE
 
-__all__ = ["COMPARE_SECTION", "ComparisonView", "comparison_chart", "comparison_section"]
+__all__ = ["COMPARE_SECTION", "ComparisonView", "comparison_section"]
 
 COMPARE_SECTION = ("compare", "Baseline against candidate")
 """The section's key and title (first on the page when the report compares)."""

@@ -25,14 +25,7 @@ from transforms.synth._hashing import mix, salt, unit
 from transforms.synth._steps import steps
 from transforms.synth._templates import FAMILY_OF, KIND, NOISE, OFF_TOPIC, STEP_TYPES, pick, render
 
-__all__ = [
-    "DEFAULT_AGENTS",
-    "DEFAULT_DOMAINS",
-    "STEP_TYPES",
-    "TRACE_CONTEXT",
-    "synthetic_traces",
-    "to_json_records",
-]
+__all__ = ["STEP_TYPES", "TRACE_CONTEXT", "synthetic_traces", "to_json_records"]
 
 DEFAULT_AGENTS: tuple[str, ...] = (
     "coder-01",
