@@ -18,11 +18,12 @@ import yaml
 from fake_phoenix import REAL_SPANS, FakePhoenix, fake_phoenix, real_traces, renamed
 
 import pipelines.phoenix_api as phoenix_api
-from pipelines.phoenix import pull_phoenix, push_otlp, push_phoenix
-from pipelines.phoenix_api import ServerUnavailable
+from pipelines.errors import ServerUnavailable
+from pipelines.phoenix import ORPHAN_AFTER_S, pull_phoenix, push_otlp, push_phoenix
 from storage.duckdb_store import DuckDBStore
 from tracegrade.cli.app import main
-from transforms.phoenix import PageError, source_key, span_rowid
+from transforms.errors import PageError
+from transforms.phoenix import source_key, span_rowid
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,8 +35,18 @@ def no_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _pull(phoenix: FakePhoenix, db: Path, **options: Any) -> Any:
+    """`pull_phoenix` of the fake server; a trace with no root waits as it would a day after the
+    recorded spans ended (they ended on 2026-11-28: past that, the rule would score it)."""
     options.setdefault("quiet_s", 0.0)
+    options.setdefault("orphan_after_s", ORPHAN_AFTER_S + _age_of_the_recording())
     return pull_phoenix(phoenix.url, "support-agent", str(db), no_embedder=True, **options)
+
+
+def _age_of_the_recording() -> float:
+    ended = max(
+        datetime.fromisoformat(span["end_time"]) for trace in real_traces() for span in trace
+    )
+    return (datetime.now(UTC) - ended).total_seconds()
 
 
 def _scores(db: Path) -> list[tuple[Any, ...]]:
