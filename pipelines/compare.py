@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipelines.errors import RegressionFound
 from pipelines.runs import in_prefect, publish_markdown
 from storage.compare_store import Selected, compare_cells
 from storage.config_files import load_settings
@@ -122,10 +123,6 @@ def compare_selections(
         _groups(selected),
     )
     return Comparison(comparison_markdown(shown), comparison_json(shown), gate)
-
-
-class RegressionFound(Exception):
-    """The gate fired against the previous run: the check's task fails, not the flow."""
 
 
 def previous_run_check(db: str, run_id: str, settings: CompareConfig) -> Comparison | None:

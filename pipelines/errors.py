@@ -11,7 +11,10 @@ __all__ = [
     "MetricFailedError",
     "ModelCallError",
     "PrefectServerError",
+    "RegressionFound",
     "RunStopped",
+    "ServerUnavailable",
+    "UnreadableAnswer",
 ]
 
 
@@ -105,3 +108,18 @@ class RunStopped(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(f"stopped by signal {signum}")
         self.signum = signum
+
+
+class RegressionFound(TracegradeError):
+    """A nightly run's comparison with the run before it crossed a line of the gate: the
+    check's task fails, not the flow (pipelines.compare)."""
+
+
+class ServerUnavailable(TracegradeError):
+    """Phoenix or an OTLP receiver did not answer a request after every retry, or answered it
+    with an error."""
+
+
+class UnreadableAnswer(TracegradeError):
+    """An answer that arrived and cannot be read: not JSON, or not a page of spans. Tried
+    again like a server error."""

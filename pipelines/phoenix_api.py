@@ -19,10 +19,11 @@ from urllib.parse import quote, unquote
 
 import httpx
 
-from transforms.errors import TracegradeError
-from transforms.phoenix import PageError, PulledSpan, page_spans
+from pipelines.errors import ServerUnavailable, UnreadableAnswer
+from transforms.errors import PageError
+from transforms.phoenix import PulledSpan, page_spans
 
-__all__ = ["PAGE_SIZE", "TIMEOUT_S", "WAITS_S", "OtlpReceiver", "PhoenixApi", "ServerUnavailable"]
+__all__ = ["PAGE_SIZE", "TIMEOUT_S", "WAITS_S", "OtlpReceiver", "PhoenixApi"]
 
 TIMEOUT_S = 30.0
 """How long one request may take (to connect, or between two reads of its answer)."""
@@ -33,27 +34,18 @@ PAGE_SIZE = 1000
 """Spans per page: the most Phoenix's API gives at once."""
 
 
-class ServerUnavailable(TracegradeError):
-    """Phoenix or an OTLP receiver did not answer a request after every retry, or answered it
-    with an error."""
-
-
-class Unreadable(ValueError):
-    """An answer that arrived and cannot be read: not JSON, or not a page of spans."""
-
-
 def _json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError:
-        raise Unreadable("an answer that is not JSON") from None
+        raise UnreadableAnswer("an answer that is not JSON") from None
 
 
 def _page(response: httpx.Response) -> tuple[list[PulledSpan], str | None]:
     try:
         return page_spans(_json(response))
     except PageError as exc:
-        raise Unreadable(str(exc)) from None
+        raise UnreadableAnswer(str(exc)) from None
 
 
 def _body(response: httpx.Response) -> bytes:
@@ -128,7 +120,7 @@ class _Http:
                 else:
                     try:
                         return read(response)
-                    except Unreadable as exc:
+                    except UnreadableAnswer as exc:
                         problem = str(exc)
             if wait is None:
                 break

@@ -16,7 +16,6 @@ from transforms.trace_schema import HASHED, canonical_polars_schema, step_polars
 __all__ = [
     "CANONICAL_SCHEMA",
     "STEP_DTYPE",
-    "FileRejected",
     "content_hashes",
     "parse_created_at",
     "parse_timestamp",
@@ -38,15 +37,6 @@ _AWARE_FORMAT = "%Y-%m-%dT%H:%M:%S%.f%#z"
 _NAIVE_FORMAT = "%Y-%m-%dT%H:%M:%S%.f"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-
-
-class FileRejected(Exception):
-    """A whole file cannot be read; carries the quarantine rule and reason."""
-
-    def __init__(self, rule: str, reason: str) -> None:
-        super().__init__(reason)
-        self.rule = rule
-        self.reason = reason
 
 
 def parse_timestamp(raw: str) -> datetime | None:

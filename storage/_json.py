@@ -17,14 +17,9 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from storage._canonical import (
-    CANONICAL_SCHEMA,
-    STEP_DTYPE,
-    FileRejected,
-    content_hashes,
-    parse_created_at,
-)
+from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, content_hashes, parse_created_at
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
+from storage.errors import FileRejected
 from transforms.trace_schema import STEP_FILE_FIELDS, Field, file_groups, step_arrow_type
 
 __all__ = ["read_json_rows"]

@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
+from storage.errors import RecordRejected
 
 __all__ = [
     "MAX_JSON_DEPTH",
-    "RecordProblem",
     "array_elements",
     "json_depth",
     "nesting_depth",
@@ -30,15 +30,6 @@ MAX_JSON_DEPTH = 100
 """Levels of nested arrays and objects a record may have (a record itself is level 1)."""
 
 _OPEN, _CLOSE, _QUOTE, _BACKSLASH = (b"[{", b"]}", ord('"'), ord("\\"))
-
-
-class RecordProblem(ValueError):
-    """Why a record was rejected: `rule` (invalid_json, too_deep, invalid_text) and `reason`."""
-
-    def __init__(self, rule: str, reason: str) -> None:
-        super().__init__(reason)
-        self.rule = rule
-        self.reason = reason
 
 
 def json_depth(value: object) -> int:
@@ -124,7 +115,7 @@ def parse_record(text: str, where: str) -> Any:
     """The value of one JSON record (`where` names it: "line 3", "element 2").
 
     Raises:
-        RecordProblem: not JSON (`invalid_json`), nested deeper than MAX_JSON_DEPTH
+        RecordRejected: not JSON (`invalid_json`), nested deeper than MAX_JSON_DEPTH
             (`too_deep`), or holding a lone UTF-16 surrogate (`invalid_text`).
     """
     try:
@@ -132,19 +123,19 @@ def parse_record(text: str, where: str) -> Any:
     except RecursionError:
         raise too_deep(where) from None
     except json.JSONDecodeError as exc:
-        raise RecordProblem(
+        raise RecordRejected(
             "invalid_json", f"{where} is not valid JSON ({exc.msg} at column {exc.colno})"
         ) from None
     if _deeper_than_allowed(text):
         raise too_deep(where)
     if SURROGATE_ESCAPE.search(text) and holds_lone_surrogate(value):
-        raise RecordProblem("invalid_text", surrogate_reason(where))
+        raise RecordRejected("invalid_text", surrogate_reason(where))
     return value
 
 
-def too_deep(where: str) -> RecordProblem:
+def too_deep(where: str) -> RecordRejected:
     """The problem of a record nested deeper than MAX_JSON_DEPTH."""
-    return RecordProblem(
+    return RecordRejected(
         "too_deep",
         f"{where} nests arrays and objects more than {MAX_JSON_DEPTH} levels deep; "
         "flatten the record (docs/input-format.md, Limits)",

@@ -15,11 +15,11 @@ import polars as pl
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from storage._json_values import RecordProblem, parse_record
+from storage._json_values import parse_record
 from storage._names import path_text
 from storage._otlp import request_rows, rows_frame
 from storage._phoenix import phoenix_rows, span_rows
-from storage.errors import UnrecognisedFile
+from storage.errors import RecordRejected, UnrecognisedFile
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
 from transforms.otel_spans import ATTRIBUTE_KEYS, ATTRIBUTE_PREFIXES
@@ -110,7 +110,7 @@ def parsed_line(
     """One JSON line through the official parser: its span rows, or its rejection."""
     try:
         value = parse_record(text, f"line {number}")
-    except RecordProblem as problem:
+    except RecordRejected as problem:
         return [], malformed(source, number, problem.reason)
     return _parsed_value(value, number, source, wanted)
 
@@ -165,7 +165,7 @@ def is_one_document(path: Path) -> bool:
     first = head.split(b"\n", 1)[0].strip()
     try:
         parse_record(first.decode("utf-8", errors="replace"), "line 1")
-    except RecordProblem:
+    except RecordRejected:
         return True  # an object that does not end on its first line
     return False
 
@@ -186,7 +186,7 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
         )
     try:
         value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
-    except RecordProblem as unreadable:
+    except RecordRejected as unreadable:
         raise UnrecognisedFile(
             f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
         ) from None

@@ -16,13 +16,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage._canonical import (
-    CANONICAL_SCHEMA,
-    STEP_DTYPE,
-    FileRejected,
-    content_hashes,
-    parse_created_at,
-)
+from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE, content_hashes, parse_created_at
+from storage.errors import FileRejected
 from transforms.trace_schema import CANONICAL, STEP, STEP_FILE_FIELDS, file_groups
 
 __all__ = ["iter_parquet_rows"]

@@ -18,16 +18,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage._json_values import (
-    MAX_JSON_DEPTH,
-    RecordProblem,
-    array_elements,
-    json_depth,
-    parse_record,
-    too_deep,
-)
+from storage._json_values import MAX_JSON_DEPTH, array_elements, json_depth, parse_record, too_deep
 from storage._surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
-from storage.errors import InputError
+from storage.errors import InputError, RecordRejected
 from storage.input_paths import CHAT_EXTENSIONS, SWE_AGENT_EXTENSIONS
 from transforms.chat import ChatRecord, ChatRejection
 from transforms.trace_schema import nested_arrow_schema
@@ -86,7 +79,7 @@ def _line_records(path: Path) -> Iterator[ChatRecord]:
                     continue
                 try:
                     value = parse_record(line.rstrip("\r\n"), f"line {number}")
-                except RecordProblem as problem:
+                except RecordRejected as problem:
                     yield ChatRecord(number, position, None, problem.reason)
                 else:
                     yield ChatRecord(number, position, value)
@@ -150,7 +143,7 @@ def _deep_array_records(path: Path, data: bytes) -> Iterator[ChatRecord]:
     for index, element in enumerate(elements):
         try:
             value = parse_record(element.decode("utf-8"), f"element {index + 1}")
-        except RecordProblem as problem:
+        except RecordRejected as problem:
             yield ChatRecord(index + 1, index, None, problem.reason)
         else:
             yield ChatRecord(index + 1, index, value)

@@ -17,9 +17,9 @@ from typing import Any
 import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
-from storage._json_values import RecordProblem, parse_record
+from storage._json_values import parse_record
 from storage.confidence_factor_rules import row_rules
-from storage.errors import InputError
+from storage.errors import InputError, RecordRejected
 from storage.hashing import file_sha256
 from transforms.confidence.batch import FACTOR_SCHEMA
 
@@ -160,7 +160,7 @@ def _read_jsonl(path: Path) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
             continue
         try:
             record = parse_record(line, f"line {number}")
-        except RecordProblem as unreadable:
+        except RecordRejected as unreadable:
             rejected.append(
                 {"row_number": number, "rule": unreadable.rule, "reason": unreadable.reason}
             )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from transforms.errors import TracegradeError
+from transforms.errors import Rejection, TracegradeError
 
 __all__ = [
+    "FileRejected",
     "InputError",
     "NoInputFilesError",
+    "RecordRejected",
     "StalePlanError",
     "StoreDamaged",
     "StoreLockedError",
@@ -17,6 +19,15 @@ __all__ = [
 
 class InputError(TracegradeError):
     """Input that cannot be processed at all (no files found, unsupported extension)."""
+
+
+class FileRejected(Rejection):
+    """A whole file cannot be read; its quarantine row carries the rule and the reason."""
+
+
+class RecordRejected(Rejection, ValueError):
+    """One record (a line, a message, a table row) cannot be read: invalid_json, too_deep,
+    invalid_text. Also a ValueError, as the JSON errors it stands for are."""
 
 
 class UnrecognisedFile(InputError):

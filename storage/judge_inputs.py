@@ -9,9 +9,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from storage._json_values import RecordProblem, parse_record
+from storage._json_values import parse_record
 from storage.duckdb_store import DuckDBStore
-from storage.errors import InputError
+from storage.errors import InputError, RecordRejected
 from storage.schema.confidence import newest_levels
 
 __all__ = [
@@ -160,7 +160,7 @@ def _jsonl_table(source: Path) -> pl.DataFrame:
             continue
         try:
             value = parse_record(line, f"line {number}")
-        except RecordProblem as problem:
+        except RecordRejected as problem:
             raise InputError(f"judge table {source}: {problem.reason}") from None
         if not isinstance(value, dict):
             raise InputError(f"judge table {source}: line {number} is not a JSON object")

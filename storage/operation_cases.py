@@ -14,9 +14,9 @@ from typing import Any
 import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
-from storage._json_values import MAX_JSON_DEPTH, RecordProblem, nesting_depth, parse_record
+from storage._json_values import MAX_JSON_DEPTH, nesting_depth, parse_record
 from storage._names import path_text
-from storage.errors import InputError
+from storage.errors import InputError, RecordRejected
 from storage.hashing import file_sha256
 from transforms.operations.model import CASE_SCHEMA
 
@@ -140,7 +140,7 @@ class _Lines:
         where = f"{self.name}: line {number}"
         try:
             value = parse_record(line, where)
-        except RecordProblem as problem:
+        except RecordRejected as problem:
             self.reject(number, problem.rule, problem.reason)
             return
         if not isinstance(value, dict):

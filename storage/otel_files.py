@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from storage._json_values import RecordProblem, parse_record
+from storage._json_values import parse_record
 from storage._langfuse import BLOB_COLUMNS, blob_rows
 from storage._langfuse_lines import langfuse_block
 from storage._names import path_text
@@ -39,7 +39,7 @@ from storage._otlp_lines import (
 )
 from storage._phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
-from storage.errors import InputError
+from storage.errors import InputError, RecordRejected
 from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
@@ -239,7 +239,7 @@ def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[
                 continue
             try:
                 value = parse_record(line, f"line {number}")
-            except RecordProblem as problem:
+            except RecordRejected as problem:
                 chunk.rejections.append(malformed(source, number, problem.reason))
                 continue
             rows = span_rows(value)
@@ -277,7 +277,7 @@ def _is_phoenix_lines(path: Path) -> bool:
                 return False
             try:
                 value = parse_record(line.decode("utf-8", "replace"), "line 1")
-            except RecordProblem:
+            except RecordRejected:
                 return False
             return span_rows(value) is not None
     return False

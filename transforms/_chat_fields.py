@@ -1,6 +1,6 @@
 """Record-level fields of a chat trajectory: success, confidence, event time, agent, trace id.
 
-Each function reads one configured field of a record and raises `Rejected` with the rule and a
+Each function reads one configured field of a record and raises `TraceRejected` with the rule and a
 reason when the value cannot be used. Pure: nothing here reads or writes files.
 """
 
@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from transforms.config.chat import ChatImportConfig, SuccessRule
+from transforms.errors import TraceRejected
 
 __all__ = [
     "MISSING",
-    "Rejected",
     "confidence_of",
     "created_at_of",
     "field_value",
@@ -38,15 +38,6 @@ MISSING: Any = object()
 
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-class Rejected(Exception):
-    """A trajectory breaks `rule`; `reason` says where and how to fix it."""
-
-    def __init__(self, rule: str, reason: str) -> None:
-        super().__init__(reason)
-        self.rule = rule
-        self.reason = reason
 
 
 def shown(value: Any) -> str:
@@ -86,7 +77,7 @@ def success_of(record: dict[str, Any], rule: SuccessRule) -> bool | None:
         return None
     if rule.op is None:
         if not isinstance(value, bool):
-            raise Rejected(
+            raise TraceRejected(
                 "invalid_success",
                 f"{rule.path} is {kind(value)} {shown(value)}; a success field alone must be true or false",
             )
@@ -94,12 +85,12 @@ def success_of(record: dict[str, Any], rule: SuccessRule) -> bool | None:
     expected = rule.value
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, expected))
     if not numbers and type(value) is not type(expected):
-        raise Rejected(
+        raise TraceRejected(
             "invalid_success",
             f"{rule.path} is {kind(value)} {shown(value)}, but the success expression {rule} compares it with {kind(expected)}",
         )
     if numbers and not math.isfinite(value):
-        raise Rejected(
+        raise TraceRejected(
             "invalid_success", f"{rule.path} is {value}; a success value must be a finite number"
         )
     if rule.op == "==":
@@ -124,7 +115,7 @@ def confidence_of(record: dict[str, Any], config: ChatImportConfig) -> float:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if not number or not math.isfinite(value) or not 0.0 <= value <= 1.0:
         what = "missing" if value is MISSING else f"{kind(value)} {shown(value)}"
-        raise Rejected(
+        raise TraceRejected(
             "invalid_confidence",
             f"{config.confidence_field} is {what}; confidence must be a number in [0, 1]",
         )
@@ -137,7 +128,7 @@ def created_at_of(record: dict[str, Any], position: int, config: ChatImportConfi
         try:
             return config.base_time + timedelta(seconds=position * config.time_step_seconds)
         except OverflowError:
-            raise Rejected(
+            raise TraceRejected(
                 "invalid_created_at",
                 f"base_time {config.base_time.isoformat()} plus {position} steps of "
                 f"{config.time_step_seconds} s is past year 9999; use an earlier base_time or a "
@@ -155,7 +146,7 @@ def created_at_of(record: dict[str, Any], position: int, config: ChatImportConfi
             parsed = None
     if parsed is None:
         what = "missing" if value is MISSING else f"{kind(value)} {shown(value)}"
-        raise Rejected(
+        raise TraceRejected(
             "invalid_created_at",
             f"{config.created_at_field} is {what}; it must be ISO-8601 text such as "
             "2024-05-01T12:00:00Z (in years 1 to 9999 once converted to UTC)",
@@ -173,7 +164,7 @@ def text_field(
     if not present(value):
         return default
     if not isinstance(value, str) or not value:
-        raise Rejected(
+        raise TraceRejected(
             "malformed_record",
             f"{what} field {path} is {kind(value)} {shown(value)}; expected a non-empty string",
         )
@@ -188,7 +179,7 @@ def trace_id_of(record: dict[str, Any], agent_id: str | None, config: ChatImport
             path for path, value in zip(config.id_fields, values, strict=True) if not present(value)
         ]
         if missing:
-            raise Rejected(
+            raise TraceRejected(
                 "missing_id",
                 f"id field(s) {', '.join(missing)} missing or null; every record needs "
                 f"{', '.join(config.id_fields)} (set id_fields to the fields that identify a "

@@ -17,7 +17,6 @@ from typing import Any
 
 from transforms._chat_fields import (
     MISSING,
-    Rejected,
     confidence_of,
     created_at_of,
     field_value,
@@ -35,6 +34,7 @@ from transforms._chat_shapes import (
     with_tool_calls,
 )
 from transforms.config.chat import ChatImportConfig
+from transforms.errors import TraceRejected
 from transforms.trace_schema import nested_record, nested_step
 
 __all__ = [
@@ -112,16 +112,18 @@ def _text(content: Any, where: str) -> str | None:
         texts = []
         for part in content:
             if not isinstance(part, dict):
-                raise Rejected(
+                raise TraceRejected(
                     "malformed_record",
                     f"{where}: a content part is {kind(part)}, expected an object",
                 )
             if part.get("type") == "text":
                 if not isinstance(part.get("text"), str):
-                    raise Rejected("malformed_record", f"{where}: a text part has no string 'text'")
+                    raise TraceRejected(
+                        "malformed_record", f"{where}: a text part has no string 'text'"
+                    )
                 texts.append(part["text"])
         return "\n".join(texts)
-    raise Rejected(
+    raise TraceRejected(
         "malformed_record",
         f"{where}: content is {kind(content)} {shown(content)}; expected a string, null or a list of parts",
     )
@@ -132,7 +134,7 @@ def _arguments(arguments: Any, where: str) -> str | None:
         return arguments
     if isinstance(arguments, dict):
         return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    raise Rejected(
+    raise TraceRejected(
         "malformed_record",
         f"{where}: function.arguments is {kind(arguments)}; expected a JSON string or an object",
     )
@@ -189,7 +191,7 @@ class _Walk:
         if tool_calls is None:
             return
         if not isinstance(tool_calls, list):
-            raise Rejected(
+            raise TraceRejected(
                 "malformed_record", f"{where}: tool_calls is {kind(tool_calls)}; expected a list"
             )
         for number, call in enumerate(tool_calls, start=1):
@@ -197,13 +199,13 @@ class _Walk:
             function = call.get("function") if isinstance(call, dict) else None
             name = function.get("name") if isinstance(function, dict) else None
             if not isinstance(name, str) or not name:
-                raise Rejected(
+                raise TraceRejected(
                     "malformed_record",
                     f"{at}: no function.name; each call needs {{'function': {{'name': ...}}}}",
                 )
             call_id = call.get("id")
             if call_id is not None and not isinstance(call_id, str):
-                raise Rejected(
+                raise TraceRejected(
                     "malformed_record", f"{at}: id is {kind(call_id)}; expected a string"
                 )
             self.call(name, _arguments(function.get("arguments"), at), call_id)  # type: ignore[union-attr]
@@ -211,13 +213,13 @@ class _Walk:
     def tool(self, message: dict[str, Any], where: str) -> None:
         call_id = message.get("tool_call_id")
         if not isinstance(call_id, str):
-            raise Rejected(
+            raise TraceRejected(
                 "unmatched_tool_message",
                 f"{where} (tool) has tool_call_id {shown(call_id)}; it must name the id of an earlier assistant tool call",
             )
         waiting = self.pending.get(call_id)
         if not waiting:
-            raise Rejected(
+            raise TraceRejected(
                 "unmatched_tool_message",
                 f"{where} (tool) answers tool_call_id {call_id!r}, but no earlier assistant tool call with that id is waiting for a result (never made, or already answered)",
             )
@@ -231,17 +233,17 @@ class _Walk:
         for number, message in enumerate(messages, start=1):
             where = f"message {number}"
             if not isinstance(message, dict):
-                raise Rejected(
+                raise TraceRejected(
                     "malformed_record",
                     f"{where} is {kind(message)}; expected an object with a role",
                 )
             role = message.get("role")
             if not isinstance(role, str):
-                raise Rejected(
+                raise TraceRejected(
                     "malformed_record", f"{where} has role {shown(role)}; expected a string"
                 )
             if role not in ROLES:
-                raise Rejected(
+                raise TraceRejected(
                     "unknown_role",
                     f"{where} has role {role!r}; the importer knows {', '.join(ROLES)}: map other roles before importing",
                 )
@@ -256,14 +258,14 @@ class _Walk:
 def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     value = record.value
     if not isinstance(value, dict):
-        raise Rejected(
+        raise TraceRejected(
             "malformed_record",
             f"the record is {kind(value)}; expected an object holding {config.messages_field}",
         )
     messages = field_value(value, config.messages_field)
     if not isinstance(messages, list):
         found = "missing" if messages is MISSING else kind(messages)
-        raise Rejected(
+        raise TraceRejected(
             "malformed_record",
             f"messages field {config.messages_field!r} is {found}; expected a list of messages "
             "(set messages_field)",
@@ -274,7 +276,7 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     walk.walk(with_content_blocks(with_tool_calls(messages)))
     if not walk.assistant_messages:
         what = f"{len(messages)} messages but no assistant message" if messages else "no messages"
-        raise Rejected(
+        raise TraceRejected(
             "empty_trajectory",
             f"the trajectory has {what}; there is nothing the agent did to score",
         )
@@ -283,13 +285,13 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
         found = field_value(value, config.objective_field)
         if not isinstance(found, str):
             what = "missing" if found is MISSING else kind(found)
-            raise Rejected(
+            raise TraceRejected(
                 "missing_objective",
                 f"objective field {config.objective_field} is {what}; expected a string",
             )
         objective = found
     if objective is None:
-        raise Rejected(
+        raise TraceRejected(
             "missing_objective",
             "the trajectory has no user message to take the objective from; set objective_field",
         )
@@ -319,7 +321,7 @@ def map_trajectory(record: ChatRecord, config: ChatImportConfig) -> dict[str, An
         return ChatRejection(record.number, None, None, "malformed_record", record.malformed)
     try:
         return _trace(record, config)
-    except Rejected as rejected:
+    except TraceRejected as rejected:
         key = key_of(record.value, config)
         return ChatRejection(record.number, None, key, rejected.rule, rejected.reason)
 

@@ -1,7 +1,8 @@
 """The root of every error tracegrade raises on purpose, and the configuration errors.
 
 Each layer has its own `errors.py` under this root: `storage.errors` (input and database),
-`pipelines.errors` (runs, models, judgements). Each error says whether a retry may help
+`pipelines.errors` (runs, models, judgements). Input that breaks a rule is a `Rejection`,
+whose rule and reason become a quarantine row. Each error says whether a retry may help
 (`transient`).
 """
 
@@ -13,7 +14,10 @@ __all__ = [
     "JudgeConfigError",
     "MissingApiKeyError",
     "ModelFormatError",
+    "PageError",
     "ProviderPackageError",
+    "Rejection",
+    "TraceRejected",
     "TracegradeError",
     "WeightValidationError",
 ]
@@ -24,6 +28,22 @@ class TracegradeError(Exception):
 
     transient: bool = False
     """True when the same call may succeed if tried again."""
+
+
+class Rejection(TracegradeError):
+    """Input that breaks one of tracegrade's rules, said as the quarantine says it: `rule` is the
+    rule's name (the `rule` column), `reason` what was seen and how to fix it. Every rejection
+    of a file, a record or a trace is one of these (`storage.errors` has the file's and the
+    record's)."""
+
+    def __init__(self, rule: str, reason: str) -> None:
+        super().__init__(reason)
+        self.rule = rule
+        self.reason = reason
+
+
+class TraceRejected(Rejection):
+    """A trajectory (a chat record, a SWE-agent run, an Inspect sample) breaks a rule."""
 
 
 class ConfigError(TracegradeError):
@@ -67,3 +87,7 @@ class ProviderPackageError(JudgeConfigError):
 
 class BudgetConfigError(JudgeConfigError):
     """A budget was given for a model the price table does not list."""
+
+
+class PageError(TracegradeError):
+    """A page of spans that Phoenix answered and tracegrade cannot read."""

@@ -13,13 +13,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from transforms.errors import TracegradeError
+from transforms.errors import PageError
 from transforms.otlp_evaluations import EVALUATION_EVENT, EVALUATION_SPAN
 
 __all__ = [
     "LEVEL_ANNOTATION",
     "STEP_ANNOTATION",
-    "PageError",
     "PulledSpan",
     "annotation",
     "annotations_of",
@@ -41,10 +40,6 @@ VALUE_ANNOTATION = "tracegrade.value"
 LEVEL_ANNOTATION = "tracegrade.level"
 STEP_ANNOTATION = "tracegrade.step_confidence"
 _JUDGE_PREFIX = "tracegrade.judge."
-
-
-class PageError(TracegradeError):
-    """A page of spans that Phoenix answered and tracegrade cannot read."""
 
 
 @dataclass(frozen=True)

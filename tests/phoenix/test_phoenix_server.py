@@ -21,8 +21,9 @@ import pytest
 from traced_agent import free_port, phoenix_serving, run_agent
 
 import pipelines.phoenix_api as phoenix_api
+from pipelines.errors import ServerUnavailable
 from pipelines.phoenix import pull_phoenix
-from pipelines.phoenix_api import PhoenixApi, ServerUnavailable
+from pipelines.phoenix_api import PhoenixApi
 from storage.duckdb_store import DuckDBStore
 from storage.phoenix_store import trace_targets
 from tracegrade.cli.app import main

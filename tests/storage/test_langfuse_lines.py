@@ -21,11 +21,12 @@ import polars as pl
 import pytest
 
 from storage import otel_files
-from storage._json_values import RecordProblem, parse_record
+from storage._json_values import parse_record
 from storage._langfuse_lines import langfuse_block
 from storage._otlp import rows_frame
 from storage._otlp_lines import key_check
 from storage._phoenix import phoenix_rows, span_rows
+from storage.errors import RecordRejected
 from storage.otel_files import iter_span_chunks
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
@@ -40,7 +41,7 @@ def _per_line(lines: list[tuple[int, str]]) -> pl.DataFrame:
     for number, text in lines:
         try:
             value = parse_record(text, f"line {number}")
-        except RecordProblem:
+        except RecordRejected:
             continue
         found.extend((number, row) for row in span_rows(value) or [])
     return rows_frame(phoenix_rows(found, "f.jsonl", key_check(CONFIG)))
@@ -299,7 +300,7 @@ def test_a_line_nested_too_deep_is_left_to_the_per_line_reader_wherever_it_nests
     assert _comparable(taken) == _comparable(_per_line([p for p in lines if p[0] not in left]))
     for number, text in lines:
         deep = number in left
-        with pytest.raises(RecordProblem) if deep else _nothing():
+        with pytest.raises(RecordRejected) if deep else _nothing():
             parse_record(text, "line")
 
 
