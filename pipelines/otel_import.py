@@ -98,7 +98,7 @@ READERS = 2
 """Files read at once. Arrow's JSON reader and Polars release the GIL, so two threads keep
 both cores of a small machine busy; each holds one chunk (about 16 MB of input) at a time and
 parses it on its own thread (`storage.otel_files`: Arrow's own threads on top of these two
-cost 1.1 s of 9 in scheduling on 2 cores)."""
+spend their time scheduling; docs/performance.md)."""
 
 
 def _read_files(

@@ -52,7 +52,7 @@ goes (fewer rows go through the write-ahead log and the commit copies them again
 LAKE_BATCH_ROWS = DUCKDB_ROW_GROUP_ROWS
 """Rows a commit into a DuckLake writes per transaction unless the run says otherwise: a
 DuckLake has no file lock to let go of between batches, and fewer, larger Parquet files
-commit faster (200,000 realistic traces: 30.1 s against 33.9 s in batches of 30,720)."""
+commit faster (docs/performance.md)."""
 
 PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
 """The runs whose rows the views `traces` and `scores` show (storage/schema/scoring.py)."""

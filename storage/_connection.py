@@ -76,8 +76,8 @@ its holds, and a reader that slept through that gap would wait out the next hold
 YIELD_S = 0.3
 """How long a run leaves the file to others between two holds: longer than the 0.2 s a reader
 that polls plain DuckDB sleeps between tries, so such a reader gets in at every gap (DuckDB's
-lock is not fair, and a 0.1 s gap was missed by half of them: issue 47). A shorter gap does
-not end a hold (`Holds`)."""
+lock is not fair: a shorter gap is missed by many of them). A shorter gap does not end a hold
+(`Holds`)."""
 
 HOLD_BUDGET_S = 3.0
 """The longest a run means to hold the file at a stretch: before each batch of a commit it lets

@@ -80,9 +80,8 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force
     this process. Only the traces of unfinished runs are compared when no other can be
     stale: they are found by their run (the column scans skip other runs' row groups).
     Either way the levels are joined as they are: pre-filtering them by a join with the
-    traces ran out of DuckDB's memory limit at 1,000,000 traces, and for a nightly run's
-    10,000 it took 0.17 s where the plain join takes 0.03 (docs/performance.md). `force`
-    compares nothing."""
+    traces ran out of DuckDB's memory limit at 1,000,000 traces and was slower for a nightly
+    run's few (docs/performance.md). `force` compares nothing."""
     narrow = not force and _only_unfinished_can_be_stale(store, config_hash)
     unfinished = f"AND run_id IN ({_UNFINISHED_RUNS})" if narrow else ""
     place = "rowid" if store.location.catalog is None else "NULL::BIGINT"

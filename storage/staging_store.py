@@ -8,11 +8,8 @@ their text) are written once, outside DuckDB's memory, and stored once, by the c
 stages read back only the columns they need. Rows settled as duplicates or outside a
 backfill's range are left out by the view (a temporary table of their `_order`), never
 rewritten. A file is named for the view only once it is complete, and the work folder goes
-with the run, so a crash leaves nothing half-staged behind.
-
-An earlier version appended to a temporary DuckDB table: for 1,000,000 realistic traces
-that took 13.3 s against 7.3 s for Snappy-compressed Parquet, and the commit and the score
-stage read the Parquet files no slower (docs/performance.md).
+with the run, so a crash leaves nothing half-staged behind. Parquet files, not a temporary
+DuckDB table: they are written faster and read back no slower (docs/performance.md).
 """
 
 from __future__ import annotations
