@@ -1,5 +1,7 @@
-"""Modules stay under 400 lines and functions under 60, in the source and the benchmarks
-(../shared/STYLE.md: a module or function past that has two ideas in it)."""
+"""Size guidance, not a size law (../shared/STYLE.md, "Names and size"; issue 45): a module
+over 600 lines or a function over 80 is flagged for review. One that holds one idea at that
+length is fine, once someone has read it and said so in `REVIEWED`; one that holds two is
+split by idea. Nothing is split only to pass a count."""
 
 from __future__ import annotations
 
@@ -8,29 +10,53 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDERS = ("tracegrade", "pipelines", "storage", "transforms", "bench", "scripts")
-MAX_MODULE_LINES = 400
-MAX_FUNCTION_LINES = 60
+REVIEW_MODULE_LINES = 600
+REVIEW_FUNCTION_LINES = 80
+REVIEWED: dict[str, str] = {}
+"""Modules (`path`) and functions (`path:name`) read past the guidance and kept whole, each
+with the one idea it holds."""
 
 
 def _sources() -> list[Path]:
     return sorted(path for folder in FOLDERS for path in (ROOT / folder).rglob("*.py"))
 
 
-def test_no_module_is_over_400_lines() -> None:
+def test_modules_past_600_lines_were_reviewed() -> None:
     long = {
-        str(path.relative_to(ROOT)): lines
+        where: lines
         for path in _sources()
-        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > REVIEW_MODULE_LINES
+        and (where := str(path.relative_to(ROOT))) not in REVIEWED
     }
-    assert long == {}
+    assert long == {}, "read these; split by idea, or add them to REVIEWED with their one idea"
 
 
-def test_no_function_is_over_60_lines() -> None:
+def test_functions_past_80_lines_were_reviewed() -> None:
     long = {}
     for path in _sources():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 lines = (node.end_lineno or node.lineno) - node.lineno + 1
-                if lines > MAX_FUNCTION_LINES:
-                    long[f"{path.relative_to(ROOT)}:{node.lineno} {node.name}"] = lines
-    assert long == {}
+                where = f"{path.relative_to(ROOT)}:{node.name}"
+                if lines > REVIEW_FUNCTION_LINES and where not in REVIEWED:
+                    long[where] = lines
+    assert long == {}, "read these; split by idea, or add them to REVIEWED with their one idea"
+
+
+def test_every_review_names_something_still_past_the_guidance() -> None:
+    stale = []
+    for where in REVIEWED:
+        path, _, function = where.partition(":")
+        text = (ROOT / path).read_text(encoding="utf-8") if (ROOT / path).exists() else ""
+        if not function:
+            if len(text.splitlines()) <= REVIEW_MODULE_LINES:
+                stale.append(where)
+            continue
+        sizes = [
+            (node.end_lineno or node.lineno) - node.lineno + 1
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function
+        ]
+        if not any(size > REVIEW_FUNCTION_LINES for size in sizes):
+            stale.append(where)
+    assert stale == []
