@@ -23,7 +23,7 @@ from pipelines.runs import Run
 from pipelines.stages import plan_novelty
 from pipelines.staging import NOVELTY, stage_inputs
 from storage.registry import held_store
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 
 __all__ = ["ModeRun", "TARGET_MAX_N", "TARGET_MEAN_N", "TARGET_SPEEDUP", "mode_checks", "run_mode"]
 
@@ -52,7 +52,7 @@ def run_mode(archive: list[Path], work: Path, precision: str, prepared: Path) ->
     """Score the archive's novelty in `precision` on a fresh database under `work`."""
     import time
 
-    settings = Settings.model_validate(
+    settings = ScoringFile.model_validate(
         {"embedding": {"precision": precision, "prepared_dir": str(prepared)}}
     )
     SentenceEmbedder(settings.embedding).encode(["warm-up text"] * 64)
@@ -62,7 +62,7 @@ def run_mode(archive: list[Path], work: Path, precision: str, prepared: Path) ->
             version=version("tracegrade"),
             model=settings.embedding.model_key(),
             config=settings.model_dump(mode="json"),
-            config_hash=settings.scoring_hash(),
+            config_hash=settings.config_hash,
         )
         folder = work / f"{precision}.work"
         folder.mkdir()

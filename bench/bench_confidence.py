@@ -38,7 +38,7 @@ from _common import (
 
 from transforms.confidence.batch import step_scores, trace_levels
 from transforms.confidence.derived import derived_factors, outcome_caps
-from transforms.confidence.reference import reference_trace_confidence
+from transforms.confidence.per_trace import reference_trace_confidence
 from transforms.config.confidence import ConfidenceConfig
 
 TARGET_RATIO = 20.0

@@ -72,7 +72,7 @@ from storage.hashing import embedding_keys, sha256_hex  # noqa: E402
 from storage.readers import read_traces  # noqa: E402
 from storage.registry import held_store  # noqa: E402
 from tracegrade.demo import write_demo_archive  # noqa: E402
-from transforms.config.scoring import Settings  # noqa: E402
+from transforms.config.scoring import ScoringFile  # noqa: E402
 from transforms.replay import trace_text  # noqa: E402
 from transforms.synth.traces import synthetic_traces  # noqa: E402
 
@@ -103,7 +103,7 @@ class StageRun:
 
     db: Path
     inputs: Path
-    settings: Settings
+    settings: ScoringFile
     stack: ExitStack = field(default_factory=ExitStack)
     run: Run | None = None
     store: DuckDBStore | None = None
@@ -117,7 +117,7 @@ class StageRun:
             version=version("tracegrade"),
             model=self.settings.embedding.model_key(),
             config=self.settings.model_dump(mode="json"),
-            config_hash=self.settings.scoring_hash(),
+            config_hash=self.settings.config_hash,
         )
         work = Path(f"{self.store.path}.work") / handle.run_id
         work.mkdir(parents=True, exist_ok=True)
@@ -188,9 +188,9 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def checked_settings() -> Settings:
+def checked_settings() -> ScoringFile:
     """The default settings, whose CPU batch size must be the baseline's (printed)."""
-    settings = Settings()
+    settings = ScoringFile()
     if settings.embedding.batch_size_for("cpu") != BATCH_SIZE:
         raise SystemExit(
             f"default batch size is {settings.embedding.batch_size_for('cpu')}, not {BATCH_SIZE}"
@@ -199,7 +199,7 @@ def checked_settings() -> Settings:
     return settings
 
 
-def warm_baseline_model(settings: Settings) -> SentenceTransformer:
+def warm_baseline_model(settings: ScoringFile) -> SentenceTransformer:
     """The baseline's SentenceTransformer, warmed up, after warming up the stage's model.
 
     The stage's model stays loaded in SentenceEmbedder's per-process registry.
@@ -215,7 +215,7 @@ def warm_baseline_model(settings: Settings) -> SentenceTransformer:
 
 
 def time_stage(
-    db: Callable[[int], Path], inputs: Path, settings: Settings, repeat: int = 1
+    db: Callable[[int], Path], inputs: Path, settings: ScoringFile, repeat: int = 1
 ) -> tuple[Timing, Path]:
     """The timing of the embedding stage, each repetition prepared untimed on `db(repetition)`:
     best of `repeat` (whatever its length), or as `timed` decides when `repeat` is 1.
@@ -235,7 +235,7 @@ def time_stage(
     return timing, runs[-1].db
 
 
-def stored_vectors(db: Path, inputs: Path, settings: Settings) -> tuple[list[str], np.ndarray]:
+def stored_vectors(db: Path, inputs: Path, settings: ScoringFile) -> tuple[list[str], np.ndarray]:
     """The distinct texts of `inputs` (as staging derives them), and the vectors the run in
     `db` stored for them."""
     store = DuckDBStore(db, read_only=True)
@@ -249,7 +249,7 @@ def stored_vectors(db: Path, inputs: Path, settings: Settings) -> tuple[list[str
     return texts["text"].to_list(), stored
 
 
-def measure(work: Path, args: argparse.Namespace, settings: Settings) -> Measurements:
+def measure(work: Path, args: argparse.Namespace, settings: ScoringFile) -> Measurements:
     """Both stage runs and the baseline, on traces written under `work`."""
     inputs = work / "traces.parquet"
     distinct_text_traces(args.texts, args.seed).write_parquet(inputs)

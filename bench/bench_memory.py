@@ -55,9 +55,9 @@ def child(inputs: str, db: str) -> None:
     from pipelines.stages import commit_results, plan_novelty, score_staged
     from pipelines.staging import stage_inputs
     from storage.registry import held_store
-    from transforms.config.scoring import EmbeddingConfig, Settings
+    from transforms.config.scoring import EmbeddingConfig, ScoringFile
 
-    settings = Settings(embedding=EmbeddingConfig(enabled=False))
+    settings = ScoringFile(embedding=EmbeddingConfig(enabled=False))
     report: dict[str, Any] = {"stages": {}, "peak_after_imports": _peak_self_bytes()}
     with held_store(db) as store:
         handle = store.begin_run(
@@ -65,7 +65,7 @@ def child(inputs: str, db: str) -> None:
             version=version("tracegrade"),
             model=None,
             config=settings.model_dump(mode="json"),
-            config_hash=settings.scoring_hash(),
+            config_hash=settings.config_hash,
         )
         work = Path(f"{store.path}.work") / handle.run_id
         work.mkdir(parents=True, exist_ok=True)

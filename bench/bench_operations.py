@@ -5,7 +5,7 @@ scorers at their seed thresholds) and produce the same rows: per case and scorer
 pass/fail and details as JSON, and per case the weighted average, pass/fail and input errors.
 
     tracegrade: a CASE_SCHEMA Polars frame -> transforms.operations.score_cases
-    baseline:   the cases as parsed JSON dicts -> transforms.operations.reference, case by case
+    baseline:   the cases as parsed JSON dicts -> transforms.operations.per_case, case by case
 
 Building the inputs (the frame, the dicts) is not timed on either side. The results are
 compared row by row before the figures are printed.
@@ -34,7 +34,7 @@ from _common import (
 from storage.config_files import load_scorer_set
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.reference import reference_score_cases
+from transforms.operations.per_case import reference_score_cases
 from transforms.operations.scorers import ScoringBatch
 from transforms.operations.synth import synthetic_case_rows
 

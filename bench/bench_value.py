@@ -6,7 +6,7 @@ and score every trace with novelty 0.5, the built-in profiles and share threshol
 
     tracegrade: pyarrow read -> Polars projection of steps to struct{type, tool_name}
                 -> transforms.value.value_features -> value_score -> collect
-    baseline:   pyarrow read -> to_pylist -> transforms.reference.reference_value per row
+    baseline:   pyarrow read -> to_pylist -> transforms.sdk_value.reference_value per row
 
 Run: .venv/bin/python bench/bench_value.py [--n 1000000]
 """
@@ -35,7 +35,7 @@ from _common import (
 )
 
 from transforms.config.scoring import BUILTIN_PROFILES
-from transforms.reference import reference_value
+from transforms.sdk_value import reference_value
 from transforms.value import value_features, value_score
 
 NOVELTY = 0.5
@@ -89,8 +89,9 @@ def baseline(rows: list[dict[str, Any]]) -> list[float]:
         ]
         meta = row["metadata"]
         scores.append(
-            reference_value(steps, meta["task_domain"], meta["success"],
-                            row["outcome"]["confidence"], NOVELTY)
+            reference_value(
+                steps, meta["task_domain"], meta["success"], row["outcome"]["confidence"], NOVELTY
+            )
         )
     return scores
 
@@ -105,9 +106,11 @@ def breakdown(path: Path) -> dict[str, float]:
     parts["value_features"] = timed(
         lambda: value_features(inputs.lazy(), BUILTIN_PROFILES).collect()
     ).seconds
-    features = value_features(inputs.lazy(), BUILTIN_PROFILES).with_columns(
-        novelty=pl.lit(NOVELTY)
-    ).collect()
+    features = (
+        value_features(inputs.lazy(), BUILTIN_PROFILES)
+        .with_columns(novelty=pl.lit(NOVELTY))
+        .collect()
+    )
     parts["value_score without `overrides` list"] = timed(
         lambda: value_score(features.lazy(), SHARE_THRESHOLD).drop("overrides").collect()
     ).seconds
@@ -136,29 +139,50 @@ def main() -> None:
     differing = int((diff != 0).sum())
 
     print(f"\n{compared.timings('traces')}")
-    print(f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
-          f"reference_value loop {split['reference_loop']:.2f} s\n")
-    print_table([
-        compared.throughput_check("traces", TARGET_RATIO),
-        Check("vectorized throughput (traces/s)", fmt_rate(compared.ours_rate), "", "",
-              f">= {fmt_rate(TARGET_RATE)}", compared.ours_rate >= TARGET_RATE),
-        compared.wall_time_check(),
-        Check("max |score diff|", f"{max_diff:.3g}", "", "", "0.0 (identical)", max_diff == 0.0),
-        Check("rows with any difference", f"{differing:,}", "", "", "0", differing == 0),
-    ])
+    print(
+        f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
+        f"reference_value loop {split['reference_loop']:.2f} s\n"
+    )
+    print_table(
+        [
+            compared.throughput_check("traces", TARGET_RATIO),
+            Check(
+                "vectorized throughput (traces/s)",
+                fmt_rate(compared.ours_rate),
+                "",
+                "",
+                f">= {fmt_rate(TARGET_RATE)}",
+                compared.ours_rate >= TARGET_RATE,
+            ),
+            compared.wall_time_check(),
+            Check(
+                "max |score diff|", f"{max_diff:.3g}", "", "", "0.0 (identical)", max_diff == 0.0
+            ),
+            Check("rows with any difference", f"{differing:,}", "", "", "0", differing == 0),
+        ]
+    )
 
     parts = breakdown(path)
-    print("where the vectorized time goes (each part materialized alone, best of 3; parts "
-          "overlap when fused in one query):")
+    print(
+        "where the vectorized time goes (each part materialized alone, best of 3; parts "
+        "overlap when fused in one query):"
+    )
     for name, seconds in parts.items():
         print(f"  {name:40s} {seconds:7.3f} s")
     print()
 
     end(info, load)
-    save_result("bench_value", {
-        "machine": info, **compared.figures(), "baseline_split": split,
-        "max_abs_diff": max_diff, "rows_differing": differing, "breakdown": parts,
-    })
+    save_result(
+        "bench_value",
+        {
+            "machine": info,
+            **compared.figures(),
+            "baseline_split": split,
+            "max_abs_diff": max_diff,
+            "rows_differing": differing,
+            "breakdown": parts,
+        },
+    )
 
 
 if __name__ == "__main__":

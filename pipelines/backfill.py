@@ -17,7 +17,7 @@ from datetime import time as clock
 from pipelines import staging
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps, RunTally
-from pipelines.scoring_steps import score_run, scoring_run, summarise
+from pipelines.scoring_steps import score_run, scoring_steps_of, summarise
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
 from pipelines.stages import FRESH
 from storage import formats
@@ -25,7 +25,7 @@ from storage.config_files import load_settings
 from storage.input_paths import input_files
 from storage.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 from transforms.errors import ConfigError
 from transforms.summary import RunSummary
 
@@ -77,7 +77,7 @@ def backfill(
     embed = settings.embedding.enabled and not no_embedder
     with (
         held_store(db) as store,
-        scoring_run(store, "backfill", settings, embed=embed, recover=True) as archive,
+        scoring_steps_of(store, "backfill", settings, embed=embed, recover=True) as archive,
     ):
         levels = StagedLevels(
             ConfidenceConfig(), archive.run.run_id, archive.run.path(STAGED_LEVELS)
@@ -112,14 +112,14 @@ def _score_chunk(
     low: datetime,
     high: datetime,
     config: str | None,
-    settings: Settings,
+    settings: ScoringFile,
     embed: bool,
     levels: StagedLevels,
 ) -> tuple[str, RunTally]:
     """Score one chunk of the staged archive as its own run, published in one transaction,
     its levels taken from those computed while the archive was staged; returns the chunk's
     run id and its tally."""
-    with scoring_run(
+    with scoring_steps_of(
         archive.store, "backfill_chunk", settings, embed=embed, recover=False
     ) as chunk:
         staging.stage_chunk(archive.store, archive.run, chunk.run, low, high)

@@ -17,7 +17,7 @@ from storage.confidence_store import run_levels, run_quarantine_rules
 from storage.config_files import load_confidence_config
 from storage.duckdb_store import DuckDBStore
 from storage.registry import held_store
-from transforms.confidence.report import ConfidenceReport, build_confidence_report
+from transforms.confidence.run_summary import ConfidenceReport, build_confidence_report
 from transforms.config.confidence import ConfidenceConfig
 
 __all__ = ["confidence_traces", "derive"]
@@ -88,7 +88,7 @@ def confidence_traces(
             store,
             "confidence_traces",
             config=settings.model_dump(mode="json"),
-            config_hash=settings.config_hash(),
+            config_hash=settings.config_hash,
             model=settings.llm.model,
         ) as steps,
     ):

@@ -115,9 +115,7 @@ def write_level_part(
         **identity,
         **{c: pl.lit(None, pl.Boolean) for c in fallbacks if c not in scored.columns},
     ).drop("penalty_code").write_parquet(paths[0])
-    traces.with_columns(**identity, config_hash=pl.lit(config.config_hash())).write_parquet(
-        paths[1]
-    )
+    traces.with_columns(**identity, config_hash=pl.lit(config.config_hash)).write_parquet(paths[1])
     return traces.height
 
 
@@ -173,7 +171,7 @@ def derived_stage(
     """
     total = store.sql("SELECT count(*) AS n FROM traces")["n"][0]
     stale = work_dir / STALE
-    if not stale_derived_ids(store, config.config_hash(), stale, force=force):
+    if not stale_derived_ids(store, config.config_hash, stale, force=force):
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
     parts, scored = 0, 0
     if staged is not None and staged.fresh.exists() and any(staged.folder.glob(COMPUTED_TRACES)):
@@ -289,7 +287,7 @@ def stage_factors(
     unchanged = 0
     if not force:
         stored = stored_input_hashes(store, "factors").filter(
-            pl.col("config_hash") == config.config_hash()
+            pl.col("config_hash") == config.config_hash
         )
         keep = rows.join(stored, on=["trace_id", "input_hash"], how="anti")
         unchanged = rows["trace_id"].n_unique() - keep["trace_id"].n_unique()

@@ -30,7 +30,7 @@ from storage._publishing import Shard
 from storage.config_files import load_settings
 from storage.duckdb_store import DuckDBStore
 from storage.registry import store_for
-from transforms.config.scoring import ExecutionConfig, Settings
+from transforms.config.scoring import ExecutionConfig, ScoringFile
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
 
 __all__ = ["commit_shards", "dask_runner", "embed_and_replay", "write_shard"]
@@ -107,7 +107,7 @@ def _chunk_texts(execution: ExecutionConfig, texts: int) -> int:
     return min(execution.embed_chunk_texts, max(64, math.ceil(texts / (2 * execution.workers))))
 
 
-def _embed(run: Run, config: str | None, settings: Settings, folder: Path) -> dict[str, int]:
+def _embed(run: Run, config: str | None, settings: ScoringFile, folder: Path) -> dict[str, int]:
     store = store_for(run.db)
     todo, counts = novelty_stages.pending_texts(store, run, settings)
     chunks: dict[str, list[str]] = {}

@@ -16,7 +16,7 @@ from pipelines.staging import NOVELTY, PLAN
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import embedding_keys
 from storage.staging_store import staged_rows
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 from transforms.novelty import NoveltyResult, replay_novelty
 from transforms.replay import trace_text
 
@@ -40,7 +40,7 @@ def _texts_for(store: DuckDBStore, run: Run, plan: pl.DataFrame) -> pl.DataFrame
     return pl.concat([fresh, stored.select("trace_id", trace_text())])
 
 
-def _other_modes(store: DuckDBStore, settings: Settings, text_shas: pl.Series) -> int:
+def _other_modes(store: DuckDBStore, settings: ScoringFile, text_shas: pl.Series) -> int:
     """How many of `text_shas` have a stored vector of another mode of the same model (made
     under another precision or length): those texts are embedded again in this run's mode."""
     prefix = f"{settings.embedding.model}|"
@@ -56,7 +56,7 @@ def _other_modes(store: DuckDBStore, settings: Settings, text_shas: pl.Series) -
 
 
 def pending_texts(
-    store: DuckDBStore, run: Run, settings: Settings
+    store: DuckDBStore, run: Run, settings: ScoringFile
 ) -> tuple[pl.DataFrame, dict[str, int]]:
     """The plan's texts with no stored vector (embedding_key, text; longest first), and counts:
     texts_embedded, texts_cached, and texts_other_mode (to embed, but stored in another mode)."""
@@ -81,7 +81,7 @@ def pending_texts(
     return todo, counts | ({"texts_other_mode": other_mode} if other_mode else {})
 
 
-def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
+def embed_texts(store: DuckDBStore, run: Run, settings: ScoringFile) -> dict[str, int]:
     """Embed every plan text whose vector is not stored yet, longest first, committing per chunk
     (and letting go of the database file after each commit).
 
@@ -123,7 +123,7 @@ def embed_texts(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, i
 def put_vectors(
     store: DuckDBStore,
     run: Run,
-    settings: Settings,
+    settings: ScoringFile,
     chunks: Iterable[tuple[list[str], npt.NDArray[np.float32]]],
     total: int,
 ) -> None:
@@ -141,7 +141,7 @@ Replay = Callable[..., NoveltyResult]
 
 
 def replay_staged(
-    store: DuckDBStore, run: Run, settings: Settings, replay: Replay = replay_novelty
+    store: DuckDBStore, run: Run, settings: ScoringFile, replay: Replay = replay_novelty
 ) -> dict[str, int]:
     """Replay the novelty caches over the plan's rows; writes novelty.parquet for the targets."""
     plan = pl.read_parquet(

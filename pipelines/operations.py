@@ -21,7 +21,7 @@ from storage.operations_store import (
 from storage.registry import held_store
 from transforms.config.operations import OperationsConfig
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.report import OperationsReport, build_operations_report, case_blocks
+from transforms.operations.run_summary import OperationsReport, build_operations_report, case_blocks
 from transforms.operations.scoring import score_cases
 
 __all__ = ["commit", "score_operations", "score_staged"]

@@ -29,7 +29,7 @@ from transforms.summary import RunSummary
 
 if TYPE_CHECKING:
     from storage.readers import FileFormat
-    from transforms.config.scoring import Settings
+    from transforms.config.scoring import ScoringFile
 
 __all__ = ["score_traces"]
 
@@ -141,7 +141,7 @@ def score_traces(
     delivered, files = _delivered(paths, file_format, empty_ok)
     if not delivered:
         return _nothing_delivered(paths)
-    levels_hash = confidence.config_hash() if confidence else DEFAULT_CONFIDENCE_HASH
+    levels_hash = confidence.config_hash if confidence else DEFAULT_CONFIDENCE_HASH
     if not force and judge_config is None and _all_stored(db, files, levels_hash):
         return _nothing_new(files)
     from pipelines.scoring_steps import score_files
@@ -163,7 +163,7 @@ def score_traces(
     return summary
 
 
-def _compared(db: str, settings: Settings, summary: RunSummary) -> str:
+def _compared(db: str, settings: ScoringFile, summary: RunSummary) -> str:
     """With a gate in the configuration, the run against the one before it (docs/compare.md)."""
     if not settings.compare.fail_on or summary.status != "completed":
         return ""

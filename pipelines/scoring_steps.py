@@ -24,27 +24,27 @@ from storage.readers import FileFormat
 from storage.registry import held_store
 from storage.summary_store import run_domains
 from transforms.config.confidence import ConfidenceConfig
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 from transforms.summary import RunSummary, build_summary
 
-__all__ = ["score_files", "score_run", "scoring_run", "summarise"]
+__all__ = ["score_files", "score_run", "scoring_steps_of", "summarise"]
 
 
-def scoring_run(
-    store: DuckDBStore, flow: str, settings: Settings, *, embed: bool, recover: bool
+def scoring_steps_of(
+    store: DuckDBStore, flow: str, settings: ScoringFile, *, embed: bool, recover: bool
 ) -> RunSteps:
-    """A run of a scoring flow, logged with the settings that change scores."""
+    """The steps of a new run of a scoring flow, logged with the settings that change scores."""
     return RunSteps(
         store,
         flow,
         config=settings.model_dump(mode="json"),
-        config_hash=settings.scoring_hash(),
+        config_hash=settings.config_hash,
         model=settings.embedding.model_key() if embed else None,
         recover=recover,
     )
 
 
-def _fan_out(run: Any, config: str | None, settings: Settings) -> dict[str, int]:
+def _fan_out(run: Any, config: str | None, settings: ScoringFile) -> dict[str, int]:
     """Embedding and replay on a Dask cluster (a Prefect subflow with a DaskTaskRunner)."""
     from pipelines.fanout import dask_runner, embed_and_replay
 
@@ -53,7 +53,7 @@ def _fan_out(run: Any, config: str | None, settings: Settings) -> dict[str, int]
     return result
 
 
-def _commit_on_workers(store: DuckDBStore, run: Run, settings: Settings) -> dict[str, int]:
+def _commit_on_workers(store: DuckDBStore, run: Run, settings: ScoringFile) -> dict[str, int]:
     """The run's rows written to the DuckLake by the Dask workers, a shard each, then
     published by this process in one transaction."""
     from pipelines.fanout import commit_shards, dask_runner
@@ -69,7 +69,9 @@ def _commit_on_workers(store: DuckDBStore, run: Run, settings: Settings) -> dict
     return {"commit_shards": len(shards), "commit_writers": writers}
 
 
-def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: str | None) -> None:
+def _plan_to_commit(
+    steps: RunSteps, settings: ScoringFile, embed: bool, config: str | None
+) -> None:
     store, run = steps.store, steps.run
     steps.step("plan", stages.plan_novelty, store, run, settings, embed=embed)
     if embed and settings.execution.engine == "dask":
@@ -90,7 +92,7 @@ def _plan_to_commit(steps: RunSteps, settings: Settings, embed: bool, config: st
 
 def score_run(
     steps: RunSteps,
-    settings: Settings,
+    settings: ScoringFile,
     embed: bool,
     config: str | None,
     confidence: ConfidenceConfig | None,
@@ -167,7 +169,7 @@ def summarise(steps: RunSteps, status: str, scored_by: list[str]) -> RunSummary:
 def score_files(
     paths: list[str],
     db: str,
-    settings: Settings,
+    settings: ScoringFile,
     confidence: ConfidenceConfig,
     *,
     file_format: FileFormat,
@@ -179,7 +181,7 @@ def score_files(
     the scoring steps, the derived levels, the summary, published as the run's artifact."""
     with (
         held_store(db) as store,
-        scoring_run(store, "score_traces", settings, embed=embed, recover=True) as steps,
+        scoring_steps_of(store, "score_traces", settings, embed=embed, recover=True) as steps,
     ):
         levels = StagedLevels(confidence, steps.run.run_id, steps.run.path(STAGED_LEVELS))
         steps.step(

@@ -19,7 +19,7 @@ from storage.staging_store import (
     staged_rows,
     staged_table,
 )
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 from transforms.novelty import EMPTY_CACHE_NOVELTY
 from transforms.replay import plan_replay, scope_key, scope_key_sql
 from transforms.value import value_features, value_score
@@ -62,7 +62,7 @@ _FEATURE_INPUT = [
 
 
 def _fresh_rows(
-    store: DuckDBStore, run: Run, settings: Settings
+    store: DuckDBStore, run: Run, settings: ScoringFile
 ) -> tuple[pl.DataFrame, pl.Series, pl.DataFrame, pl.DataFrame]:
     """The run's new and changed rows (with their scope key and `_order`), every staged row's
     status (new, changed or unchanged), every stored trace (the replay reads their caches),
@@ -92,7 +92,7 @@ def _fresh_rows(
 
 
 def plan_novelty(
-    store: DuckDBStore, run: Run, settings: Settings, *, embed: bool
+    store: DuckDBStore, run: Run, settings: ScoringFile, *, embed: bool
 ) -> dict[str, int]:
     """Sort out new, changed and unchanged traces and plan which ones to (re)score.
 
@@ -135,7 +135,7 @@ def plan_novelty(
 
 
 def score_staged(
-    store: DuckDBStore, run: Run, settings: Settings, *, embed: bool
+    store: DuckDBStore, run: Run, settings: ScoringFile, *, embed: bool
 ) -> dict[str, int]:
     """Compute the value score of every target; writes scores.parquet.
 
@@ -190,7 +190,7 @@ def _chunk_rows(store: DuckDBStore, run: Run) -> Iterator[pl.LazyFrame]:
 
 
 def _score_chunk(
-    rows: pl.LazyFrame, run: Run, settings: Settings, novelty: pl.DataFrame | None
+    rows: pl.LazyFrame, run: Run, settings: ScoringFile, novelty: pl.DataFrame | None
 ) -> pl.LazyFrame:
     """The scores of one chunk of feature input rows (fresh or re-scored traces); `novelty`
     is the replay's (none without the embedder: every trace then gets the empty cache's N)."""
@@ -211,7 +211,7 @@ def _score_chunk(
     ).with_columns(
         run_id=pl.lit(run.run_id),
         run_seq=pl.lit(run.run_seq, dtype=pl.Int64),
-        config_hash=pl.lit(settings.scoring_hash()),
+        config_hash=pl.lit(settings.config_hash),
     )
 
 

@@ -32,7 +32,7 @@ _CHILD = """
 import sys
 sys.path.insert(0, {root!r})
 from pipelines import staging
-from pipelines.scoring_steps import score_run, scoring_run
+from pipelines.scoring_steps import score_run, scoring_steps_of
 from storage.config_files import load_settings
 from storage.registry import held_store
 
@@ -41,7 +41,7 @@ config = sys.argv[3] if len(sys.argv) > 3 else None
 settings = load_settings(config)
 embed = settings.embedding.enabled and "--embed" in sys.argv
 print("ready", flush=True)
-with held_store(db) as store, scoring_run(
+with held_store(db) as store, scoring_steps_of(
     store, "score_traces", settings, embed=embed, recover=True
 ) as steps:
     steps.step("read", staging.stage_inputs, store, steps.run, [archive])

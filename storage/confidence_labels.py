@@ -1,6 +1,6 @@
 """Outcome labels for `tracegrade confidence --evaluate` and the report: a file, or a SQL
 expression over the stored traces, counted with the stored levels into outcome cells
-(`transforms.confidence.evaluation`) in DuckDB, so a database of any size gives a small frame."""
+(`transforms.confidence.level_agreement`) in DuckDB, so a database of any size gives a small frame."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import duckdb
 from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
-from transforms.confidence.evaluation import OutcomeCell
+from transforms.confidence.level_agreement import OutcomeCell
 
 __all__ = [
     "DEFAULT_LABELS",

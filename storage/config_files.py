@@ -17,9 +17,9 @@ from transforms.errors import ConfigError, JudgeConfigError
 if TYPE_CHECKING:  # each kind's model is imported by its loader: a command loads what it reads
     from transforms.config.chat import ChatImportConfig
     from transforms.config.confidence import ConfidenceConfig
-    from transforms.config.operations import OperationsConfig, OperationsSettings
+    from transforms.config.operations import OperationsConfig, OperationsFile
     from transforms.config.otel import OtelImportConfig
-    from transforms.config.scoring import Settings
+    from transforms.config.scoring import ScoringFile
     from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
@@ -71,14 +71,14 @@ def read_toml(
         raise error(f"{kind} {source} is not valid TOML: {exc}; fix that line") from None
 
 
-def load_settings(path: str | Path | None = None) -> Settings:
+def load_settings(path: str | Path | None = None) -> ScoringFile:
     """The scoring configuration (docs/configuration.md); None gives the defaults."""
     from transforms.config._base import validate_config
-    from transforms.config.scoring import Settings
+    from transforms.config.scoring import ScoringFile
 
     if path is None:
-        return Settings()
-    return validate_config(read_toml(path), Settings, str(path))
+        return ScoringFile()
+    return validate_config(read_toml(path), ScoringFile, str(path))
 
 
 def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
@@ -141,16 +141,16 @@ def load_otel_config(
     )
 
 
-def load_operations_settings(path: str | Path | None = None) -> OperationsSettings:
+def load_operations_settings(path: str | Path | None = None) -> OperationsFile:
     """A scorer-set file; None gives the presets alone."""
     from transforms.config._base import validate_config
-    from transforms.config.operations import OperationsSettings
+    from transforms.config.operations import OperationsFile
 
     if path is None:
-        return OperationsSettings()
+        return OperationsFile()
     return validate_config(
         read_toml(path, "scorer configuration file"),
-        OperationsSettings,
+        OperationsFile,
         str(path),
         kind="scorer configuration",
         skip_mapping_input=True,

@@ -126,7 +126,7 @@ def run_pipeline(
     Returns the run's raw stage counts; the flow itself is tested in tests/pipelines.
     """
     from pipelines import staging
-    from pipelines.scoring_steps import score_run, scoring_run
+    from pipelines.scoring_steps import score_run, scoring_steps_of
     from storage.config_files import load_settings
     from storage.registry import held_store
 
@@ -135,7 +135,7 @@ def run_pipeline(
     conf = None if config is None else str(config)
     with (
         held_store(db) as store,
-        scoring_run(store, "score_traces", settings, embed=embed, recover=True) as steps,
+        scoring_steps_of(store, "score_traces", settings, embed=embed, recover=True) as steps,
     ):
         paths = [str(p) for p in paths]
         steps.step("read", staging.stage_inputs, store, steps.run, paths, force=force)

@@ -13,7 +13,7 @@ import numpy.typing as npt
 import polars as pl
 
 from pipelines.embedder import SentenceEmbedder
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 from transforms.embedding import Embedder
 from transforms.novelty import EMPTY_CACHE_NOVELTY
 from transforms.replay import trace_text
@@ -102,8 +102,10 @@ def _trace_row(trace: Mapping[str, Any]) -> pl.DataFrame:
 class ValueScorer:
     """`evaluateValue` with its own cache: scores one trace at a time, remembering earlier ones."""
 
-    def __init__(self, settings: Settings | None = None, embedder: Embedder | None = None) -> None:
-        self.settings = settings or Settings()
+    def __init__(
+        self, settings: ScoringFile | None = None, embedder: Embedder | None = None
+    ) -> None:
+        self.settings = settings or ScoringFile()
         enabled = self.settings.embedding.enabled
         self._embedder = (
             embedder

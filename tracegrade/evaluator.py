@@ -20,10 +20,10 @@ from pydantic_ai.models import Model
 from pipelines.errors import CustomMetricError, MetricFailedError, ModelCallError
 from pipelines.judge.calls import ModelFactory
 from pipelines.judge.control import RunControl
-from pipelines.judge.evaluation import evaluate_submission, run_sync
+from pipelines.judge.in_memory import evaluate_submission, run_sync
 from pipelines.judge.models import judge_model_factory
 from storage.config_files import load_judge_config
-from transforms.config.judge import JudgeSettings, LLMDefault, MetricEntry
+from transforms.config.judge import JudgeFile, LLMDefault, MetricEntry
 from transforms.errors import (
     JudgeConfigError,
     MissingApiKeyError,
@@ -33,7 +33,7 @@ from transforms.errors import (
     WeightValidationError,
 )
 from transforms.judge.environment import check_environment
-from transforms.judge.evaluation import EvaluationRequest, EvaluationResult, MetricScore
+from transforms.judge.evaluator_models import EvaluationRequest, EvaluationResult, MetricScore
 from transforms.judge.metrics import BaseMetric, LLMJudgeMetric
 from transforms.judge.resolve import JudgeConfig, ResolvedMetric, resolve_settings
 
@@ -60,7 +60,7 @@ __all__ = [
     "WeightValidationError",
 ]
 
-EvaluationConfig = JudgeSettings
+EvaluationConfig = JudgeFile
 """The seed's EvaluationConfig: the contents of configs/evaluator.toml, e.g.
 `EvaluationConfig.model_validate(tomllib.loads(text))`."""
 LLMDefaultConfig = LLMDefault
@@ -97,7 +97,7 @@ class Evaluator:
 
     def __init__(
         self,
-        config: str | Path | JudgeSettings | None = None,
+        config: str | Path | JudgeFile | None = None,
         *,
         model: Model | None = None,
         model_factory: ModelFactory | None = None,
@@ -112,8 +112,8 @@ class Evaluator:
             self._factory = model_factory or judge_model_factory(self._judge.settings.endpoints)
         self._gate = RunControl(self._judge, None, batch=False)
 
-    def _resolved(self, config: str | Path | JudgeSettings | None) -> JudgeConfig:
-        if isinstance(config, JudgeSettings):
+    def _resolved(self, config: str | Path | JudgeFile | None) -> JudgeConfig:
+        if isinstance(config, JudgeFile):
             resolved = resolve_settings(config, "EvaluationConfig")
         else:
             resolved = load_judge_config(config, check_keys=False)
@@ -122,7 +122,7 @@ class Evaluator:
         return resolved
 
     @property
-    def config(self) -> JudgeSettings:
+    def config(self) -> JudgeFile:
         """The configuration as validated (the seed's EvaluationConfig)."""
         return self._judge.settings
 

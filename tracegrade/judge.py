@@ -1,6 +1,14 @@
-"""LLM-as-a-judge: metrics, configuration and runs (SPEC section 4, docs/judge.md)."""
+"""LLM-as-a-judge: metrics, configuration and runs (SPEC section 4, docs/judge.md).
+
+Renamed, kept one release under the old name with a DeprecationWarning: `MetricScore` (what a
+metric computed without an LLM returns) is `RuleScore`, so that it no longer shares its name
+with the evaluator's `tracegrade.evaluator.MetricScore` (one metric's result).
+"""
 
 from __future__ import annotations
+
+import warnings
+from typing import Any
 
 from storage.config_files import load_judge_config
 from transforms.judge.metrics import (
@@ -9,8 +17,8 @@ from transforms.judge.metrics import (
     Coverage,
     LLMJudgeMetric,
     LLMPlain,
-    MetricScore,
     Relevance,
+    RuleScore,
 )
 from transforms.judge.resolve import JudgeConfig
 
@@ -21,7 +29,22 @@ __all__ = [
     "JudgeConfig",
     "LLMJudgeMetric",
     "LLMPlain",
-    "MetricScore",
     "Relevance",
+    "RuleScore",
     "load_judge_config",
 ]
+
+_RENAMED = {"MetricScore": RuleScore}
+"""Old public names and what they are now; the old names go in the next release."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        warnings.warn(
+            f"tracegrade.judge.{name} is now tracegrade.judge.{_RENAMED[name].__name__}; the old "
+            "name goes in the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return _RENAMED[name]
+    raise AttributeError(f"module 'tracegrade.judge' has no attribute {name!r}")

@@ -97,7 +97,7 @@ def build_summary(
     median, p90, shareable as a rate and shared as a count; `storage.summary_store`), its
     quarantine rows, the intervention levels (level, traces) of its traces when given, and
     the embedding identity (model|mode|max_seq_length) when the run embedded texts."""
-    from transforms.confidence.report import level_table
+    from transforms.confidence.run_summary import level_table
 
     scored, shared = int(domains["traces"].sum()), int(domains["shared"].sum())
     domains = domains.drop("shared")

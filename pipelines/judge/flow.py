@@ -30,13 +30,13 @@ from storage.locations import locate
 from storage.registry import held_store
 from transforms.errors import BudgetConfigError, MissingApiKeyError, ProviderPackageError
 from transforms.judge.plan import Estimate, PlannedItem, estimate, plan_items
-from transforms.judge.report import (
+from transforms.judge.resolve import JudgeConfig
+from transforms.judge.run_summary import (
     JudgeReport,
     build_judge_report,
     nothing_to_collect_report,
     skipped_report,
 )
-from transforms.judge.resolve import JudgeConfig
 
 __all__ = [
     "check_budget",

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pipelines.judge.calls import Outcome
-from transforms.judge.evaluation import overall_score
+from transforms.judge.evaluator_models import overall_score
 from transforms.judge.keys import score_key
 from transforms.judge.plan import PlannedItem, PlannedJudgement
 
@@ -31,8 +31,8 @@ def _score_of(scored: Any) -> tuple[float, str] | str:
     score = getattr(scored, "score", None)
     if isinstance(score, bool) or not isinstance(score, int | float) or comment is None:
         return (
-            f"score() returned {scored!r:.200}, not a MetricScore(score, comment); "
-            "return tracegrade.judge.MetricScore"
+            f"score() returned {scored!r:.200}, not a RuleScore(score, comment); "
+            "return tracegrade.judge.RuleScore"
         )
     if not math.isfinite(score):
         return f"score() returned the score {score}, which is not a number in 0..100"

@@ -43,7 +43,7 @@ no_sources = 0.0
         0.95,
         0.0,
     )
-    assert config.config_hash() != load_confidence_config().config_hash()
+    assert config.config_hash != load_confidence_config().config_hash
 
 
 @pytest.mark.parametrize("values", ["silent = 0.5\nnotify = 0.7", "notify = 0.4\nconfirm = 0.4"])

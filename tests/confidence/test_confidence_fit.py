@@ -83,7 +83,7 @@ def test_fit_writes_a_profile_a_run_names(
     written = tomllib.loads(profile.read_text(encoding="utf-8"))["confidence"]
     config = ConfidenceConfig.model_validate(written)
     assert str(config.profile).startswith("fitted on success::INT")
-    assert config.config_hash() == ConfidenceConfig(thresholds=config.thresholds).config_hash()
+    assert config.config_hash == ConfidenceConfig(thresholds=config.thresholds).config_hash
 
     assert main(["confidence", "--db", str(db), "--config", str(profile), "--no-embedder"]) == 0
     report = capsys.readouterr().out

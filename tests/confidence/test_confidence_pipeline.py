@@ -11,7 +11,7 @@ from conftest import query_rows, run_pipeline, table_snapshot
 from pipelines import confidence_stages
 from storage.registry import held_store
 from tracegrade.demo import write_demo_archive
-from transforms.confidence.reference import reference_trace_confidence
+from transforms.confidence.per_trace import reference_trace_confidence
 from transforms.config.confidence import ConfidenceConfig, Thresholds
 
 
@@ -65,7 +65,7 @@ def test_every_stored_trace_gets_the_reference_level(db: Path) -> None:
             expected.reason,
             len(expected.steps),
         )
-        assert config_hash == config.config_hash() and same
+        assert config_hash == config.config_hash and same
     levels = dict(query_rows(db, "SELECT level, count(*) FROM confidence_traces GROUP BY level"))
     assert set(levels) == {"SILENT", "NOTIFY", "CONFIRM", "ESCALATE"}
     ((step_rows, answers, tools, thoughts),) = query_rows(
@@ -164,7 +164,7 @@ def test_stale_traces_are_read_by_their_stretch_and_found_when_it_moved(db: Path
 
     with held_store(db) as store:
         written = stale_derived_ids(
-            store, ConfidenceConfig().config_hash(), db.parent / "stale.parquet", force=True
+            store, ConfidenceConfig().config_hash, db.parent / "stale.parquet", force=True
         )
         ids = pl.read_parquet(db.parent / "stale.parquet")
         assert written == ids.height == store.sql("SELECT count(*) AS n FROM traces")["n"][0]

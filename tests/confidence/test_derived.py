@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 
 from transforms.confidence import derived_factors, step_scores, trace_levels
 from transforms.confidence.derived import STATEMENT_LINE, outcome_caps, result_is_error
-from transforms.confidence.reference import (
+from transforms.confidence.per_trace import (
     reference_is_error,
     reference_statement_lines,
     reference_trace_confidence,

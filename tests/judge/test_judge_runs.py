@@ -249,10 +249,10 @@ def test_custom_non_llm_metric_beside_an_llm_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "short_metrics.py").write_text(
-        "from tracegrade.judge import BaseMetric, MetricScore\n"
+        "from tracegrade.judge import BaseMetric, RuleScore\n"
         "class Brevity(BaseMetric):\n"
         "    def score(self, user_query, submission):\n"
-        "        return MetricScore(max(0.0, 100.0 - len(submission)), 'shorter is better')\n",
+        "        return RuleScore(max(0.0, 100.0 - len(submission)), 'shorter is better')\n",
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -10,7 +10,7 @@ from conftest import query_rows, table_snapshot
 from operations_helpers import CASES_FILE
 
 from pipelines import operations as flow_module
-from transforms.operations.report import OperationsReport
+from transforms.operations.run_summary import OperationsReport
 
 
 def run_tasks(

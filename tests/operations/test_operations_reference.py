@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from storage.config_files import load_scorer_set
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.reference import reference_score_cases
+from transforms.operations.per_case import reference_score_cases
 from transforms.operations.synth import synthetic_case_rows
 
 _ENGINE_WORDS = re.compile(r"(Invalid pattern '[^']*'|not a valid regular expression): [^;\"]*")

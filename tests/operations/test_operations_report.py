@@ -9,7 +9,7 @@ from storage.config_files import load_scorer_set
 from storage.operation_cases import read_eval_cases
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
-from transforms.operations.report import EXAMPLES, build_operations_report, case_blocks
+from transforms.operations.run_summary import EXAMPLES, build_operations_report, case_blocks
 
 
 def report_for(cases: pl.DataFrame, preset: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from operations_helpers import case, frame, op, result
 
+from transforms.operations.per_case import reference_case
 from transforms.operations.prepare import prepare_cases
-from transforms.operations.reference import reference_case
 from transforms.operations.simulate import simulate
 
 RESULT = "operation-result"

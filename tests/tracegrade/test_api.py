@@ -9,7 +9,7 @@ import pytest
 from conftest import SEED_TRACE
 
 from tracegrade.api import ValueScorer, VectorCache
-from transforms.config.scoring import EmbeddingConfig, Settings
+from transforms.config.scoring import EmbeddingConfig, ScoringFile
 
 
 def test_vector_cache_basics() -> None:
@@ -46,13 +46,13 @@ def test_zero_vectors_have_cosine_zero() -> None:
 
 
 def test_without_embedder_the_seed_trace_scores_0_66875() -> None:
-    scorer = ValueScorer(Settings(embedding=EmbeddingConfig(enabled=False)))
+    scorer = ValueScorer(ScoringFile(embedding=EmbeddingConfig(enabled=False)))
     assert scorer.evaluate(SEED_TRACE) == pytest.approx(0.66875, abs=1e-15)
     assert scorer.evaluate(SEED_TRACE) == pytest.approx(0.66875, abs=1e-15)
 
 
 def test_evaluate_is_stateful_with_the_real_embedder(embedder: object) -> None:
-    scorer = ValueScorer(Settings(), embedder=embedder)  # type: ignore[arg-type]
+    scorer = ValueScorer(ScoringFile(), embedder=embedder)  # type: ignore[arg-type]
     first = scorer.evaluate(SEED_TRACE)
     again = scorer.evaluate(SEED_TRACE)
     other = copy.deepcopy(SEED_TRACE)
@@ -71,7 +71,7 @@ def test_evaluate_is_stateful_with_the_real_embedder(embedder: object) -> None:
 def test_invalid_trace_is_rejected_with_the_rule() -> None:
     bad = copy.deepcopy(SEED_TRACE)
     bad["outcome"]["confidence"] = 1.5
-    scorer = ValueScorer(Settings(embedding=EmbeddingConfig(enabled=False)))
+    scorer = ValueScorer(ScoringFile(embedding=EmbeddingConfig(enabled=False)))
     with pytest.raises(ValueError, match="invalid_confidence"):
         scorer.evaluate(bad)
 

@@ -169,7 +169,7 @@ def test_the_judge_shows_its_cost_without_a_key(
 
 
 def test_ties_are_not_falls() -> None:
-    from transforms.confidence.evaluation import LevelRate, rate_verdict
+    from transforms.confidence.level_agreement import LevelRate, rate_verdict
 
     def levels(rates: list[float]) -> list[LevelRate]:
         names = ["SILENT", "NOTIFY", "CONFIRM", "ESCALATE"]

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from storage.config_files import load_settings
-from transforms.config.scoring import BUILTIN_PROFILES, Settings
+from transforms.config.scoring import BUILTIN_PROFILES, ScoringFile
 from transforms.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def load(tmp_path: Path, text: str) -> Settings:
+def load(tmp_path: Path, text: str) -> ScoringFile:
     path = tmp_path / "tracegrade.toml"
     path.write_text(text)
     return load_settings(path)
@@ -113,10 +113,10 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
 
 
 def test_scoring_hash_changes_with_what_changes_scores(tmp_path: Path) -> None:
-    base = load_settings(None).scoring_hash()
-    assert load(tmp_path, "[scoring]\nshare_threshold = 0.7\n").scoring_hash() != base
-    assert load(tmp_path, "[embedding]\nbatch_size = 8\n").scoring_hash() == base
-    assert load(tmp_path, '[execution]\nengine = "dask"\n').scoring_hash() == base
+    base = load_settings(None).config_hash
+    assert load(tmp_path, "[scoring]\nshare_threshold = 0.7\n").config_hash != base
+    assert load(tmp_path, "[embedding]\nbatch_size = 8\n").config_hash == base
+    assert load(tmp_path, '[execution]\nengine = "dask"\n').config_hash == base
 
 
 def test_batch_size_defaults_per_device(tmp_path: Path) -> None:

@@ -136,7 +136,7 @@ def test_the_levels_are_measured_against_the_traces_own_outcomes(
     `tracegrade confidence --evaluate 'success::INT'` prints, for the window's traces."""
     from storage.confidence_labels import labelled_levels
     from storage.registry import held_store
-    from transforms.confidence.evaluation import evaluate_levels, interval_text
+    from transforms.confidence.level_agreement import evaluate_levels, interval_text
 
     write_report(full_db, tmp_path / "r.html")
     text = _outcome_figures((tmp_path / "r.html").read_text())

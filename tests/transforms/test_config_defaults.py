@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.defaults import DEFAULT_CONFIDENCE_HASH, DEFAULT_ENGINE
-from transforms.config.scoring import Settings
+from transforms.config.scoring import ScoringFile
 
 
 def test_the_default_confidence_hash_is_the_default_configurations() -> None:
-    assert ConfidenceConfig().config_hash() == DEFAULT_CONFIDENCE_HASH, (
+    assert ConfidenceConfig().config_hash == DEFAULT_CONFIDENCE_HASH, (
         "the default confidence configuration changed: set DEFAULT_CONFIDENCE_HASH in "
         "transforms/config/defaults.py to its new hash"
     )
 
 
 def test_the_default_engine_is_the_default_settings() -> None:
-    assert Settings().execution.engine == DEFAULT_ENGINE
+    assert ScoringFile().execution.engine == DEFAULT_ENGINE

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from transforms.config.scoring import BUILTIN_PROFILES, ProfileWeights, ScoringConfig
-from transforms.reference import reference_value
+from transforms.sdk_value import reference_value
 from transforms.value import value_features, value_score
 
 STEP = pl.Struct({"type": pl.String, "tool_name": pl.String})

@@ -19,7 +19,7 @@ __all__ = ["add_confidence_command"]
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from storage.confidence_labels import labelled_levels
     from storage.duckdb_store import DuckDBStore
-    from transforms.confidence.evaluation import evaluate_levels
+    from transforms.confidence.level_agreement import evaluate_levels
 
     check_database(args.db, must_exist=True)
     with DuckDBStore(args.db, read_only=True) as store:  # it reads: others may too

@@ -1,7 +1,7 @@
 """GRACE confidence and intervention levels (SPEC 5): object API, batch expressions, derived mode.
 
 The names are imported on first use, so that a command reading only the levels against outcomes
-(`tracegrade confidence --evaluate`, which imports `transforms.confidence.evaluation`) does not
+(`tracegrade confidence --evaluate`, which imports `transforms.confidence.level_agreement`) does not
 load the batch expressions and the configuration models as well.
 """
 

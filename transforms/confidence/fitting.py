@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from transforms.confidence.evaluation import OutcomeCell
+from transforms.confidence.level_agreement import OutcomeCell
 
 __all__ = [
     "DEFAULT_CUTS",

@@ -231,6 +231,7 @@ class ConfidenceConfig(_Strict):
 
     _valid_regex = field_validator("search_tool_pattern")(_regex)
 
+    @property
     def config_hash(self) -> str:
         """Hash of everything that changes a confidence result, stored with every row."""
         payload = self.model_dump(mode="json", exclude={"llm": {"timeout_s"}, "profile": True})

@@ -8,8 +8,8 @@ from __future__ import annotations
 __all__ = ["DEFAULT_CONFIDENCE_HASH", "DEFAULT_ENGINE"]
 
 DEFAULT_CONFIDENCE_HASH = "8b22d1bdc4dde0b7"
-"""`ConfidenceConfig().config_hash()`: the hash stored with every level computed from the
+"""`ConfidenceConfig().config_hash`: the hash stored with every level computed from the
 default confidence configuration."""
 
 DEFAULT_ENGINE = "local"
-"""`Settings().execution.engine`: where a run without a configuration file scores."""
+"""`ScoringFile().execution.engine`: where a run without a configuration file scores."""

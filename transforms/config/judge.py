@@ -22,7 +22,7 @@ __all__ = [
     "DEFAULT_PASS_THRESHOLD",
     "MODEL_FORMAT",
     "WEIGHTS",
-    "JudgeSettings",
+    "JudgeFile",
     "LLMDefault",
     "MetricEntry",
     "RateLimit",
@@ -275,7 +275,7 @@ _IGNORED_TOP_LEVEL = ("temperature", "max_tokens", "top_p", "seed", "stop_sequen
 """LLM parameters the original evaluator silently ignored at the top level."""
 
 
-class JudgeSettings(_Strict):
+class JudgeFile(_Strict):
     """The whole file."""
 
     default_model: str | None = None
@@ -356,7 +356,7 @@ class JudgeSettings(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _dask_is_live(self) -> JudgeSettings:
+    def _dask_is_live(self) -> JudgeFile:
         if self.execution.engine == "dask" and self.mode == "batch":
             raise ValueError(
                 "[execution] engine = 'dask' fans out live calls, but mode = 'batch' hands the "

@@ -23,7 +23,7 @@ from transforms.operations.custom import CaseScorer
 from transforms.operations.scorers import BUILTIN_SCORERS, builtin_scorer
 from transforms.operations.scoring import ScorerSet, ScorerSpec
 
-__all__ = ["PRESETS", "OperationsConfig", "OperationsSettings", "scorer_set"]
+__all__ = ["PRESETS", "OperationsConfig", "OperationsFile", "scorer_set"]
 
 DEFAULT_SET = "standard"
 """The set used when neither the command nor the file names one."""
@@ -142,7 +142,7 @@ PRESETS: dict[str, ScorerSetConfig] = {
 """The built-in sets: the seed's three patterns, and all five scorers at seed thresholds."""
 
 
-class OperationsSettings(_Strict):
+class OperationsFile(_Strict):
     """A scorer-set file (configs/scorers.toml)."""
 
     default_set: Annotated[str, Field(min_length=1)] = DEFAULT_SET
@@ -151,7 +151,7 @@ class OperationsSettings(_Strict):
     """Sets defined in addition to the presets."""
 
     @model_validator(mode="after")
-    def _known_sets(self) -> OperationsSettings:
+    def _known_sets(self) -> OperationsFile:
         clashes = sorted(set(self.sets) & set(PRESETS))
         if clashes:
             raise ValueError(
@@ -205,7 +205,7 @@ def _custom(entry: ScorerEntry, where: str, search: list[Path]) -> CaseScorer:
 
 
 def scorer_set(
-    settings: OperationsSettings, name: str | None, config_file: Path | None
+    settings: OperationsFile, name: str | None, config_file: Path | None
 ) -> OperationsConfig:
     """The scorer set `name` (else the file's default_set) from the presets and the file.
 

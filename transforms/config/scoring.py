@@ -23,7 +23,7 @@ __all__ = [
     "ExecutionConfig",
     "ProfileWeights",
     "ScoringConfig",
-    "Settings",
+    "ScoringFile",
 ]
 
 
@@ -238,7 +238,7 @@ class OutputConfig(_Strict):
     UTC) kept equal to the `latest_scores` view; none writes no Parquet."""
 
 
-class Settings(_Strict):
+class ScoringFile(_Strict):
     """A whole tracegrade configuration file."""
 
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
@@ -248,7 +248,8 @@ class Settings(_Strict):
     output: OutputConfig = Field(default_factory=OutputConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
 
-    def scoring_hash(self) -> str:
+    @property
+    def config_hash(self) -> str:
         """Hash of everything that changes a score, recorded with every scored row."""
         payload = {
             "scoring": self.scoring.model_dump(mode="json"),

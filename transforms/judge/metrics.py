@@ -26,7 +26,7 @@ __all__ = [
     "Judgement",
     "LLMJudgeMetric",
     "LLMPlain",
-    "MetricScore",
+    "RuleScore",
     "Relevance",
     "metric_class",
     "snake_case",
@@ -54,7 +54,7 @@ class Judgement(BaseModel):
 
 
 @dataclass(frozen=True)
-class MetricScore:
+class RuleScore:
     """What a non-LLM metric returns."""
 
     score: float
@@ -71,7 +71,7 @@ class BaseMetric:
     """The version of the metric's logic; recorded and part of the cache key."""
     uses_llm: ClassVar[bool] = False
 
-    def score(self, user_query: str, submission: str) -> MetricScore:
+    def score(self, user_query: str, submission: str) -> RuleScore:
         """Score one submission in [0, 100] with a comment."""
         raise NotImplementedError
 

@@ -23,7 +23,7 @@ from transforms.config.judge import (
     DEFAULT_PASS_THRESHOLD,
     MODEL_FORMAT,
     WEIGHTS,
-    JudgeSettings,
+    JudgeFile,
     LLMDefault,
     MetricEntry,
 )
@@ -103,7 +103,7 @@ _NEW_KEYS = {"max_retries", "timeout_seconds", "custom_metrics", "endpoints"}
 _NEW_LLM_KEYS = {"timeout_seconds", "output_mode", *_SAMPLING}
 
 
-def _hashed(settings: JudgeSettings) -> dict[str, Any]:
+def _hashed(settings: JudgeFile) -> dict[str, Any]:
     """The settings as hashed: keys added after hashes were first stored are left out while
     unset, so that a file that does not use them keeps its hash."""
     data = settings.model_dump(
@@ -123,7 +123,7 @@ def _hashed(settings: JudgeSettings) -> dict[str, Any]:
 class JudgeConfig:
     """A loaded and resolved configuration."""
 
-    settings: JudgeSettings
+    settings: JudgeFile
     metrics: tuple[ResolvedMetric, ...]
     source: str
 
@@ -162,7 +162,7 @@ def _weights(entries: list[MetricEntry], names: list[str], source: str) -> list[
 
 
 def _classes(
-    settings: JudgeSettings, entries: list[MetricEntry], source: str, search: Sequence[Path]
+    settings: JudgeFile, entries: list[MetricEntry], source: str, search: Sequence[Path]
 ) -> list[tuple[str, type[BaseMetric]]]:
     """Each entry's result name and metric class."""
     found: list[tuple[str, type[BaseMetric]]] = []
@@ -194,7 +194,7 @@ def _one_of(source: str, key: str, top: Any, table: Any, table_key: str | None =
     return table if table is not None else top
 
 
-def _check_providers(settings: JudgeSettings, source: str) -> None:
+def _check_providers(settings: JudgeFile, source: str) -> None:
     """Every model names a known provider or one of the file's endpoints."""
     models = [
         ("default_model", settings.default_model),
@@ -210,9 +210,7 @@ def _check_providers(settings: JudgeSettings, source: str) -> None:
             raise ModelFormatError(f"{source}: {key}: {exc}") from None
 
 
-def resolve_settings(
-    settings: JudgeSettings, source: str, search: Sequence[Path] = ()
-) -> JudgeConfig:
+def resolve_settings(settings: JudgeFile, source: str, search: Sequence[Path] = ()) -> JudgeConfig:
     """Validated settings resolved into metrics; `search` holds folders custom metric modules
     are imported from besides the working directory.
 
@@ -307,7 +305,7 @@ def judge_config(data: dict[str, Any], source: str, folder: Path | None = None) 
     if "metric" in data and "metrics" not in data:
         raise JudgeConfigError(f"{source}: [[metric]] is not a section; write [[metrics]] (plural)")
     try:
-        settings = JudgeSettings.model_validate(dict(data))
+        settings = JudgeFile.model_validate(dict(data))
     except ValidationError as exc:
         message = describe_validation_error(
             exc, source, subject="judge configuration", show_input=False

@@ -1,6 +1,6 @@
 """The input errors of one case, found the straightforward way: the reference's own checks.
 
-Part of the per-case reference (transforms.operations.reference): it reads the case as plain
+Part of the per-case reference (transforms.operations.per_case): it reads the case as plain
 mappings, shares no code with transforms.operations.prepare, and words each error as the
 vectorized checks do, in the same order (blocks, expected operations, expected patterns).
 """

@@ -8,7 +8,7 @@ import html
 import math
 from dataclasses import dataclass
 
-from transforms.confidence.evaluation import (
+from transforms.confidence.level_agreement import (
     LevelRate,
     OutcomeCell,
     evaluate_levels,

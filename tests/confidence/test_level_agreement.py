@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.confidence.evaluation import evaluate_levels, outcome_cells, roc_auc
+from transforms.confidence.level_agreement import evaluate_levels, outcome_cells, roc_auc
 
 
 def psi(good: float, failed: float) -> float:
@@ -149,7 +149,7 @@ def test_bootstrap_interval_agrees_with_resampling_the_traces(seed: int) -> None
 def test_bootstrap_is_the_same_text_each_time_and_left_out_over_its_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from transforms.confidence import evaluation
+    from transforms.confidence import level_agreement
 
     rng = np.random.default_rng(7)
     labels = rng.integers(0, 2, size=300).tolist()
@@ -157,7 +157,7 @@ def test_bootstrap_is_the_same_text_each_time_and_left_out_over_its_limit(
     cells = outcome_cells(per_trace(scores, labels))
     assert evaluate_levels(cells).markdown == evaluate_levels(cells).markdown
     distinct = len({cell.aggregate for cell in cells})
-    monkeypatch.setattr(evaluation, "BOOTSTRAP_MAX_SCORES", distinct - 1)
+    monkeypatch.setattr(level_agreement, "BOOTSTRAP_MAX_SCORES", distinct - 1)
     result = evaluate_levels(cells)
     assert result.bootstrap is None
     assert f"(bootstrap) left out, over {distinct - 1:,} distinct confidences" in result.markdown

@@ -14,7 +14,7 @@ from pipelines.errors import CustomMetricError, MetricFailedError, ModelCallErro
 from pipelines.judge.calls import ModelFactory, Outcome, judge_call
 from pipelines.judge.control import RunControl
 from pipelines.judge.submission import judge_submission
-from transforms.judge.evaluation import EvaluationResult, MetricScore, overall_score
+from transforms.judge.evaluator_models import EvaluationResult, MetricScore, overall_score
 from transforms.judge.plan import PlannedItem, PlannedJudgement, estimated_tokens, planned_item
 from transforms.judge.resolve import JudgeConfig
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from transforms.config.judge import JudgeSettings
+from transforms.config.judge import JudgeFile
 
 __all__ = ["EvaluationRequest", "EvaluationResult", "MetricScore", "overall_score"]
 
@@ -37,7 +37,7 @@ class EvaluationRequest(BaseModel):
     """The caller's run identifier; stripped, and not blank when given."""
     round_number: int | None = Field(default=None, ge=1)
     """The caller's round, 1 or more."""
-    config: JudgeSettings | None = None
+    config: JudgeFile | None = None
     """Replaces the evaluator's configuration for this request."""
 
     @field_validator("user_query")
