@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from storage._names import sql_string
 from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.confidence_store import (
     commit_confidence,
@@ -25,6 +24,7 @@ from storage.confidence_store import (
 )
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import sha256_hex
+from storage.names import sql_string
 from storage.work_files import parquet_batches
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels

@@ -26,9 +26,9 @@ from prefect_dask import DaskTaskRunner
 from pipelines import novelty_stages
 from pipelines.embedder import SentenceEmbedder
 from pipelines.runs import Run
-from storage._publishing import Shard
 from storage.config_files import load_settings
 from storage.duckdb_store import DuckDBStore
+from storage.publishing import Shard
 from storage.registry import store_for
 from transforms.config.scoring import ExecutionConfig, ScoringFile
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from pipelines.runs import publish_markdown, run_logger, work_root
 from storage import formats
-from storage._names import path_text
 from storage.confidence_store import derived_levels_current
 from storage.config_files import load_confidence_config, load_settings
 from storage.errors import NoInputFilesError
 from storage.input_paths import input_files
 from storage.ledger import in_ledger, open_runs, stored_files
 from storage.locations import locate
+from storage.names import path_text
 from storage.registry import held_store
 from storage.store_health import check_store
 from transforms.config.defaults import DEFAULT_CONFIDENCE_HASH

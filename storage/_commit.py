@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from storage._names import sql_string
+from storage.names import sql_string
 from storage.schema.scoring import latest_scores_select
 from transforms.config.sizes import DUCKDB_ROW_GROUP_ROWS, WRITE_ROW_GROUP_ROWS
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from storage._names import sql_string
 from storage._statements import Statements
+from storage.names import sql_string
 from transforms.compare.stats import MAX_CELLS, SEED, Cells
 from transforms.words import NONE
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
+from storage.names import sql_string
 from storage.schema.confidence import newest_levels
 from storage.schema.scoring import newest_score_rows
 from transforms.config.compare import COLUMN_NAME

@@ -15,9 +15,9 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
-from storage._names import sql_string
 from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from storage.interrupts import uninterrupted
+from storage.names import sql_string
 from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
 __all__ = [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import duckdb
 
-from storage._names import sql_string
 from storage.errors import StoreOpenError
+from storage.names import sql_string
 
 __all__ = ["extension_file", "load_extension"]
 

@@ -16,10 +16,10 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from storage._json_values import parse_record
-from storage._names import path_text
 from storage._otlp import request_rows, rows_frame
 from storage._phoenix import phoenix_rows, span_rows
 from storage.errors import RecordRejected, UnrecognisedFile
+from storage.names import path_text
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
 from transforms.otel_spans import ATTRIBUTE_KEYS, ATTRIBUTE_PREFIXES

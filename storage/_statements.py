@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from storage._connection import uninterrupted_method
-from storage._names import sql_string
+from storage.names import sql_string
 
 if TYPE_CHECKING:  # imported where a frame is made: `tracegrade sql` starts without Polars
     import polars as pl

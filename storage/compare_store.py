@@ -33,10 +33,10 @@ from storage._compare_sql import (
     rows_sql,
     selection_sql,
 )
-from storage._names import sql_string
 from storage._statements import Statements
 from storage.duckdb_store import MEMORY_LIMIT
 from storage.errors import InputError
+from storage.names import sql_string
 from transforms.compare.stats import MAX_CELLS, Cells
 from transforms.errors import TracegradeError
 from transforms.words import NONE

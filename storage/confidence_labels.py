@@ -8,9 +8,9 @@ from pathlib import Path
 
 import duckdb
 
-from storage._names import sql_string
 from storage._statements import Statements
 from storage.errors import InputError
+from storage.names import sql_string
 from transforms.confidence.level_agreement import OutcomeCell
 
 __all__ = [

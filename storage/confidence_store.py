@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from storage._commit import PUBLISHED_RUNS
-from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
+from storage.names import sql_string
 
 if TYPE_CHECKING:  # Polars loads where a frame is made: a rerun's check needs none
     import polars as pl

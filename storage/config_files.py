@@ -73,7 +73,7 @@ def read_toml(
 
 def load_settings(path: str | Path | None = None) -> ScoringFile:
     """The scoring configuration (docs/configuration.md); None gives the defaults."""
-    from transforms.config._base import validate_config
+    from transforms.config.base import validate_config
     from transforms.config.scoring import ScoringFile
 
     if path is None:
@@ -83,7 +83,7 @@ def load_settings(path: str | Path | None = None) -> ScoringFile:
 
 def load_confidence_config(path: str | Path | None = None) -> ConfidenceConfig:
     """The confidence configuration's `[confidence]` table; None gives the defaults."""
-    from transforms.config._base import validate_config
+    from transforms.config.base import validate_config
     from transforms.config.confidence import ConfidenceConfig, ConfidenceFile
 
     if path is None:
@@ -108,7 +108,7 @@ def _import_mapping(
     skip_mapping_input: bool = False,
 ) -> _Mapping:
     """An importer's mapping: the file's keys (top level), then every key of `overrides`."""
-    from transforms.config._base import validate_config
+    from transforms.config.base import validate_config
 
     data = {} if path is None else read_toml(path, kind)
     return validate_config(
@@ -143,7 +143,7 @@ def load_otel_config(
 
 def load_operations_settings(path: str | Path | None = None) -> OperationsFile:
     """A scorer-set file; None gives the presets alone."""
-    from transforms.config._base import validate_config
+    from transforms.config.base import validate_config
     from transforms.config.operations import OperationsFile
 
     if path is None:

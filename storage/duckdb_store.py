@@ -31,12 +31,12 @@ from storage._connection import (
 )
 from storage._embedding_cache import EmbeddingCache
 from storage._extensions import load_extension
-from storage._names import sql_string
-from storage._publishing import Publishing
 from storage._schema_stamp import is_current, update_schema
 from storage._statements import Scratch, Statements, steps_with
 from storage.interrupts import uninterrupted
 from storage.locations import check_file, locate
+from storage.names import sql_string
+from storage.publishing import Publishing
 
 if TYPE_CHECKING:  # imported where a frame is made: `tracegrade sql` starts without Polars
     import polars as pl

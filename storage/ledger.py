@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage._names import path_text
 from storage.duckdb_store import DuckDBStore
 from storage.hashing import file_sha256
+from storage.names import path_text
 
 __all__ = ["in_ledger", "open_runs", "stored_files"]
 

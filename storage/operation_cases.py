@@ -15,9 +15,9 @@ import polars as pl
 
 from storage._flat_parquet import conform_to_schema, read_parquet_input
 from storage._json_values import MAX_JSON_DEPTH, nesting_depth, parse_record
-from storage._names import path_text
 from storage.errors import InputError, RecordRejected
 from storage.hashing import file_sha256
+from storage.names import path_text
 from transforms.operations.model import CASE_SCHEMA
 
 __all__ = ["expand_case_paths", "read_eval_cases"]

@@ -25,7 +25,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from storage._json_values import parse_record
 from storage._langfuse import BLOB_COLUMNS, blob_rows
 from storage._langfuse_lines import langfuse_block
-from storage._names import path_text
 from storage._otlp import collector_schema, request_rows, rows_frame
 from storage._otlp_arrow import arrow_rows
 from storage._otlp_frames import protobuf_messages
@@ -41,6 +40,7 @@ from storage._phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_ro
 from storage._surrogates import SURROGATE_ESCAPE_BYTES
 from storage.errors import InputError, RecordRejected
 from storage.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
+from storage.names import path_text
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
 

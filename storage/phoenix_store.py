@@ -21,8 +21,8 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from storage._names import sql_string
 from storage.duckdb_store import DuckDBStore
+from storage.names import sql_string
 from storage.schema.confidence import newest_levels
 from storage.span_targets import file_targets
 from transforms.otel import otel_trace_id

@@ -20,11 +20,11 @@ import pyarrow as pa
 
 from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE
 from storage._json import read_json_rows
-from storage._names import path_text
 from storage._parquet import iter_parquet_rows
 from storage.errors import FileRejected
 from storage.hashing import file_sha256
 from storage.input_paths import PARQUET_EXTENSIONS, expand_paths
+from storage.names import path_text
 
 __all__ = [
     "CANONICAL_SCHEMA",

@@ -24,9 +24,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage._names import sql_string
 from storage._statements import steps_with
 from storage.duckdb_store import DuckDBStore
+from storage.names import sql_string
 from storage.work_files import parquet_batches
 
 __all__ = [

@@ -76,7 +76,7 @@ def test_a_run_that_fails_before_publishing_leaves_none_of_its_rows(
         raise RuntimeError("the disk filled up")
 
     with monkeypatch.context() as patch:
-        patch.setattr("storage._publishing.publish", fail)
+        patch.setattr("storage.publishing.publish", fail)
         with pytest.raises(RuntimeError, match="disk filled"):
             run_pipeline([day1], db_path, config, embed=False)
     left = "SELECT (SELECT count(*) FROM trace_rows), (SELECT count(*) FROM score_rows)"

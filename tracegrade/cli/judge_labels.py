@@ -57,7 +57,7 @@ def _write_fitted(config: JudgeConfig, fitted: dict[str, float], args: argparse.
     """The configuration with the fitted pass thresholds, as TOML in --out (its non-default
     keys; every metric listed, the built-ins too)."""
     from storage.judge_labels import OVERALL
-    from transforms.config._base import toml_text
+    from transforms.config.base import toml_text
     from transforms.config.judge import MetricEntry
 
     entries = config.settings.metrics or [MetricEntry(name=m.name) for m in config.metrics]

@@ -6,7 +6,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from transforms.config._base import StrictModel
+from transforms.config.base import StrictModel
 
 __all__ = ["COLUMN_NAME", "CompareConfig"]
 

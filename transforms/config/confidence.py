@@ -16,8 +16,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from transforms.config._base import StrictModel as _Strict
-from transforms.config._base import toml_text
+from transforms.config.base import StrictModel as _Strict
+from transforms.config.base import toml_text
 
 __all__ = [
     "AGGREGATION_METHODS",

@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 
 from pydantic import field_validator
 
-from transforms.config._base import StrictModel
+from transforms.config.base import StrictModel
 
 __all__ = ["ENDPOINT_NAME", "Endpoint", "OutputMode"]
 

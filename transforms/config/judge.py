@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from transforms.config._base import StrictModel as _Strict
+from transforms.config.base import StrictModel as _Strict
 from transforms.config.endpoints import ENDPOINT_NAME, Endpoint, OutputMode
 from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD
 from transforms.judge.metrics import BUILTIN_METRICS

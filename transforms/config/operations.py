@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from transforms.config._base import import_object
+from transforms.config.base import import_object
 from transforms.errors import ConfigError
 from transforms.operations.custom import CaseScorer
 from transforms.operations.scorers import BUILTIN_SCORERS, builtin_scorer

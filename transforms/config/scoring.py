@@ -13,7 +13,7 @@ from pydantic import (
     model_validator,
 )
 
-from transforms.config._base import StrictModel as _Strict
+from transforms.config.base import StrictModel as _Strict
 from transforms.config.compare import CompareConfig
 
 __all__ = [

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from transforms.config._base import import_object
+from transforms.config.base import import_object
 
 __all__ = [
     "BUILTIN_METRICS",

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from transforms.config._base import describe_validation_error
+from transforms.config.base import describe_validation_error
 from transforms.config.judge import (
     BUILTIN_DEFAULTS,
     DEFAULT_PASS_THRESHOLD,
