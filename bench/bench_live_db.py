@@ -49,7 +49,7 @@ LAKE_RATIO_TARGET = 1.3
 READER = """
 import json, sys, time
 from pathlib import Path
-from storage.duckdb_store import DuckDBStore
+from storage.store.duckdb_store import DuckDBStore
 db, stop = Path(sys.argv[1]), Path(sys.argv[2])
 while not db.exists():
     time.sleep(0.01)
@@ -67,8 +67,8 @@ LAKE_READER = """
 import json, sys, time
 from pathlib import Path
 import duckdb
-from storage._extensions import extension_file
-from storage.duckdb_store import DuckDBStore
+from storage.store._extensions import extension_file
+from storage.store.duckdb_store import DuckDBStore
 catalog, stop = Path(sys.argv[1]), Path(sys.argv[2])
 DuckDBStore(f"ducklake:sqlite:{catalog}").close()  # the lake exists before the analyst
 con = duckdb.connect()  # the analyst's session: plain DuckDB, open for the whole run

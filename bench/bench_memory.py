@@ -1,6 +1,6 @@
 """Peak memory of scoring 1,000,000 traces without the embedder, through the real stages.
 
-A child process opens a fresh DuckDB store (storage.registry.held_store), begins a run and
+A child process opens a fresh DuckDB store (storage.store.registry.held_store), begins a run and
 runs pipelines.staging.stage_inputs, plan_novelty(embed=False), score_staged(embed=False) and
 commit_results on one Parquet file, as pipelines/score.py does without Prefect. The child also
 reports its own peak after each stage, so the stage that sets the peak is visible.
@@ -54,7 +54,7 @@ def child(inputs: str, db: str) -> None:
     from pipelines.runs import Run
     from pipelines.stages import commit_results, plan_novelty, score_staged
     from pipelines.staging import stage_inputs
-    from storage.registry import held_store
+    from storage.store.registry import held_store
     from transforms.config.scoring import EmbeddingConfig, ScoringFile
 
     settings = ScoringFile(embedding=EmbeddingConfig(enabled=False))

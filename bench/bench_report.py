@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 import chromium_page  # noqa: E402
 
 from pipelines.report import write_report  # noqa: E402
-from storage.duckdb_store import DuckDBStore  # noqa: E402
+from storage.store.duckdb_store import DuckDBStore  # noqa: E402
 
 DAYS = 90
 _DAY_S = 86_400

@@ -20,10 +20,10 @@ from pipelines.runs import RunSteps, RunTally
 from pipelines.scoring_steps import score_run, scoring_steps_of, summarise
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
 from pipelines.stages import FRESH
-from storage import formats
 from storage.config_files import load_settings
-from storage.input_paths import input_files
-from storage.registry import held_store
+from storage.inputs import formats
+from storage.inputs.input_paths import input_files
+from storage.store.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import ScoringFile
 from transforms.errors import ConfigError

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.runs import Steps, publish_markdown
-from storage.chat_files import (
+from storage.config_files import load_chat_config
+from storage.inputs.chat_files import (
     iter_chat_records,
     report_path_for,
     trace_parquet_writer,
     write_import_report,
 )
-from storage.config_files import load_chat_config
 from transforms.chat import IMPORT_RULES, ChatRejection, DuplicateTracker, map_trajectory
 from transforms.summary import RunSummary
 

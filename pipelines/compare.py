@@ -1,7 +1,7 @@
 """Two selections of the stored traces compared (`tracegrade compare`), and every scoring run
 against the one before it when the configuration has a gate (`[compare] fail_on`).
 
-The cells are counted in DuckDB (`storage.compare_store`), the statistics are
+The cells are counted in DuckDB (`storage.compare.store`), the statistics are
 `transforms.compare`; docs/compare.md says what each number means.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 from pipelines.errors import RegressionFound
 from pipelines.runs import in_prefect, publish_markdown
-from storage.compare_store import Selected, compare_cells
+from storage.compare.store import Selected, compare_cells
 from storage.config_files import load_settings
-from storage.duckdb_store import DuckDBStore
+from storage.store.duckdb_store import DuckDBStore
 from transforms.compare.gate import Verdict, parse_gate, verdicts
 from transforms.compare.stats import Difference, compare, holm
 from transforms.compare.text import (

@@ -13,10 +13,10 @@ import polars as pl
 from pipelines import confidence_stages as stages
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps
-from storage.confidence_store import run_levels, run_quarantine_rules
+from storage.confidence.store import run_levels, run_quarantine_rules
 from storage.config_files import load_confidence_config
-from storage.duckdb_store import DuckDBStore
-from storage.registry import held_store
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.registry import held_store
 from transforms.confidence.run_summary import ConfidenceReport, build_confidence_report
 from transforms.config.confidence import ConfidenceConfig
 

@@ -2,7 +2,7 @@
 
 Derived mode scores stored traces whose level is missing or stale; factors mode scores the
 traces of an explicit factors table. Both write one Parquet file of steps and one of traces,
-then commit them in one transaction (storage.confidence_store).
+then commit them in one transaction (storage.confidence.store).
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
-from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
-from storage.confidence_store import (
+from storage.confidence.factors import FACTORS_INPUT_SCHEMA, read_factors_table
+from storage.confidence.store import (
     commit_confidence,
     stale_derived_ids,
     stale_derived_traces,
     stored_input_hashes,
 )
-from storage.duckdb_store import DuckDBStore
-from storage.hashing import sha256_hex
 from storage.names import sql_string
-from storage.work_files import parquet_batches
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.hashing import sha256_hex
+from storage.store.work_files import parquet_batches
 from transforms.confidence.agreement import SourceAgreementCalculator
 from transforms.confidence.batch import FACTOR_SCHEMA, step_scores, trace_levels
 from transforms.confidence.derived import derived_factors, outcome_caps

@@ -27,9 +27,9 @@ from pipelines import novelty_stages
 from pipelines.embedder import SentenceEmbedder
 from pipelines.runs import Run
 from storage.config_files import load_settings
-from storage.duckdb_store import DuckDBStore
-from storage.publishing import Shard
-from storage.registry import store_for
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.publishing import Shard
+from storage.store.registry import store_for
 from transforms.config.scoring import ExecutionConfig, ScoringFile
 from transforms.novelty import NoveltyResult, novelty_partitions, replay_novelty
 

@@ -9,11 +9,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.duckdb_store import DuckDBStore
-from storage.input_paths import input_files
-from storage.langfuse_ids import langfuse_ids
-from storage.phoenix_store import annotation_rows, step_rows_of
-from storage.span_targets import file_targets
+from storage.inputs.input_paths import input_files
+from storage.phoenix.store import annotation_rows, step_rows_of
+from storage.spans.langfuse_ids import langfuse_ids
+from storage.spans.span_targets import file_targets
+from storage.store.duckdb_store import DuckDBStore
 from transforms.langfuse_scores import score_bodies
 from transforms.phoenix import annotations_of, step_annotations
 

@@ -13,9 +13,9 @@ from pipelines.embedder import SentenceEmbedder
 from pipelines.progress import stage_progress
 from pipelines.runs import Run
 from pipelines.staging import NOVELTY, PLAN
-from storage.duckdb_store import DuckDBStore
-from storage.hashing import embedding_keys
-from storage.staging_store import staged_rows
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.hashing import embedding_keys
+from storage.store.staging_store import staged_rows
 from transforms.config.scoring import ScoringFile
 from transforms.novelty import NoveltyResult, replay_novelty
 from transforms.replay import trace_text

@@ -10,15 +10,15 @@ import polars as pl
 from pipelines.report import publish_run
 from pipelines.runs import Run, RunSteps
 from storage.config_files import load_scorer_set
-from storage.duckdb_store import DuckDBStore
-from storage.operation_cases import expand_case_paths, read_eval_cases
-from storage.operations_store import (
+from storage.operations.cases import expand_case_paths, read_eval_cases
+from storage.operations.store import (
     case_hashes,
     commit_operation_results,
     latest_operation_results,
     stored_case_hashes,
 )
-from storage.registry import held_store
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.registry import held_store
 from transforms.config.operations import OperationsConfig
 from transforms.operations.model import CASE_SCHEMA
 from transforms.operations.run_summary import OperationsReport, build_operations_report, case_blocks

@@ -2,7 +2,7 @@
 
 read each file in chunks -> facts of each span -> park by trace id (spool) -> map each bucket's
 traces -> append to Parquet -> write the report. Scoring reads span files through the format
-registry (`storage.formats`), not through this flow.
+registry (`storage.inputs.formats`), not through this flow.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import polars as pl
 
 from pipelines.runs import Steps, publish_markdown
 from storage.config_files import load_otel_config
-from storage.otel_files import iter_span_chunks, otel_input_files
-from storage.otel_output import otel_report_path, otel_trace_writer, write_otel_report
-from storage.otel_spool import SpanSpool, bucket_count
+from storage.spans.otel_files import iter_span_chunks, otel_input_files
+from storage.spans.otel_output import otel_report_path, otel_trace_writer, write_otel_report
+from storage.spans.otel_spool import SpanSpool, bucket_count
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import DROP_RULES, TRACE_RULES, OtelMapping, map_spans
 from transforms.otel_spans import span_facts
@@ -97,7 +97,7 @@ class OtelImportSummary:
 READERS = 2
 """Files read at once. Arrow's JSON reader and Polars release the GIL, so two threads keep
 both cores of a small machine busy; each holds one chunk (about 16 MB of input) at a time and
-parses it on its own thread (`storage.otel_files`: Arrow's own threads on top of these two
+parses it on its own thread (`storage.spans.otel_files`: Arrow's own threads on top of these two
 spend their time scheduling; docs/performance.md)."""
 
 

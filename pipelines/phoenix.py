@@ -2,7 +2,7 @@
 (`tracegrade pull phoenix`, `tracegrade push phoenix`; docs/phoenix.md).
 
 A pull pages through the project's spans newest first, keeping each page with the pull's
-place in one transaction (`storage.phoenix_store`), down to the newest span the last pull
+place in one transaction (`storage.phoenix.store`), down to the newest span the last pull
 kept. The traces that are complete (their root span kept and quiet for `quiet_s`) are written
 as one page file beside the database and scored by an ordinary scoring run; only then are
 their spans marked delivered. A stop anywhere loses nothing and scores nothing twice: the next
@@ -23,8 +23,7 @@ from typing import Any
 import polars as pl
 
 from pipelines.phoenix_api import OtlpReceiver, PhoenixApi
-from storage.duckdb_store import DuckDBStore
-from storage.phoenix_store import (
+from storage.phoenix.store import (
     PullState,
     annotation_rows,
     changed_annotations,
@@ -39,6 +38,7 @@ from storage.phoenix_store import (
     trace_targets,
     undelivered_traces,
 )
+from storage.store.duckdb_store import DuckDBStore
 from transforms.otlp_evaluations import evaluation_request
 from transforms.phoenix import (
     annotations_of,

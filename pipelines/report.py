@@ -21,18 +21,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.runs import in_prefect, publish_markdown, run_logger
-from storage.confidence_labels import DEFAULT_LABELS
-from storage.duckdb_store import DuckDBStore
-from storage.locations import locate
-from storage.report_queries import TABLE_ROWS
-from storage.report_store import (
+from storage.confidence.labels import DEFAULT_LABELS
+from storage.report.queries import TABLE_ROWS
+from storage.report.store import (
     ReportData,
     ReportWindow,
     plotly_bundle,
     read_report_data,
     write_report_file,
 )
-from storage.store_health import check_store, data_path
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.locations import locate
+from storage.store.store_health import check_store, data_path
 from transforms.report import ReportInputs, report_html
 from transforms.report.comparison import ComparisonView
 from transforms.report.table import Table
@@ -65,7 +65,7 @@ def _comparison_view(db: str | Path, asked: ReportComparison) -> ComparisonView:
     """The comparison section's figures: `tracegrade compare`'s, and the tasks that moved.
     (Imported here: a report without a comparison loads no configuration model.)"""
     from pipelines.compare import compare_selections, pair_columns
-    from storage.compare_moved import MOVED_COLUMNS, moved_tasks
+    from storage.compare.moved import MOVED_COLUMNS, moved_tasks
     from storage.config_files import load_settings
 
     settings = load_settings(None).compare  # the defaults: the report takes no --config

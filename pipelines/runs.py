@@ -22,11 +22,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from storage.duckdb_store import DuckDBStore, RunHandle, RunRecord
-from storage.faults import RECORDED, UNRECORDED
-from storage.interrupts import stop_if_requested, uninterrupted
-from storage.run_locks import dead_folders, hold_alive, is_alive, let_go, remove_if_empty
-from storage.store_health import check_store, remove_orphaned_files
+from storage.store.duckdb_store import DuckDBStore, RunHandle, RunRecord
+from storage.store.faults import RECORDED, UNRECORDED
+from storage.store.interrupts import stop_if_requested, uninterrupted
+from storage.store.run_locks import dead_folders, hold_alive, is_alive, let_go, remove_if_empty
+from storage.store.store_health import check_store, remove_orphaned_files
 
 __all__ = [
     "Run",
@@ -276,7 +276,7 @@ class RunSteps(Steps):
             self.finished = True
             # imported here, not with this module: commands that only publish artifacts
             # (tracegrade report) import this module and need no Arrow
-            from storage.staging_store import drop_staging
+            from storage.store.staging_store import drop_staging
 
             drop_staging(self.store, self.run.run_id)
             self.store.release()

@@ -14,21 +14,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipelines.runs import publish_markdown, run_logger, work_root
-from storage import formats
-from storage.confidence_store import derived_levels_current
+from storage.confidence.store import derived_levels_current
 from storage.config_files import load_confidence_config, load_settings
 from storage.errors import NoInputFilesError
-from storage.input_paths import input_files
-from storage.ledger import in_ledger, open_runs, stored_files
-from storage.locations import locate
+from storage.inputs import formats
+from storage.inputs.input_paths import input_files
 from storage.names import path_text
-from storage.registry import held_store
-from storage.store_health import check_store
+from storage.store.ledger import in_ledger, open_runs, stored_files
+from storage.store.locations import locate
+from storage.store.registry import held_store
+from storage.store.store_health import check_store
 from transforms.config.defaults import DEFAULT_CONFIDENCE_HASH
 from transforms.summary import RunSummary
 
 if TYPE_CHECKING:
-    from storage.readers import FileFormat
+    from storage.inputs.readers import FileFormat
     from transforms.config.scoring import ScoringFile
 
 __all__ = ["score_traces"]
@@ -129,7 +129,7 @@ def score_traces(
         judge_config: an evaluator.toml: the stored traces are judged after scoring (else
             the summary says why the judge was skipped).
         input_format: "auto" (each file's format from its content) or a format of
-            `storage.formats.FORMATS` ("traces", "otel", "chat"; docs/formats.md).
+            `storage.inputs.formats.FORMATS` ("traces", "otel", "chat"; docs/formats.md).
         format_config, chat_config: TOML files of the OTel and chat mapping keys.
         empty_ok: a folder or glob with no file yet is left out (a night may deliver none).
     """

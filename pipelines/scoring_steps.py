@@ -16,13 +16,13 @@ from pipelines.confidence_stages import StagedParts
 from pipelines.report import publish_run
 from pipelines.runs import Run, RunSteps
 from pipelines.staged_levels import STAGED_LEVELS, StagedLevels
-from storage.confidence_store import confidence_levels
-from storage.duckdb_store import DuckDBStore
+from storage.confidence.store import confidence_levels
 from storage.errors import StalePlanError
-from storage.parquet_export import export_scores
-from storage.readers import FileFormat
-from storage.registry import held_store
-from storage.summary_store import run_domains
+from storage.inputs.readers import FileFormat
+from storage.report.parquet_export import export_scores
+from storage.report.summary import run_domains
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import ScoringFile
 from transforms.summary import RunSummary, build_summary

@@ -11,8 +11,8 @@ import polars as pl
 from pipelines.progress import stage_progress
 from pipelines.runs import Run
 from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES
-from storage.duckdb_store import DuckDBStore
-from storage.staging_store import (
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.staging_store import (
     LIGHT_STEP_FIELDS,
     plan_staged,
     staged_chunks,

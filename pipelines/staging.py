@@ -1,5 +1,5 @@
 """Reading a run's input: files read a batch at a time, each batch validated and its valid rows
-appended to the run's staging (storage/staging_store.py) while its rejected rows go to the
+appended to the run's staging (storage/store/staging_store.py) while its rejected rows go to the
 quarantine; then duplicates are settled and the file ledger written.
 """
 
@@ -13,11 +13,8 @@ import polars as pl
 
 from pipelines.runs import Run
 from pipelines.staged_levels import StagedLevels
-from storage.duckdb_store import DuckDBStore
-from storage.hashing import sha256_hex
-from storage.input_paths import input_files
-from storage.ledger import in_ledger, stored_files
-from storage.readers import (
+from storage.inputs.input_paths import input_files
+from storage.inputs.readers import (
     CANONICAL_SCHEMA,
     DEFAULT_BATCH_ROWS,
     FileFormat,
@@ -25,7 +22,10 @@ from storage.readers import (
     ReadResult,
     read_file_batches,
 )
-from storage.staging_store import (
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.hashing import sha256_hex
+from storage.store.ledger import in_ledger, stored_files
+from storage.store.staging_store import (
     StagedFile,
     create_staging,
     delete_staged,
@@ -163,7 +163,7 @@ def _read_batches(
 def _holds_no_record(path: Path, info: FileInfo, file_format: FileFormat | None) -> FileInfo:
     """A file read without error that yielded no record at all is quarantined, never recorded
     as loaded: a later run would skip it, and the run would have read nothing in silence."""
-    from storage.sniff import describe_file
+    from storage.inputs.sniff import describe_file
 
     kind = "trace files" if file_format is None else file_format.what
     reason = (

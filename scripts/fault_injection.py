@@ -34,7 +34,7 @@ sys.path.insert(0, {root!r})
 from pipelines import staging
 from pipelines.scoring_steps import score_run, scoring_steps_of
 from storage.config_files import load_settings
-from storage.registry import held_store
+from storage.store.registry import held_store
 
 archive, db = sys.argv[1], sys.argv[2]
 config = sys.argv[3] if len(sys.argv) > 3 else None

@@ -128,7 +128,7 @@ def run_pipeline(
     from pipelines import staging
     from pipelines.scoring_steps import score_run, scoring_steps_of
     from storage.config_files import load_settings
-    from storage.registry import held_store
+    from storage.store.registry import held_store
 
     settings = load_settings(config)
     embed = embed and settings.embedding.enabled

@@ -88,7 +88,7 @@ class VectorCache:
 
 
 def _trace_row(trace: Mapping[str, Any]) -> pl.DataFrame:
-    from storage.readers import rows_from_objects
+    from storage.inputs.readers import rows_from_objects
     from transforms.validate import with_rule
 
     row = with_rule(rows_from_objects([trace], source="<trace>").lazy()).collect()

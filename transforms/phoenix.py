@@ -181,7 +181,7 @@ def _value(row: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def annotations_of(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The annotations of the traces of `rows` (`storage.phoenix_store.annotation_rows`, one
+    """The annotations of the traces of `rows` (`storage.phoenix.store.annotation_rows`, one
     row per trace and judge metric): on each trace's span its value score (`tracegrade.value`,
     with its four components), its level with the reason (`tracegrade.level`, the confidence
     as the score), and each judge metric's score and status (`tracegrade.judge.<metric>`)."""
@@ -218,7 +218,7 @@ def annotations_of(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def step_annotations(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """`tracegrade.step_confidence` on the span of each step of `rows`
-    (`storage.phoenix_store.step_rows_of`): the step's derived confidence as the score, its
+    (`storage.phoenix.store.step_rows_of`): the step's derived confidence as the score, its
     penalties as the label ("no penalty" when none)."""
     found = []
     for row in rows:

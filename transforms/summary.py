@@ -94,7 +94,7 @@ def build_summary(
     embedding: str | None = None,
 ) -> RunSummary:
     """Summarise a run from the per-domain table of the scores it wrote (domain, traces, p10,
-    median, p90, shareable as a rate and shared as a count; `storage.summary_store`), its
+    median, p90, shareable as a rate and shared as a count; `storage.report.summary`), its
     quarantine rows, the intervention levels (level, traces) of its traces when given, and
     the embedding identity (model|mode|max_seq_length) when the run embedded texts."""
     from transforms.confidence.run_summary import level_table

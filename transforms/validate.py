@@ -257,7 +257,7 @@ def partition(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Split rows into (valid, quarantine).
 
     Args:
-        rows: Canonical rows from `storage.readers.read_traces`. When they have
+        rows: Canonical rows from `storage.inputs.readers.read_traces`. When they have
             no `rule` column yet, `with_rule` and `split_duplicates` are applied
             first; a frame that already has one is split as it is.
 

@@ -32,14 +32,14 @@ from pipelines.judge.shards import (
     split_shards,
 )
 from storage.config_files import load_judge_config
-from storage.judge_shards import JsonlJudgeSink, ingest_shard_rows, shard_root
-from storage.judge_store import DuckDBJudgeSink
-from storage.registry import store_for
+from storage.judge.shards import JsonlJudgeSink, ingest_shard_rows, shard_root
+from storage.judge.store import DuckDBJudgeSink
+from storage.store.registry import store_for
 from transforms.config.scoring import ExecutionConfig
 from transforms.judge.plan import PlannedItem
 from transforms.judge.resolve import JudgeConfig
 
-__all__ = ["judge_distributed", "judge_shards"]
+__all__ = ["judge_distributed"]
 
 _task = task(cache_policy=NO_CACHE, persist_result=False)
 _STOP = "STOP"

@@ -17,17 +17,17 @@ from pipelines.judge.near_duplicates import Encode, share_near_duplicates
 from pipelines.report import publish_run
 from pipelines.runs import RunSteps, in_prefect, publish_markdown, run_logger
 from storage.config_files import load_judge_config
-from storage.duckdb_store import DuckDBStore
-from storage.judge_inputs import (
+from storage.judge.inputs import (
     JudgeSelection,
     judge_items_from_table,
     judge_items_from_traces,
     selected_items,
 )
-from storage.judge_shards import ingest_leftover_shards
-from storage.judge_store import DuckDBJudgeSink, open_batch_count
-from storage.locations import locate
-from storage.registry import held_store
+from storage.judge.shards import ingest_leftover_shards
+from storage.judge.store import DuckDBJudgeSink, open_batch_count
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.locations import locate
+from storage.store.registry import held_store
 from transforms.errors import BudgetConfigError, MissingApiKeyError, ProviderPackageError
 from transforms.judge.plan import Estimate, PlannedItem, estimate, plan_items
 from transforms.judge.resolve import JudgeConfig
@@ -201,7 +201,7 @@ def judge_traces(
             the stored traces.
         budget_usd: stop starting calls once this much is spent (needs prices in the config).
         select: judge only the stored traces this SQL predicate selects (their columns, and
-            storage.judge_inputs.SELECTION_COLUMNS: the newest value score, level, ...).
+            storage.judge.inputs.SELECTION_COLUMNS: the newest value score, level, ...).
         sample: judge this share (0 to 1) of the traces `select` leaves out, too (of every
             trace without `select`), picked by `seed`.
         seed: which traces the sample takes; the same seed takes the same ones every run.

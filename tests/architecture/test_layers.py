@@ -51,16 +51,16 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
             "transforms is not allowed to import pipelines",
         ),
         (
-            "storage/hashing.py",
+            "storage/store/hashing.py",
             "import tracegrade.cli",
             "storage is not allowed to import tracegrade",
         ),
         (
             "transforms/novelty.py",
-            "import storage.duckdb_store",
+            "import storage.store.duckdb_store",
             "transforms is not allowed to import storage",
         ),
-        ("storage/readers.py", "import prefect", "storage is not allowed to import prefect"),
+        ("storage/inputs/readers.py", "import prefect", "storage is not allowed to import prefect"),
         ("transforms/judge/metrics.py", "import transforms.operations.model", "independence"),
         (
             "pipelines/score.py",
@@ -73,11 +73,15 @@ def test_the_tree_keeps_every_contract(tmp_path: Path) -> None:
             "pipelines.phoenix -> httpx",
         ),
         (
-            "storage/formats.py",
+            "storage/inputs/formats.py",
             "import tomllib",
-            "storage.formats -> tomllib",
+            "storage.inputs.formats -> tomllib",
         ),
-        ("pipelines/stages.py", "import storage._commit", "pipelines.stages -> storage._commit"),
+        (
+            "pipelines/stages.py",
+            "import storage.store._connection",
+            "pipelines.stages -> storage.store._connection",
+        ),
     ],
 )
 def test_a_deliberate_bad_import_breaks_the_contracts(

@@ -2,7 +2,7 @@
 the four packages is on it, by its file or by a folder of its own, and every module or folder
 it names exists.
 
-What counts as naming, in backticks: a path from the repository root (`storage/_commit.py`,
+What counts as naming, in backticks: a path from the repository root (`storage/store/commit.py`,
 `pipelines/judge/`, `pipelines/runs.RunSteps`, a module and a name in it); inside a row of
 the capability table, a path in a layer's column is read from that layer's folder
 (`value.py` in the transforms/ column is `transforms/value.py`). A layer's own folder

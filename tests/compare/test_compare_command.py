@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import query_rows
 
-from storage._compare_sql import LEVELS
+from storage.compare._sql import LEVELS
 from tracegrade.cli import main
 from transforms.synth.traces import synthetic_traces, to_json_records
 

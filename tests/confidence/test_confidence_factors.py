@@ -15,9 +15,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from pipelines import confidence_stages as stages
-from storage.confidence_factors import FACTORS_INPUT_SCHEMA, read_factors_table
+from storage.confidence.factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.errors import InputError
-from storage.registry import held_store
+from storage.store.registry import held_store
 from transforms.confidence import ConfidenceAggregator, ConfidenceCalculator, factors_from_row
 from transforms.config.confidence import ConfidenceConfig
 

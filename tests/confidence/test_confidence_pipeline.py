@@ -9,7 +9,7 @@ import pytest
 from conftest import query_rows, run_pipeline, table_snapshot
 
 from pipelines import confidence_stages
-from storage.registry import held_store
+from storage.store.registry import held_store
 from tracegrade.demo import write_demo_archive
 from transforms.confidence.per_trace import reference_trace_confidence
 from transforms.config.confidence import ConfidenceConfig, Thresholds
@@ -130,7 +130,7 @@ def test_force_rescores_everything(db: Path) -> None:
 def test_evaluate_reads_labels_from_sql_and_files(db: Path, tmp_path: Path) -> None:
     import polars as pl
 
-    from storage.confidence_labels import labelled_levels
+    from storage.confidence.labels import labelled_levels
     from storage.errors import InputError
 
     derive(db, ConfidenceConfig())
@@ -160,7 +160,7 @@ def test_stale_traces_are_read_by_their_stretch_and_found_when_it_moved(db: Path
     the table) is a hint only: the trace is still read."""
     import polars as pl
 
-    from storage.confidence_store import stale_derived_ids, stale_derived_traces
+    from storage.confidence.store import stale_derived_ids, stale_derived_traces
 
     with held_store(db) as store:
         written = stale_derived_ids(

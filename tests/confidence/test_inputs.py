@@ -6,7 +6,7 @@ from typing import Any
 
 import polars as pl
 
-from storage.confidence_factors import FACTORS_INPUT_SCHEMA
+from storage.confidence.factors import FACTORS_INPUT_SCHEMA
 from transforms.confidence import ConfidenceFactors, factors_from_row, search_statistics
 from transforms.confidence.inputs import original_factor_columns
 

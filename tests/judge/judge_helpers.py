@@ -26,8 +26,8 @@ from pipelines.judge.models import judge_model_factory
 from pipelines.judge.results import JudgeRunResult
 from pipelines.judge.runner import run_live
 from storage.config_files import load_judge_config
-from storage.duckdb_store import DuckDBStore
-from storage.judge_store import DuckDBJudgeSink
+from storage.judge.store import DuckDBJudgeSink
+from storage.store.duckdb_store import DuckDBStore
 from transforms.judge.plan import plan_items
 from transforms.judge.resolve import JudgeConfig
 

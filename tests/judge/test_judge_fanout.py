@@ -145,9 +145,9 @@ def test_a_crashed_runs_shard_rows_are_stored_before_the_next_run_plans(
     from pipelines.judge.runner import run_live
     from pipelines.judge.shards import decode_item, encode_item
     from storage.config_files import load_judge_config
-    from storage.duckdb_store import DuckDBStore
-    from storage.judge_shards import JsonlJudgeSink, shard_root
-    from storage.judge_store import DuckDBJudgeSink
+    from storage.judge.shards import JsonlJudgeSink, shard_root
+    from storage.judge.store import DuckDBJudgeSink
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.judge.plan import plan_items
 
     table = answers(tmp_path)

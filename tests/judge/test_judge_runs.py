@@ -431,8 +431,8 @@ def test_identical_submissions_in_one_run_are_judged_once(tmp_path: Path) -> Non
 
 def test_dry_run_estimate_counts_identical_texts_once(tmp_path: Path) -> None:
     from storage.config_files import load_judge_config
-    from storage.duckdb_store import DuckDBStore
-    from storage.judge_store import DuckDBJudgeSink
+    from storage.judge.store import DuckDBJudgeSink
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.judge.plan import estimate, plan_items
 
     config = load_judge_config(write_config(tmp_path, TWO_METRICS), check_keys=False)

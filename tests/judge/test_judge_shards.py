@@ -22,15 +22,15 @@ from pipelines.judge.shards import (
     split_shards,
 )
 from storage.config_files import load_judge_config
-from storage.duckdb_store import DuckDBStore
-from storage.judge_shards import (
+from storage.judge.shards import (
     JsonlJudgeSink,
     ingest_leftover_shards,
     ingest_shard_rows,
     read_shard_rows,
     shard_root,
 )
-from storage.judge_store import DuckDBJudgeSink
+from storage.judge.store import DuckDBJudgeSink
+from storage.store.duckdb_store import DuckDBStore
 from transforms.errors import JudgeConfigError
 from transforms.judge.plan import plan_items
 

@@ -6,7 +6,7 @@ import pytest
 from operations_helpers import CASES_FILE
 
 from storage.config_files import load_scorer_set
-from storage.operation_cases import read_eval_cases
+from storage.operations.cases import read_eval_cases
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
 

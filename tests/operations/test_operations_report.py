@@ -6,7 +6,7 @@ import polars as pl
 from operations_helpers import CASES_FILE, case, op
 
 from storage.config_files import load_scorer_set
-from storage.operation_cases import read_eval_cases
+from storage.operations.cases import read_eval_cases
 from transforms.operations import score_cases
 from transforms.operations.model import CASE_SCHEMA
 from transforms.operations.run_summary import EXAMPLES, build_operations_report, case_blocks

@@ -9,15 +9,15 @@ import polars as pl
 import pytest
 from operations_helpers import CASES_FILE, case, op
 
-from storage.duckdb_store import DuckDBStore
 from storage.errors import InputError
-from storage.operation_cases import read_eval_cases
-from storage.operations_store import (
+from storage.operations.cases import read_eval_cases
+from storage.operations.store import (
     case_hashes,
     commit_operation_results,
     latest_operation_results,
     stored_case_hashes,
 )
+from storage.store.duckdb_store import DuckDBStore
 from transforms.operations.model import CASE_SCHEMA
 
 

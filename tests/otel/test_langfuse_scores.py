@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage._langfuse import _id, original_ids
-from storage.duckdb_store import DuckDBStore
+from storage.spans.langfuse import _id, original_ids
+from storage.store.duckdb_store import DuckDBStore
 from tracegrade.cli.app import main
 from transforms.otel import otel_trace_id
 

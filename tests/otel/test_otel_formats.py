@@ -140,7 +140,7 @@ def test_a_success_attribute_the_root_lacks_leaves_the_outcome_unknown(tmp_path:
 
 def test_score_format_otel_scores_the_span_folder_as_the_imported_parquet(tmp_path: Path) -> None:
     from pipelines.score import score_traces
-    from storage.duckdb_store import DuckDBStore
+    from storage.store.duckdb_store import DuckDBStore
 
     _run(tmp_path / "spans")
     import_otel([str(tmp_path / "spans")], str(tmp_path / "t.parquet"))
@@ -165,7 +165,7 @@ def test_small_blocks_keep_line_numbers_and_spans_of_one_block_read(tmp_path: Pa
     line), with a byte-order mark, blank lines and a malformed line: the same spans as one
     block, and the malformed line rejected under its own number."""
     from storage.errors import InputError
-    from storage.otel_files import iter_span_chunks
+    from storage.spans.otel_files import iter_span_chunks
     from transforms.config.otel import OtelImportConfig
 
     exporter = _run(tmp_path / "run")

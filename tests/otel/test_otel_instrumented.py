@@ -27,7 +27,7 @@ from pydantic_ai.models import override_allow_model_requests
 
 from pipelines.otel_import import import_otel
 from pipelines.score import score_traces
-from storage.duckdb_store import DuckDBStore
+from storage.store.duckdb_store import DuckDBStore
 
 QUESTION = "What is the weather in Paris, in Fahrenheit?"
 ANSWER = "It is 21 C (69.8 F) in Paris."

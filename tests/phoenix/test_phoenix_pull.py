@@ -20,7 +20,7 @@ from fake_phoenix import REAL_SPANS, FakePhoenix, fake_phoenix, real_traces, ren
 import pipelines.phoenix_api as phoenix_api
 from pipelines.errors import ServerUnavailable
 from pipelines.phoenix import ORPHAN_AFTER_S, pull_phoenix, push_otlp, push_phoenix
-from storage.duckdb_store import DuckDBStore
+from storage.store.duckdb_store import DuckDBStore
 from tracegrade.cli.app import main
 from transforms.errors import PageError
 from transforms.phoenix import source_key, span_rowid

@@ -24,8 +24,8 @@ import pipelines.phoenix_api as phoenix_api
 from pipelines.errors import ServerUnavailable
 from pipelines.phoenix import pull_phoenix
 from pipelines.phoenix_api import PhoenixApi
-from storage.duckdb_store import DuckDBStore
-from storage.phoenix_store import trace_targets
+from storage.phoenix.store import trace_targets
+from storage.store.duckdb_store import DuckDBStore
 from tracegrade.cli.app import main
 from transforms.phoenix import source_key
 

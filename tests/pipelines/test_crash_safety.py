@@ -12,8 +12,8 @@ import fault_injection  # noqa: E402
 from conftest import run_pipeline  # noqa: E402
 
 from pipelines.runs import work_root  # noqa: E402
-from storage.registry import held_store  # noqa: E402
-from storage.run_locks import hold_alive, let_go  # noqa: E402
+from storage.store.registry import held_store  # noqa: E402
+from storage.store.run_locks import hold_alive, let_go  # noqa: E402
 
 
 def test_killed_runs_rerun_to_the_same_tables(tmp_path: Path) -> None:

@@ -165,7 +165,7 @@ def test_a_failed_write_stops_the_stage_and_earlier_chunks_stay_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pipelines import novelty_stages
-    from storage.duckdb_store import DuckDBStore
+    from storage.store.duckdb_store import DuckDBStore
 
     synthetic_traces(100, seed=5).write_parquet(tmp_path / "traces.parquet")
     monkeypatch.setattr(novelty_stages, "SentenceEmbedder", _FakeEmbedder)

@@ -10,7 +10,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from storage.chat_files import (
+from storage.errors import InputError
+from storage.inputs.chat_files import (
     iter_chat_records,
     read_chat_records,
     report_path_for,
@@ -18,8 +19,7 @@ from storage.chat_files import (
     write_import_report,
     write_trace_parquet,
 )
-from storage.errors import InputError
-from storage.readers import read_traces
+from storage.inputs.readers import read_traces
 from transforms.chat import ChatRecord, ChatRejection
 
 TRACE = {

@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from conftest import query_rows
 
-from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from storage.schema import SCHEMA_VERSION
+from storage.store.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
 
 HOLD = """
@@ -307,7 +307,7 @@ def test_a_corrupt_file_is_one_clear_error_at_once_not_a_wait(
 
 
 def test_a_file_of_a_newer_duckdb_says_how_to_move_it() -> None:
-    from storage._connection import _not_duckdb
+    from storage.store._connection import _not_duckdb
 
     text = (
         "IO Error: Trying to read a database file with version number 999, but we can only "
@@ -322,7 +322,7 @@ def test_a_file_of_a_newer_duckdb_says_how_to_move_it() -> None:
 def test_a_writer_lets_go_before_a_batch_would_hold_the_file_past_the_budget(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("storage._connection.HOLD_BUDGET_S", 1.0)
+    monkeypatch.setattr("storage.store._connection.HOLD_BUDGET_S", 1.0)
     with DuckDBStore(db_path) as store:
         store.release()
         store.sql("SELECT 1 AS one")  # let go for less than YIELD_S: no reader got in

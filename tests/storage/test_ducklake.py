@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import table_snapshot
 
-from storage._extensions import extension_file
-from storage.duckdb_store import DuckDBStore
 from storage.errors import StoreOpenError
+from storage.store._extensions import extension_file
+from storage.store.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
 
 TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))

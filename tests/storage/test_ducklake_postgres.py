@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from postgres_server import PostgresServer
 
-from storage.duckdb_store import DuckDBStore
-from storage.locations import locate
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.locations import locate
 from transforms.synth.traces import synthetic_traces
 
 N_TRACES = 300

@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from storage._flat_parquet import conform_to_schema, read_parquet_input
-from storage.confidence_factors import read_factors_table
+from storage.confidence.factors import read_factors_table
 from storage.errors import InputError
-from storage.operation_cases import read_eval_cases
+from storage.inputs.flat_parquet import conform_to_schema, read_parquet_input
+from storage.operations.cases import read_eval_cases
 
 SCHEMA: dict[str, pl.DataType] = {"trace_id": pl.String(), "step_index": pl.Int64()}
 

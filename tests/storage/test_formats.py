@@ -1,4 +1,4 @@
-"""One registry of trace formats (storage/formats.py): `tracegrade score FILE` reads each file
+"""One registry of trace formats (storage/inputs/formats.py): `tracegrade score FILE` reads each file
 in the format its content shows, with no flag, and a file that no format recognises is one
 quarantine row that says what it holds and which formats exist, never recorded as loaded."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import query_rows
 
-from storage.formats import FORMATS, AutoFormat, file_format
+from storage.inputs.formats import FORMATS, AutoFormat, file_format
 from tracegrade.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,7 +149,7 @@ def test_chat_trajectories_score_as_written_and_as_imported(tmp_path: Path) -> N
 
 
 def test_score_offers_every_format_of_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
-    from storage.formats import format_names
+    from storage.inputs.formats import format_names
     from tracegrade.cli.app import main
 
     with pytest.raises(SystemExit):

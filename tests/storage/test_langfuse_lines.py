@@ -1,10 +1,10 @@
 """Langfuse trace lines read column-wise give the span rows the per-line reader gives.
 
-`storage._langfuse_lines.langfuse_block` takes the lines Polars can read as the per-line
+`storage.spans._langfuse_lines.langfuse_block` takes the lines Polars can read as the per-line
 reader would and leaves the rest to it. Every line it takes must come out as the per-line
-reader (`storage._phoenix.span_rows`, `phoenix_rows`) makes it, byte for byte except the text
+reader (`storage.spans.phoenix.span_rows`, `phoenix_rows`) makes it, byte for byte except the text
 of a message list, which the OTel mapping decodes (compared decoded). The lines below are
-written to reach each rule of `storage._langfuse._row`: message lists in every shape the
+written to reach each rule of `storage.spans.langfuse._row`: message lists in every shape the
 reader rewrites, tools found by name, ids that are not OTel ids, inputs that are text holding
 JSON, floats, escapes, nested and null attributes, trace inputs on the top spans.
 """
@@ -20,14 +20,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from storage import otel_files
-from storage._json_values import parse_record
-from storage._langfuse_lines import langfuse_block
-from storage._otlp import rows_frame
-from storage._otlp_lines import key_check
-from storage._phoenix import phoenix_rows, span_rows
 from storage.errors import RecordRejected
-from storage.otel_files import iter_span_chunks
+from storage.inputs.json_values import parse_record
+from storage.spans import otel_files
+from storage.spans._langfuse_lines import langfuse_block
+from storage.spans._otlp import rows_frame
+from storage.spans._otlp_lines import key_check
+from storage.spans.otel_files import iter_span_chunks
+from storage.spans.phoenix import phoenix_rows, span_rows
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
 

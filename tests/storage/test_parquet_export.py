@@ -10,8 +10,8 @@ import polars as pl
 from conftest import run_pipeline
 from polars.testing import assert_frame_equal
 
-from storage.duckdb_store import DuckDBStore
-from storage.parquet_export import export_scores
+from storage.report.parquet_export import export_scores
+from storage.store.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
 
 

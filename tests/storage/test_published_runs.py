@@ -10,8 +10,8 @@ import duckdb
 import pytest
 from conftest import query_rows, run_pipeline
 
-from storage._commit import hashed_on_ids
-from storage.duckdb_store import DuckDBStore
+from storage.store.commit import hashed_on_ids
+from storage.store.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
 
 N = 300
@@ -51,8 +51,8 @@ def test_readers_between_a_run_s_batches_see_the_previous_run_whole(
             seen.append(query_rows(db_path, LOOK)[0])
 
     monkeypatch.setattr(DuckDBStore, "release", release_and_look)
-    monkeypatch.setattr("storage._connection.HOLD_BUDGET_S", 0.0)  # let go before every batch
-    monkeypatch.setattr("storage.duckdb_store.YIELD_S", 0.01)
+    monkeypatch.setattr("storage.store._connection.HOLD_BUDGET_S", 0.0)  # let go before every batch
+    monkeypatch.setattr("storage.store.duckdb_store.YIELD_S", 0.01)
     counts = run_pipeline([day2], db_path, config, embed=False)
     assert counts["rows_changed"] == N
     partial = [look for look in seen if N < look[0] < 2 * N]
@@ -76,7 +76,7 @@ def test_a_run_that_fails_before_publishing_leaves_none_of_its_rows(
         raise RuntimeError("the disk filled up")
 
     with monkeypatch.context() as patch:
-        patch.setattr("storage.publishing.publish", fail)
+        patch.setattr("storage.store.publishing.publish", fail)
         with pytest.raises(RuntimeError, match="disk filled"):
             run_pipeline([day1], db_path, config, embed=False)
     left = "SELECT (SELECT count(*) FROM trace_rows), (SELECT count(*) FROM score_rows)"

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal, assert_series_equal
 
-from storage._canonical import parse_created_at, parse_timestamp
 from storage.errors import InputError
-from storage.input_paths import expand_paths
-from storage.readers import (
+from storage.inputs.canonical import parse_created_at, parse_timestamp
+from storage.inputs.input_paths import expand_paths
+from storage.inputs.readers import (
     CANONICAL_SCHEMA,
     FILE_QUARANTINE_SCHEMA,
     FileInfo,
@@ -675,7 +675,7 @@ def test_parquet_accepts_every_documented_type_that_can_hold_a_field(
 
 
 def test_parquet_read_in_batches_equals_one_read(tmp_path: Path) -> None:
-    from storage.readers import read_file_batches
+    from storage.inputs.readers import read_file_batches
     from transforms.synth.traces import synthetic_traces
 
     path = tmp_path / "many.parquet"

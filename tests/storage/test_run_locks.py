@@ -1,5 +1,5 @@
 """A run is alive while its process holds the lock in its work folder, and not after the
-process is gone, however it ended (storage.run_locks)."""
+process is gone, however it ended (storage.store.run_locks)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from storage.run_locks import (
+from storage.store.run_locks import (
     ALIVE,
     STARTING,
     STARTING_GRACE_S,
@@ -22,7 +22,7 @@ from storage.run_locks import (
 HOLDER = """
 import sys, time
 from pathlib import Path
-from storage.run_locks import hold_alive
+from storage.store.run_locks import hold_alive
 hold_alive(Path(sys.argv[1]))
 print("held", flush=True)
 time.sleep(600)

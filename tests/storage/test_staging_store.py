@@ -1,4 +1,4 @@
-"""A run's staging (storage/staging_store.py): one Parquet file per input file, read through a
+"""A run's staging (storage/store/staging_store.py): one Parquet file per input file, read through a
 view that leaves out settled rows; an unfinished file is never read, a discarded one leaves
 nothing, and a file rejected after some of its batches stages none of its rows."""
 
@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import query_rows, run_pipeline
 
-from storage.duckdb_store import DuckDBStore
-from storage.staging_store import (
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.staging_store import (
     StagedFile,
     create_staging,
     delete_staged,

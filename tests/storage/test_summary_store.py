@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from storage.duckdb_store import DuckDBStore
-from storage.quantile_sql import quantiles_sql
-from storage.summary_store import domain_table_sql
+from storage.report.quantiles import quantiles_sql
+from storage.report.summary import domain_table_sql
+from storage.store.duckdb_store import DuckDBStore
 
 
 def polars_domains(scores: pl.DataFrame) -> pl.DataFrame:

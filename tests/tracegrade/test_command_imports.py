@@ -22,8 +22,8 @@ from tracegrade.cli.app import main
 status = main(sys.argv[1:])
 heavy = (
     "torch", "sentence_transformers", "pydantic_ai", "openai", "anthropic",
-    "storage.otel_readers", "opentelemetry", "polars", "pyarrow", "pipelines.scoring_steps",
-    "storage.readers", "plotly", "narwhals", "pydantic",
+    "storage.spans.otel_readers", "opentelemetry", "polars", "pyarrow", "pipelines.scoring_steps",
+    "storage.inputs.readers", "plotly", "narwhals", "pydantic",
 )
 print(json.dumps({"status": status, "loaded": sorted(m for m in heavy if m in sys.modules)}))
 """
@@ -56,7 +56,7 @@ def test_score_without_embedder_or_judge_loads_neither_model_stack(tmp_path: Pat
     first = _score(export, tmp_path / "s.duckdb")
     assert first["status"] == 0
     assert set(first["loaded"]) == {"polars", "pyarrow", "pipelines.scoring_steps"} | {
-        "storage.readers",
+        "storage.inputs.readers",
         "pydantic",
     }, first["stdout"]
     again = _score(export, tmp_path / "s.duckdb")

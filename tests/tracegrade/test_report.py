@@ -13,7 +13,7 @@ import pytest
 from conftest import query_rows
 
 from pipelines.report import ReportWindow, write_report
-from storage.report_queries import TABLE_ROWS
+from storage.report.queries import TABLE_ROWS
 from tracegrade.cli import main
 from tracegrade.demo import DEMO_START, write_demo_archive
 from transforms.report import CHARTS
@@ -134,8 +134,8 @@ def test_the_levels_are_measured_against_the_traces_own_outcomes(
 ) -> None:
     """By default the labels are each trace's metadata.success; the figures are those that
     `tracegrade confidence --evaluate 'success::INT'` prints, for the window's traces."""
-    from storage.confidence_labels import labelled_levels
-    from storage.registry import held_store
+    from storage.confidence.labels import labelled_levels
+    from storage.store.registry import held_store
     from transforms.confidence.level_agreement import evaluate_levels, interval_text
 
     write_report(full_db, tmp_path / "r.html")
@@ -239,8 +239,8 @@ def test_the_report_reads_the_scores_latest_scores_shows(tmp_path: Path) -> None
     import polars as pl
 
     from pipelines.score import score_traces
-    from storage.duckdb_store import DuckDBStore
-    from storage.report_queries import LATEST_SQL
+    from storage.report.queries import LATEST_SQL
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.synth.traces import synthetic_traces
 
     first = synthetic_traces(200, seed=3)

@@ -19,8 +19,8 @@ import pytest
 from conftest import query_rows, table_snapshot
 from postgres_server import PostgresServer
 
-from storage.duckdb_store import DuckDBStore
-from storage.faults import describe_fault
+from storage.store.duckdb_store import DuckDBStore
+from storage.store.faults import describe_fault
 from transforms.synth.traces import synthetic_traces, to_json_records
 
 TRACEGRADE = str(Path(sys.executable).with_name("tracegrade"))

@@ -16,9 +16,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage._canonical import CANONICAL_SCHEMA, STEP_DTYPE
-from storage.chat_files import TRACE_ARROW_SCHEMA
-from storage.readers import read_traces
+from storage.inputs.canonical import CANONICAL_SCHEMA, STEP_DTYPE
+from storage.inputs.chat_files import TRACE_ARROW_SCHEMA
+from storage.inputs.readers import read_traces
 from storage.schema import SCHEMA_SQL
 from transforms.trace_schema import (
     CANONICAL,
@@ -184,7 +184,9 @@ def test_the_documented_canonical_row_is_the_schema() -> None:
         if f.path:
             assert f"`{'.'.join(f.path)}`" in text, f.name
     step_sentence = text.split("Step struct fields:", 1)[1].split("\n\n", 1)[0]
-    assert re.findall(r"`(\w+)` (?:str|int64|bool|float64)", step_sentence) == [f.name for f in STEP]
+    assert re.findall(r"`(\w+)` (?:str|int64|bool|float64)", step_sentence) == [
+        f.name for f in STEP
+    ]
     assert (
         list(HASHED)
         == re.findall(r'"(\w+)":', text.split("```\n{", 1)[1].split("```", 1)[0])[: len(HASHED)]

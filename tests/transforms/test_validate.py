@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from storage.readers import read_traces
+from storage.inputs.readers import read_traces
 from transforms.validate import (
     QUARANTINE_COLUMNS,
     RULES,

@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _stop(signum: int, frame: FrameType | None) -> None:
     from pipelines.errors import RunStopped
-    from storage.interrupts import interrupt
+    from storage.store.interrupts import interrupt
 
     interrupt(RunStopped(signum))
 
@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RunStopped, KeyboardInterrupt):
         return _stopped()
     except Exception as exc:
-        from storage.faults import describe_fault
+        from storage.store.faults import describe_fault
 
         line = describe_fault(exc, getattr(args, "db", None))
         if line is None:
@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _stopped() -> int:
     """The status and line of a command stopped by SIGINT or SIGTERM."""
     from pipelines.errors import RunStopped
-    from storage.interrupts import requested
+    from storage.store.interrupts import requested
 
     stop = requested()
     signum = stop.signum if isinstance(stop, RunStopped) else signal.SIGINT

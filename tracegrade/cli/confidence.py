@@ -17,8 +17,8 @@ __all__ = ["add_confidence_command"]
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from storage.confidence_labels import labelled_levels
-    from storage.duckdb_store import DuckDBStore
+    from storage.confidence.labels import labelled_levels
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.confidence.level_agreement import evaluate_levels
 
     check_database(args.db, must_exist=True)
@@ -89,9 +89,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     """Fit level thresholds to labels, cross-validated; write them as a profile."""
     from datetime import UTC, datetime
 
-    from storage.confidence_labels import labelled_levels
+    from storage.confidence.labels import labelled_levels
     from storage.config_files import load_confidence_config
-    from storage.duckdb_store import DuckDBStore
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.confidence.fitting import cross_validate, labelled_traces
     from transforms.config.confidence import Thresholds, profile_toml
 

@@ -97,7 +97,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _selection(args: argparse.Namespace) -> Any:
     """The `--select` / `--sample` / `--seed` selection, or None for every stored trace."""
-    from storage.judge_inputs import JudgeSelection
+    from storage.judge.inputs import JudgeSelection
 
     if args.select is None and args.sample is None:
         return None
@@ -149,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
     config = load_judge_config(path, check_keys=not args.collect)
     from pipelines.errors import JudgeRunFailed
     from pipelines.judge.flow import check_budget
-    from storage.judge_inputs import judge_items_from_table
+    from storage.judge.inputs import judge_items_from_table
     from tracegrade.cli.execution import flow, flow_mode
 
     check_budget(config, args.budget)

@@ -23,8 +23,8 @@ def evaluate_judge(args: argparse.Namespace) -> int:
     import json
 
     from storage.config_files import load_judge_config
-    from storage.duckdb_store import DuckDBStore
-    from storage.judge_labels import OVERALL, judged_with_labels
+    from storage.judge.labels import OVERALL, judged_with_labels
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.judge.agreement import agreement_markdown, agreements
 
     config = load_judge_config(config_path(args), check_keys=False)
@@ -56,7 +56,7 @@ def evaluate_judge(args: argparse.Namespace) -> int:
 def _write_fitted(config: JudgeConfig, fitted: dict[str, float], args: argparse.Namespace) -> None:
     """The configuration with the fitted pass thresholds, as TOML in --out (its non-default
     keys; every metric listed, the built-ins too)."""
-    from storage.judge_labels import OVERALL
+    from storage.judge.labels import OVERALL
     from transforms.config.base import toml_text
     from transforms.config.judge import MetricEntry
 
@@ -79,8 +79,8 @@ def fit_thresholds(args: argparse.Namespace) -> int:
     """Pass thresholds fitted to binary labels, cross-validated; the configuration with them
     written to --out (transforms/judge/thresholds.py)."""
     from storage.config_files import load_judge_config
-    from storage.duckdb_store import DuckDBStore
-    from storage.judge_labels import OVERALL, judged_with_labels
+    from storage.judge.labels import OVERALL, judged_with_labels
+    from storage.store.duckdb_store import DuckDBStore
     from transforms.judge.agreement import figure_text
     from transforms.judge.thresholds import fitted_threshold
 

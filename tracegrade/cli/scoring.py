@@ -25,7 +25,7 @@ _FORMATS = (
     "inspect",
     "chat",
 )
-"""`--format`: auto and the names of storage.formats.FORMATS (a test holds them equal)."""
+"""`--format`: auto and the names of storage.inputs.formats.FORMATS (a test holds them equal)."""
 
 
 def _format_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -171,10 +171,10 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
     import duckdb
 
-    from storage.duckdb_store import DuckDBStore
     from storage.errors import InputError
-    from storage.faults import describe_fault
-    from storage.store_health import check_store
+    from storage.store.duckdb_store import DuckDBStore
+    from storage.store.faults import describe_fault
+    from storage.store.store_health import check_store
     from tracegrade.cli.tables import HUMAN_MODES, render, write_machine
 
     check_database(args.db, must_exist=True)

@@ -31,9 +31,9 @@ def check_database(db: str, *, must_exist: bool = False, data_path: str | None =
         StoreOpenError: the path is a folder or not a DuckDB database.
         StoreLockedError: another process holds the file.
     """
-    from storage.duckdb_store import DuckDBStore
     from storage.errors import InputError
-    from storage.locations import locate
+    from storage.store.duckdb_store import DuckDBStore
+    from storage.store.locations import locate
 
     location = locate(db)
     if must_exist and not location.exists():

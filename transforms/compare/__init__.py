@@ -2,5 +2,5 @@
 
 `stats` (the differences over cells the store counts), `gate` (the `--fail-on` lines), `text`
 (the comparison as Markdown and JSON). Pure logic: the cells come from
-`storage.compare_store`, the command is `tracegrade compare` (docs/compare.md).
+`storage.compare.store`, the command is `tracegrade compare` (docs/compare.md).
 """

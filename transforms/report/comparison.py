@@ -35,7 +35,7 @@ class ComparisonView:
     data: Mapping[str, Any]
     """The comparison as `tracegrade compare --json` prints it."""
     moved: Table
-    """The tasks whose value score moved most (`storage.compare_moved.MOVED_COLUMNS`)."""
+    """The tasks whose value score moved most (`storage.compare.moved.MOVED_COLUMNS`)."""
     pair_by: Sequence[str]
     """The columns tasks are paired by (empty: two samples)."""
 

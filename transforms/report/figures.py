@@ -1,5 +1,5 @@
 """The report's charts as Plotly figures, one function per chart, each from an aggregate table
-(storage.report_queries): a title, axis titles with units, and a one-line hint on how to read
+(storage.report.queries): a title, axis titles with units, and a one-line hint on how to read
 it. A table that is missing or empty gives no figure; the page says why instead.
 
 A figure is what plotly.js draws: a dict of `data` (the traces) and `layout`, written into the

@@ -69,7 +69,7 @@ SECTIONS: tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...] = (
 
 @dataclass(frozen=True)
 class ReportInputs:
-    """Everything the page shows, already aggregated (storage.report_store reads it)."""
+    """Everything the page shows, already aggregated (storage.report.store reads it)."""
 
     database: str
     window: str

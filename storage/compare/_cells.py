@@ -1,0 +1,132 @@
+"""The cells `storage.compare.store` counts the selected traces into, for
+`transforms.compare.stats`: every group of a breakdown at once (the whole comparison is one
+group), each side's traces, or the tasks both sides ran (paired), each unit in one of
+`MAX_CELLS` cells by a hash of its key. A cell is a row of counts, sums and sums of squares,
+one triple a metric; a group's side is `MAX_CELLS` such rows, most of them empty when it holds
+few units."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from storage.names import sql_string
+from storage.store.statements import Statements
+from transforms.compare.stats import MAX_CELLS, SEED, Cells
+from transforms.words import NONE
+
+__all__ = ["MIN_PAIRS", "ROWS", "WHOLE", "Paired", "Side", "paired_cells", "side_cells"]
+
+MIN_PAIRS = 10
+"""Fewest tasks both sides ran for the comparison to be paired."""
+
+ROWS = "__compare_rows"
+"""The selected traces (side, trace_id, the pairing and breakdown columns, the metrics)."""
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One group's tasks both sides ran: how many, their traces, and their cells."""
+
+    tasks: int
+    traces: tuple[int, int]
+    baseline: Cells
+    candidate: Cells
+    pairs: Cells
+
+
+def _sums(columns: int, value: str = "m{i}", prefix: str = "") -> str:
+    parts = []
+    for i in range(columns):
+        v = value.format(i=i)
+        parts.append(
+            f'count({v}) AS "{prefix}c{i}", coalesce(sum({v}), 0) AS "{prefix}s{i}", '
+            f'coalesce(sum(({v}) * ({v})), 0) AS "{prefix}q{i}"'
+        )
+    return ", ".join(parts)
+
+
+def _dense(frame: pl.DataFrame, m: int, prefix: str = "") -> Cells:
+    """The `MAX_CELLS` cells of one group's side from its non-empty rows (`cell`, and the
+    counts, sums and squares of `_sums`)."""
+    at = frame["cell"].to_numpy()
+    parts = []
+    for kind in ("c", "s", "q"):
+        dense = np.zeros((MAX_CELLS, m))
+        for i in range(m):
+            dense[at, i] = frame[f"{prefix}{kind}{i}"].to_numpy().astype(np.float64)
+        parts.append(dense)
+    return Cells(*parts)
+
+
+WHOLE = ("", "all")
+"""The (column, value) key of the whole comparison in `side_cells`."""
+
+
+@dataclass(frozen=True)
+class Side:
+    """One group's side: its traces and their cells."""
+
+    traces: int
+    cells: Cells
+
+
+def side_cells(
+    store: Statements, breakdowns: tuple[str, ...], m: int
+) -> dict[tuple[str, str], dict[str, Side]]:
+    """Each side's cells (a trace in the cell a hash of its id names), of the whole
+    (`WHOLE`) and of each value of each column of `breakdowns` (null as `NONE`), keyed by
+    (column, value) and then side. One query a grouping: as grouping sets of one query, the
+    cells of 10,000,000 traces ran out of the store's 256 MB."""
+    found: dict[tuple[str, str], dict[str, Side]] = {}
+    for column in (WHOLE[0], *breakdowns):
+        value = (
+            f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})' if column else sql_string(WHOLE[1])
+        )
+        frame = store.sql(
+            f"SELECT {value} AS value, side, hash(trace_id, {SEED}) % {MAX_CELLS} AS cell, "
+            f"count(*) AS n, {_sums(m)} FROM {ROWS} GROUP BY ALL ORDER BY value, side, cell"
+        )
+        for (named, side), part in frame.group_by("value", "side", maintain_order=True):
+            group = found.setdefault((column, str(named)), {})
+            group[str(side)] = Side(int(part["n"].sum()), _dense(part, m))
+    return found
+
+
+def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> dict[str, Paired]:
+    """Each group's tasks (the `pair_by` columns) both sides ran: each side's mean over its
+    traces of the task, and the cells of the baseline's and the candidate's means and of
+    their differences (a metric counts where both sides have it), a task in the cell a hash
+    of its key names."""
+    keys = ", ".join(f'"{column}"' for column in pair_by)
+    means = ", ".join(f"avg(m{i}) AS m{i}" for i in range(m))
+    tasks = f"SELECT {group} AS g, side, {keys}, count(*) AS n, {means} FROM {ROWS} GROUP BY ALL"
+    unit = "concat_ws(chr(31), " + ", ".join(f'"{c}"::VARCHAR' for c in pair_by) + ")"
+    joined = (
+        f"SELECT g, hash({unit}, {SEED}) % {MAX_CELLS} AS cell, b.n AS nb, c.n AS nc, "
+        + ", ".join(f"b.m{i} AS b{i}, c.m{i} AS c{i}" for i in range(m))
+        + f" FROM ({tasks}) b JOIN ({tasks}) c USING (g, {keys}) "
+        "WHERE b.side = 'b' AND c.side = 'c'"
+    )
+    both = "CASE WHEN c{i} IS NOT NULL AND b{i} IS NOT NULL THEN {side}{i} END"
+    sums = ", ".join(
+        [
+            _sums(m, both.replace("{side}", "b"), "b"),
+            _sums(m, both.replace("{side}", "c"), "c"),
+            _sums(m, "(c{i} - b{i})", "d"),
+        ]
+    )
+    frame = store.sql(
+        f"SELECT g, cell, count(*) AS tasks, sum(nb) AS nb, sum(nc) AS nc, {sums} "
+        f"FROM ({joined}) GROUP BY g, cell ORDER BY g, cell"
+    )
+    found = {}
+    for (g,), part in frame.group_by("g", maintain_order=True):
+        found[str(g)] = Paired(
+            int(part["tasks"].sum()),
+            (int(part["nb"].sum()), int(part["nc"].sum())),
+            *(_dense(part, m, prefix) for prefix in ("b", "c", "d")),
+        )
+    return found

@@ -1,0 +1,141 @@
+"""The SQL `storage.compare.store` reads the stored traces with: what a selection stands for,
+the metrics a database can give, and each stored trace with its newest score, level and judge
+results, a part of the traces at a time (docs/compare.md)."""
+
+from __future__ import annotations
+
+import re
+
+from storage.errors import InputError
+from storage.names import sql_string
+from storage.schema.confidence import newest_levels
+from storage.schema.scoring import newest_score_rows
+from storage.store.statements import Statements
+from transforms.config.compare import COLUMN_NAME
+
+__all__ = ["BASELINE_CATALOG", "LEVELS", "check_pair_by", "metrics_of", "rows_sql", "selection_sql"]
+
+LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
+
+_SCORES = ("score", "complexity", "novelty", "tool_diversity", "outcome_confidence")
+
+_RUN = re.compile(r"^run:(\d+)$")
+_TIME = re.compile(r"^time:(.*?)\.\.(.*)$")
+
+
+def check_pair_by(pair_by: list[str]) -> None:
+    """Raises InputError for a pairing column that is no column name (it is written into SQL)."""
+    for column in pair_by:
+        if not COLUMN_NAME.match(column):
+            raise InputError(f"--pair-by column {column!r} is not a column name")
+
+
+def selection_sql(selection: str) -> str:
+    """The SQL predicate a selection stands for."""
+    text = selection.strip()
+    if not text:
+        raise InputError("a selection is empty; give run:N, time:START..END or a SQL predicate")
+    run = _RUN.match(text)
+    if run:
+        return f"run_seq = {int(run.group(1))}"
+    window = _TIME.match(text)
+    if window:
+        ends = [
+            f"created_at {op} {sql_string(value.strip())}::TIMESTAMPTZ"
+            for op, value in ((">=", window.group(1)), ("<", window.group(2)))
+            if value.strip()
+        ]
+        return " AND ".join(ends) or "true"
+    return f"({text})"
+
+
+BASELINE_CATALOG = "__baseline"
+"""What a baseline database of its own (`--baseline-db`) is attached as."""
+
+
+def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tuple[str, str]]:
+    """(name, SQL over the joined row) of every metric the databases (`catalogs`: prefixes,
+    "" for the store's own) can give."""
+    found = [(name, f"s.{name}") for name in _SCORES]
+    found.append(("confidence", "lv.aggregate"))
+    found += [(f"level.{level}", f"(lv.level = '{level}')::DOUBLE") for level in LEVELS]
+    found.append(("success", "t.success::DOUBLE"))
+    results = " UNION ".join(
+        f"SELECT DISTINCT metric FROM {c}latest_judge_results WHERE score IS NOT NULL"
+        for c in catalogs
+    )
+    judged = store.rows(f"SELECT metric FROM ({results}) ORDER BY 1")
+    found += [(f"judge.{metric}", f"j.{_judge_column(metric)}") for (metric,) in judged]
+    overall = " UNION ALL ".join(
+        f"(SELECT 1 FROM {c}latest_judge_scores WHERE overall_score IS NOT NULL LIMIT 1)"
+        for c in catalogs
+    )
+    if store.rows(overall):
+        found.append(("judge.overall", "jo.overall_score"))
+    return found
+
+
+def _judge_column(metric: str) -> str:
+    return '"j_' + metric.replace('"', '""') + '"'
+
+
+def _catalog_rows(metrics: list[tuple[str, str]], c: str, part: str = "true") -> str:
+    """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
+    columns and the metrics as m0, m1, ...; `part` (a condition on `{key}`, the trace id) is
+    applied to every table read, so that a part of the traces is joined at a time."""
+    mine = part.format(key="trace_id")
+    item = part.format(key="item_id")
+    judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
+    pivot = ", ".join(
+        f"max(score) FILTER (WHERE metric = {sql_string(m)}) AS {_judge_column(m)}"
+        for m in judged
+        if m != "overall"
+    )
+    judge = (
+        f"LEFT JOIN (SELECT item_id AS trace_id, {pivot} FROM {c}latest_judge_results "
+        f"WHERE {item} GROUP BY item_id) j USING (trace_id)"
+        if pivot
+        else ""
+    )
+    overall = (
+        f"LEFT JOIN (SELECT item_id AS trace_id, overall_score FROM {c}latest_judge_scores "
+        f"WHERE {item}) jo USING (trace_id)"
+        if any(name == "judge.overall" for name, _ in metrics)
+        else ""
+    )
+    values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
+    levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"
+    scores = f"(SELECT * FROM {c}scores WHERE {mine})"
+    return f"""
+    SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
+    FROM (SELECT * FROM {newest_score_rows(scores)}) s
+    JOIN (SELECT * FROM {c}traces WHERE {mine}) t USING (trace_id, content_hash)
+    LEFT JOIN {c}runs r ON r.run_id = t.run_id
+    LEFT JOIN {newest_levels(levels, levels)} lv USING (trace_id)
+    {judge} {overall}"""
+
+
+def rows_sql(
+    metrics: list[tuple[str, str]],
+    baseline: str,
+    candidate: str,
+    apart: bool = False,
+    part: str = "true",
+) -> str:
+    """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
+    baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
+    from the database attached as `BASELINE_CATALOG` (a trace of both databases is then two
+    rows); `part`: only the traces whose id (`{key}`) it holds. No common table expression:
+    DuckDB would materialise one read twice with every column of the traces."""
+    own = _catalog_rows(metrics, "", part)
+    if not apart:  # one read of the stored traces for both sides, each trace once
+        return f"""
+SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
+FROM ({own}) WHERE ({baseline}) OR ({candidate})
+"""
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part)
+    return f"""
+SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
+UNION ALL BY NAME
+SELECT *, false AS __in_b, true AS __in_c FROM ({own}) WHERE {candidate}
+"""

@@ -1,0 +1,127 @@
+"""Outcome labels for `tracegrade confidence --evaluate` and the report: a file, or a SQL
+expression over the stored traces, counted with the stored levels into outcome cells
+(`transforms.confidence.level_agreement`) in DuckDB, so a database of any size gives a small frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from storage.errors import InputError
+from storage.names import sql_string
+from storage.store.statements import Statements
+from transforms.confidence.level_agreement import OutcomeCell
+
+__all__ = [
+    "DEFAULT_LABELS",
+    "file_labels",
+    "labelled_levels",
+    "level_outcomes",
+    "unreadable_labels",
+]
+
+DEFAULT_LABELS = "success::INT"
+"""The report's labels when none are given: each trace's own metadata.success."""
+
+_READERS = {".csv": "read_csv", ".jsonl": "read_json", ".ndjson": "read_json", ".json": "read_json"}
+
+
+def file_labels(store: Statements, path: Path, cast: str = "INT") -> str:
+    """A SELECT of (trace_id, label) from a labels file: columns trace_id (or id) and label,
+    or a trace file whose metadata.success is the label; the label cast to `cast`."""
+    reader = "read_parquet" if path.suffix == ".parquet" else _READERS.get(path.suffix)
+    if reader is None:
+        raise InputError(
+            f"labels file {path} has extension {path.suffix!r}; give .parquet, .csv, .jsonl or "
+            ".json with columns trace_id and label (0/1)"
+        )
+    columns = {row[0] for row in store.rows(f"DESCRIBE SELECT * FROM {reader}({sql_string(path)})")}
+    key = "trace_id" if "trace_id" in columns else "id" if "id" in columns else None
+    value = "label" if "label" in columns else "metadata.success" if "metadata" in columns else None
+    if key is None or value is None:
+        raise InputError(
+            f"labels file {path} has columns {sorted(columns)}; it needs trace_id (or id) and "
+            "label (0/1), or be a trace file whose metadata.success is the label"
+        )
+    return f"SELECT {key} AS trace_id, ({value})::{cast} AS label FROM {reader}({sql_string(path)})"
+
+
+def _checked_file_labels(store: Statements, path: Path) -> str:
+    """A SELECT of one (trace_id, label) per trace from a labels file, after checking that
+    every label is 0 or 1 and no trace has both (a trace labelled twice alike counts once)."""
+    query = file_labels(store, path)
+    checked = store.rows(
+        f"SELECT trace_id, min(label) AS low, max(label) AS high FROM ({query}) "
+        "WHERE label IS NOT NULL GROUP BY trace_id "
+        "HAVING low NOT IN (0, 1) OR high NOT IN (0, 1) OR low <> high "
+        "ORDER BY trace_id LIMIT 1"
+    )
+    if checked:
+        trace, low, high = checked[0]
+        if {low, high} <= {0, 1}:
+            raise InputError(f"trace {trace} is labelled both 0 and 1; give it one label")
+        raise InputError(
+            f"labels must be 0 or 1; trace {trace} has {low if high in (0, 1) else high}"
+        )
+    return (
+        f"SELECT trace_id, max(label) AS label FROM ({query}) WHERE label IS NOT NULL "
+        "GROUP BY trace_id"
+    )
+
+
+def unreadable_labels(labels: str, error: duckdb.Error) -> InputError:
+    """The error of labels that are neither a readable file nor an expression that runs."""
+    return InputError(
+        f"labels {labels!r} are neither a readable labels file nor a SQL expression over the "
+        f"traces table ({str(error).splitlines()[0]}); give a file with trace_id and label, "
+        "or an expression such as 'success::INT'"
+    )
+
+
+def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[OutcomeCell], int]:
+    """Outcome cells (aggregate, level, good, failed) of the levels that have a label, and how
+    many levels have none. `levels` is a relation with trace_id, aggregate and level (one row
+    per trace); `labels` a labels file or a SQL expression over `traces` (one row per trace).
+
+    Raises:
+        InputError: the file cannot be read, the expression fails, a label is not 0/1, or a
+            trace has both labels.
+    """
+    try:
+        path = Path(labels)
+        if path.is_file():
+            query = _checked_file_labels(store, path)
+        else:
+            query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
+        counted = store.rows(
+            "SELECT c.aggregate, c.level, sum(l.label) AS good, "
+            "count(l.label) - sum(l.label) AS failed, count(*) - count(l.label) AS unlabelled, "
+            "count(*) FILTER (l.label NOT IN (0, 1)) AS bad, "
+            "any_value(c.trace_id || ' has ' || l.label) FILTER (l.label NOT IN (0, 1)) AS example "
+            f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL"
+        )
+    except duckdb.Error as exc:
+        raise unreadable_labels(labels, exc) from None
+    bad = sorted(str(row[6]) for row in counted if row[5] > 0)
+    if bad:
+        raise InputError(f"labels must be 0 or 1; trace {bad[0]}")
+    unlabelled = sum(int(row[4]) for row in counted)
+    cells = sorted(
+        OutcomeCell(float(aggregate), str(level), int(good), int(failed))
+        for aggregate, level, good, failed, *_ in counted
+        if good is not None
+    )
+    return cells, unlabelled
+
+
+def labelled_levels(store: Statements, labels: str, source: str) -> tuple[list[OutcomeCell], int]:
+    """Outcome cells of the stored levels of `source` (derived or factors) that have a label,
+    and how many of its levels have none (`level_outcomes`)."""
+    if source not in ("derived", "factors"):
+        raise InputError(f"source {source!r} is not a level source; give derived or factors")
+    levels = (
+        "SELECT trace_id, aggregate, level FROM confidence_traces "
+        f"WHERE source = {sql_string(source)}"
+    )
+    return level_outcomes(store, levels, labels)

@@ -1,0 +1,120 @@
+"""The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
+through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
+conversations and Inspect AI eval logs. Each is a test of a file's first record and a reader:
+the chat mapping with that producer's keys, and the producer's own record conversion or
+container. Everything a reader needs is imported when it is built (a rerun loads none)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from storage.inputs.file_peek import Peek
+from storage.inputs.input_paths import CHAT_EXTENSIONS, INSPECT_EXTENSIONS, SWE_AGENT_EXTENSIONS
+
+if TYPE_CHECKING:
+    from storage.inputs.readers import FileFormat
+    from transforms.chat import ChatRecord
+
+__all__ = [
+    "inspect_reader",
+    "is_inspect",
+    "is_openhands",
+    "is_swe_agent",
+    "is_toolbench",
+    "openhands_reader",
+    "swe_agent_reader",
+    "toolbench_reader",
+]
+
+
+def _reader(
+    config: str | None,
+    keys: dict[str, Any],
+    extensions: tuple[str, ...],
+    what: str,
+    *,
+    convert: Callable[[Any], Any] | None = None,
+    records: Callable[[Path], Iterator[ChatRecord]] | None = None,
+) -> FileFormat:
+    """The chat mapping with a producer's keys (a `--chat-config` file's keys on top)."""
+    from storage.config_files import load_chat_config
+    from storage.inputs.chat_files import iter_chat_records
+    from storage.inputs.chat_readers import ChatFileFormat
+
+    chat = load_chat_config(config, keys)
+    return ChatFileFormat(chat, extensions, what, convert, records or iter_chat_records)
+
+
+def toolbench_reader(config: str | None) -> FileFormat:
+    from transforms.toolbench import TOOLBENCH_KEYS, toolbench_record
+
+    return _reader(
+        config, TOOLBENCH_KEYS, (".json",), "ToolBench answer files", convert=toolbench_record
+    )
+
+
+def swe_agent_reader(config: str | None) -> FileFormat:
+    from transforms.swe_agent import SWE_AGENT_KEYS, swe_agent_record
+
+    return _reader(
+        config,
+        SWE_AGENT_KEYS,
+        SWE_AGENT_EXTENSIONS,
+        "SWE-agent trajectories",
+        convert=swe_agent_record,
+    )
+
+
+def openhands_reader(config: str | None) -> FileFormat:
+    from storage.inputs.openhands_files import iter_openhands_records
+    from transforms.openhands import OPENHANDS_KEYS
+
+    return _reader(
+        config,
+        OPENHANDS_KEYS,
+        CHAT_EXTENSIONS,
+        "OpenHands trajectories and evaluation output",
+        records=iter_openhands_records,
+    )
+
+
+def inspect_reader(config: str | None) -> FileFormat:
+    from storage.inputs.inspect_files import iter_inspect_records
+    from transforms.inspect_ai import INSPECT_KEYS
+
+    return _reader(
+        config,
+        INSPECT_KEYS,
+        INSPECT_EXTENSIONS,
+        "Inspect AI eval logs",
+        records=iter_inspect_records,
+    )
+
+
+def is_toolbench(look: Peek) -> bool:
+    from transforms.toolbench import is_toolbench as holds_toolbench
+
+    return holds_toolbench(look.record)
+
+
+def is_swe_agent(look: Peek) -> bool:
+    from transforms.swe_agent import is_swe_agent as holds_trajectory
+
+    # A `.traj` document too large to peek whole is known by its first key.
+    large = look.record is None and look.first_key in ("environment", "trajectory", "history")
+    return holds_trajectory(look.record) or (look.suffix == ".traj" and large)
+
+
+def is_openhands(look: Peek) -> bool:
+    from transforms.openhands import is_openhands_event, is_openhands_output
+
+    return is_openhands_event(look.record) or is_openhands_output(look.record)
+
+
+def is_inspect(look: Peek) -> bool:
+    from transforms.inspect_ai import is_inspect_log
+
+    # an `.eval` log is a zip, which no first record shows
+    return look.suffix == ".eval" or is_inspect_log(look.record)

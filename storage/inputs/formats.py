@@ -1,0 +1,336 @@
+"""The trace formats tracegrade reads: one registry that `score`, `backfill` and the Prefect
+flows share.
+
+A format is one small contract (`TraceFormat`): its name, the file extensions it is found
+under, a test of what a file's first record (or Parquet columns, or extension) looks like, and
+the reader that turns a file into canonical rows (a `storage.inputs.readers.FileFormat`). With no
+format named, `AutoFormat` reads each file with the first format that recognises it, and
+quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
+which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
+OpenHands, Inspect AI) keep their tests and readers in `storage.inputs.chat_formats`. The table of
+formats and what each maps: docs/formats.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from storage.inputs import chat_formats
+from storage.inputs.file_peek import Peek, peek
+from storage.inputs.input_paths import (
+    CHAT_EXTENSIONS,
+    INSPECT_EXTENSIONS,
+    OTEL_EXTENSIONS,
+    PARQUET_EXTENSIONS,
+    PROTOBUF_EXTENSIONS,
+    SUPPORTED_EXTENSIONS,
+    SWE_AGENT_EXTENSIONS,
+)
+from storage.spans.mlflow import mlflow_page, mlflow_spans
+from storage.spans.phoenix import page_spans
+
+if TYPE_CHECKING:  # the readers load with the first file read: a rerun with nothing new needs none
+    import polars as pl
+
+    from storage.inputs.readers import FileFormat, FileInfo
+
+__all__ = ["FORMATS", "AutoFormat", "file_format", "format_names"]
+
+
+def _keys(look: Peek) -> set[str]:
+    if isinstance(look.record, dict):
+        return set(look.record)
+    return {look.first_key} if look.first_key else set()
+
+
+def _is_traces(look: Peek) -> bool:
+    if look.columns is not None:
+        return "steps" in look.columns or {"trace_id", "objective"} <= set(look.columns)
+    keys = _keys(look)
+    record = look.record if isinstance(look.record, dict) else {}
+    return (
+        record.get("@type") == "ReasoningTrace"
+        or "steps" in keys
+        or ("task" in keys and "metadata" in keys)
+    )
+
+
+_SPAN_IDS = {"context", "span_id", "spanId", "context.span_id"}
+_REQUEST_KEYS = {"resourceSpans", "resource_spans"}
+
+
+def _is_otel(look: Peek) -> bool:
+    if look.suffix in PROTOBUF_EXTENSIONS:
+        return True
+    if look.columns is not None:
+        return "context.span_id" in look.columns or "span_id" in look.columns
+    keys = _keys(look)
+    spans = look.record.get("spans") if isinstance(look.record, dict) else None
+    if spans is None:  # a page of Phoenix's REST API, an MLflow trace (info, data.spans)
+        spans = page_spans(look.record) or mlflow_spans(look.record)
+    if spans is None:  # a page of MLflow's trace search: its first trace's spans
+        traces = mlflow_page(look.record)
+        spans = mlflow_spans(traces[0]) if traces else None
+    if isinstance(spans, list) and spans and isinstance(spans[0], dict):  # any-agent AgentTrace
+        keys = set(spans[0])
+    return bool(keys & _REQUEST_KEYS) or ("name" in keys and bool(keys & _SPAN_IDS))
+
+
+def _is_chat(look: Peek, messages_field: str) -> bool:
+    record = look.record
+    if isinstance(record, dict):
+        record = record.get(messages_field)
+    return (
+        isinstance(record, list)
+        and bool(record)
+        and all(isinstance(item, dict) and "role" in item for item in record[:5])
+    )
+
+
+@dataclass(frozen=True)
+class TraceFormat:
+    """One format of the registry.
+
+    Attributes:
+        name: What `--format` calls it.
+        what: What its files are called in messages.
+        extensions: Where folders are searched for its files.
+        recognises: Whether a file that starts like `Peek` is of this format (given a
+            function that builds the format's reader, for its configured keys).
+        reader: The reader of its files, given the format's configuration file (or None).
+    """
+
+    name: str
+    what: str
+    extensions: tuple[str, ...]
+    recognises: Callable[[Peek, Callable[[], Any]], bool]
+    reader: Callable[[str | None], FileFormat]
+    describe: str = ""
+
+
+@dataclass(frozen=True)
+class TraceFiles:
+    """tracegrade's own trace files (docs/input-format.md) as a `FileFormat`."""
+
+    extensions: tuple[str, ...] = SUPPORTED_EXTENSIONS
+    what: str = "trace files"
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        from storage.inputs.readers import read_file_batches
+
+        return read_file_batches(path, consume, batch_rows)
+
+
+def _trace_reader(_config: str | None) -> FileFormat:
+    return TraceFiles()
+
+
+def _otel_reader(config: str | None) -> FileFormat:
+    from storage.config_files import load_otel_config
+    from storage.spans.otel_readers import OtelFileFormat
+
+    return OtelFileFormat(load_otel_config(config))
+
+
+def _chat_reader(config: str | None) -> FileFormat:
+    from storage.config_files import load_chat_config
+    from storage.inputs.chat_readers import ChatFileFormat
+
+    return ChatFileFormat(load_chat_config(config))
+
+
+def _is_langfuse(look: Peek) -> bool:
+    from storage.spans.langfuse import BLOB_COLUMNS, is_blob_observation, is_langfuse_trace
+
+    if look.columns is not None:  # a blob export's observations table as Parquet
+        return set(look.columns) >= BLOB_COLUMNS
+    return is_langfuse_trace(look.record) or is_blob_observation(look.record)
+
+
+FORMATS: tuple[TraceFormat, ...] = (
+    TraceFormat(
+        "traces",
+        "trace files",
+        SUPPORTED_EXTENSIONS,
+        lambda look, _reader: _is_traces(look),
+        _trace_reader,
+        "tracegrade's ReasoningTrace JSON, JSONL or Parquet (docs/input-format.md)",
+    ),
+    TraceFormat(
+        "otel",
+        "span files",
+        OTEL_EXTENSIONS,
+        lambda look, _reader: _is_otel(look),
+        _otel_reader,
+        "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports, MLflow traces",
+    ),
+    TraceFormat(
+        "langfuse",
+        "Langfuse trace exports",
+        (".json", ".jsonl", ".ndjson", *PARQUET_EXTENSIONS),
+        lambda look, _reader: _is_langfuse(look),
+        _otel_reader,
+        "Langfuse traces with their observations (the public API's trace, the UI download) "
+        "and the blob storage export's observations table (JSON, JSON lines, Parquet)",
+    ),
+    TraceFormat(
+        "toolbench",
+        "ToolBench answer files",
+        (".json",),
+        lambda look, _reader: chat_formats.is_toolbench(look),
+        chat_formats.toolbench_reader,
+        "ToolBench answer files (answer_generation with train_messages, win)",
+    ),
+    TraceFormat(
+        "swe-agent",
+        "SWE-agent trajectories",
+        SWE_AGENT_EXTENSIONS,
+        lambda look, _reader: chat_formats.is_swe_agent(look),
+        chat_formats.swe_agent_reader,
+        "SWE-agent trajectories (.traj: history, trajectory, info.submission)",
+    ),
+    TraceFormat(
+        "openhands",
+        "OpenHands trajectories",
+        CHAT_EXTENSIONS,
+        lambda look, _reader: chat_formats.is_openhands(look),
+        chat_formats.openhands_reader,
+        "OpenHands trajectories (a saved conversation: a JSON array of events; the "
+        "evaluation harness's output.jsonl)",
+    ),
+    TraceFormat(
+        "inspect",
+        "Inspect AI eval logs",
+        INSPECT_EXTENSIONS,
+        lambda look, _reader: chat_formats.is_inspect(look),
+        chat_formats.inspect_reader,
+        "Inspect AI eval logs (.eval zips and .json logs: each sample's messages and scores)",
+    ),
+    TraceFormat(
+        "chat",
+        "chat trajectory files",
+        CHAT_EXTENSIONS,
+        lambda look, reader: _is_chat(look, reader().config.messages_field),
+        _chat_reader,
+        "chat-message trajectories (OpenAI messages; tau-bench's `traj`)",
+    ),
+)
+"""Tried in this order; the first that recognises a file reads it."""
+
+
+def format_names() -> tuple[str, ...]:
+    return tuple(entry.name for entry in FORMATS)
+
+
+def _entry(name: str) -> TraceFormat:
+    for entry in FORMATS:
+        if entry.name == name:
+            return entry
+    from transforms.errors import ConfigError
+
+    known = ", ".join(("auto", *format_names()))
+    raise ConfigError(f"input format {name!r} is not known; use one of {known}")
+
+
+@dataclass(frozen=True)
+class AutoFormat:
+    """Each file read with the first format of the registry that recognises it. A format's
+    reader is built when a file first needs it (a run of trace files never loads the OTel
+    reader's protobuf machinery)."""
+
+    configs: dict[str, str | None] = field(default_factory=dict)
+    what: str = "trace files"
+    extensions: tuple[str, ...] = field(
+        default_factory=lambda: tuple(
+            dict.fromkeys(suffix for entry in FORMATS for suffix in entry.extensions)
+        )
+    )
+    _readers: dict[str, FileFormat] = field(default_factory=dict, repr=False)
+
+    def reader(self, entry: TraceFormat) -> FileFormat:
+        if entry.name not in self._readers:
+            self._readers[entry.name] = entry.reader(self.configs.get(entry.name))
+        return self._readers[entry.name]
+
+    def chosen(self, path: Path) -> TraceFormat | None:
+        """The format of `path`, or None when no format recognises it; raises OSError. A
+        damaged file goes to the first format its extension belongs to, whose reader says
+        what is wrong with it."""
+        look = peek(path)
+        if look.damaged:
+            return next(e for e in FORMATS if path.suffix.lower() in e.extensions)
+        for entry in FORMATS:
+            if path.suffix.lower() in entry.extensions and entry.recognises(
+                look, partial(self.reader, entry)
+            ):
+                return entry
+        return None
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        try:
+            entry = self.chosen(path) if path.stat().st_size else None
+        except OSError:
+            entry = None
+        if entry is not None:
+            return self.reader(entry).read_batches(path, consume, batch_rows)
+        from storage.inputs.readers import file_facts
+
+        facts = file_facts(path)  # a file that cannot be opened or is empty: that is its rule
+        if facts.rule is not None:
+            return facts
+        from storage.inputs.sniff import describe_file
+
+        kinds = "; ".join(f"{entry.name}: {entry.describe}" for entry in FORMATS)
+        reason = (
+            f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads "
+            f"{kinds}; name one with --format if the file is of one of them"
+        )
+        return replace(facts, rule="unrecognised_file", reason=reason)
+
+
+@dataclass(frozen=True)
+class NamedFormat:
+    """Every file read with one format (`--format NAME`); its reader is built when the first
+    file is read, so a run that reads none loads no reader."""
+
+    entry: TraceFormat
+    config: str | None = None
+    _readers: dict[str, FileFormat] = field(default_factory=dict, repr=False)
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        return self.entry.extensions
+
+    @property
+    def what(self) -> str:
+        return self.entry.what
+
+    def read_batches(
+        self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
+    ) -> FileInfo:
+        if not self._readers:
+            self._readers["reader"] = self.entry.reader(self.config)
+        return self._readers["reader"].read_batches(path, consume, batch_rows)
+
+
+def file_format(
+    name: str = "auto", otel_config: str | None = None, chat_config: str | None = None
+) -> FileFormat:
+    """The reader of a run's input files: the format `name`, or for "auto" each file's own
+    format; `otel_config` and `chat_config` are the TOML files of the OTel and chat mapping
+    keys (None: the defaults)."""
+    configs = {
+        **dict.fromkeys(("otel", "langfuse"), otel_config),
+        **dict.fromkeys(("chat", "toolbench", "swe-agent", "openhands", "inspect"), chat_config),
+    }
+    if name != "auto":
+        return NamedFormat(_entry(name), configs.get(name))
+    return AutoFormat(configs)

@@ -1,0 +1,145 @@
+"""Which files a run reads: the input extensions of each format, and the files that paths,
+folders and glob patterns name.
+
+Light on purpose (no Polars, no Arrow): a rerun finds out that it has nothing to do with this
+module and the file ledger alone (`pipelines.score`), and the format registry
+(`storage.inputs.formats`) lists its extensions from here.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from storage.errors import InputError, NoInputFilesError
+
+if TYPE_CHECKING:
+    from storage.inputs.readers import FileFormat
+
+__all__ = [
+    "CHAT_EXTENSIONS",
+    "OTEL_EXTENSIONS",
+    "PARQUET_EXTENSIONS",
+    "PROTOBUF_EXTENSIONS",
+    "SUPPORTED_EXTENSIONS",
+    "SWE_AGENT_EXTENSIONS",
+    "INSPECT_EXTENSIONS",
+    "expand_paths",
+    "input_files",
+]
+
+SUPPORTED_EXTENSIONS = (".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+"""Extensions of tracegrade's own trace files (case-insensitive); folders are searched for
+these."""
+
+PARQUET_EXTENSIONS = (".parquet", ".pq")
+PROTOBUF_EXTENSIONS = (".pb", ".binpb", ".otlp")
+
+OTEL_EXTENSIONS = (".json", ".jsonl", ".ndjson", *PROTOBUF_EXTENSIONS, *PARQUET_EXTENSIONS)
+"""Extensions of span files: OTLP JSON, JSON lines, protobuf, and Parquet."""
+
+CHAT_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+"""Extensions of chat trajectory files: a JSON array, or one trajectory a line."""
+
+SWE_AGENT_EXTENSIONS = (".traj", ".json")
+"""Extensions of SWE-agent trajectories: one JSON document each (`.traj` as SWE-agent names
+them)."""
+
+INSPECT_EXTENSIONS = (".eval", ".json")
+"""Extensions of Inspect AI eval logs: its `.eval` zip (the default log format) and `.json`."""
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _supported(path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> bool:
+    return path.suffix.lower() in extensions
+
+
+def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> list[Path]:
+    """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
+    editors' and systems' files). A link that leads nowhere (dangling, or a loop) is kept, so
+    that reading it quarantines it as unreadable_file instead of skipping it unseen."""
+    return [
+        path
+        for path in folder.rglob("*")
+        if (path.is_file() or (path.is_symlink() and not path.exists()))
+        and _supported(path, extensions)
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+    ]
+
+
+def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list[Path]:
+    text = str(given)
+    path = Path(text).expanduser()
+    allowed = ", ".join(extensions)
+    if path.is_file():
+        if not _supported(path, extensions):
+            raise InputError(
+                f"input file {text!r} has extension {path.suffix!r}; tracegrade reads "
+                f"{allowed}: rename the file or export it in one of these formats"
+            )
+        return [path]
+    if path.is_dir():
+        files = _folder_files(path, extensions)
+        if not files:
+            raise NoInputFilesError(
+                f"input folder {text!r} holds no {what} ({allowed}, searched "
+                "recursively); check the path"
+            )
+        return files
+    if _GLOB_CHARS.intersection(text):
+        files = []
+        for match in sorted(glob.glob(str(path), recursive=True)):
+            matched = Path(match)
+            if matched.is_dir():
+                files.extend(_folder_files(matched, extensions))
+            elif matched.is_file() and _supported(matched, extensions):
+                files.append(matched)
+        if not files:
+            raise NoInputFilesError(
+                f"glob pattern {text!r} matches no {what} ({allowed}); check the "
+                "pattern (use ** to search folders recursively)"
+            )
+        return files
+    raise InputError(f"input path {text!r} does not exist; give a file, a folder or a glob pattern")
+
+
+def expand_paths(
+    paths: Sequence[str | Path],
+    *,
+    extensions: Sequence[str] = SUPPORTED_EXTENSIONS,
+    what: str = "trace files",
+) -> list[Path]:
+    """The trace files named by files, folders (recursive) and glob patterns.
+
+    Returns resolved paths, sorted and without duplicates, so a run reads the
+    same files in the same order whatever order the paths were given in.
+    `extensions` and `what` serve readers of other formats (OTel spans).
+
+    Raises:
+        InputError: No path was given, a path matches no trace file, or a file
+            named explicitly has an unsupported extension.
+    """
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    if not paths:
+        raise InputError("no input paths given; pass at least one file, folder or glob pattern")
+    found = {_resolved(path) for given in paths for path in _expand_one(given, extensions, what)}
+    return sorted(found, key=str)
+
+
+def _resolved(path: Path) -> Path:
+    """The absolute path, links followed where they lead somewhere."""
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def input_files(paths: Sequence[str | Path], file_format: FileFormat | None = None) -> list[Path]:
+    """The files a run reads: `expand_paths` with the extensions of `file_format`, if any."""
+    if file_format is None:
+        return expand_paths(paths)
+    return expand_paths(paths, extensions=file_format.extensions, what=file_format.what)

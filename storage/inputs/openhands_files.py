@@ -1,0 +1,64 @@
+"""OpenHands trajectories read as chat records: a saved conversation is one JSON array of
+events, and the whole array is one trajectory (`transforms.openhands`), where a chat file's
+array holds one trajectory per element; the evaluation harness's `output.jsonl` holds one
+evaluated instance a line (or a `.json` array of them), each one trajectory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from storage.errors import InputError
+from storage.inputs.chat_files import checked_record, iter_chat_records
+from storage.inputs.surrogates import SURROGATE_ESCAPE
+from transforms.chat import ChatRecord
+from transforms.openhands import (
+    is_openhands_event,
+    is_openhands_output,
+    openhands_output_record,
+    openhands_record,
+)
+
+__all__ = ["iter_openhands_records"]
+
+
+def _evaluated(records: Iterator[ChatRecord]) -> Iterator[ChatRecord]:
+    for record in records:
+        yield replace(record, value=openhands_output_record(record.value))
+
+
+def iter_openhands_records(path: str | Path) -> Iterator[ChatRecord]:
+    """The one trajectory of an OpenHands event stream file, or the instances of an evaluation
+    output (JSON lines, or a JSON array of its lines).
+
+    Raises:
+        InputError: the file is not readable JSON, or neither an array of OpenHands events nor
+            evaluation output.
+    """
+    source = Path(path)
+    if source.suffix.lower() in (".jsonl", ".ndjson"):
+        yield from _evaluated(iter_chat_records(source))
+        return
+    try:
+        text = source.read_bytes().decode("utf-8-sig")
+        events = json.loads(text)
+    except (ValueError, OSError, RecursionError) as exc:
+        raise InputError(
+            f"{source} is not readable JSON ({exc!r}); give the saved trajectory"
+        ) from None
+    if is_openhands_output(events) or (
+        isinstance(events, list) and events and is_openhands_output(events[0])
+    ):
+        yield from _evaluated(iter_chat_records(source))
+        return
+    if not isinstance(events, list) or not events or not is_openhands_event(events[0]):
+        raise InputError(
+            f"{source} is not an OpenHands trajectory (a JSON array of events with id, source "
+            "and action or observation) nor evaluation output (instance_id, history, "
+            "test_result)"
+        )
+    # the checks every chat record gets (nesting, lone surrogates), on what the trace keeps
+    escapes = SURROGATE_ESCAPE.search(text) is not None
+    yield checked_record(1, 0, openhands_record(events), escapes, "the trajectory")

@@ -1,0 +1,1 @@
+"""The operation scorers' tables and their eval case files."""

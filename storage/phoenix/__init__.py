@@ -1,0 +1,1 @@
+"""The spans pulled from Phoenix, each pull's place, and what was pushed back."""

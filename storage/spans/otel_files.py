@@ -1,0 +1,311 @@
+"""OpenTelemetry span files in, span rows out, a piece at a time.
+
+Three kinds of file hold spans: OTLP JSON lines (the Collector's file exporter: one
+`ExportTraceServiceRequest` a line), OTLP protobuf (the file exporter's `proto` format, framed
+as `storage.spans._otlp_frames` reads it), and Phoenix span tables (Parquet, or JSON Lines of its
+spans dataframe). `iter_span_chunks` reads any of them in pieces of bounded size and never
+stops at a bad record: a line or message that cannot be parsed becomes a `malformed_record`
+rejection and the file goes on. A file that cannot be read at all raises `InputError`.
+docs/import.md describes the formats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.json as pa_json
+import pyarrow.parquet as pq
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from storage.errors import InputError, RecordRejected
+from storage.inputs.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
+from storage.inputs.json_values import parse_record
+from storage.inputs.surrogates import SURROGATE_ESCAPE_BYTES
+from storage.names import path_text
+from storage.spans._langfuse_lines import langfuse_block
+from storage.spans._otlp import collector_schema, request_rows, rows_frame
+from storage.spans._otlp_arrow import arrow_rows
+from storage.spans._otlp_frames import protobuf_messages
+from storage.spans._otlp_lines import (
+    SpanChunk,
+    document_chunk,
+    is_one_document,
+    key_check,
+    malformed,
+    parsed_line,
+)
+from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
+from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
+from transforms.config.otel import OtelImportConfig
+from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
+
+__all__ = ["OTEL_EXTENSIONS", "SpanChunk", "iter_span_chunks", "otel_input_files"]
+
+CHUNK_BYTES = 8 << 20
+"""About how many bytes of a file are read into one chunk of spans."""
+
+_LINES = (".json", ".jsonl", ".ndjson")
+_PHOENIX_BATCH_ROWS = 20_000
+_BLOCK_BYTES = 4 << 20
+_SCHEMAS = (collector_schema(False), collector_schema(True))
+
+
+def otel_input_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The span files named by files, folders (recursive) and glob patterns, sorted.
+
+    Raises:
+        InputError: a path names no span file, or a file with another extension.
+    """
+    return expand_paths(paths, extensions=OTEL_EXTENSIONS, what="span files")
+
+
+def _slow_chunk(
+    lines: list[tuple[int, str]], source: str, wanted: Callable[[str], bool]
+) -> SpanChunk:
+    rows: list[Any] = []
+    chunk = SpanChunk(rows_frame([]))
+    for number, text in lines:
+        found, problem = parsed_line(text, number, source, wanted)
+        rows.extend(found)
+        if problem is not None:
+            chunk.rejections.append(problem)
+    chunk.spans, chunk.records = rows_frame(rows), len(lines)
+    return chunk
+
+
+def _fast_chunk(
+    data: bytearray, records: list[int], longest: int, source: str, config: OtelImportConfig
+) -> pl.DataFrame | None:
+    """The chunk's span rows through Arrow's JSON reader, or None when it cannot take them."""
+    block = max(_BLOCK_BYTES, longest + 1)
+    # One thread: the import reads files side by side (pipelines.otel_import.READERS).
+    options = pa_json.ReadOptions(block_size=block, use_threads=False)
+    for schema in _SCHEMAS:
+        parse = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+        try:
+            table = pa_json.read_json(
+                pa.BufferReader(data), read_options=options, parse_options=parse
+            )
+        except pa.ArrowInvalid:
+            continue
+        if table.num_rows != len(records):
+            return None
+        return arrow_rows(table, records, source, lambda key: wanted_key_filter(key, config))
+    return None
+
+
+def _line_numbers(data: bytearray, first: int) -> tuple[list[int], int]:
+    """The numbers of the chunk's lines that are not blank, and the longest line's length.
+
+    A line of more than 64 bytes is taken as not blank without looking (one of only spaces
+    would make the reader's row count differ, and the chunk then takes the full parser)."""
+    starts = [0]
+    find = data.find
+    at = find(b"\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = find(b"\n", at + 1)
+    starts.append(len(data) + 1)
+    numbers, longest = [], 0
+    for index in range(len(starts) - 1):
+        begin, end = starts[index], starts[index + 1] - 1
+        size = end - begin
+        if size > 64 or data[begin:end].strip():
+            numbers.append(first + index)
+            longest = max(longest, size)
+    return numbers, longest
+
+
+def _json_chunk(data: bytearray, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
+    source = path_text(path)
+    if not data.isascii():  # ASCII is UTF-8; only other bytes need the decoder's check
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = first + data.count(b"\n", 0, exc.start)
+            raise InputError(
+                f"{path} is not UTF-8 text (line {line}); re-export it as UTF-8"
+            ) from None
+    numbers, longest = _line_numbers(data, first)
+    if not numbers:
+        return SpanChunk(rows_frame([]))
+    if SURROGATE_ESCAPE_BYTES.search(data) is None:
+        spans = _fast_chunk(data, numbers, longest, source, config)
+        # a line with no span takes the full parser, which says why (never a silent drop)
+        if spans is not None and spans["record_number"].n_unique() == len(numbers):
+            return SpanChunk(spans, records=len(numbers))
+    text = data.decode("utf-8")
+    lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
+    return _slow_chunk(lines, source, key_check(config))
+
+
+def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytearray, int]]:
+    """The file in blocks that end at a line break (about `size` bytes, then the rest of the
+    last line), each with its first line's number. A block is read into one buffer and never
+    copied: the reader threads run these byte operations holding the GIL."""
+    number = 1
+    with path.open("rb") as handle:
+        while True:
+            data = bytearray(size)
+            data[handle.readinto(data) :] = b""
+            if not data:
+                return
+            data += handle.readline()
+            if number == 1 and data.startswith(b"\xef\xbb\xbf"):
+                del data[:3]
+            yield data, number
+            number += data.count(b"\n")
+
+
+def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
+    source, wanted = path_text(path), key_check(config)
+    chunk, rows, used = SpanChunk(rows_frame([])), [], 0
+    for number, body in protobuf_messages(path):
+        chunk.records += 1
+        if isinstance(body, str):
+            chunk.rejections.append(
+                malformed(source, number, body + "; the file was probably truncated")
+            )
+            continue
+        request = ExportTraceServiceRequest()
+        try:
+            request.ParseFromString(body)
+        except DecodeError as exc:
+            chunk.rejections.append(
+                malformed(
+                    source,
+                    number,
+                    f"message {number} is not an OTLP ExportTraceServiceRequest ({exc})",
+                )
+            )
+            continue
+        rows.extend(request_rows(request, wanted, source, number))
+        used += len(body)
+        if used >= size:
+            chunk.spans = rows_frame(rows)
+            yield chunk
+            chunk, rows, used = SpanChunk(rows_frame([])), [], 0
+    chunk.spans = rows_frame(rows)
+    yield chunk
+
+
+def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk]:
+    source, wanted = path_text(path), key_check(config)
+    try:
+        table = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"{path} is not a readable Parquet file ({exc}); re-export the span table"
+        ) from None
+    names = set(table.schema_arrow.names)
+    langfuse = names >= BLOB_COLUMNS  # a Langfuse blob export's observations table
+    missing = [name for name in PHOENIX_COLUMNS if name not in names]
+    if missing and not langfuse:
+        raise InputError(
+            f"{path} has no column {', '.join(missing)}: it is not a Phoenix span table "
+            "(export it with px.Client().get_spans_dataframe(...).to_parquet(...)) nor a "
+            "Langfuse blob export's observations (id, trace_id, type, start_time)"
+        )
+    offset = 0
+    for batch in table.iter_batches(_PHOENIX_BATCH_ROWS):
+        found = batch.to_pylist()
+        if langfuse:
+            rows = [span for row in found for span in blob_rows(row)]
+        else:
+            rows = [parquet_row(row) for row in found]
+        numbered = zip(range(offset + 1, offset + len(rows) + 1), rows, strict=True)
+        yield SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(rows))
+        offset += len(rows)
+
+
+def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
+    source, wanted = path_text(path), key_check(config)
+    for data, first in _line_blocks(path, size):
+        chunk = SpanChunk(rows_frame([]))
+        text = _decoded(data, path)
+        lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
+        chunk.records = len(lines)
+        taken, left = pl.DataFrame(schema=RAW_SPAN_SCHEMA), {number for number, _ in lines}
+        if lines and '"observations"' in lines[0][1]:  # Langfuse traces: column-wise
+            taken, left = langfuse_block(lines, source, lambda key: wanted_key_filter(key, config))
+        good: list[tuple[int, Mapping[str, Any]]] = []
+        for number, line in lines:
+            if number not in left:
+                continue
+            try:
+                value = parse_record(line, f"line {number}")
+            except RecordRejected as problem:
+                chunk.rejections.append(malformed(source, number, problem.reason))
+                continue
+            rows = span_rows(value)
+            if not rows:
+                chunk.rejections.append(
+                    malformed(
+                        source,
+                        number,
+                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context) or with its ids at the top (trace_id, span_id, name, attributes), nor an any-agent trace of such spans, nor a Langfuse trace with its observations",
+                    )
+                )
+                continue
+            good.extend((number, row) for row in rows)
+        read = rows_frame(phoenix_rows(good, source, wanted))
+        chunk.spans = pl.concat([taken, read]).sort("record_number", maintain_order=True)
+        yield chunk
+
+
+def _decoded(data: bytearray, path: Path) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text; re-export it as UTF-8") from None
+
+
+def _is_phoenix_lines(path: Path) -> bool:
+    """True when the first non-blank line is a span row (Phoenix's, the SDK's), an any-agent
+    trace of them or a Langfuse trace, rather than an OTLP request."""
+    with path.open("rb") as handle:
+        for raw in handle:
+            line = raw.strip().removeprefix(b"\xef\xbb\xbf")
+            if not line:
+                continue
+            if line.startswith(b'{"resourceSpans"') or b'"resourceSpans"' in line[:200]:
+                return False
+            try:
+                value = parse_record(line.decode("utf-8", "replace"), "line 1")
+            except RecordRejected:
+                return False
+            return span_rows(value) is not None
+    return False
+
+
+def iter_span_chunks(
+    path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[SpanChunk]:
+    """The spans of one file, a chunk of about `chunk_bytes` at a time.
+
+    Raises:
+        InputError: the file cannot be opened or read, is not UTF-8 (JSON), or is a Parquet
+            file that is not a Phoenix span table.
+    """
+    suffix = path.suffix.lower()
+    try:
+        if suffix in PARQUET_EXTENSIONS:
+            yield from _phoenix_parquet(path, config)
+        elif suffix not in _LINES:
+            yield from _protobuf_chunks(path, config, chunk_bytes)
+        elif _is_phoenix_lines(path):
+            yield from _phoenix_lines(path, config, chunk_bytes)
+        elif is_one_document(path):
+            yield document_chunk(path, config)
+        else:
+            for data, first in _line_blocks(path, chunk_bytes):
+                yield _json_chunk(data, first, path, config)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path} ({exc}); check the path and its permissions"
+        ) from None

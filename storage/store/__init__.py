@@ -1,0 +1,1 @@
+"""The DuckDB store and its transactions: the connection, statements, commits and publishing, where a database lives, the ledger of files, a run's staging, locks and work files, and the faults of the store."""

@@ -1,0 +1,391 @@
+"""The store of a tracegrade database: a DuckDB file (attached while used) or a DuckLake; loads by
+column name, runs written in batches and published in one transaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from storage.names import sql_string
+from storage.store._connection import (
+    YIELD_S,
+    Holds,
+    attach,
+    holder_of,
+    locked,
+    uninterrupted_method,
+)
+from storage.store._embedding_cache import EmbeddingCache
+from storage.store._extensions import load_extension
+from storage.store._schema_stamp import is_current, update_schema
+from storage.store.commit import (
+    RunHandle,
+    as_of_run_views,
+    discard_unpublished,
+)
+from storage.store.interrupts import uninterrupted
+from storage.store.locations import check_file, locate
+from storage.store.publishing import Publishing
+from storage.store.statements import Scratch, Statements, steps_with
+
+if TYPE_CHECKING:  # imported where a frame is made: `tracegrade sql` starts without Polars
+    import polars as pl
+
+__all__ = ["DuckDBStore", "RunHandle", "RunRecord", "holder_of"]
+
+
+TRACE_ROW_GROUP_ROWS = 8192
+"""Rows per Parquet row group of a DuckLake's `trace_rows` (steps and texts included)."""
+
+MEMORY_LIMIT = "256MB"
+"""DuckDB's memory limit for the store's connection. What a run holds beyond it (staging, the
+commit's inserts) spills to the `.tmp` folder beside the database; what DuckDB holds outside
+its buffers comes on top (docs/performance.md, end to end: 0.2 GiB in a commit batch). A run
+of 10,000,000 traces, its confidence and summary included, and the report over them work
+within it."""
+
+_RESERVED_CATALOGS = frozenset({"memory", "temp", "system", "main"})
+
+
+def _catalog_name(path: Path) -> str:
+    """The name the file is attached under: its stem, as DuckDB names a file it opens."""
+    stem = path.stem.replace('"', "")
+    usable = stem and stem != ":memory:" and stem.lower() not in _RESERVED_CATALOGS
+    return stem if usable else "tracegrade_db"
+
+
+@dataclass
+class RunRecord:
+    """What a finished run writes to the runs log."""
+
+    status: str
+    counts: dict[str, int]
+    timings: dict[str, float]
+    summary: str
+    error: str | None = None
+
+
+class DuckDBStore(Statements, EmbeddingCache, Publishing):
+    """A tracegrade database: a DuckDB file, attached while this process reads or writes it,
+    or a DuckLake (storage/store/locations.py)."""
+
+    def __init__(
+        self, path: str | Path, *, read_only: bool = False, data_path: str | None = None
+    ) -> None:
+        self.location = locate(path)
+        self.path = self.location.anchor
+        if self.location.catalog is None:
+            check_file(self.path, read_only)
+        elif not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        new_lake = self.location.catalog is not None and not self.location.exists()
+        self._data_path = data_path or (self.location.default_data_path() if new_lake else None)
+        self._alias = _catalog_name(self.path)
+        self._attached = False
+        self._pins = 0
+        self._writer_lock: int | None = None
+        self.holds = Holds()
+        # The connection's own database is in memory: a run's temporary tables live there,
+        # so the file itself is attached only while the run reads or writes it.
+        self._raw = duckdb.connect()
+        try:
+            self._raw.execute("SET TimeZone = 'UTC'")
+            self._raw.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+            if not self._in_memory:
+                spill = sql_string(f"{self.path}.tmp")
+                self._raw.execute(f"SET temp_directory = {spill}")
+            if self.location.catalog is not None:
+                load_extension(self._raw, "ducklake")
+                load_extension(self._raw, f"{self.location.catalog}_scanner")
+            self._lock_writers()  # a new SQLite catalog is made by its first attach
+            try:
+                self._attach()
+            finally:
+                self._unlock_writers()
+            if not read_only and not is_current(self._con):
+                with self.transaction() as con:
+                    update_schema(con)
+                if self.location.catalog is not None:
+                    # A trace row is about 2.5 KB: Parquet row groups of DuckLake's default
+                    # size would be read whole into more than the memory limit.
+                    with self.held():
+                        self._con.execute(
+                            f"CALL \"{self._alias}\".set_option('parquet_row_group_size', "
+                            f"'{TRACE_ROW_GROUP_ROWS}', table_name => 'trace_rows')"
+                        )
+        except BaseException:
+            self._raw.close()
+            raise
+
+    @property
+    def db(self) -> str:
+        """The database as `--db` names it, resolved: what opens this store again."""
+        return self.location.target
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The connection, with the database file attached (attached again if released)."""
+        if not self._attached:
+            self._attach()
+        return self._raw
+
+    @property
+    def _lets_go(self) -> bool:
+        """A DuckDB file lets go between uses; a DuckLake has no lock to let go of (its readers
+        and writers each see their own snapshot), and DuckDB's in-memory database would lose
+        its contents."""
+        return self.location.catalog is None and not self._in_memory
+
+    @property
+    def _in_memory(self) -> bool:
+        """The store is DuckDB's in-memory database: nothing to let go of, nothing to spill."""
+        return str(self.path) == ":memory:"
+
+    def _attach(self) -> None:
+        attach(self._raw, self.location.target, self._alias, self.read_only, self._data_path)
+        self._attached = True
+        self.holds.attached()
+
+    def release(self) -> None:
+        """Let go of the file (and its lock) until the next statement that reads or writes it.
+
+        Temporary tables stay. Nothing happens inside `held()` or a transaction. Another
+        process can then open the file; the next use waits for it as opening does.
+        """
+        if self._attached and self._pins == 0 and self._lets_go:
+            with uninterrupted():
+                self._raw.execute("USE memory")
+                self._raw.execute(f'DETACH "{self._alias}"')
+                self._attached = False
+                self.holds.released()
+
+    @contextmanager
+    def batch(self, kind: str) -> Iterator[duckdb.DuckDBPyConnection]:
+        """`transaction()` for one batch of a commit (`kind`: what it writes). Before it, a
+        DuckDB file is let go and left to other processes for YIELD_S when the batch would end
+        the hold past HOLD_BUDGET_S, so waiting readers get their turn every few seconds."""
+        if not self.holds.fits(kind):
+            self.release()
+            if not self._attached:
+                time.sleep(YIELD_S)
+        with self.held():
+            started = time.monotonic()
+            with self.transaction() as con:
+                yield con
+            self.holds.took(kind, time.monotonic() - started)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Keep the file attached for the whole block, `release()` calls inside included. A
+        writer of a SQLite-catalog DuckLake also holds its writer lock for the block (every
+        transaction is such a block), as DuckDB holds a file's."""
+        self._pins += 1
+        try:
+            if self._pins == 1:
+                self._lock_writers()
+            self._con  # noqa: B018 (attach now, before the block)
+            yield
+        finally:
+            self._pins -= 1
+            if self._pins == 0:
+                self._unlock_writers()
+
+    def _lock_writers(self) -> None:
+        """Wait for the writer lock of a SQLite-catalog DuckLake (`<catalog>.writer.lock`, an
+        `flock`): SQLite lets one process write its catalog at a time, and two DuckLake
+        commits that overlap fail with "database is locked" (one of them cannot upgrade its
+        read to a write) instead of waiting. Nothing for a DuckDB file (DuckDB locks it), a
+        PostgreSQL catalog (it serializes writers itself) or a reader."""
+        if self.location.catalog != "sqlite" or self.read_only or self._writer_lock is not None:
+            return
+        self._writer_lock = locked(Path(f"{self.path}.writer.lock"))
+
+    def _unlock_writers(self) -> None:
+        if self._writer_lock is not None:
+            fd, self._writer_lock = self._writer_lock, None
+            os.close(fd)  # closing the descriptor lets go of its flock
+
+    @property
+    def scratch(self) -> Statements:
+        """Statements over temporary tables only: they do not attach the file, so a run's
+        staging work does not hold it."""
+        return Scratch(self._raw)
+
+    def close(self) -> None:
+        """Release the file (and its lock), and drop the connection object itself: a store that
+        an exception's traceback keeps alive must not keep DuckDB objects alive until the
+        interpreter exits (DuckDB's bindings report those as leaks)."""
+        self._unlock_writers()
+        if hasattr(self, "_raw"):
+            self._raw.close()
+            del self._raw
+            self._attached = False
+
+    def __enter__(self) -> DuckDBStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Everything inside commits together or not at all."""
+        with uninterrupted(), self.held():
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                yield self._con
+            except BaseException:
+                self._con.execute("ROLLBACK")
+                raise
+            self._con.execute("COMMIT")
+
+    @uninterrupted_method
+    def begin_run(
+        self,
+        flow: str,
+        *,
+        version: str,
+        model: str | None,
+        config: dict[str, Any],
+        config_hash: str,
+        run_id: str | None = None,
+    ) -> RunHandle:
+        """Record a run as started (a new id unless `run_id` is given) and give it the next
+        sequence number."""
+        run_id = run_id or uuid.uuid4().hex
+        with self.transaction() as con:
+            ((seq,),) = con.execute("SELECT coalesce(max(run_seq), 0) + 1 FROM runs").fetchall()
+            con.execute(
+                "INSERT INTO runs BY NAME SELECT ? AS run_id, ? AS run_seq, ? AS flow, "
+                "'running' AS status, ? AS started_at, ? AS tracegrade_version, "
+                "? AS embedding_model, ? AS config_hash, ? AS config_json",
+                [
+                    run_id,
+                    seq,
+                    flow,
+                    datetime.now(UTC),
+                    version,
+                    model,
+                    config_hash,
+                    json.dumps(config, sort_keys=True),
+                ],
+            )
+        return RunHandle(run_id=run_id, run_seq=int(seq))
+
+    @uninterrupted_method
+    def close_interrupted_runs(self, alive: Callable[[str], bool]) -> list[str]:
+        """Mark the runs still `running` whose process is gone (`alive(run_id)` is False) as
+        `interrupted` and return their ids: each was killed before it finished, and what it
+        had not published is discarded."""
+        rows = self._con.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchall()
+        gone = [run_id for (run_id,) in rows if not alive(run_id)]
+        if gone:
+            with self.transaction() as con:
+                discard_unpublished(con, gone)
+                con.execute(
+                    "UPDATE runs SET status = 'interrupted', finished_at = ? "
+                    "WHERE status = 'running' AND list_contains(?, run_id)",
+                    [datetime.now(UTC), gone],
+                )
+        return gone
+
+    @uninterrupted_method
+    def finish_run(self, run: RunHandle, record: RunRecord) -> None:
+        """Close the run's log entry with its status, counts, timings and summary; a run that
+        did not complete loses the rows it never published."""
+        with self.transaction() as con:
+            if record.status != "completed":
+                discard_unpublished(con, [run.run_id])
+            self._record_finish(run, record)
+
+    def _record_finish(self, run: RunHandle, record: RunRecord) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in record.counts)
+        values = list(record.counts.values())
+        self._con.execute(
+            f"UPDATE runs SET status = ?, finished_at = ?, timings = ?, summary = ?, error = ?"
+            f"{', ' + assignments if assignments else ''} WHERE run_id = ?",
+            [
+                record.status,
+                datetime.now(UTC),
+                json.dumps(record.timings),
+                record.summary,
+                record.error,
+                *values,
+                run.run_id,
+            ],
+        )
+
+    @uninterrupted_method
+    def stored_traces(self) -> pl.DataFrame:
+        """Identity and replay columns of every stored trace."""
+        return self.sql(
+            "SELECT trace_id, content_hash, created_at, agent_id, task_domain, success, "
+            "source_file, text_sha FROM traces"
+        )
+
+    @uninterrupted_method
+    def has_table(self, name: str) -> bool:
+        """True when the database has a table or view `name` (a read-only store may lack one)."""
+        rows = self._con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]
+        ).fetchall()
+        return bool(rows[0][0])
+
+    @uninterrupted_method
+    def columns(self, table: str) -> list[str]:
+        """Column names of a table, in order."""
+        rows = self._con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+            "ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        return [name for (name,) in rows]
+
+    @uninterrupted_method
+    def traces_for(
+        self,
+        trace_ids: pl.Series,
+        columns: Sequence[str],
+        *,
+        step_fields: Sequence[str] | None = None,
+    ) -> pl.DataFrame:
+        """Stored trace rows for the given ids (in no particular order). With `step_fields`,
+        `steps` holds only those fields of each step."""
+        import polars as pl
+
+        ids = pl.DataFrame({"trace_id": trace_ids})
+        self._con.register("__ids", ids)
+        try:
+            selected = ", ".join(
+                steps_with(step_fields)
+                if step_fields is not None and name == "steps"
+                else f"t.{name}"
+                for name in columns
+            )
+            return self._con.sql(
+                f"SELECT {selected} FROM traces t SEMI JOIN __ids USING (trace_id)"
+            ).pl()
+        finally:
+            self._con.unregister("__ids")
+
+    def show_as_of_run(self, run_seq: int) -> None:
+        """Make `scores` and `latest_scores` of this connection show the scores as they were
+        when run `run_seq` (the `runs` table's number) had published, by temporary views of
+        the same names; `traces` and the other tables stay as they are now."""
+        as_of_run_views(self._con, self._alias, run_seq)
+
+    def commits(self) -> int:
+        """How many scoring commits the file has had (a stale plan's check)."""
+        rows = self._con.execute("SELECT value FROM meta WHERE key = 'commits'").fetchall()
+        return int(rows[0][0]) if rows else 0
