@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from transforms.config.scoring import FACTORS
 from transforms.errors import PageError
 from transforms.otlp_evaluations import EVALUATION_EVENT, EVALUATION_SPAN
 
@@ -166,8 +167,7 @@ def annotation(
 
 
 def _value(row: Mapping[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
-    parts = ("complexity", "novelty", "tool_diversity", "outcome_confidence")
-    why = ", ".join(f"{part.replace('_', ' ')} {row[part]:.3f}" for part in parts)
+    why = ", ".join(f"{part.replace('_', ' ')} {row[part]:.3f}" for part in FACTORS)
     label = "shareable" if row["shareable"] else "not shareable"
     return annotation(
         row["span_hex"],

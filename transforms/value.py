@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from transforms.config.scoring import ProfileWeights
+from transforms.config.scoring import FACTORS, ProfileWeights
 
 __all__ = ["complexity", "outcome_confidence", "tool_diversity", "value_features", "value_score"]
 
@@ -144,10 +144,7 @@ def value_features(rows: pl.LazyFrame, profiles: Mapping[str, ProfileWeights]) -
     return complexity(counted).with_columns(
         tool_diversity=tool_diversity(pl.col("unique_tools"), pl.col("n_steps")),
         outcome_confidence=outcome_confidence(pl.col("confidence"), pl.col("success")),
-        w_complexity=_weight(profile, profiles, 0),
-        w_novelty=_weight(profile, profiles, 1),
-        w_tool_diversity=_weight(profile, profiles, 2),
-        w_outcome_confidence=_weight(profile, profiles, 3),
+        **{f"w_{factor}": _weight(profile, profiles, i) for i, factor in enumerate(FACTORS)},
     )
 
 
@@ -159,12 +156,7 @@ def value_score(features: pl.LazyFrame, share_threshold: float) -> pl.LazyFrame:
     features = _sum_in_order(
         features,
         "weighted_score",
-        {
-            "_s_complexity": pl.col("complexity") * pl.col("w_complexity"),
-            "_s_novelty": pl.col("novelty") * pl.col("w_novelty"),
-            "_s_tool_diversity": pl.col("tool_diversity") * pl.col("w_tool_diversity"),
-            "_s_outcome": pl.col("outcome_confidence") * pl.col("w_outcome_confidence"),
-        },
+        {f"_s_{factor}": pl.col(factor) * pl.col(f"w_{factor}") for factor in FACTORS},
     )
     weighted = pl.col("weighted_score")
     single_thought = pl.col("single_thought")

@@ -12,12 +12,13 @@ from storage.schema.confidence import newest_levels
 from storage.schema.scoring import newest_score_rows
 from storage.store.statements import Statements
 from transforms.config.compare import COLUMN_NAME
+from transforms.config.scoring import FACTORS
 
 __all__ = ["BASELINE_CATALOG", "LEVELS", "check_pair_by", "metrics_of", "rows_sql", "selection_sql"]
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 
-_SCORES = ("score", "complexity", "novelty", "tool_diversity", "outcome_confidence")
+_SCORES = ("score", *FACTORS)
 
 _RUN = re.compile(r"^run:(\d+)$")
 _TIME = re.compile(r"^time:(.*?)\.\.(.*)$")

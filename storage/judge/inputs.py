@@ -13,6 +13,7 @@ from storage.errors import InputError, RecordRejected
 from storage.inputs.json_values import parse_record
 from storage.schema.confidence import newest_levels
 from storage.store.duckdb_store import DuckDBStore
+from transforms.config.scoring import FACTORS
 
 __all__ = [
     "SELECTION_COLUMNS",
@@ -83,10 +84,7 @@ class JudgeSelection:
 
 SELECTION_COLUMNS = {
     "score": "s.score",
-    "complexity": "s.complexity",
-    "novelty": "s.novelty",
-    "tool_diversity": "s.tool_diversity",
-    "outcome_confidence": "s.outcome_confidence",
+    **{factor: f"s.{factor}" for factor in FACTORS},
     "n_steps": "s.n_steps",
     "error_recovery": "s.error_recovery",
     "unique_tools": "s.unique_tools",

@@ -25,6 +25,7 @@ from storage.names import sql_string
 from storage.schema.confidence import newest_levels
 from storage.spans.span_targets import file_targets
 from storage.store.duckdb_store import DuckDBStore
+from transforms.config.scoring import FACTORS
 from transforms.otel import otel_trace_id
 from transforms.phoenix import PulledSpan
 
@@ -241,8 +242,8 @@ def annotation_rows(store: DuckDBStore, targets: pl.DataFrame) -> pl.DataFrame:
     trace's rows without a judgement)."""
     return store.sql_with(
         f"""
-        SELECT t.trace_hex, t.span_hex, s.trace_id, s.run_id, s.score, s.shareable, s.complexity, s.novelty,
-               s.tool_diversity, s.outcome_confidence,
+        SELECT t.trace_hex, t.span_hex, s.trace_id, s.run_id, s.score, s.shareable,
+               {", ".join(f"s.{factor}" for factor in FACTORS)},
                c.level, c.reason, c.aggregate,
                j.metric, j.status AS judge_status, j.score AS judge_score, j.comment
         FROM __targets t

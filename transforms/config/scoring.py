@@ -20,6 +20,7 @@ __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_MODEL",
     "EmbeddingConfig",
+    "FACTORS",
     "ExecutionConfig",
     "ProfileWeights",
     "ScoringConfig",
@@ -48,9 +49,15 @@ class ProfileWeights(_Strict):
     outcome_confidence: Annotated[float, Field(ge=0.0)]
     """Weight of O, the reported confidence discounted by failure."""
 
-    def as_tuple(self) -> tuple[float, float, float, float]:
+    def as_tuple(self) -> tuple[float, ...]:
         """The weights in formula order (wC, wN, wD, wO)."""
-        return (self.complexity, self.novelty, self.tool_diversity, self.outcome_confidence)
+        return tuple(getattr(self, factor) for factor in FACTORS)
+
+
+FACTORS: tuple[str, ...] = tuple(ProfileWeights.model_fields)
+"""The value score's factors in the SDK's formula order: each has a weight in every profile,
+and a column and a `w_` weight column in `score_rows`; the comparison, the judge's selection
+and the Phoenix push take their names from here."""
 
 
 BUILTIN_PROFILES: dict[str, ProfileWeights] = {
