@@ -7,7 +7,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from transforms.config.scoring import BUILTIN_PROFILES, ProfileWeights, ScoringConfig
+from transforms.config.scoring import BUILTIN_PROFILES, FACTORS, ProfileWeights, ScoringConfig
 from transforms.sdk_value import reference_value
 from transforms.value import value_features, value_score
 
@@ -185,12 +185,7 @@ def test_profile_is_an_exact_case_sensitive_match(domain: str | None, profile: s
     result = one(SEED_STEPS, domain=domain)
     assert result["profile"] == profile
     weights = BUILTIN_PROFILES[profile]
-    assert (
-        result["w_complexity"],
-        result["w_novelty"],
-        result["w_tool_diversity"],
-        result["w_outcome_confidence"],
-    ) == weights.as_tuple()
+    assert tuple(result[f"w_{factor}"] for factor in FACTORS) == weights.as_tuple()
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0])
