@@ -25,7 +25,7 @@ def config_path(args: argparse.Namespace) -> str | None:
     --config and no configs/evaluator.toml, means the four built-in metrics at equal weights,
     which is said in one line."""
     from transforms.config.judge import BUILTIN_DEFAULTS
-    from transforms.judge.metrics import BUILTIN_METRICS
+    from transforms.judge.metrics import DEFAULT_METRICS
 
     if args.config is not None and args.config.lower() != _NONE:
         return str(args.config)
@@ -34,7 +34,7 @@ def config_path(args: argparse.Namespace) -> str | None:
     reason = "--config none" if args.config is not None else f"{_DEFAULT_CONFIG} does not exist"
     print(
         f"no configuration file ({reason}): the four built-in metrics at equal weights "
-        f"({', '.join(BUILTIN_METRICS)}), model {BUILTIN_DEFAULTS['model']}"
+        f"({', '.join(DEFAULT_METRICS)}), model {BUILTIN_DEFAULTS['model']}"
     )
     return None
 

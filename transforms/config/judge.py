@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 from transforms.config.base import StrictModel as _Strict
 from transforms.config.endpoints import ENDPOINT_NAME, Endpoint, OutputMode
 from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD
-from transforms.judge.metrics import BUILTIN_METRICS
+from transforms.judge.metrics import DEFAULT_METRICS
 from transforms.judge.providers import PROVIDERS, model_parts
 
 __all__ = [
@@ -368,7 +368,7 @@ class JudgeFile(_Strict):
     def enabled_metrics(self) -> list[str]:
         """The metric names in order, as written (the four built-ins when none are listed)."""
         if self.metrics is None:
-            return list(BUILTIN_METRICS)
+            return list(DEFAULT_METRICS)
         return [entry.name for entry in self.metrics]
 
     @property

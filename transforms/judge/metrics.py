@@ -18,6 +18,7 @@ from transforms.config.base import import_object
 
 __all__ = [
     "BUILTIN_METRICS",
+    "DEFAULT_METRICS",
     "BaseMetric",
     "ClarityCoherence",
     "Coverage",
@@ -161,6 +162,10 @@ BUILTIN_METRICS: dict[str, type[BaseMetric]] = {
     cls.__name__: cls for cls in (ClarityCoherence, Coverage, Relevance, LLMPlain)
 }
 """Built-in metrics by class name."""
+
+DEFAULT_METRICS = ("ClarityCoherence", "Coverage", "Relevance", "LLMPlain")
+"""What a run judges when its configuration lists no metric: the original evaluator's four, at
+equal weights. A built-in added later is judged when a configuration names it."""
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 

@@ -32,7 +32,7 @@ from transforms.errors import (
     ModelFormatError,
     WeightValidationError,
 )
-from transforms.judge.metrics import BUILTIN_METRICS, BaseMetric, LLMJudgeMetric, metric_class
+from transforms.judge.metrics import DEFAULT_METRICS, BaseMetric, LLMJudgeMetric, metric_class
 from transforms.judge.providers import (
     parse_model,
 )
@@ -229,7 +229,7 @@ def resolve_settings(settings: JudgeFile, source: str, search: Sequence[Path] = 
     default_model = _one_of(source, "default_model", settings.default_model, default.model, "model")
     entries = settings.metrics
     if entries is None:
-        entries = [MetricEntry(name=name) for name in BUILTIN_METRICS]
+        entries = [MetricEntry(name=name) for name in DEFAULT_METRICS]
     if not entries:
         raise JudgeConfigError(
             f"{source}: metrics is an empty list; list at least one metric, or remove the key "
