@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from transforms.config.base import import_object
 
 __all__ = [
-    "BUILTIN_METRICS",
     "DEFAULT_METRICS",
     "BaseMetric",
     "ClarityCoherence",
