@@ -34,14 +34,14 @@ install: $(STAMP)
 # System packages two tests need, from Debian: each is installed when missing and the user is
 # root (with a line saying what and why); otherwise nothing is installed and the test that
 # needs it skips, saying why. Nothing else of `make test` needs root.
-# Headless Chromium: the report's browser test (tests/tracegrade/test_report_browser.py).
+# Headless Chromium: the report's browser test (tests/report/test_report_browser.py).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& echo "installing Debian's chromium (apt-get) for the report's browser test" \
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 		|| echo "chromium is not installed and needs root and apt-get: the report's browser test will skip"; }
 
-# PostgreSQL: the DuckLake-on-PostgreSQL test (tests/storage/test_ducklake_postgres.py), which
+# PostgreSQL: the DuckLake-on-PostgreSQL test (tests/store/test_ducklake_postgres.py), which
 # starts its own server on 127.0.0.1.
 postgres:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \

@@ -22,7 +22,7 @@ os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 # A test that meets a held database waits 5 s, not a command's 10 minutes
-# (tests/storage/test_duckdb_store.py sets its own waits).
+# (tests/store/test_duckdb_store.py sets its own waits).
 os.environ["TRACEGRADE_LOCK_WAIT_S"] = "5"
 
 import pydantic_ai.models  # noqa: E402
@@ -123,7 +123,7 @@ def run_pipeline(
 ) -> dict[str, int]:
     """The score_traces flow's stages in this process, without derived confidence or the judge.
 
-    Returns the run's raw stage counts; the flow itself is tested in tests/pipelines.
+    Returns the run's raw stage counts; the flow itself is tested in tests/scoring.
     """
     from pipelines import staging
     from pipelines.scoring_steps import score_run, scoring_steps_of

@@ -7,7 +7,7 @@ attributes; here they are put together as the per-line reader does: an attribute
 by the first to set it (metadata attributes, resource attributes, what the input and output
 say, the trace's own input and output on its top spans), flattened, filtered, the span's kind
 added. Lines not taken are left to the per-line reader, which keeps each rejection's rule and
-reason. tests/storage/test_langfuse_lines.py holds both readers to the same rows.
+reason. tests/spans/test_langfuse_lines.py holds both readers to the same rows.
 
 One difference is known: an object with a key twice, which `json.loads` reads as the last
 value and Polars writes back with both (in a tool's input or output read as text).

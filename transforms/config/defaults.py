@@ -1,6 +1,6 @@
 """What the default configurations decide, for the commands that must know it before they load
 the models: pydantic and the models take a quarter of a second to import, which a rerun with
-nothing to do (it only compares hashes) should not pay. tests/transforms/test_config_defaults.py fails
+nothing to do (it only compares hashes) should not pay. tests/confidence/test_config_defaults.py fails
 when a model's defaults change and these do not."""
 
 from __future__ import annotations

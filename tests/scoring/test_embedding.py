@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -10,6 +15,7 @@ from pipelines.embedder import SentenceEmbedder
 from pipelines.errors import EmbedderError
 from transforms.config.scoring import EmbeddingConfig
 
+ROOT = Path(__file__).resolve().parents[2]
 TEXTS = [
     "Review PR #42 for security issues Analyzing diff for injection vectors",
     "Reconcile the March ledger against bank statements",
@@ -27,16 +33,42 @@ def test_auto_takes_the_cpu_and_its_batch_size_without_a_gpu() -> None:
         SentenceEmbedder(EmbeddingConfig(device="auto", precision="fp16")).load()
 
 
+_BF16_CHILD = """
+import json, sys
+import numpy as np
+from pipelines.embedder import SentenceEmbedder
+from transforms.config.scoring import EmbeddingConfig
+texts = json.loads(sys.argv[1])
+reference = SentenceEmbedder(EmbeddingConfig(device="auto")).encode(texts)
+half = SentenceEmbedder(EmbeddingConfig(precision="bf16", device="auto")).encode(texts)
+cosines = (reference @ reference.T) - (half @ half.T)
+print(json.dumps({
+    "dtype": str(half.dtype), "same_shape": half.shape == reference.shape,
+    "norms": np.linalg.norm(half, axis=1).tolist(), "worst": float(np.abs(cosines).max()),
+}))
+"""
+"""A torch model loaded in bf16 leaves this process's TorchScript ONNX exporter unable to
+export the fp32 model for the CPU modes ("ScalarType ComplexDouble is an unexpected tensor
+scalar type", torch 2.13): the bf16 model is compared in a process of its own, so the CPU-mode
+tests that run later in this worker are not affected. A run uses one precision; docs/scaling.md
+says so."""
+
+
 @pytest.mark.slow
-def test_bf16_vectors_stay_close_to_fp32(embedder: SentenceEmbedder) -> None:
-    reference = embedder.encode(TEXTS)
+def test_bf16_vectors_stay_close_to_fp32() -> None:
     # device "auto" keeps bf16 in torch (cuda, or the CPU here); the OpenVINO mode of
-    # device "cpu" is tested in tests/pipelines/test_embedding_modes.py
-    half = SentenceEmbedder(EmbeddingConfig(precision="bf16", device="auto")).encode(TEXTS)
-    assert half.dtype == np.float32 and half.shape == reference.shape
-    assert np.allclose(np.linalg.norm(half, axis=1), 1.0, atol=1e-5)
-    cosines = (reference @ reference.T) - (half @ half.T)
-    assert 0 < np.abs(cosines).max() < 0.01
+    # device "cpu" is tested in tests/scoring/test_embedding_modes.py
+    done = subprocess.run(
+        [sys.executable, "-c", _BF16_CHILD, json.dumps(TEXTS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["dtype"] == "float32" and found["same_shape"]
+    assert np.allclose(found["norms"], 1.0, atol=1e-5)
+    assert 0 < found["worst"] < 0.01
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
 The cluster here is the one an operator starts: `dask scheduler` and `dask worker` of the
 project's install (the release pinned in constraints.txt), named by `dask_address`. The local
 cluster a run starts for itself when no address is set is what the DuckLake and judge fan-out
-tests use (tests/storage/test_ducklake_postgres.py, tests/judge/test_judge_fanout.py).
+tests use (tests/store/test_ducklake_postgres.py, tests/judge/test_judge_fanout.py).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import SEED_TRACE, query_rows
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "otel"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spans"))
 from otel_helpers import (  # noqa: E402
     CollectorFileExporter,
     close_agent_loop,  # noqa: F401 (autouse: the OTel case runs an agent)

@@ -3,7 +3,7 @@ errors and tables of `tracegrade sql`, `judge --dry-run` without a key, the word
 `confidence --evaluate`, the report's empty sections and every command's help.
 
 The long texts are snapshots in tests/cases/texts/ (run ids, timings and paths replaced by
-placeholders); `TRACEGRADE_UPDATE_SNAPSHOTS=1 pytest tests/tracegrade/test_cli_texts.py`
+placeholders); `TRACEGRADE_UPDATE_SNAPSHOTS=1 pytest tests/cli/test_cli_texts.py`
 writes them again after a deliberate change, to be read in the diff. Each test also asserts the
 defect it guards against, so that a snapshot taken of a wrong text still fails.
 """
