@@ -35,14 +35,9 @@ _RENAMED = {"Settings": "ScoringFile"}
 
 def __getattr__(name: str) -> Any:
     if name in _RENAMED:
-        import warnings
+        from tracegrade._renamed import warn_renamed
 
-        warnings.warn(
-            f"tracegrade.{name} is now tracegrade.{_RENAMED[name]}; the old name goes in the "
-            "next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_renamed("tracegrade", name, _RENAMED[name])
         name = _RENAMED[name]
     if name not in _HOMES:
         raise AttributeError(f"module 'tracegrade' has no attribute {name!r}")

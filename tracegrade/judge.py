@@ -7,10 +7,10 @@ with the evaluator's `tracegrade.evaluator.MetricScore` (one metric's result).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from storage.config_files import load_judge_config
+from tracegrade._renamed import warn_renamed
 from transforms.judge.metrics import (
     BaseMetric,
     ClarityCoherence,
@@ -34,17 +34,12 @@ __all__ = [
     "load_judge_config",
 ]
 
-_RENAMED = {"MetricScore": RuleScore}
+_RENAMED = {"MetricScore": "RuleScore"}
 """Old public names and what they are now; the old names go in the next release."""
 
 
 def __getattr__(name: str) -> Any:
     if name in _RENAMED:
-        warnings.warn(
-            f"tracegrade.judge.{name} is now tracegrade.judge.{_RENAMED[name].__name__}; the old "
-            "name goes in the next release",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return _RENAMED[name]
+        warn_renamed("tracegrade.judge", name, _RENAMED[name])
+        return globals()[_RENAMED[name]]
     raise AttributeError(f"module 'tracegrade.judge' has no attribute {name!r}")
