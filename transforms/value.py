@@ -118,14 +118,15 @@ def profile_name(task_domain: pl.Expr, profiles: Mapping[str, ProfileWeights]) -
     )
 
 
-def _weight(profile: pl.Expr, profiles: Mapping[str, ProfileWeights], index: int) -> pl.Expr:
+def _weight(profile: pl.Expr, profiles: Mapping[str, ProfileWeights], factor: str) -> pl.Expr:
+    """The weight of `factor` in each row's profile."""
     names = list(profiles)
-    weights = [profiles[name].as_tuple()[index] for name in names]
+    weights = [getattr(profiles[name], factor) for name in names]
     return profile.replace_strict(names, weights, return_dtype=pl.Float64)
 
 
 def value_features(rows: pl.LazyFrame, profiles: Mapping[str, ProfileWeights]) -> pl.LazyFrame:
-    """Add the step statistics, C, D, O, the profile and its four weights.
+    """Add the step statistics, C, D, O, the profile and its weight of each of `FACTORS`.
 
     `rows` needs `steps` (list of structs with `type` and `tool_name`), `task_domain`,
     `success` and `confidence`.
@@ -144,7 +145,7 @@ def value_features(rows: pl.LazyFrame, profiles: Mapping[str, ProfileWeights]) -
     return complexity(counted).with_columns(
         tool_diversity=tool_diversity(pl.col("unique_tools"), pl.col("n_steps")),
         outcome_confidence=outcome_confidence(pl.col("confidence"), pl.col("success")),
-        **{f"w_{factor}": _weight(profile, profiles, i) for i, factor in enumerate(FACTORS)},
+        **{f"w_{factor}": _weight(profile, profiles, factor) for factor in FACTORS},
     )
 
 
