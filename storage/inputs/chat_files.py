@@ -28,6 +28,7 @@ from storage.inputs.json_values import (
     too_deep,
 )
 from storage.inputs.surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
+from storage.store.work_files import replacing
 from transforms.chat import ChatRecord, ChatRejection
 from transforms.trace_schema import nested_arrow_schema
 
@@ -182,18 +183,6 @@ def read_chat_records(path: str | Path) -> list[ChatRecord]:
     return list(iter_chat_records(path))
 
 
-@contextmanager
-def _replacing(target: Path) -> Iterator[Path]:
-    """A temporary path beside `target`, renamed onto it when the block succeeds."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        yield temporary
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
 DEFAULT_BATCH_ROWS = 10_000
 """Traces per Parquet row group while importing."""
 
@@ -261,7 +250,7 @@ def trace_parquet_writer(
     out: str | Path, batch_rows: int = DEFAULT_BATCH_ROWS
 ) -> Iterator[TraceWriter]:
     """A `TraceWriter` on a temporary file renamed onto `out` when the block succeeds."""
-    with _replacing(Path(out)) as temporary:
+    with replacing(Path(out)) as temporary:
         writer = TraceWriter(temporary, batch_rows)
         try:
             yield writer
@@ -295,6 +284,6 @@ def write_import_report(
         },
         schema=REPORT_SCHEMA,
     )
-    with _replacing(target) as temporary:
+    with replacing(target) as temporary:
         frame.write_csv(temporary)
     return target

@@ -7,7 +7,6 @@ crash or a bad input file leaves the previous files (or none), never half of one
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +17,7 @@ import pyarrow.parquet as pq
 
 from storage.inputs.canonical import CANONICAL_SCHEMA, STEP_DTYPE, content_hashes
 from storage.inputs.chat_files import TRACE_ARROW_SCHEMA
+from storage.store.work_files import replacing
 from transforms.otel import REJECTION_SCHEMA
 from transforms.trace_schema import STEP, STEP_FILE_FIELDS, Field, file_groups
 
@@ -30,17 +30,6 @@ def otel_report_path(out: str | Path) -> Path:
     """The default report beside `out`: `traces.parquet` -> `traces.import-report.csv`."""
     path = Path(out)
     return path.with_name(f"{path.stem}.import-report.csv")
-
-
-@contextmanager
-def _replacing(target: Path) -> Iterator[Path]:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        yield temporary
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _nested_steps() -> pl.Expr:
@@ -103,7 +92,7 @@ class OtelTraceWriter:
 @contextmanager
 def otel_trace_writer(out: str | Path) -> Iterator[OtelTraceWriter]:
     """An `OtelTraceWriter` on a temporary file renamed onto `out` when the block succeeds."""
-    with _replacing(Path(out)) as temporary:
+    with replacing(Path(out)) as temporary:
         writer = OtelTraceWriter(temporary)
         try:
             yield writer
@@ -122,7 +111,7 @@ def write_otel_report(rejections: Sequence[pl.DataFrame], out: str | Path) -> Pa
     report = report.sort(
         "source_file", "record_number", "otel_trace_id", nulls_last=True, maintain_order=True
     )
-    with _replacing(target) as temporary:
+    with replacing(target) as temporary:
         report.write_csv(temporary)
     return target
 
