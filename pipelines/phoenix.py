@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -39,6 +38,7 @@ from storage.phoenix.store import (
     undelivered_traces,
 )
 from storage.store.duckdb_store import DuckDBStore
+from storage.store.work_files import replacing
 from transforms.otlp_evaluations import evaluation_request
 from transforms.phoenix import (
     annotations_of,
@@ -133,9 +133,8 @@ def _page_file(folder: Path, project: str, spans: list[dict[str, Any]]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{''.join(c if c.isalnum() else '-' for c in project)}-{digest}.json"
     if not path.exists():
-        partial = path.with_suffix(".partial")
-        partial.write_text(text + "\n")
-        os.replace(partial, path)
+        with replacing(path) as partial:
+            partial.write_text(text + "\n")
     return path
 
 

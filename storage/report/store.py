@@ -4,7 +4,6 @@ only for the tables that exist, and the report's file written in one piece."""
 from __future__ import annotations
 
 import importlib.util
-import os
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -22,6 +21,7 @@ from storage.report.queries import (
     fast_form,
 )
 from storage.store.duckdb_store import DuckDBStore
+from storage.store.work_files import replacing
 from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD, agreements
 from transforms.report.judge_agreement import JudgeAgreement
 from transforms.report.outcomes import LevelOutcomes
@@ -224,8 +224,6 @@ def plotly_bundle() -> str:
 def write_report_file(path: str | Path, html: str) -> Path:
     """Write the report to `path` whole: a reader never sees half a file."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
-    partial.write_text(html, encoding="utf-8")
-    os.replace(partial, target)
+    with replacing(target) as partial:
+        partial.write_text(html, encoding="utf-8")
     return target
