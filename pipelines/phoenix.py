@@ -38,7 +38,7 @@ from storage.phoenix.store import (
     undelivered_traces,
 )
 from storage.store.duckdb_store import DuckDBStore
-from storage.store.work_files import replacing
+from storage.store.whole_files import replacing
 from transforms.otlp_evaluations import evaluation_request
 from transforms.phoenix import (
     annotations_of,

@@ -28,7 +28,7 @@ from storage.inputs.json_values import (
     too_deep,
 )
 from storage.inputs.surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
-from storage.store.work_files import replacing
+from storage.store.whole_files import replacing
 from transforms.chat import ChatRecord, ChatRejection
 from transforms.trace_schema import nested_arrow_schema
 

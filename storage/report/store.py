@@ -21,7 +21,7 @@ from storage.report.queries import (
     fast_form,
 )
 from storage.store.duckdb_store import DuckDBStore
-from storage.store.work_files import replacing
+from storage.store.whole_files import replacing
 from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD, agreements
 from transforms.report.judge_agreement import JudgeAgreement
 from transforms.report.outcomes import LevelOutcomes

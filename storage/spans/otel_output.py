@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from storage.inputs.canonical import CANONICAL_SCHEMA, STEP_DTYPE, content_hashes
 from storage.inputs.chat_files import TRACE_ARROW_SCHEMA
-from storage.store.work_files import replacing
+from storage.store.whole_files import replacing
 from transforms.otel import REJECTION_SCHEMA
 from transforms.trace_schema import STEP, STEP_FILE_FIELDS, Field, file_groups
 
