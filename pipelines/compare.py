@@ -12,7 +12,7 @@ from typing import Any
 
 from pipelines.errors import RegressionFound
 from pipelines.runs import in_prefect, publish_markdown
-from storage.compare.store import Selected, compare_cells
+from storage.compare.store import Selected, compare_cells, last_scoring_runs
 from storage.config_files import load_settings
 from storage.store.duckdb_store import DuckDBStore
 from transforms.compare.gate import Verdict, parse_gate, verdicts
@@ -131,12 +131,7 @@ def previous_run_check(db: str, run_id: str, settings: CompareConfig) -> Compari
     if not settings.fail_on:
         return None
     with DuckDBStore(db, read_only=True) as store:
-        found = store.rows(
-            "SELECT r.run_id, r.run_seq FROM runs r SEMI JOIN traces t USING (run_id) "
-            "WHERE r.flow = 'score_traces' AND r.run_seq <= "
-            "(SELECT run_seq FROM runs WHERE run_id = ?) ORDER BY r.run_seq DESC LIMIT 2",
-            [run_id],
-        )
+        found = last_scoring_runs(store, run_id)
     if len(found) < 2 or found[0][0] != run_id:
         return None
     return compare_selections(db, f"run:{found[1][1]}", f"run:{found[0][1]}", settings=settings)

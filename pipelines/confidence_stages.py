@@ -18,11 +18,11 @@ import polars as pl
 from storage.confidence.factors import FACTORS_INPUT_SCHEMA, read_factors_table
 from storage.confidence.store import (
     commit_confidence,
+    split_staged_levels,
     stale_derived_ids,
     stale_derived_traces,
     stored_input_hashes,
 )
-from storage.names import sql_string
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.hashing import sha256_hex
 from storage.store.work_files import parquet_batches
@@ -169,7 +169,7 @@ def derived_stage(
 
     Returns confidence_traces (levels written) and confidence_unchanged (kept as stored).
     """
-    total = store.sql("SELECT count(*) AS n FROM traces")["n"][0]
+    total = store.trace_count()
     stale = work_dir / STALE
     if not stale_derived_ids(store, config.config_hash, stale, force=force):
         return {"confidence_traces": 0, "confidence_unchanged": int(total)}
@@ -191,22 +191,10 @@ def _take_staged(
     (fresh, with the content the level was computed from), and leave in STALE only the stale
     traces still without one; returns (parts written, traces). Only work files are read: the
     database file is not attached."""
-    stale, covered = work_dir / STALE, work_dir / COVERED
-    computed = sql_string(staged.folder / COMPUTED_TRACES)
-    store.scratch.copy_to(
-        f"SELECT c.trace_id, c._order FROM read_parquet({computed}) c "
-        f"SEMI JOIN read_parquet({sql_string(staged.fresh)}) f USING (_order) "
-        f"SEMI JOIN read_parquet({sql_string(stale)}) s "
-        "ON s.trace_id = c.trace_id AND s.content_hash = c.input_hash ORDER BY c._order",
-        covered,
+    covered = work_dir / COVERED
+    split_staged_levels(
+        store, staged.folder / COMPUTED_TRACES, staged.fresh, work_dir / STALE, covered
     )
-    rest = work_dir / f"rest-{STALE}"
-    store.scratch.copy_to(
-        f"SELECT s.* FROM read_parquet({sql_string(stale)}) s ANTI JOIN "
-        f"read_parquet({sql_string(covered)}) c USING (trace_id) ORDER BY s.place, s.trace_id",
-        rest,
-    )
-    rest.replace(stale)
     parts, taken = 0, 0
     for traces_part in sorted(staged.folder.glob(COMPUTED_TRACES)):
         steps_part = traces_part.with_name(traces_part.name.replace("traces", "steps"))

@@ -35,6 +35,7 @@ from storage.phoenix.store import (
     step_targets,
     trace_spans,
     trace_targets,
+    traces_not_delivered,
     undelivered_traces,
 )
 from storage.store.duckdb_store import DuckDBStore
@@ -229,10 +230,7 @@ def push_phoenix(endpoint: str, project: str, db: str) -> PushSummary:
     with DuckDBStore(db) as store:
         payloads, _, targets = _verdicts(store, source)
         todo = changed_annotations(store, source, payloads)
-        summary.skipped = store.sql_with(
-            "SELECT count(*) AS n FROM latest_scores ANTI JOIN __targets USING (trace_id)",
-            targets=targets,
-        )["n"][0]
+        summary.skipped = traces_not_delivered(store, targets)
         store.release()
         summary.unchanged = len(payloads) - len(todo)
         with PhoenixApi(endpoint) as api:

@@ -41,7 +41,14 @@ from transforms.compare.stats import MAX_CELLS, Cells
 from transforms.errors import TracegradeError
 from transforms.words import NONE
 
-__all__ = ["MIN_PAIRS", "Selected", "compare_cells", "metrics_of", "selection_sql"]
+__all__ = [
+    "MIN_PAIRS",
+    "Selected",
+    "compare_cells",
+    "last_scoring_runs",
+    "metrics_of",
+    "selection_sql",
+]
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,20 @@ def _select(
             "select two different populations"
         )
     return counts, both
+
+
+def last_scoring_runs(store: Statements, run_id: str) -> list[tuple[str, int]]:
+    """(run_id, run_seq) of the scoring run `run_id` and the one before it that stored
+    traces, newest first (fewer when there are fewer)."""
+    return [
+        (str(found), int(seq))
+        for found, seq in store.rows(
+            "SELECT r.run_id, r.run_seq FROM runs r SEMI JOIN traces t USING (run_id) "
+            "WHERE r.flow = 'score_traces' AND r.run_seq <= "
+            "(SELECT run_seq FROM runs WHERE run_id = ?) ORDER BY r.run_seq DESC LIMIT 2",
+            [run_id],
+        )
+    ]
 
 
 def compare_cells(

@@ -144,6 +144,30 @@ def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
     return store.sql_with(select("traces"), ids=wanted)
 
 
+def split_staged_levels(
+    store: DuckDBStore, computed: Path, fresh: Path, stale: Path, covered: Path
+) -> None:
+    """Of the stale traces in the work file `stale` (`stale_derived_ids`), write to `covered`
+    (trace_id, _order) those whose level a scoring run computed while staging (`computed`, a
+    glob of its level parts) from the content it stored (`fresh`, the staged rows it kept),
+    and leave in `stale` only the others, in their order. Only work files are read: the
+    database file is not attached."""
+    store.scratch.copy_to(
+        f"SELECT c.trace_id, c._order FROM read_parquet({sql_string(computed)}) c "
+        f"SEMI JOIN read_parquet({sql_string(fresh)}) f USING (_order) "
+        f"SEMI JOIN read_parquet({sql_string(stale)}) s "
+        "ON s.trace_id = c.trace_id AND s.content_hash = c.input_hash ORDER BY c._order",
+        covered,
+    )
+    rest = stale.with_name(f"rest-{stale.name}")
+    store.scratch.copy_to(
+        f"SELECT s.* FROM read_parquet({sql_string(stale)}) s ANTI JOIN "
+        f"read_parquet({sql_string(covered)}) c USING (trace_id) ORDER BY s.place, s.trace_id",
+        rest,
+    )
+    rest.replace(stale)
+
+
 def stored_input_hashes(store: DuckDBStore, source: str) -> pl.DataFrame:
     """trace_id, input_hash and config_hash of the stored levels of one source."""
     return store.sql(

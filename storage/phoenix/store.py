@@ -42,6 +42,7 @@ __all__ = [
     "step_targets",
     "trace_spans",
     "trace_targets",
+    "traces_not_delivered",
     "undelivered_traces",
 ]
 
@@ -190,6 +191,16 @@ def trace_targets(store: DuckDBStore, source: str | None) -> pl.DataFrame:
         },
         schema={"trace_id": pl.String, "trace_hex": pl.String, "span_hex": pl.String},
     )
+
+
+def traces_not_delivered(store: DuckDBStore, targets: pl.DataFrame) -> int:
+    """How many stored traces (their newest scores) are not among `targets` (`trace_targets`):
+    traces no pull of the project delivered, which a push leaves alone."""
+    found = store.sql_with(
+        "SELECT count(*) AS n FROM latest_scores ANTI JOIN __targets USING (trace_id)",
+        targets=targets,
+    )
+    return int(found["n"][0])
 
 
 def step_targets(store: DuckDBStore, source: str | None, folder: Path) -> pl.DataFrame:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from storage.errors import InputError
 from storage.names import sql_string
 from storage.store._connection import (
     YIELD_S,
@@ -335,6 +336,12 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
         )
 
     @uninterrupted_method
+    def trace_count(self) -> int:
+        """How many traces the database stores (published runs')."""
+        rows = self._con.execute("SELECT count(*) FROM traces").fetchall()
+        return int(rows[0][0])
+
+    @uninterrupted_method
     def has_table(self, name: str) -> bool:
         """True when the database has a table or view `name` (a read-only store may lack one)."""
         rows = self._con.execute(
@@ -382,7 +389,23 @@ class DuckDBStore(Statements, EmbeddingCache, Publishing):
     def show_as_of_run(self, run_seq: int) -> None:
         """Make `scores` and `latest_scores` of this connection show the scores as they were
         when run `run_seq` (the `runs` table's number) had published, by temporary views of
-        the same names; `traces` and the other tables stay as they are now."""
+        the same names; `traces` and the other tables stay as they are now.
+
+        Raises:
+            InputError: no published run has that number.
+        """
+        published = [
+            seq
+            for (seq,) in self._con.execute(
+                "SELECT run_seq FROM runs WHERE published_at IS NOT NULL ORDER BY run_seq"
+            ).fetchall()
+        ]
+        if run_seq not in published:
+            known = ", ".join(str(seq) for seq in published[-10:]) or "none"
+            raise InputError(
+                f"--as-of-run {run_seq}: no published run has that number (the last published: "
+                f"{known}; runs.run_seq)"
+            )
         as_of_run_views(self._con, self._alias, run_seq)
 
     def commits(self) -> int:

@@ -182,7 +182,7 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     with DuckDBStore(args.db, read_only=True) as store:
         check_store(store)  # a missing data file: one line, before any number
         if args.as_of_run is not None:
-            _as_of_run(store, args.as_of_run)
+            store.show_as_of_run(args.as_of_run)
         try:
             columns, types, cursor = store.cursor_rows(args.query)
             if mode not in HUMAN_MODES:
@@ -211,22 +211,6 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
 _HUMAN_ROWS = 40
 """Rows a box or line listing shows unless --rows says otherwise."""
-
-
-def _as_of_run(store: Any, run_seq: int) -> None:
-    from storage.errors import InputError
-
-    published = store.sql(
-        "SELECT run_seq FROM runs WHERE published_at IS NOT NULL AND run_seq = ?", [run_seq]
-    )
-    if published.is_empty():
-        numbers = store.sql("SELECT run_seq FROM runs WHERE published_at IS NOT NULL")
-        known = ", ".join(str(n) for n in sorted(numbers["run_seq"].to_list())[-10:]) or "none"
-        raise InputError(
-            f"--as-of-run {run_seq}: no published run has that number (the last published: "
-            f"{known}; runs.run_seq)"
-        )
-    store.show_as_of_run(run_seq)
 
 
 def _add_score(commands: Any) -> argparse.ArgumentParser:
