@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from storage.spans._otlp_lines import is_one_document
 from storage.spans.langfuse import original_ids
+from storage.spans.otel_files import is_one_document
 
 __all__ = ["langfuse_ids"]
 

@@ -25,8 +25,7 @@ from storage.inputs.json_values import parse_record
 from storage.spans import otel_files
 from storage.spans._langfuse_lines import langfuse_block
 from storage.spans._otlp import rows_frame
-from storage.spans._otlp_lines import key_check
-from storage.spans.otel_files import iter_span_chunks
+from storage.spans.otel_files import iter_span_chunks, key_check
 from storage.spans.phoenix import phoenix_rows, span_rows
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import RAW_SPAN_SCHEMA, wanted_key_filter
