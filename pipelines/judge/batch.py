@@ -34,6 +34,7 @@ from transforms.judge.plan import (
     JudgeSink,
     PlannedItem,
     PlannedJudgement,
+    SubmittedBatch,
     cost_usd,
     estimated_tokens,
     plan_items,
@@ -52,15 +53,7 @@ class BatchSink(JudgeSink, Protocol):
         """Batches submitted and not collected, oldest first."""
         ...
 
-    def put_batch(
-        self,
-        *,
-        batch_id: str,
-        run_id: str,
-        model: str,
-        handle: dict[str, Any],
-        requests: dict[str, Any],
-    ) -> None:
+    def put_batch(self, batch: SubmittedBatch) -> None:
         """Record a submitted batch."""
         ...
 
@@ -201,11 +194,13 @@ async def _submit(
             ]
             batch = await model.batch_create(encoded)
             sink.put_batch(
-                batch_id=batch.id,
-                run_id=identity["run_id"],
-                model=model_name,
-                handle=_HANDLE.dump_python(batch, mode="json"),
-                requests=dict(chunk),
+                SubmittedBatch(
+                    batch_id=batch.id,
+                    run_id=identity["run_id"],
+                    model=model_name,
+                    handle=_HANDLE.dump_python(batch, mode="json"),
+                    requests=dict(chunk),
+                )
             )
             made += 1
     return made

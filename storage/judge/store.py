@@ -17,6 +17,7 @@ import polars as pl
 
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.locations import locate
+from transforms.judge.plan import SubmittedBatch
 
 __all__ = [
     "DuckDBJudgeSink",
@@ -24,7 +25,6 @@ __all__ = [
     "close_batch",
     "open_batch_count",
     "open_batches",
-    "put_batch",
     "stored_score_keys",
 ]
 
@@ -181,24 +181,6 @@ def stored_score_keys(store: DuckDBStore, item_ids: Sequence[str]) -> dict[str, 
     return {item: key for item, key in rows}
 
 
-def put_batch(
-    store: DuckDBStore,
-    *,
-    batch_id: str,
-    run_id: str,
-    model: str,
-    handle: dict[str, Any],
-    requests: dict[str, Any],
-) -> None:
-    """Record a submitted batch and what its requests are, before anything else happens."""
-    with store.transaction() as con:
-        con.execute(
-            "INSERT INTO judge_batches (batch_id, run_id, model, handle, requests, status, "
-            "submitted_at) VALUES (?, ?, ?, ?, ?, 'submitted', ?)",
-            [batch_id, run_id, model, json.dumps(handle), json.dumps(requests), datetime.now(UTC)],
-        )
-
-
 def open_batches(store: DuckDBStore) -> list[dict[str, Any]]:
     """Batches submitted and not collected yet, oldest first."""
     rows = store.sql(
@@ -273,24 +255,21 @@ class DuckDBJudgeSink:
         """Batches submitted and not collected, oldest first."""
         return open_batches(self.store) if self._exists else []
 
-    def put_batch(
-        self,
-        *,
-        batch_id: str,
-        run_id: str,
-        model: str,
-        handle: dict[str, Any],
-        requests: dict[str, Any],
-    ) -> None:
-        """Record a submitted batch."""
-        put_batch(
-            self.store,
-            batch_id=batch_id,
-            run_id=run_id,
-            model=model,
-            handle=handle,
-            requests=requests,
-        )
+    def put_batch(self, batch: SubmittedBatch) -> None:
+        """Record a submitted batch and what its requests are, before anything else happens."""
+        with self.store.transaction() as con:
+            con.execute(
+                "INSERT INTO judge_batches (batch_id, run_id, model, handle, requests, status, "
+                "submitted_at) VALUES (?, ?, ?, ?, ?, 'submitted', ?)",
+                [
+                    batch.batch_id,
+                    batch.run_id,
+                    batch.model,
+                    json.dumps(batch.handle),
+                    json.dumps(batch.requests),
+                    datetime.now(UTC),
+                ],
+            )
 
     def close_batch(self, batch_id: str, rows: list[dict[str, Any]]) -> None:
         """Store a batch's results and close it, together."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from transforms.config.base import StrictModel as _Strict
@@ -55,6 +55,26 @@ def _model_form(value: str | None) -> str | None:
     return value
 
 
+def _retries(value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise ValueError(f"max_retries {value} is negative; use 0 (no retry) or more")
+    return value
+
+
+def _timeout(value: float | None) -> float | None:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise ValueError(
+            f"timeout_seconds {value} is not positive; use a number of seconds > 0, e.g. 120"
+        )
+    return value
+
+
+_Retries = Annotated[int | None, AfterValidator(_retries)]
+"""Retries after the first attempt: none or >= 0."""
+_Timeout = Annotated[float | None, AfterValidator(_timeout)]
+"""Seconds an attempt may take: none or > 0 and finite."""
+
+
 class _LLMParams(_Strict):
     model: str | None = None
     """The judge model as "provider:model-name"."""
@@ -62,9 +82,9 @@ class _LLMParams(_Strict):
     """Sampling temperature, 0.0 to 2.0."""
     max_tokens: int | None = None
     """Most output tokens per call, > 0; unset leaves the provider's default."""
-    max_retries: int | None = None
+    max_retries: _Retries = None
     """Retries of a transient failure after the first attempt, >= 0."""
-    timeout_seconds: float | None = None
+    timeout_seconds: _Timeout = None
     """Deadline of one attempt, > 0; unset uses `[retry] timeout_s`."""
     top_p: float | None = None
     """Nucleus sampling, 0.0 to 1.0; unset leaves the provider's default."""
@@ -100,36 +120,12 @@ class _LLMParams(_Strict):
             )
         return value
 
-    @field_validator("max_retries")
-    @classmethod
-    def _max_retries(cls, value: int | None) -> int | None:
-        return _retries(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float | None) -> float | None:
-        return _timeout(value)
-
     @field_validator("top_p")
     @classmethod
     def _top_p(cls, value: float | None) -> float | None:
         if value is not None and not 0.0 <= value <= 1.0:
             raise ValueError(f"top_p {value} is outside 0.0 to 1.0; use e.g. 0.9")
         return value
-
-
-def _retries(value: int | None) -> int | None:
-    if value is not None and value < 0:
-        raise ValueError(f"max_retries {value} is negative; use 0 (no retry) or more")
-    return value
-
-
-def _timeout(value: float | None) -> float | None:
-    if value is not None and not (value > 0 and math.isfinite(value)):
-        raise ValueError(
-            f"timeout_seconds {value} is not positive; use a number of seconds > 0, e.g. 120"
-        )
-    return value
 
 
 class LLMDefault(_LLMParams):
@@ -280,9 +276,9 @@ class JudgeFile(_Strict):
 
     default_model: str | None = None
     """Default judge model (seed FR-016); the same as `[llm_default] model`."""
-    max_retries: int | None = None
+    max_retries: _Retries = None
     """The original evaluator's top-level form of `[llm_default] max_retries`."""
-    timeout_seconds: float | None = None
+    timeout_seconds: _Timeout = None
     """The original evaluator's top-level form of `[llm_default] timeout_seconds`."""
     llm_default: LLMDefault = LLMDefault()
     """Fallback LLM parameters."""
@@ -328,16 +324,6 @@ class JudgeFile(_Strict):
                 "ignored it too); move it into [llm_default], before any [[metrics]]"
             )
         return data
-
-    @field_validator("max_retries")
-    @classmethod
-    def _max_retries(cls, value: int | None) -> int | None:
-        return _retries(value)
-
-    @field_validator("timeout_seconds")
-    @classmethod
-    def _timeout(cls, value: float | None) -> float | None:
-        return _timeout(value)
 
     @field_validator("endpoints")
     @classmethod

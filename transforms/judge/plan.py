@@ -18,6 +18,7 @@ __all__ = [
     "JudgeSink",
     "PlannedItem",
     "PlannedJudgement",
+    "SubmittedBatch",
     "cost_usd",
     "estimate",
     "estimated_tokens",
@@ -47,6 +48,18 @@ class JudgeSink(Protocol):
     def write_scores(self, rows: list[dict[str, Any]]) -> None:
         """Insert overall scores (one transaction)."""
         ...
+
+
+@dataclass(frozen=True)
+class SubmittedBatch:
+    """A batch handed to a provider's batch API, as the store records it before anything else
+    happens: its id, the run and model, the provider's handle, and its requests by call id."""
+
+    batch_id: str
+    run_id: str
+    model: str
+    handle: dict[str, Any]
+    requests: dict[str, Any]
 
 
 def is_blank(text: str | None) -> bool:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["details_json", "json_items", "json_string"]
+__all__ = ["CASE", "json_items", "json_string", "scored_cases"]
 
-_CASE = "case_idx"
+CASE = "case_idx"
+"""The column every table of the operation scorers is keyed by: the case's index."""
 
 
 def json_string(text: pl.Expr) -> pl.Expr:
@@ -26,14 +27,14 @@ def json_items(cases: pl.DataFrame, items: pl.DataFrame, item: pl.Expr) -> pl.Se
     """
     encoded = item.struct.json_encode() if _is_struct(items, item) else item
     grouped = (
-        items.select(_CASE, _item=encoded)
-        .group_by(_CASE, maintain_order=True)
+        items.select(CASE, _item=encoded)
+        .group_by(CASE, maintain_order=True)
         .agg("_item")
         .with_columns(pl.col("_item").list.join(","))
     )
     return (
-        cases.select(_CASE)
-        .join(grouped, on=_CASE, how="left", maintain_order="left")
+        cases.select(CASE)
+        .join(grouped, on=CASE, how="left", maintain_order="left")
         .select(pl.col("_item").fill_null(""))
         .to_series()
     )
@@ -43,10 +44,14 @@ def _is_struct(frame: pl.DataFrame, expr: pl.Expr) -> bool:
     return isinstance(frame.head(0).select(expr).to_series().dtype, pl.Struct)
 
 
-def details_json(scalars: pl.Expr, **lists: pl.Expr) -> pl.Expr:
-    """The JSON object of the struct `scalars` with each list (items' JSON, comma-joined) added."""
-    parts = [scalars.struct.json_encode().str.head(-1)]
+def scored_cases(
+    frame: pl.DataFrame, score: pl.Expr, scalars: dict[str, pl.Expr], **lists: pl.Expr
+) -> pl.DataFrame:
+    """A scorer's result: case_idx, score, and details, the JSON object of the fields
+    `scalars` (in order) with each list of `lists` (its items' JSON, comma-joined) added."""
+    fields = [value.alias(name) for name, value in scalars.items()]
+    parts = [pl.struct(fields).struct.json_encode().str.head(-1)]
     for name, items in lists.items():
         parts += [pl.lit(f',"{name}":['), items, pl.lit("]")]
     parts.append(pl.lit("}"))
-    return pl.concat_str(parts)
+    return frame.select(CASE, score=score, details=pl.concat_str(parts))

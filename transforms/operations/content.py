@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from transforms.operations._json import details_json, json_items, json_string
+from transforms.operations._json import CASE, json_items, json_string, scored_cases
 from transforms.operations.prepare import PreparedCases, regex_error
 from transforms.operations.simulate import Simulation
 
@@ -24,8 +24,6 @@ SEPARATOR = "\n"
 
 EXCERPT_CHARS = 100
 """Characters of the searched content quoted in an issue."""
-
-_CASE = "case_idx"
 
 
 def _texts(document: pl.DataFrame, keys: pl.Series, key: pl.Expr) -> pl.DataFrame:
@@ -55,7 +53,7 @@ def pattern_matches(prepared: PreparedCases, simulation: Simulation) -> pl.DataF
     `problem` says why a regex does not compile (null when it does); an invalid or missing
     pattern is not found.
     """
-    case = pl.col(_CASE).cast(pl.Int64)
+    case = pl.col(CASE).cast(pl.Int64)
     page_key = case * prepared.page_stride + pl.col("page_code")
     patterns = prepared.patterns.with_row_index("_row").with_columns(
         _key=pl.when(pl.col("page").is_null()).then(-1 - case).otherwise(page_key)
@@ -89,7 +87,7 @@ def pattern_matches(prepared: PreparedCases, simulation: Simulation) -> pl.DataF
 def pattern_errors(matches: pl.DataFrame) -> pl.DataFrame:
     """The input errors of patterns that are not valid regular expressions."""
     return matches.filter(pl.col("problem").is_not_null()).select(
-        _CASE,
+        CASE,
         section=pl.lit(2, dtype=pl.Int64),
         item=pl.col("pat_pos").cast(pl.Int64),
         message=pl.format(
@@ -124,22 +122,20 @@ def content_quality(prepared: PreparedCases, matches: pl.DataFrame) -> pl.DataFr
     )
     cases = prepared.cases
     found = np.bincount(
-        matches[_CASE].to_numpy(),
+        matches[CASE].to_numpy(),
         weights=matches["found"].to_numpy().astype(np.float64),
         minlength=cases.height,
     ).astype(np.int64)
     missed = matches.filter(~pl.col("found"))
-    frame = cases.select(_CASE, "n_patterns").with_columns(
+    frame = cases.select(CASE, "n_patterns").with_columns(
         _matched=pl.Series(found), _issues=json_items(cases, missed, json_string(issue))
     )
     total = pl.col("n_patterns")
-    return frame.select(
-        _CASE,
-        score=pl.when(total == 0)
+    return scored_cases(
+        frame,
+        pl.when(total == 0)
         .then(1.0)
         .otherwise(pl.col("_matched").cast(pl.Float64) / total.cast(pl.Float64)),
-        details=details_json(
-            pl.struct(matchedPatterns=pl.col("_matched"), totalPatterns=total),
-            contentIssues=pl.col("_issues"),
-        ),
+        {"matchedPatterns": pl.col("_matched"), "totalPatterns": total},
+        contentIssues=pl.col("_issues"),
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from transforms.operations._json import details_json, json_items
+from transforms.operations._json import CASE, json_items, scored_cases
 from transforms.operations._kernels import count_in, key_array, rank_within
 from transforms.operations.model import OPERATION_TYPES
 from transforms.operations.prepare import PreparedCases
@@ -24,8 +24,6 @@ __all__ = ["anti_hallucination"]
 
 NEW_BLOCK_REASONS = ("unknown block", "unexpected insert")
 """Why an actual operation counts as adding a block."""
-
-_CASE = "case_idx"
 
 
 def _codes(*names: str) -> list[int]:
@@ -45,7 +43,7 @@ def _new_blocks(prepared: PreparedCases, simulation: Simulation) -> pl.DataFrame
             unknown.with_columns(reason=pl.lit(NEW_BLOCK_REASONS[0])),
             beyond.with_columns(reason=pl.lit(NEW_BLOCK_REASONS[1])),
         ]
-    ).sort([_CASE, "op_pos"])
+    ).sort([CASE, "op_pos"])
 
 
 def _expected_on(prepared: PreparedCases, blocks: pl.DataFrame, *types: str) -> pl.Series:
@@ -73,7 +71,7 @@ def _unspecified_changes(prepared: PreparedCases, simulation: Simulation) -> pl.
 
 def _none_per_case(frame: pl.DataFrame, n_cases: int) -> pl.Series:
     """Whether each case has no row in `frame`."""
-    return pl.Series(np.bincount(frame[_CASE].to_numpy(), minlength=n_cases) == 0)
+    return pl.Series(np.bincount(frame[CASE].to_numpy(), minlength=n_cases) == 0)
 
 
 def _checks(
@@ -83,7 +81,7 @@ def _checks(
     changes: pl.DataFrame,
 ) -> pl.DataFrame:
     """case_idx, whether each check holds and, per check, the JSON items that broke it."""
-    return cases.select(_CASE).with_columns(
+    return cases.select(CASE).with_columns(
         _no_new=_none_per_case(new_blocks, cases.height),
         _no_deleted=_none_per_case(deletions, cases.height),
         _only_specified=_none_per_case(changes, cases.height),
@@ -127,17 +125,15 @@ def anti_hallucination(prepared: PreparedCases, simulation: Simulation) -> pl.Da
         _unspecified_changes(prepared, simulation),
     )
     clean = pl.col("_no_new") & pl.col("_no_deleted") & pl.col("_only_specified")
-    return frame.select(
-        _CASE,
-        score=pl.when(clean).then(1.0).otherwise(0.0),
-        details=details_json(
-            pl.struct(
-                noNewContent=pl.col("_no_new"),
-                noDeletedBlocks=pl.col("_no_deleted"),
-                onlySpecifiedChanges=pl.col("_only_specified"),
-            ),
-            newBlocks=pl.col("_new"),
-            unexpectedDeletions=pl.col("_deleted"),
-            unspecifiedChanges=pl.col("_changed"),
-        ),
+    return scored_cases(
+        frame,
+        pl.when(clean).then(1.0).otherwise(0.0),
+        {
+            "noNewContent": pl.col("_no_new"),
+            "noDeletedBlocks": pl.col("_no_deleted"),
+            "onlySpecifiedChanges": pl.col("_only_specified"),
+        },
+        newBlocks=pl.col("_new"),
+        unexpectedDeletions=pl.col("_deleted"),
+        unspecifiedChanges=pl.col("_changed"),
     )

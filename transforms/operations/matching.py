@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from transforms.operations._json import details_json, json_items
+from transforms.operations._json import CASE, json_items, scored_cases
 from transforms.operations._kernels import NO_KEY, count_in, key_array, pair, rank_within
 from transforms.operations.prepare import PreparedCases
 
@@ -19,7 +19,6 @@ __all__ = ["operation_accuracy", "target_block_precision"]
 MISMATCH_REASONS = ("position mismatch", "type mismatch", "target mismatch")
 """Why an expected operation found no actual one, in the order they are checked."""
 
-_CASE = "case_idx"
 _INSERT = 0
 
 
@@ -38,7 +37,7 @@ def operation_json() -> pl.Expr:
 def _per_case(
     prepared: PreparedCases, frame: pl.DataFrame, weights: np.ndarray | None = None
 ) -> np.ndarray:
-    cases = frame[_CASE].to_numpy()
+    cases = frame[CASE].to_numpy()
     return np.bincount(cases, weights=weights, minlength=prepared.cases.height).astype(np.int64)
 
 
@@ -79,31 +78,26 @@ def operation_accuracy(prepared: PreparedCases) -> pl.DataFrame:
     unmatched = unmatched.with_columns(reason=pl.Series(reasons, dtype=pl.String))
     cases = prepared.cases
     matched = _per_case(prepared, prepared.expected, expected_hit.astype(np.float64))
-    frame = cases.select(_CASE, "n_expected", "n_actual").with_columns(
+    frame = cases.select(CASE, "n_expected", "n_actual").with_columns(
         _matched=pl.Series(matched),
         _unmatched=json_items(
             cases, unmatched, pl.struct(expected=operation_json(), reason=pl.col("reason"))
         ),
         _extra=json_items(cases, leftover, operation_json()),
     )
-    return frame.select(
-        _CASE,
-        score=_ratio(pl.col("_matched"), pl.col("n_expected"), pl.col("n_actual")),
-        details=details_json(
-            pl.struct(
-                matchedOperations=pl.col("_matched"),
-                totalExpectedOperations=pl.col("n_expected"),
-            ),
-            unmatchedOperations=pl.col("_unmatched"),
-            extraOperations=pl.col("_extra"),
-        ),
+    return scored_cases(
+        frame,
+        _ratio(pl.col("_matched"), pl.col("n_expected"), pl.col("n_actual")),
+        {"matchedOperations": pl.col("_matched"), "totalExpectedOperations": pl.col("n_expected")},
+        unmatchedOperations=pl.col("_unmatched"),
+        extraOperations=pl.col("_extra"),
     )
 
 
 def _index_keys(expected: pl.DataFrame, actual: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(case, index_eff) as one dense integer per row; NO_KEY where index_eff is null."""
     values = pl.concat([expected["index_eff"], actual["index_eff"]])
-    cases = pl.concat([expected[_CASE], actual[_CASE]]).cast(pl.Int64).to_numpy()
+    cases = pl.concat([expected[CASE], actual[CASE]]).cast(pl.Int64).to_numpy()
     present = values.is_not_null().to_numpy()
     _, codes = np.unique(values.fill_null(0).to_numpy(), return_inverse=True)
     width = int(codes.max(initial=0)) + 1
@@ -132,7 +126,7 @@ def target_block_precision(prepared: PreparedCases) -> pl.DataFrame:
     same index; a pair is a correct target. The operations left pair in list order as incorrect
     targets, and those beyond the shorter side stand alone. Total = max(expected, actual).
     """
-    columns = [_CASE, "op_pos", "target_block_id", "target_index", "target_pos", "index_eff"]
+    columns = [CASE, "op_pos", "target_block_id", "target_index", "target_pos", "index_eff"]
     expected, actual = prepared.expected.select(columns), prepared.actual.select(columns)
     by_block = prepared.block_key()
     hit_e, hit_a = pair(key_array(expected, by_block), key_array(actual, by_block))
@@ -141,17 +135,17 @@ def target_block_precision(prepared: PreparedCases) -> pl.DataFrame:
     expected, actual = expected.filter(pl.Series(~hit_e)), actual.filter(pl.Series(~hit_a))
 
     def ranked(frame: pl.DataFrame, prefix: str) -> pl.DataFrame:
-        rank = rank_within(frame[_CASE].cast(pl.Int64).to_numpy())
+        rank = rank_within(frame[CASE].cast(pl.Int64).to_numpy())
         renamed = frame.rename({name: f"{prefix}{name}" for name in columns[1:]})
         return renamed.with_columns(_rank=pl.Series(rank))
 
     wrong = (
         ranked(expected, "e_")
-        .join(ranked(actual, "a_"), on=[_CASE, "_rank"], how="full", coalesce=True)
-        .sort([_CASE, "_rank"])
+        .join(ranked(actual, "a_"), on=[CASE, "_rank"], how="full", coalesce=True)
+        .sort([CASE, "_rank"])
     )
     cases = prepared.cases
-    frame = cases.select(_CASE, "n_expected", "n_actual").with_columns(
+    frame = cases.select(CASE, "n_expected", "n_actual").with_columns(
         _total=pl.max_horizontal("n_expected", "n_actual"),
         _wrong=pl.Series(_per_case(prepared, wrong)),
         _items=json_items(
@@ -159,13 +153,11 @@ def target_block_precision(prepared: PreparedCases) -> pl.DataFrame:
         ),
     )
     correct = pl.col("_total") - pl.col("_wrong")
-    return frame.select(
-        _CASE,
-        score=pl.when(pl.col("_total") == 0)
+    return scored_cases(
+        frame,
+        pl.when(pl.col("_total") == 0)
         .then(1.0)
         .otherwise(correct.cast(pl.Float64) / pl.col("_total").cast(pl.Float64)),
-        details=details_json(
-            pl.struct(correctTargets=correct, totalTargets=pl.col("_total")),
-            incorrectTargets=pl.col("_items"),
-        ),
+        {"correctTargets": correct, "totalTargets": pl.col("_total")},
+        incorrectTargets=pl.col("_items"),
     )

@@ -14,12 +14,12 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from transforms.operations._json import CASE
 from transforms.operations._kernels import NO_KEY, largest
 from transforms.operations.model import OPERATION_TYPES
 
 __all__ = ["PreparedCases", "prepare_cases", "regex_error"]
 
-_CASE = "case_idx"
 _POSITION_CODES = {"before": 1, "after": 2}
 Ints = npt.NDArray[np.int64]
 
@@ -59,7 +59,7 @@ class PreparedCases:
 
     def block_key(self, position: str = "target_pos") -> pl.Expr:
         """case_idx * stride + position: one integer per (case, original block)."""
-        return pl.col(_CASE).cast(pl.Int64) * self.stride + pl.col(position)
+        return pl.col(CASE).cast(pl.Int64) * self.stride + pl.col(position)
 
 
 def regex_error(regex: str) -> str | None:
@@ -78,7 +78,7 @@ def regex_error(regex: str) -> str | None:
 def _long(cases: pl.DataFrame, column: str, position: str) -> pl.DataFrame:
     """One row per list element (empty and null lists give none), with its list position."""
     lengths = cases[column].list.len().fill_null(0).to_numpy().astype(np.int64)
-    rows = cases.select(_CASE, column).explode(column, keep_nulls=False).unnest(column)
+    rows = cases.select(CASE, column).explode(column, keep_nulls=False).unnest(column)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     return rows.with_columns(pl.Series(position, np.arange(rows.height) - starts))
 
@@ -100,7 +100,7 @@ def _resolve(
     cases: pl.DataFrame,
 ) -> pl.DataFrame:
     """Add the target columns; `first` holds the sorted distinct block keys and first rows."""
-    case = ops[_CASE].to_numpy().astype(np.int64)
+    case = ops[CASE].to_numpy().astype(np.int64)
     n_blocks = cases["n_blocks"].to_numpy()[case]
     offsets = cases["block_offset"].to_numpy()[case]
     index = ops["target_index"].fill_null(-1).to_numpy()
@@ -148,7 +148,7 @@ def _type_code(kind: pl.Expr) -> pl.Expr:
 
 def _error(section: int, item: str, message: pl.Expr) -> list[pl.Expr]:
     return [
-        pl.col(_CASE),
+        pl.col(CASE),
         pl.lit(section, dtype=pl.Int64).alias("section"),
         pl.col(item).cast(pl.Int64).alias("item"),
         message.alias("message"),
@@ -202,9 +202,7 @@ def _expected_errors(expected: pl.DataFrame, cases: pl.DataFrame) -> pl.DataFram
             ),
         ),
     ]
-    rows = expected.join(
-        cases.select(_CASE, "n_blocks"), on=_CASE, how="left", maintain_order="left"
-    )
+    rows = expected.join(cases.select(CASE, "n_blocks"), on=CASE, how="left", maintain_order="left")
     return pl.concat(
         [
             rows.filter(condition.fill_null(False)).select(_error(1, "op_pos", message))
@@ -236,7 +234,7 @@ def _summary(indexed: pl.DataFrame) -> pl.DataFrame:
         return pl.col(column).list.len().fill_null(0).cast(pl.Int64)
 
     return indexed.select(
-        _CASE,
+        CASE,
         "case_id",
         "duration_ms",
         n_blocks=count("original_blocks"),
@@ -261,7 +259,7 @@ def _with_targets(
         int(max(block_ids.max(initial=0), expected_ids.max(initial=0), actual_ids.max(initial=0)))
         + 1
     )
-    case = blocks[_CASE].to_numpy().astype(np.int64)
+    case = blocks[CASE].to_numpy().astype(np.int64)
     block_keys = np.where(block_ids >= 0, case * width + block_ids, NO_KEY)
     unique_keys, first_rows, times = np.unique(block_keys, return_index=True, return_counts=True)
     keep = unique_keys != NO_KEY
@@ -285,9 +283,9 @@ def _with_pages(
     """
     block_pages, pattern_pages = _codes(blocks["page"], patterns["page"])
     pages = int(max(block_pages.max(initial=0), pattern_pages.max(initial=0))) + 1
-    case = blocks[_CASE].to_numpy().astype(np.int64)
+    case = blocks[CASE].to_numpy().astype(np.int64)
     page_keys = np.where(block_pages >= 0, case * pages + block_pages, NO_KEY)
-    pattern_case = patterns[_CASE].to_numpy().astype(np.int64)
+    pattern_case = patterns[CASE].to_numpy().astype(np.int64)
     known = np.isin(pattern_case * pages + pattern_pages, page_keys) & (pattern_pages >= 0)
     blocks = blocks.with_columns(page_code=pl.Series(block_pages).replace(-1, None))
     patterns = patterns.with_columns(
@@ -330,7 +328,7 @@ def _block_errors(blocks: pl.DataFrame, first_rows: Ints, times: Ints) -> pl.Dat
 
 def prepare_cases(cases: pl.DataFrame) -> PreparedCases:
     """Explode a frame of eval cases (CASE_SCHEMA columns) into the long frames scorers use."""
-    indexed = cases.with_row_index(_CASE)
+    indexed = cases.with_row_index(CASE)
     summary = _summary(indexed)
     stride = largest(summary["n_blocks"]) + 1
     blocks = _long(indexed, "original_blocks", "block_pos").rename({"id": "block_id"})

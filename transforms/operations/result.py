@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from transforms.operations._json import details_json, json_items
+from transforms.operations._json import CASE, json_items, scored_cases
 from transforms.operations.prepare import PreparedCases
 from transforms.operations.simulate import Simulation
 
@@ -18,8 +18,6 @@ __all__ = ["operation_result"]
 
 APPLICATION_WEIGHT = 0.6
 CONTENT_WEIGHT = 0.4
-
-_CASE = "case_idx"
 
 
 def operation_result(
@@ -32,7 +30,7 @@ def operation_result(
     actual = simulation.actual
     cases = prepared.cases
     applied = np.bincount(
-        actual[_CASE].to_numpy(),
+        actual[CASE].to_numpy(),
         weights=actual["applied"].to_numpy().astype(np.float64),
         minlength=cases.height,
     ).astype(np.int64)
@@ -47,7 +45,7 @@ def operation_result(
     )
     total = pl.col("n_actual")
     frame = (
-        cases.select(_CASE, "n_expected", "n_actual")
+        cases.select(CASE, "n_expected", "n_actual")
         .with_columns(
             _applied=pl.Series(applied),
             _failed=json_items(cases, failed, item),
@@ -66,16 +64,14 @@ def operation_result(
             _content_term=pl.col("_content") * CONTENT_WEIGHT,
         )
     )
-    return frame.select(
-        _CASE,
-        score=pl.col("_rate_term") + pl.col("_content_term"),
-        details=details_json(
-            pl.struct(
-                applicationSuccessRate=pl.col("_rate"),
-                appliedOperations=pl.col("_applied"),
-                totalOperations=total,
-                contentScore=pl.col("_content"),
-            ),
-            failedOperations=pl.col("_failed"),
-        ),
+    return scored_cases(
+        frame,
+        pl.col("_rate_term") + pl.col("_content_term"),
+        {
+            "applicationSuccessRate": pl.col("_rate"),
+            "appliedOperations": pl.col("_applied"),
+            "totalOperations": total,
+            "contentScore": pl.col("_content"),
+        },
+        failedOperations=pl.col("_failed"),
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from transforms.operations._json import CASE
 from transforms.operations.custom import CaseScorer, custom_scores
 from transforms.operations.scorers import BUILTIN_SCORERS, BatchScorer, ScoringBatch
 
@@ -15,7 +16,6 @@ __all__ = ["ScoredCases", "ScorerSet", "ScorerSpec", "score_cases"]
 PASS_TOLERANCE = 1e-9
 """A score passes when score >= threshold - PASS_TOLERANCE (0.7 * 3 / 3 is not below 0.7)."""
 
-_CASE = "case_idx"
 _CUSTOM_SECTION = 3
 
 
@@ -68,7 +68,7 @@ def _frame(spec: ScorerSpec, batch: ScoringBatch) -> tuple[pl.DataFrame, pl.Data
     assert isinstance(spec.scorer, CaseScorer)
     frame = custom_scores(spec.scorer, spec.name, batch.eval_cases)
     errors = frame.filter(pl.col("error").is_not_null()).select(
-        _CASE,
+        CASE,
         section=pl.lit(_CUSTOM_SECTION, dtype=pl.Int64),
         item=pl.lit(0, dtype=pl.Int64),
         message=pl.col("error"),
@@ -109,7 +109,7 @@ def _frames(
 def _score_rows(frame: pl.DataFrame, spec: ScorerSpec, passed: pl.Series) -> pl.DataFrame:
     """One scorer's rows of the long scores frame, still keyed by case_idx."""
     return frame.select(
-        _CASE,
+        CASE,
         scorer=pl.lit(spec.name),
         score="score",
         threshold=pl.lit(spec.threshold, dtype=pl.Float64),
@@ -133,8 +133,8 @@ def _case_errors(
             error_frames.append(errors.with_columns(item=pl.lit(order, dtype=pl.Int64)))
     return (
         pl.concat(error_frames)
-        .sort([_CASE, "section", "item"], maintain_order=True)
-        .group_by(_CASE, maintain_order=True)
+        .sort([CASE, "section", "item"], maintain_order=True)
+        .group_by(CASE, maintain_order=True)
         .agg(error=pl.col("message").str.join("; "))
     )
 
@@ -153,13 +153,13 @@ def _case_rows(
         weighted = weighted + pl.col(f"_term{order}")
     failed = (
         long.filter(~pl.col("passed"))
-        .group_by(_CASE, maintain_order=True)
+        .group_by(CASE, maintain_order=True)
         .agg(failed_scorers="scorer")
     )
     return (
         summary.with_columns(**wide)
-        .join(errors, on=_CASE, how="left", maintain_order="left")
-        .join(failed, on=_CASE, how="left", maintain_order="left")
+        .join(errors, on=CASE, how="left", maintain_order="left")
+        .join(failed, on=CASE, how="left", maintain_order="left")
         .select(
             "case_id",
             weighted_average=_divide(weighted, scorer_set.total_weight),
@@ -178,7 +178,7 @@ def score_cases(cases: pl.DataFrame, scorer_set: ScorerSet) -> ScoredCases:
     weighted average is sum(score * weight) / sum(weight), summed in set order.
     """
     batch = ScoringBatch(cases)
-    summary = batch.prepared.cases.select(_CASE, "case_id")
+    summary = batch.prepared.cases.select(CASE, "case_id")
     frames = _frames(scorer_set.scorers, batch)
     long_frames: list[pl.DataFrame] = []
     wide: dict[str, pl.Series] = {}

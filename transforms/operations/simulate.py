@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from transforms.operations._json import CASE
 from transforms.operations._kernels import NO_KEY, key_array, largest
 from transforms.operations.model import OPERATION_TYPES
 from transforms.operations.prepare import PreparedCases
@@ -25,7 +26,6 @@ __all__ = ["Simulation", "simulate"]
 FAILURE_REASONS = ("invalid type", "unknown block", "invalid position", "block already deleted")
 """Why an actual operation did not apply, in the order they are checked."""
 
-_CASE = "case_idx"
 _DELETE = OPERATION_TYPES.index("delete")
 _EDITS = (OPERATION_TYPES.index("update"), OPERATION_TYPES.index("replace"))
 _INSERT = OPERATION_TYPES.index("insert")
@@ -86,12 +86,12 @@ def _in_document_order(rows: pl.DataFrame, prepared: PreparedCases) -> pl.DataFr
     """Rows sorted by (case, anchor, slot, order), on one packed integer when it fits."""
     span = 2 * largest(prepared.cases["n_actual"]) + 1
     if prepared.cases.height * prepared.stride * 3 * span < 2**62:
-        anchor = pl.col(_CASE).cast(pl.Int64) * prepared.stride + pl.col("anchor")
+        anchor = pl.col(CASE).cast(pl.Int64) * prepared.stride + pl.col("anchor")
         rows = rows.with_columns(_order=(anchor * 3 + pl.col("slot")) * span + pl.col("order"))
         rows = rows.sort("_order")
     else:
-        rows = rows.sort([_CASE, "anchor", "slot", "order"])
-    return rows.select(_CASE, "page_code", "content")
+        rows = rows.sort([CASE, "anchor", "slot", "order"])
+    return rows.select(CASE, "page_code", "content")
 
 
 def simulate(prepared: PreparedCases) -> Simulation:
@@ -115,7 +115,7 @@ def simulate(prepared: PreparedCases) -> Simulation:
         result=result, edited=pl.Series(edited), deleted=pl.Series(deleted)
     )
     kept = blocks.filter(~pl.col("deleted")).select(
-        _CASE,
+        CASE,
         pl.col("block_pos").alias("anchor"),
         pl.lit(1, dtype=pl.Int64).alias("slot"),
         pl.lit(0, dtype=pl.Int64).alias("order"),
@@ -125,7 +125,7 @@ def simulate(prepared: PreparedCases) -> Simulation:
     inserts = applied.filter(code == _INSERT)
     before = pl.col("pos_code") == 1
     inserted = inserts.select(
-        _CASE,
+        CASE,
         pl.col("target_pos").alias("anchor"),
         pl.when(before).then(0).otherwise(2).cast(pl.Int64).alias("slot"),
         pl.when(before).then(pl.col("op_pos")).otherwise(-pl.col("op_pos")).alias("order"),
