@@ -38,27 +38,10 @@ PLANNED_AT = "planned_at"
 """The database's count of scoring commits when the run planned (the commit checks it)."""
 
 
-_PLAN_INPUT = [
-    "trace_id",
-    "content_hash",
-    "created_at",
-    "agent_id",
-    "task_domain",
-    "success",
-    "text_sha",
-    "_order",
-]
-_FEATURE_INPUT = [
-    "trace_id",
-    "content_hash",
-    "created_at",
-    "agent_id",
-    "task_domain",
-    "success",
-    "confidence",
-    "steps",
-    "source_file",
-]
+_TRACE_KEYS = ["trace_id", "content_hash", "created_at", "agent_id", "task_domain", "success"]
+"""A staged trace's identity and the columns every stage groups or filters by."""
+_PLAN_INPUT = [*_TRACE_KEYS, "text_sha", "_order"]
+_FEATURE_INPUT = [*_TRACE_KEYS, "confidence", "steps", "source_file"]
 
 
 def _fresh_rows(

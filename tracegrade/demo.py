@@ -24,6 +24,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from transforms.synth.traces import synthetic_traces, to_json_records
+from transforms.validate import RULES
 
 __all__ = [
     "BAD_RULES",
@@ -41,18 +42,14 @@ DEMO_START = date(2026, 10, 1)
 EMPTY_FILE_NAME = "traces-broken-empty.jsonl"
 """The zero-byte file every archive holds."""
 
+_BROKEN_LAST = ("wrong_type", "invalid_json")
 BAD_RULES: tuple[str, ...] = (
-    "missing_id",
-    "invalid_created_at",
-    "missing_success",
-    "invalid_confidence",
-    "missing_objective",
-    "unknown_step_type",
-    "tool_without_name",
-    "wrong_type",
-    "invalid_json",
+    *(rule for rule in RULES if rule not in {*_BROKEN_LAST, "duplicate_id"}),
+    *_BROKEN_LAST,
 )
-"""The record rules the archive breaks, each by some records, one rule per record."""
+"""The record rules the archive breaks, each by some records, one rule per record: the
+validator's rules but duplicate_id (which the archive breaks by repeating records), in the
+order the archive has always dealt them out (the whole-record rules last)."""
 
 DEPLOYED = ("support-02", "support-02-v2")
 """The agent deployed halfway through the archive, and its new version's id: from the middle

@@ -31,7 +31,7 @@ __all__ = [
 
 ATTRIBUTE = pl.Struct({"key": pl.String, "value": pl.String})
 
-RAW_SPAN_SCHEMA: dict[str, pl.DataType] = {
+_SPAN_IDENTITY: dict[str, pl.DataType] = {
     "source_file": pl.String(),
     "record_number": pl.Int64(),
     "trace_hex": pl.String(),
@@ -41,6 +41,12 @@ RAW_SPAN_SCHEMA: dict[str, pl.DataType] = {
     "start_ns": pl.Int64(),
     "end_ns": pl.Int64(),
     "status": pl.String(),
+}
+"""Where a span was read, its ids, name, times and status: the columns a reader's rows and
+the mapping's facts share."""
+
+RAW_SPAN_SCHEMA: dict[str, pl.DataType] = {
+    **_SPAN_IDENTITY,
     "status_message": pl.String(),
     "exception_message": pl.String(),
     "attributes": pl.List(ATTRIBUTE),
@@ -88,15 +94,7 @@ KINDS = ("llm", "tool", "retrieval", "agent", "chain", "other")
 """What a span is to the mapping; llm, tool and retrieval spans become steps."""
 
 FACT_SCHEMA: dict[str, pl.DataType] = {
-    "source_file": pl.String(),
-    "record_number": pl.Int64(),
-    "trace_hex": pl.String(),
-    "span_hex": pl.String(),
-    "parent_hex": pl.String(),
-    "name": pl.String(),
-    "start_ns": pl.Int64(),
-    "end_ns": pl.Int64(),
-    "status": pl.String(),
+    **_SPAN_IDENTITY,
     "error": pl.String(),
     "kind": pl.String(),
     "agent_name": pl.String(),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-__all__ = ["CASE", "json_items", "json_string", "scored_cases"]
+__all__ = ["CASE", "json_items", "json_string", "operation_json", "scored_cases"]
 
 CASE = "case_idx"
 """The column every table of the operation scorers is keyed by: the case's index."""
@@ -55,3 +55,17 @@ def scored_cases(
         parts += [pl.lit(f',"{name}":['), items, pl.lit("]")]
     parts.append(pl.lit("}"))
     return frame.select(CASE, score=score, details=pl.concat_str(parts))
+
+
+def operation_json(**more: pl.Expr) -> pl.Expr:
+    """An operation as it appears in details, with the fields `more` after its own."""
+    fields = {
+        "index": pl.col("op_pos"),
+        "type": pl.col("type"),
+        "targetBlockId": pl.col("target_block_id"),
+        "targetIndex": pl.col("target_index"),
+        "position": pl.col("position"),
+        "content": pl.col("content"),
+        **more,
+    }
+    return pl.struct([value.alias(name) for name, value in fields.items()])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from transforms.operations._json import CASE, json_items, scored_cases
+from transforms.operations._json import CASE, json_items, operation_json, scored_cases
 from transforms.operations._kernels import count_in, key_array, rank_within
 from transforms.operations.model import OPERATION_TYPES
 from transforms.operations.prepare import PreparedCases
@@ -88,15 +88,7 @@ def _checks(
         _new=json_items(
             cases,
             new_blocks,
-            pl.struct(
-                index=pl.col("op_pos"),
-                type=pl.col("type"),
-                targetBlockId=pl.col("target_block_id"),
-                targetIndex=pl.col("target_index"),
-                position=pl.col("position"),
-                content=pl.col("content"),
-                reason=pl.col("reason"),
-            ),
+            operation_json(reason=pl.col("reason")),
         ),
         _deleted=json_items(
             cases,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from transforms.operations._json import CASE, json_items, scored_cases
+from transforms.operations._json import CASE, json_items, operation_json, scored_cases
 from transforms.operations._kernels import NO_KEY, count_in, key_array, pair, rank_within
 from transforms.operations.prepare import PreparedCases
 
@@ -20,18 +20,6 @@ MISMATCH_REASONS = ("position mismatch", "type mismatch", "target mismatch")
 """Why an expected operation found no actual one, in the order they are checked."""
 
 _INSERT = 0
-
-
-def operation_json() -> pl.Expr:
-    """An operation as it appears in details."""
-    return pl.struct(
-        index=pl.col("op_pos"),
-        type=pl.col("type"),
-        targetBlockId=pl.col("target_block_id"),
-        targetIndex=pl.col("target_index"),
-        position=pl.col("position"),
-        content=pl.col("content"),
-    )
 
 
 def _per_case(
