@@ -7,9 +7,9 @@ scorer asks for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar, Protocol, runtime_checkable
 
 import polars as pl
 
@@ -21,7 +21,7 @@ from transforms.operations.prepare import PreparedCases, prepare_cases
 from transforms.operations.result import operation_result
 from transforms.operations.simulate import Simulation, simulate
 
-__all__ = ["BUILTIN_SCORERS", "BatchScorer", "ScoringBatch", "builtin_scorer"]
+__all__ = ["BUILTIN_SCORERS", "BuiltinScorer", "ScoringBatch", "builtin_scorer"]
 
 
 class ScoringBatch:
@@ -70,106 +70,65 @@ class ScoringBatch:
         return [EvalCase.from_row(row) for row in self.cases.iter_rows(named=True)]
 
 
-@runtime_checkable
-class BatchScorer(Protocol):
-    """A scorer that scores every case of a batch at once."""
+@dataclass(frozen=True)
+class BuiltinScorer:
+    """A built-in scorer, which scores every case of a batch at once: its name (the seed's),
+    the threshold the seed gives it, what of the batch it reads, and the batch function."""
 
-    name: ClassVar[str]
-    default_threshold: ClassVar[float]
-    needs: ClassVar[str]
+    name: str
+    default_threshold: float
+    needs: str
     """What of the batch it reads: `operations`, `simulation` or `patterns` (the search)."""
+    score: Callable[[ScoringBatch], pl.DataFrame]
 
     def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
         """case_idx, score in [0, 1] and details (a JSON string), one row per case in order."""
-        ...
+        return self.score(batch)
 
 
-@dataclass(frozen=True)
-class OperationAccuracy:
-    """Matched expected operations / expected operations (same type, block, insert position)."""
-
-    name: ClassVar[str] = "operation-accuracy"
-    default_threshold: ClassVar[float] = 0.8
-    needs: ClassVar[str] = "operations"
-
-    def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
-        """See transforms.operations.matching.operation_accuracy."""
-        return operation_accuracy(batch.prepared)
-
-
-@dataclass(frozen=True)
-class TargetBlockPrecision:
-    """Correct targets / targets, a target being correct when its block id or index matches."""
-
-    name: ClassVar[str] = "target-block-precision"
-    default_threshold: ClassVar[float] = 0.75
-    needs: ClassVar[str] = "operations"
-
-    def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
-        """See transforms.operations.matching.target_block_precision."""
-        return target_block_precision(batch.prepared)
-
-
-@dataclass(frozen=True)
-class ContentQuality:
-    """Expected patterns found in the edited content / expected patterns."""
-
-    name: ClassVar[str] = "content-quality"
-    default_threshold: ClassVar[float] = 0.6
-    needs: ClassVar[str] = "patterns"
-
-    def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
-        """See transforms.operations.content.content_quality."""
-        return batch.content
-
-
-@dataclass(frozen=True)
-class OperationResult:
-    """0.6 * share of actual operations that apply + 0.4 * content quality of the result."""
-
-    name: ClassVar[str] = "operation-result"
-    default_threshold: ClassVar[float] = 0.8
-    needs: ClassVar[str] = "patterns"
-
-    def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
-        """See transforms.operations.result.operation_result."""
-        return operation_result(batch.prepared, batch.simulation, batch.content)
-
-
-@dataclass(frozen=True)
-class AntiHallucination:
-    """1 when no block was invented, deleted unexpectedly or changed unasked, else 0."""
-
-    name: ClassVar[str] = "anti-hallucination"
-    default_threshold: ClassVar[float] = 1.0
-    needs: ClassVar[str] = "simulation"
-
-    def score_frame(self, batch: ScoringBatch) -> pl.DataFrame:
-        """See transforms.operations.hallucination.anti_hallucination."""
-        return anti_hallucination(batch.prepared, batch.simulation)
-
-
-BUILTIN_SCORERS: dict[str, type[BatchScorer]] = {
+BUILTIN_SCORERS: dict[str, BuiltinScorer] = {
     scorer.name: scorer
     for scorer in (
-        OperationAccuracy,
-        TargetBlockPrecision,
-        ContentQuality,
-        OperationResult,
-        AntiHallucination,
+        # matched expected operations / expected operations (same type, block, insert position)
+        BuiltinScorer(
+            "operation-accuracy", 0.8, "operations", lambda b: operation_accuracy(b.prepared)
+        ),
+        # correct targets / targets, a target correct when its block id or index matches
+        BuiltinScorer(
+            "target-block-precision",
+            0.75,
+            "operations",
+            lambda b: target_block_precision(b.prepared),
+        ),
+        # expected patterns found in the edited content / expected patterns
+        BuiltinScorer("content-quality", 0.6, "patterns", lambda b: b.content),
+        # 0.6 * share of actual operations that apply + 0.4 * content quality of the result
+        BuiltinScorer(
+            "operation-result",
+            0.8,
+            "patterns",
+            lambda b: operation_result(b.prepared, b.simulation, b.content),
+        ),
+        # 1 when no block was invented, deleted unexpectedly or changed unasked, else 0
+        BuiltinScorer(
+            "anti-hallucination",
+            1.0,
+            "simulation",
+            lambda b: anti_hallucination(b.prepared, b.simulation),
+        ),
     )
 }
 """Built-in scorers by the name a scorer set uses (the seed's names)."""
 
 
-def builtin_scorer(name: str) -> BatchScorer:
+def builtin_scorer(name: str) -> BuiltinScorer:
     """The built-in scorer called `name`.
 
     Raises:
         KeyError: no built-in scorer has that name; the message lists the names that exist.
     """
     try:
-        return BUILTIN_SCORERS[name]()
+        return BUILTIN_SCORERS[name]
     except KeyError:
         raise KeyError(
             f"unknown scorer '{name}'; the built-in scorers are {', '.join(BUILTIN_SCORERS)}"

@@ -9,7 +9,7 @@ import polars as pl
 
 from transforms.operations._json import CASE
 from transforms.operations.custom import CaseScorer, custom_scores
-from transforms.operations.scorers import BUILTIN_SCORERS, BatchScorer, ScoringBatch
+from transforms.operations.scorers import BuiltinScorer, ScoringBatch
 
 __all__ = ["ScoredCases", "ScorerSet", "ScorerSpec", "score_cases"]
 
@@ -24,7 +24,7 @@ class ScorerSpec:
     """One scorer of a set: the name its rows carry, the scorer, its weight and threshold."""
 
     name: str
-    scorer: BatchScorer | CaseScorer
+    scorer: BuiltinScorer | CaseScorer
     weight: float
     threshold: float
 
@@ -63,8 +63,8 @@ def _divide(numerator: pl.Expr, denominator: float) -> pl.Expr:
 
 
 def _frame(spec: ScorerSpec, batch: ScoringBatch) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    if isinstance(spec.scorer, tuple(BUILTIN_SCORERS.values())):
-        return spec.scorer.score_frame(batch), None  # type: ignore[union-attr]
+    if isinstance(spec.scorer, BuiltinScorer):
+        return spec.scorer.score_frame(batch), None
     assert isinstance(spec.scorer, CaseScorer)
     frame = custom_scores(spec.scorer, spec.name, batch.eval_cases)
     errors = frame.filter(pl.col("error").is_not_null()).select(
@@ -91,8 +91,7 @@ def _frames(
         return [
             number
             for number, spec in enumerate(scorers)
-            if isinstance(spec.scorer, tuple(BUILTIN_SCORERS.values()))
-            and spec.scorer.needs == what  # type: ignore[union-attr]
+            if isinstance(spec.scorer, BuiltinScorer) and spec.scorer.needs == what
         ]
 
     batch.ready("operations")
