@@ -373,19 +373,13 @@ class DuckDBStore(Statements, Publishing):
         import polars as pl
 
         ids = pl.DataFrame({"trace_id": trace_ids})
-        self._con.register("__ids", ids)
-        try:
-            selected = ", ".join(
-                steps_with(step_fields)
-                if step_fields is not None and name == "steps"
-                else f"t.{name}"
-                for name in columns
-            )
-            return self._con.sql(
-                f"SELECT {selected} FROM traces t SEMI JOIN __ids USING (trace_id)"
-            ).pl()
-        finally:
-            self._con.unregister("__ids")
+        selected = ", ".join(
+            steps_with(step_fields) if step_fields is not None and name == "steps" else f"t.{name}"
+            for name in columns
+        )
+        return self.sql_with(
+            f"SELECT {selected} FROM traces t SEMI JOIN __ids USING (trace_id)", ids=ids
+        )
 
     def show_as_of_run(self, run_seq: int) -> None:
         """Make `scores` and `latest_scores` of this connection show the scores as they were
@@ -422,14 +416,11 @@ class DuckDBStore(Statements, Publishing):
         import polars as pl
 
         wanted = pl.DataFrame({"embedding_key": keys.unique(maintain_order=True)})
-        self._con.register("__wanted", wanted)
-        try:
-            found = self._con.sql(
-                "SELECT w.embedding_key FROM __wanted w WHERE NOT EXISTS "
-                "(SELECT 1 FROM embeddings e WHERE e.embedding_key = w.embedding_key)"
-            ).pl()
-        finally:
-            self._con.unregister("__wanted")
+        found = self.sql_with(
+            "SELECT w.embedding_key FROM __wanted w WHERE NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.embedding_key = w.embedding_key)",
+            wanted=wanted,
+        )
         return found["embedding_key"]
 
     @uninterrupted_method
@@ -474,14 +465,11 @@ class DuckDBStore(Statements, Publishing):
         import polars as pl
 
         order = pl.DataFrame({"embedding_key": keys, "position": np.arange(len(keys))})
-        self._con.register("__order", order)
-        try:
+        with self._registered({"order": order}):
             table = self._con.sql(
                 "SELECT o.position, e.vector FROM __order o JOIN embeddings e USING (embedding_key) "
                 "ORDER BY o.position"
             ).to_arrow_table()
-        finally:
-            self._con.unregister("__order")
         if table.num_rows != len(keys):
             raise LookupError(f"{len(keys) - table.num_rows} embeddings are missing from the store")
         column = table.column("vector").combine_chunks()
