@@ -137,6 +137,65 @@ class Check:
     passed: bool | None
 
 
+def read_leaves(path: Path, columns: list[str]) -> Any:
+    """The leaf `columns` of the Parquet file `path` (a pyarrow Table), nesting kept: what a
+    bench decodes when it reads only what the work needs."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).read(columns=columns)
+
+
+def lazy_frame(table: Any) -> Any:
+    """A pyarrow Table as a Polars LazyFrame."""
+    import polars as pl
+
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.lazy()
+
+
+def against_rows(
+    args: argparse.Namespace,
+    vectorized: Callable[[Path], Any],
+    columns: list[str],
+    loop: Callable[[list[dict[str, Any]]], Any],
+    loop_name: str,
+) -> tuple[Comparison, dict[str, float]]:
+    """The synthetic trace file of `args.n` traces (seed `args.seed`) worked through by
+    `vectorized(path)` and by the per-row baseline (`loop` over the leaf `columns` read as
+    Python rows), in one run; prints both timings and the baseline's split, and returns the
+    comparison (its timings hold each side's result) and that split."""
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    print(f"polars threads: {pl.thread_pool_size()}")
+    path = synthetic_parquet(args.n, args.seed)
+    n = pq.ParquetFile(path).metadata.num_rows
+    ours = timed(lambda: vectorized(path))
+    base, split = per_row_baseline(path, columns, loop)
+    compared = Comparison(n, ours, base)
+    print(f"\n{compared.timings('traces')}")
+    print(
+        f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
+        f"{loop_name} {split['reference_loop']:.2f} s\n"
+    )
+    return compared, split
+
+
+def read_breakdown(
+    path: Path, columns: list[str], project: Callable[[Any], Any]
+) -> tuple[dict[str, float], Any]:
+    """The first parts of a vectorized breakdown, each materialized on its own, best of 3:
+    reading the leaf `columns` of `path`, and `project`ing them into a Polars LazyFrame
+    (collected); with the collected frame, for the parts that follow."""
+    parts: dict[str, float] = {}
+    read = timed(lambda: read_leaves(path, columns))
+    parts["read parquet (pyarrow, needed leaves)"] = read.seconds
+    projected = timed(lambda: project(read.result).collect())
+    parts["to polars + project steps"] = projected.seconds
+    return parts, projected.result
+
+
 def per_row_baseline(
     path: Path, columns: list[str], loop: Callable[[list[dict[str, Any]]], T]
 ) -> tuple[Timing, dict[str, float]]:
@@ -145,15 +204,13 @@ def per_row_baseline(
     Returns the timing (best of 3, as `timed`) and the split of its best repetition:
     read_to_python (pyarrow read + to_pylist) and reference_loop (`loop`), in seconds.
     """
-    import pyarrow.parquet as pq
-
     splits: list[dict[str, float]] = []
 
     def run() -> T:
         split: dict[str, float] = {}
         splits.append(split)
         started = time.perf_counter()
-        rows = pq.ParquetFile(path).read(columns=columns).to_pylist()
+        rows = read_leaves(path, columns).to_pylist()
         split["read_to_python"] = time.perf_counter() - started
         started = time.perf_counter()
         result = loop(rows)

@@ -22,15 +22,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 from _common import (
     Check,
     Comparison,
+    against_rows,
     begin,
     bench_args,
     end,
-    per_row_baseline,
+    lazy_frame,
     print_table,
+    read_breakdown,
+    read_leaves,
     save_result,
     synthetic_parquet,
     timed,
@@ -59,18 +61,11 @@ LEAF_COLUMNS = [
 """Parquet leaf paths derived mode needs; nothing else is decoded."""
 
 
-def read_needed(path: Path) -> pa.Table:
-    """The needed leaf columns of the file, nesting kept."""
-    return pq.ParquetFile(path).read(columns=LEAF_COLUMNS)
-
-
 def trace_inputs(table: pa.Table) -> pl.LazyFrame:
     """trace_id, confidence, result_summary, objective and steps as list<struct{step_id, type,
     tool_name, input, content, output_summary}>."""
     step = pl.element().struct
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    return frame.lazy().select(
+    return lazy_frame(table).select(
         trace_id="id",
         confidence=pl.col("outcome").struct.field("confidence"),
         result_summary=pl.col("outcome").struct.field("result_summary"),
@@ -90,7 +85,7 @@ def trace_inputs(table: pa.Table) -> pl.LazyFrame:
 
 def vectorized(path: Path) -> pl.DataFrame:
     """Read, project, derive, score, aggregate, decide; the collected per-trace frame."""
-    traces = trace_inputs(read_needed(path))
+    traces = trace_inputs(read_leaves(path, LEAF_COLUMNS))
     factors = derived_factors(traces, CONFIG)
     caps = outcome_caps(traces, CONFIG.derived)
     return trace_levels(step_scores(factors, CONFIG), CONFIG, ordered=True, caps=caps).collect()
@@ -124,21 +119,19 @@ def baseline(rows: list[dict[str, Any]]) -> list[tuple[str, float, str, str]]:
 
 
 def breakdown(path: Path) -> dict[str, float]:
-    """Where the vectorized time goes: each part materialized on its own, best of 3."""
-    parts: dict[str, float] = {}
-    parts["read parquet (pyarrow, needed leaves)"] = timed(lambda: read_needed(path)).seconds
-    table = read_needed(path)
-    parts["to polars + project steps"] = timed(lambda: trace_inputs(table).collect()).seconds
-    inputs = trace_inputs(table).collect()
-    parts["derived_factors"] = timed(
-        lambda: derived_factors(inputs.lazy(), CONFIG).collect()
-    ).seconds
-    factors = derived_factors(inputs.lazy(), CONFIG).collect()
-    parts["step_scores"] = timed(lambda: step_scores(factors.lazy(), CONFIG).collect()).seconds
-    scored = step_scores(factors.lazy(), CONFIG).collect()
+    """Where derived mode's vectorized time goes: each part materialized on its own, best of
+    3, from the output of the part before."""
+    parts, inputs = read_breakdown(path, LEAF_COLUMNS, trace_inputs)
+    factors = timed(lambda: derived_factors(inputs.lazy(), CONFIG).collect())
+    parts["derived_factors"] = factors.seconds
+    scored = timed(lambda: step_scores(factors.result.lazy(), CONFIG).collect())
+    parts["step_scores"] = scored.seconds
     parts["trace_levels"] = timed(
         lambda: trace_levels(
-            scored.lazy(), CONFIG, ordered=True, caps=outcome_caps(inputs.lazy(), CONFIG.derived)
+            scored.result.lazy(),
+            CONFIG,
+            ordered=True,
+            caps=outcome_caps(inputs.lazy(), CONFIG.derived),
         ).collect()
     ).seconds
     return parts
@@ -194,24 +187,15 @@ def main() -> None:
     args = bench_args(__doc__.splitlines()[0], n_default=1_000_000, unit="traces")
 
     info, load = begin("bench_confidence: derived confidence, vectorized vs per-row", args)
-    print(f"polars threads: {pl.thread_pool_size()}")
-    path = synthetic_parquet(args.n, args.seed)
-    n = pq.ParquetFile(path).metadata.num_rows
-
-    ours = timed(lambda: vectorized(path))
-    base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
-    compared = Comparison(n, ours, base)
+    compared, split = against_rows(
+        args, vectorized, LEAF_COLUMNS, baseline, "per-row confidence loop"
+    )
+    ours, base, n = compared.ours, compared.base, compared.n
     agreed = agreement(ours.result, base.result, n)
     levels = ours.result["level"].value_counts().sort("level")
-
-    print(f"\n{compared.timings('traces')}")
-    print(
-        f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
-        f"per-row confidence loop {split['reference_loop']:.2f} s\n"
-    )
     print_table(report_rows(compared, agreed))
     print("level distribution: " + ", ".join(f"{lvl} {cnt:,}" for lvl, cnt in levels.iter_rows()))
-    parts = breakdown(path)
+    parts = breakdown(synthetic_parquet(args.n, args.seed))
     print("where the vectorized time goes (each part materialized alone, best of 3):")
     for name, seconds in parts.items():
         print(f"  {name:40s} {seconds:7.3f} s")

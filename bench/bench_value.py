@@ -19,16 +19,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 from _common import (
     Check,
-    Comparison,
+    against_rows,
     begin,
     bench_args,
     end,
     fmt_rate,
-    per_row_baseline,
+    lazy_frame,
     print_table,
+    read_breakdown,
+    read_leaves,
     save_result,
     synthetic_parquet,
     timed,
@@ -53,17 +54,10 @@ LEAF_COLUMNS = [
 """Parquet leaf paths the value score needs; nothing else is decoded."""
 
 
-def read_needed(path: Path) -> pa.Table:
-    """The needed leaf columns of the file, nesting kept (steps, metadata, outcome)."""
-    return pq.ParquetFile(path).read(columns=LEAF_COLUMNS)
-
-
 def score_inputs(table: pa.Table) -> pl.LazyFrame:
     """The frame value_features wants: steps as list<struct{type, tool_name}> and three scalars."""
     step = pl.element().struct
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    return frame.lazy().select(
+    return lazy_frame(table).select(
         steps=pl.col("steps").list.eval(
             pl.struct(type=step.field("type"), tool_name=step.field("tool").struct.field("name"))
         ),
@@ -75,7 +69,7 @@ def score_inputs(table: pa.Table) -> pl.LazyFrame:
 
 def vectorized(path: Path) -> pl.DataFrame:
     """Read, project, score; the collected frame."""
-    features = value_features(score_inputs(read_needed(path)), BUILTIN_PROFILES)
+    features = value_features(score_inputs(read_leaves(path, LEAF_COLUMNS)), BUILTIN_PROFILES)
     return value_score(features.with_columns(novelty=pl.lit(NOVELTY)), SHARE_THRESHOLD).collect()
 
 
@@ -98,11 +92,7 @@ def baseline(rows: list[dict[str, Any]]) -> list[float]:
 
 def breakdown(path: Path) -> dict[str, float]:
     """Where the vectorized time goes: each part materialized on its own, best of 3."""
-    parts: dict[str, float] = {}
-    parts["read parquet (pyarrow, needed leaves)"] = timed(lambda: read_needed(path)).seconds
-    table = read_needed(path)
-    parts["to polars + project steps"] = timed(lambda: score_inputs(table).collect()).seconds
-    inputs = score_inputs(table).collect()
+    parts, inputs = read_breakdown(path, LEAF_COLUMNS, score_inputs)
     parts["value_features"] = timed(
         lambda: value_features(inputs.lazy(), BUILTIN_PROFILES).collect()
     ).seconds
@@ -124,13 +114,8 @@ def main() -> None:
     args = bench_args(__doc__.splitlines()[0], n_default=1_000_000, unit="traces")
 
     info, load = begin("bench_value: value score, vectorized vs per-row reference", args)
-    print(f"polars threads: {pl.thread_pool_size()}")
-    path = synthetic_parquet(args.n, args.seed)
-    n = pq.ParquetFile(path).metadata.num_rows
-
-    ours = timed(lambda: vectorized(path))
-    base, split = per_row_baseline(path, LEAF_COLUMNS, baseline)
-    compared = Comparison(n, ours, base)
+    compared, split = against_rows(args, vectorized, LEAF_COLUMNS, baseline, "reference_value loop")
+    ours, base, n = compared.ours, compared.base, compared.n
 
     vector_scores = ours.result["score"].to_numpy()
     reference_scores = np.asarray(base.result, dtype=np.float64)
@@ -138,11 +123,6 @@ def main() -> None:
     max_diff = float(diff.max()) if n else 0.0
     differing = int((diff != 0).sum())
 
-    print(f"\n{compared.timings('traces')}")
-    print(
-        f"baseline split: read + to_pylist {split['read_to_python']:.2f} s, "
-        f"reference_value loop {split['reference_loop']:.2f} s\n"
-    )
     print_table(
         [
             compared.throughput_check("traces", TARGET_RATIO),
@@ -162,7 +142,7 @@ def main() -> None:
         ]
     )
 
-    parts = breakdown(path)
+    parts = breakdown(synthetic_parquet(args.n, args.seed))
     print(
         "where the vectorized time goes (each part materialized alone, best of 3; parts "
         "overlap when fused in one query):"

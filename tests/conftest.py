@@ -155,6 +155,31 @@ def query_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
+def changed(trace: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`trace` with each of `changes` set in place: a key names a field by its path, parts
+    joined by a double underscore (`metadata__success` is `trace["metadata"]["success"]`)."""
+    for dotted, value in changes.items():
+        *parents, key = dotted.split("__")
+        target = trace
+        for parent in parents:
+            target = target[parent]
+        target[key] = value
+    return trace
+
+
+def latest_scores(db: Path) -> Any:
+    """`latest_scores` of the database file `db` as a Polars frame sorted by trace id, without
+    the columns that name the run (which differ between two runs of the same scores)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        frame = con.sql("SELECT * FROM latest_scores").pl()
+    finally:
+        con.close()
+    return frame.drop("run_id", "run_seq").sort("trace_id")
+
+
 def table_snapshot(
     db: Path,
     exclude: tuple[str, ...] = ("runs",),

@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from test_original_cases import case_inputs
 
 from transforms.confidence import (
     ConfidenceAggregator,
@@ -26,14 +27,8 @@ from transforms.config.confidence import (
     Thresholds,
 )
 
-BLEND = dict(  # S3 of the hand-worked cases: search quality .517 by the blend
-    is_search_step=True,
-    search_result_count=3,
-    search_avg_score=0.45,
-    search_max_score=0.55,
-    search_score_variance=0.01,
-    source_count=1,
-)
+BLEND = case_inputs("S3")
+"""S3 of the hand-worked cases: search quality .517 by the blend."""
 
 
 def both(inputs: dict[str, Any], config: ConfidenceConfig) -> tuple[float, tuple[str, ...]]:
@@ -106,17 +101,7 @@ def test_penalty_multipliers() -> None:
 
 def test_score_decimals() -> None:
     # S8 before rounding: .6412500000000001
-    s8 = dict(
-        is_search_step=True,
-        search_result_count=5,
-        search_avg_score=0.8,
-        search_max_score=0.9,
-        search_score_variance=0.01,
-        source_count=3,
-        tool_success_rate=0.75,
-        tool_execution_count=4,
-        tool_success_count=3,
-    )
+    s8 = case_inputs("S8")
     assert both(s8, ConfidenceConfig(score_decimals=2))[0] == 0.64
     assert both(s8, ConfidenceConfig(score_decimals=0))[0] == 1.0
 

@@ -269,6 +269,11 @@ CASES = [
 ]  # fmt: skip
 
 
+def case_inputs(label: str) -> dict[str, Any]:
+    """The factors of the hand-worked case `label` (S1, N3, ...)."""
+    return next(inputs for name, inputs, *_ in CASES if name.split()[0] == label)
+
+
 ENGINES = ("in-memory", "streaming")
 
 
@@ -330,18 +335,8 @@ def test_every_default_is_the_original_one() -> None:
 
 def test_breakdown_is_the_original_one() -> None:
     # S4: SQ .2899999999999999 unrounded; a search step shows LLM and QC as 0.
-    result = ConfidenceCalculator().calculate(
-        ConfidenceFactors(
-            search_result_count=4,
-            search_avg_score=0.3,
-            search_max_score=0.5,
-            search_score_variance=0.8,
-            source_count=1,
-            llm_self_confidence=0.9,
-            query_coverage=0.5,
-            is_search_step=True,
-        )
-    )
+    factors = case_inputs("S4") | {"llm_self_confidence": 0.9, "query_coverage": 0.5}
+    result = ConfidenceCalculator().calculate(ConfidenceFactors(**factors))
     original = {k: result.breakdown[k] for k in list(result.breakdown)[:5]}
     assert original == {
         "search_quality": 0.2899999999999999,

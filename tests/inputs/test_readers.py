@@ -14,6 +14,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import changed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal, assert_series_equal
@@ -57,13 +58,7 @@ def _trace(trace_id: str = "kp:trace:1", **changes: Any) -> dict[str, Any]:
         ],
         "outcome": {"result_summary": "fixed the import", "confidence": 0.9},
     }
-    for dotted, value in changes.items():
-        *parents, key = dotted.split("__")
-        target = trace
-        for parent in parents:
-            target = target[parent]
-        target[key] = value
-    return trace
+    return changed(trace, changes)
 
 
 def _write_jsonl(path: Path, traces: list[dict[str, Any]]) -> Path:

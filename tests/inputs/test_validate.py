@@ -10,6 +10,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import changed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -37,13 +38,7 @@ def _trace(trace_id: str | None = "kp:trace:1", **changes: Any) -> dict[str, Any
         ],
         "outcome": {"result_summary": "done", "confidence": 0.8},
     }
-    for dotted, value in changes.items():
-        *parents, key = dotted.split("__")
-        target = trace
-        for parent in parents:
-            target = target[parent]
-        target[key] = value
-    return trace
+    return changed(trace, changes)
 
 
 def _rows(tmp_path: Path, *traces: dict[str, Any], name: str = "t.jsonl") -> pl.DataFrame:

@@ -58,34 +58,35 @@ class Reply:
     """Close the connection without answering."""
 
 
-def tool_reply(arguments: str | dict[str, Any]) -> Reply:
-    """A chat completion whose message calls the judgement tool with `arguments`."""
-    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+def chat_reply(
+    message: dict[str, Any], finish_reason: str, tokens: tuple[int, int], model: str = "judge"
+) -> Reply:
+    """A chat completion holding `message`, with `tokens` (prompt, completion) as its usage."""
     body = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
         "created": 1_700_000_000,
-        "model": "judge",
-        "choices": [
-            {
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {"name": "record_judgement", "arguments": args},
-                        }
-                    ],
-                },
-                "finish_reason": "tool_calls",
-            }
-        ],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {
+            "prompt_tokens": tokens[0],
+            "completion_tokens": tokens[1],
+            "total_tokens": sum(tokens),
+        },
     }
     return Reply(body=json.dumps(body))
+
+
+def tool_reply(arguments: str | dict[str, Any]) -> Reply:
+    """A chat completion whose message calls the judgement tool with `arguments`."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "record_judgement", "arguments": args},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return chat_reply(message, "tool_calls", (120, 30))
 
 
 def error_reply(
@@ -164,21 +165,7 @@ def serve(script: Callable[[int], Reply]) -> Iterator[FakeServer]:
 
 def text_reply(content: str, finish_reason: str = "stop") -> Reply:
     """A chat completion answering in text."""
-    body = {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": "judge",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": finish_reason,
-            }
-        ],
-        "usage": {"prompt_tokens": 90, "completion_tokens": 25, "total_tokens": 115},
-    }
-    return Reply(body=json.dumps(body))
+    return chat_reply({"role": "assistant", "content": content}, finish_reason, (90, 25))
 
 
 def responses_reply(arguments: dict[str, Any]) -> Reply:
@@ -216,19 +203,10 @@ def responses_reply(arguments: dict[str, Any]) -> Reply:
 @contextmanager
 def fake_server(script: Callable[[int], Reply], monkeypatch: Any) -> Iterator[FakeServer]:
     """Serve `script` on 127.0.0.1, with OPENAI_BASE_URL and a dummy key pointing at it."""
-    from pydantic_ai.models import override_allow_model_requests
-
-    server = FakeServer(script)
-    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-test-key")
-    try:
-        with override_allow_model_requests(True):
-            yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
+    with serve(script) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-test-key")
+        yield server
 
 
 def counting_model(
@@ -250,6 +228,23 @@ def counting_model(
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, value)], usage=usage)
 
     return FunctionModel(respond), seen
+
+
+ON_FAKE_SERVER = """
+[llm_default]
+model = "openai-chat:judge"
+max_retries = 0
+"""
+"""The `[llm_default]` of a judge configuration whose calls go to the fake server
+(`fake_server`), without retries."""
+
+BREVITY_METRIC = (
+    "from tracegrade.judge import BaseMetric, RuleScore\n"
+    "class Brevity(BaseMetric):\n"
+    "    def score(self, user_query, submission):\n"
+    "        return RuleScore(max(0.0, 100.0 - len(submission)), 'shorter is better')\n"
+)
+"""A module holding a custom metric, `Brevity`: 100 less one point a character."""
 
 
 def write_config(tmp_path: Path, text: str) -> Path:

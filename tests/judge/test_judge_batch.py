@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import query_rows
 from judge_helpers import (
     FakeBatchProvider,
     fake_batch_model,
@@ -38,14 +38,6 @@ batch_discount = 0.5
 """
 
 
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> None:
     provider = FakeBatchProvider()
     db = tmp_path / "j.duckdb"
@@ -57,8 +49,10 @@ def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> No
     first = judge_batch_once(db, config, frame, fake_batch_model(provider))
     assert len(provider.submitted) == 8 and first.batches_submitted == 3
     assert first.submissions_pending == 4 and first.submissions_rejected == 1  # the blank one
-    assert query(db, "SELECT count(*) FROM judge_batches WHERE status = 'submitted'") == [(3,)]
-    handle = query(db, "SELECT handle->>'$.id', handle->>'$.status' FROM judge_batches LIMIT 1")[0]
+    assert query_rows(db, "SELECT count(*) FROM judge_batches WHERE status = 'submitted'") == [(3,)]
+    handle = query_rows(
+        db, "SELECT handle->>'$.id', handle->>'$.status' FROM judge_batches LIMIT 1"
+    )[0]
     assert str(handle[0]).startswith("batch_") and handle[1] == "in_progress"
 
     # Run 2, another model instance, batches still running: nothing is submitted again.
@@ -70,8 +64,8 @@ def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> No
     provider.finish()
     third = judge_batch_once(db, config, frame, fake_batch_model(provider), submit=False)
     assert third.batches_collected == 3 and len(provider.submitted) == 8
-    assert query(db, "SELECT count(*) FROM judge_batches WHERE status = 'collected'") == [(3,)]
-    rows = query(
+    assert query_rows(db, "SELECT count(*) FROM judge_batches WHERE status = 'collected'") == [(3,)]
+    rows = query_rows(
         db,
         "SELECT mode, status, score, attempts, input_tokens, cost_usd FROM judge_results "
         "WHERE item_id <> 'blank'",
@@ -79,7 +73,7 @@ def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> No
     assert len(rows) == 8
     # At the batch price: (100 * 2 + 20 * 10) / 1e6 * 0.5
     assert set(rows) == {("batch", "ok", 70.0, 1, 100, 0.0002)}
-    assert query(
+    assert query_rows(
         db, "SELECT item_id, status, overall_score FROM latest_judge_scores ORDER BY 1"
     ) == [
         ("blank", "invalid_input", None),
@@ -90,10 +84,10 @@ def test_submit_interrupt_collect_later_without_duplicates(tmp_path: Path) -> No
     ]
 
     # Run 4 over the same input: everything is stored, nothing is submitted or written.
-    before = query(db, "SELECT count(*) FROM judge_results")
+    before = query_rows(db, "SELECT count(*) FROM judge_results")
     fourth = judge_batch_once(db, config, frame, fake_batch_model(provider))
     assert fourth.batches_submitted == 0 and fourth.calls == 0 and len(provider.submitted) == 8
-    assert query(db, "SELECT count(*) FROM judge_results") == before
+    assert query_rows(db, "SELECT count(*) FROM judge_results") == before
 
 
 def test_a_batch_run_collects_then_submits_only_new_items(tmp_path: Path) -> None:
@@ -122,7 +116,7 @@ def test_a_model_without_a_batch_api_is_a_clear_error(
         judge_batch_once(
             tmp_path / "j.duckdb", write_config(tmp_path, CONFIG), items([("a", "q", "x")]), model
         )
-    assert query(tmp_path / "j.duckdb", "SELECT count(*) FROM judge_batches") == [(0,)]
+    assert query_rows(tmp_path / "j.duckdb", "SELECT count(*) FROM judge_batches") == [(0,)]
 
 
 def test_identical_submissions_are_submitted_once(tmp_path: Path) -> None:
@@ -135,7 +129,7 @@ def test_identical_submissions_are_submitted_once(tmp_path: Path) -> None:
     provider.finish()
     result = judge_batch_once(db, config, frame, fake_batch_model(provider))
     assert len(provider.submitted) == 2 and result.submissions_ok == 2
-    assert query(db, "SELECT item_id, count(*) FROM judge_results GROUP BY 1 ORDER BY 1") == [
+    assert query_rows(db, "SELECT item_id, count(*) FROM judge_results GROUP BY 1 ORDER BY 1") == [
         ("a", 2),
         ("b", 2),
     ]

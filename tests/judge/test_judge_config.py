@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from judge_helpers import BREVITY_METRIC
 
 from storage.config_files import load_judge_config
 from transforms.config.judge import BUILTIN_DEFAULTS
@@ -223,13 +224,7 @@ def test_missing_api_key_names_the_variable(tmp_path: Path) -> None:
 
 
 def test_custom_metric_by_module_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "brevity_metrics.py").write_text(
-        "from tracegrade.judge import BaseMetric, RuleScore\n"
-        "class Brevity(BaseMetric):\n"
-        "    def score(self, user_query, submission):\n"
-        "        return RuleScore(max(0.0, 100.0 - len(submission)), 'shorter is better')\n",
-        encoding="utf-8",
-    )
+    (tmp_path / "brevity_metrics.py").write_text(BREVITY_METRIC, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     config = load(
         tmp_path,

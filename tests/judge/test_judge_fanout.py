@@ -7,11 +7,10 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
-import duckdb
 import polars as pl
 import pytest
+from conftest import query_rows
 from judge_helpers import (
     Reply,
     counting_model,
@@ -40,14 +39,6 @@ SCORES = (
     "SELECT item_id, score_key, status, overall_score, failed_metrics "
     "FROM latest_judge_scores ORDER BY item_id"
 )
-
-
-def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def answers(tmp_path: Path) -> Path:
@@ -105,11 +96,11 @@ def test_dask_judge_run_equals_the_local_run(
     assert fanned.counts["submissions_rejected"] == 1 and fanned.counts["submissions_ok"] == 11
     assert again.counts["calls"] == 0 and again.counts["judgements_cached"] == 12 * 4
     dask_db, local_db = tmp_path / "d.duckdb", tmp_path / "l.duckdb"
-    assert query(dask_db, RESULTS) == query(local_db, RESULTS)
-    assert len(query(dask_db, RESULTS)) == 48
-    assert query(dask_db, SCORES) == query(local_db, SCORES)
-    assert len({row[4] for row in query(dask_db, RESULTS)}) > 10  # scores differ by prompt
-    assert query(dask_db, "SELECT count(DISTINCT run_id) FROM judge_results") == [(1,)]
+    assert query_rows(dask_db, RESULTS) == query_rows(local_db, RESULTS)
+    assert len(query_rows(dask_db, RESULTS)) == 48
+    assert query_rows(dask_db, SCORES) == query_rows(local_db, SCORES)
+    assert len({row[4] for row in query_rows(dask_db, RESULTS)}) > 10  # scores differ by prompt
+    assert query_rows(dask_db, "SELECT count(DISTINCT run_id) FROM judge_results") == [(1,)]
     assert not list((tmp_path / ".d.duckdb.work" / "judge-shards").glob("*"))
 
 
@@ -133,9 +124,11 @@ def test_an_auth_error_in_a_shard_fails_the_run_and_keeps_what_was_judged(
         with pytest.raises(JudgeRunFailed, match="authentication or quota error"):
             judge_traces(db=str(tmp_path / "f.duckdb"), config=str(config), table=str(table))
     db = tmp_path / "f.duckdb"
-    statuses = {s: n for s, n in query(db, "SELECT status, count(*) FROM judge_results GROUP BY 1")}
+    statuses = {
+        s: n for s, n in query_rows(db, "SELECT status, count(*) FROM judge_results GROUP BY 1")
+    }
     assert statuses.get("auth_error") == 1 and statuses.get("ok", 0) >= 4
-    assert query(db, "SELECT status FROM runs") == [("failed",)]
+    assert query_rows(db, "SELECT status FROM runs") == [("failed",)]
 
 
 def test_a_crashed_runs_shard_rows_are_stored_before_the_next_run_plans(
@@ -178,4 +171,6 @@ def test_a_crashed_runs_shard_rows_are_stored_before_the_next_run_plans(
         assert server.count == 4 * 4  # s06..s09 only: s10 reuses s01, s11 is blank
     assert report.counts["judgements_cached"] == 6 * 4 + 4  # the crashed run's, and s10's copy
     assert not folder.exists()
-    assert query(db, "SELECT count(*) FROM judge_results WHERE run_id = 'crashed-run'") == [(24,)]
+    assert query_rows(db, "SELECT count(*) FROM judge_results WHERE run_id = 'crashed-run'") == [
+        (24,)
+    ]

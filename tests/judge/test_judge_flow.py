@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 import yaml
-from conftest import SEED_TRACE
+from conftest import SEED_TRACE, query_rows
 from judge_helpers import error_reply, fake_server, tool_reply, write_config
 
 from tracegrade.cli import main
@@ -35,14 +34,6 @@ output_per_mtok = 2.0
 """
 
 GOOD = tool_reply({"score": 64, "comment": "covers most of it"})
-
-
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 def exports(tmp_path: Path) -> Path:
@@ -91,8 +82,8 @@ def test_nightly_judges_after_scoring_and_a_rerun_makes_no_call(
         assert "| submissions rejected: empty or whitespace-only (no call, no score) | 1 |" in (
             summary.markdown
         )
-        assert query(db, "SELECT count(*) FROM scores") == [(2,)]
-        assert query(
+        assert query_rows(db, "SELECT count(*) FROM scores") == [(2,)]
+        assert query_rows(
             db, "SELECT item_id, status, overall_score FROM latest_judge_scores ORDER BY 1"
         ) == [
             ("kp:trace:550e8400-e29b-41d4-a716-446655440000", "ok", 64.0),
@@ -105,7 +96,7 @@ def test_nightly_judges_after_scoring_and_a_rerun_makes_no_call(
             [str(exports(tmp_path / "b"))], db=str(db), no_embedder=True, judge_config=str(config)
         )
         assert server.count == 2
-    runs = query(db, "SELECT flow, status FROM runs ORDER BY run_seq")
+    runs = query_rows(db, "SELECT flow, status FROM runs ORDER BY run_seq")
     assert runs == [
         ("score_traces", "completed"),
         ("judge_traces", "completed"),
@@ -160,7 +151,7 @@ def test_cli_judges_a_table_and_the_second_run_calls_nothing(
         assert "| judgements reused from the store (no call) | 4 |" in out
         assert main([*args, "--dry-run"]) == 0
         assert "calls to make: 0" in capsys.readouterr().out
-    rows = query(
+    rows = query_rows(
         db,
         "SELECT item_id, metric, status, model, prompt_version, parameters->>'$.max_retries', "
         "input_tokens, output_tokens, attempts, cost_usd > 0 FROM judge_results ORDER BY 1, 2",
@@ -264,11 +255,11 @@ def test_batch_mode_through_the_flows(
     collected = judge_collect(db=str(db), config=str(config))
     assert collected.counts["batches_collected"] == 2 and collected.counts["submissions_ok"] == 2
     assert len(provider.submitted) == 4
-    assert query(db, "SELECT item_id, overall_score FROM latest_judge_scores ORDER BY 1") == [
+    assert query_rows(db, "SELECT item_id, overall_score FROM latest_judge_scores ORDER BY 1") == [
         ("1", 70.0),
         ("2", 70.0),
     ]
-    assert query(db, "SELECT flow, status FROM runs ORDER BY run_seq") == [
+    assert query_rows(db, "SELECT flow, status FROM runs ORDER BY run_seq") == [
         ("judge_traces", "completed"),
         ("judge_collect", "completed"),
         ("judge_collect", "completed"),
@@ -305,6 +296,6 @@ def test_the_collector_with_nothing_to_collect_completes_without_a_key(
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(MissingApiKeyError):
         judge_collect(db=str(db), config=str(config))
-    assert query(db, "SELECT flow, status FROM runs ORDER BY run_seq") == [
+    assert query_rows(db, "SELECT flow, status FROM runs ORDER BY run_seq") == [
         ("judge_traces", "completed")
     ]

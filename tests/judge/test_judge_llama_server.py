@@ -13,8 +13,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import query_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -37,23 +37,15 @@ def max_tokens(line: str) -> int:
     return int(config["llm_default"]["max_tokens"])
 
 
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def judged(db: Path) -> list[tuple[object, ...]]:
-    return query(
+    return query_rows(
         db, "SELECT item_id, metric, status, score, output_tokens, attempts FROM judge_results"
     )
 
 
 def models_by_metric(db: Path) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
-    for metric, model in query(db, "SELECT DISTINCT metric, model FROM judge_results"):
+    for metric, model in query_rows(db, "SELECT DISTINCT metric, model FROM judge_results"):
         found.setdefault(str(metric), set()).add(str(model))
     return found
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import query_rows as query
-from judge_helpers import fake_server, tool_reply, write_config
+from judge_helpers import ON_FAKE_SERVER, fake_server, tool_reply, write_config
 
 from tracegrade.cli import main
 
@@ -25,17 +25,16 @@ ANSWERS = [  # id, objective, answer, the answer it shares with (None: judged on
     ("b1", "Name a city in Australia.", "The capital of Australia is Canberra.", None),
 ]
 
-CONFIG = """
-[llm_default]
-model = "openai-chat:judge"
-max_retries = 0
-
+CONFIG = (
+    ON_FAKE_SERVER
+    + """
 [[metrics]]
 name = "Coverage"
 
 [[metrics]]
 name = "Relevance"
 """
+)
 
 SHARING = "\n[near_duplicates]\ndistance = 0.02\n"
 

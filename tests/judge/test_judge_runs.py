@@ -11,9 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
-from judge_helpers import counting_model, items, judge_once, write_config
+from conftest import query_rows
+from judge_helpers import BREVITY_METRIC, counting_model, items, judge_once, write_config
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -35,14 +35,6 @@ max_retries = 1
 """
 
 
-def query(db: Path, sql: str) -> list[tuple[object, ...]]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def metric_of(prompt: str, instructions: str | None) -> str:
     return "clarity" if instructions and "clarity" in instructions else "relevance"
 
@@ -54,7 +46,7 @@ def test_overall_is_the_weighted_mean(tmp_path: Path) -> None:
     model, _ = counting_model(answer)
     db = tmp_path / "j.duckdb"
     judge_once(db, write_config(tmp_path, TWO_METRICS), items([("a", "q", "alpha")]), model=model)
-    assert query(db, "SELECT overall_score, status FROM latest_judge_scores") == [(40.0, "ok")]
+    assert query_rows(db, "SELECT overall_score, status FROM latest_judge_scores") == [(40.0, "ok")]
 
     scores = iter([20.0, 60.0])
 
@@ -71,7 +63,9 @@ def test_overall_is_the_weighted_mean(tmp_path: Path) -> None:
         model=FunctionModel(by_metric),
     )
     # ClarityCoherence (0.25) is judged first, then Relevance (0.75).
-    assert query(db2, "SELECT overall_score FROM latest_judge_scores") == [(0.25 * 20 + 0.75 * 60,)]
+    assert query_rows(db2, "SELECT overall_score FROM latest_judge_scores") == [
+        (0.25 * 20 + 0.75 * 60,)
+    ]
 
 
 def test_metrics_of_one_submission_run_in_order_and_submissions_concurrently(
@@ -111,14 +105,14 @@ def test_second_run_makes_zero_calls_and_writes_nothing(tmp_path: Path) -> None:
     first = judge_once(db, config, frame, model=model)
     assert len(seen) == 20 and first.calls == 20
     before = (
-        query(db, "SELECT count(*) FROM judge_results")[0][0],
-        query(db, "SELECT count(*) FROM judge_scores")[0][0],
+        query_rows(db, "SELECT count(*) FROM judge_results")[0][0],
+        query_rows(db, "SELECT count(*) FROM judge_scores")[0][0],
     )
     second = judge_once(db, config, frame, model=model)
     assert len(seen) == 20 and second.calls == 0 and second.cached == 22
     after = (
-        query(db, "SELECT count(*) FROM judge_results")[0][0],
-        query(db, "SELECT count(*) FROM judge_scores")[0][0],
+        query_rows(db, "SELECT count(*) FROM judge_results")[0][0],
+        query_rows(db, "SELECT count(*) FROM judge_scores")[0][0],
     )
     assert after == before
 
@@ -173,20 +167,20 @@ def test_a_failed_metric_leaves_no_overall_score_and_the_rerun_retries_only_it(
     assert result.failed and result.submissions_failed == 1 and result.submissions_ok == 1
     # ClarityCoherence: 1 + 3 retries, Relevance: 1 + 1 retry, for "bad"; 2 calls for "good".
     assert len(seen) == 2 + 4 + 2
-    assert query(
+    assert query_rows(
         db, "SELECT item_id, status, overall_score FROM latest_judge_scores ORDER BY 1"
     ) == [
         ("bad", "failed", None),
         ("good", "ok", 90.0),
     ]
-    assert query(
+    assert query_rows(
         db, "SELECT count(*) FROM judge_results WHERE status <> 'ok' AND score IS NOT NULL"
     ) == [(0,)]
     broken = False
     seen.clear()
     rerun = judge_once(db, config, frame, model=model)
     assert len(seen) == 2 and not rerun.failed
-    assert query(
+    assert query_rows(
         db, "SELECT item_id, status, overall_score FROM latest_judge_scores ORDER BY 1"
     ) == [
         ("bad", "ok", 90.0),
@@ -202,7 +196,7 @@ def test_text_instead_of_a_judgement_is_a_refusal(tmp_path: Path) -> None:
     )
     judge_once(db, config, items([("a", "q", "x")]), model=model)
     assert len(seen) == 2
-    ((status, error),) = query(db, "SELECT status, error FROM judge_results")
+    ((status, error),) = query_rows(db, "SELECT status, error FROM judge_results")
     assert status == "refusal" and "I cannot grade this." in error
 
 
@@ -238,7 +232,7 @@ def test_budget_stops_new_calls_and_leaves_the_rest(tmp_path: Path) -> None:
     assert len(seen) == 3 and not result.failed
     assert result.cost_usd == pytest.approx(0.6)
     assert result.stop_reason is not None and "budget" in result.stop_reason
-    assert query(db, "SELECT sum(cost_usd), count(*) FROM judge_results") == [
+    assert query_rows(db, "SELECT sum(cost_usd), count(*) FROM judge_results") == [
         (pytest.approx(0.6), 3)
     ]
     judge_once(db, config, frame, model=model)
@@ -248,13 +242,7 @@ def test_budget_stops_new_calls_and_leaves_the_rest(tmp_path: Path) -> None:
 def test_custom_non_llm_metric_beside_an_llm_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "short_metrics.py").write_text(
-        "from tracegrade.judge import BaseMetric, RuleScore\n"
-        "class Brevity(BaseMetric):\n"
-        "    def score(self, user_query, submission):\n"
-        "        return RuleScore(max(0.0, 100.0 - len(submission)), 'shorter is better')\n",
-        encoding="utf-8",
-    )
+    (tmp_path / "short_metrics.py").write_text(BREVITY_METRIC, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     model, seen = counting_model()
     db = tmp_path / "j.duckdb"
@@ -265,13 +253,13 @@ def test_custom_non_llm_metric_beside_an_llm_one(
     )
     judge_once(db, config, items([("a", "q", "x" * 10)]), model=model)
     assert len(seen) == 1
-    assert query(
+    assert query_rows(
         db, "SELECT metric, score, model, attempts FROM judge_results ORDER BY metric"
     ) == [
         ("Brevity", 90.0, None, 0),
         ("Coverage", 80.0, "openai:gpt-5", 1),
     ]
-    assert query(db, "SELECT overall_score FROM latest_judge_scores") == [(85.0,)]
+    assert query_rows(db, "SELECT overall_score FROM latest_judge_scores") == [(85.0,)]
 
 
 def test_pacer_spaces_requests_by_the_rate_limit() -> None:
@@ -346,13 +334,15 @@ def test_a_killed_run_loses_only_calls_in_flight_and_the_rerun_makes_only_those(
     process.wait()
     started = len(counter.read_text())
     assert 30 <= started < 80
-    (stored,) = query(db, "SELECT count(*) FROM judge_results WHERE status = 'ok'")[0]
+    (stored,) = query_rows(db, "SELECT count(*) FROM judge_results WHERE status = 'ok'")[0]
     assert started - 4 <= stored <= started  # only the (at most 4) calls in flight are lost
     model, seen = counting_model()
     frame = items([(f"i{n}", "q", f"answer {n}") for n in range(40)])
     judge_once(db, config, frame, model=model)
     assert len(seen) == 80 - stored
-    assert query(db, "SELECT count(*), count(overall_score) FROM latest_judge_scores") == [(40, 40)]
+    assert query_rows(db, "SELECT count(*), count(overall_score) FROM latest_judge_scores") == [
+        (40, 40)
+    ]
 
 
 def test_custom_llm_judge_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -378,7 +368,7 @@ def test_custom_llm_judge_metric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     )
     judge_once(db, config, items([("a", "q", "no.")]), model=FunctionModel(respond))
     assert instructions == ["Grade how polite the answer is."]
-    assert query(db, "SELECT metric, prompt_version, score FROM judge_results") == [
+    assert query_rows(db, "SELECT metric, prompt_version, score FROM judge_results") == [
         ("Politeness", "polite-1", 33.0)
     ]
 
@@ -393,20 +383,20 @@ def test_an_identical_answer_of_another_trace_is_reused_and_stored_for_it(tmp_pa
         db, config, items([("a", "q", "same answer"), ("b", "q", "same answer")]), model=model
     )
     assert len(seen) == 2 and result.cached == 4
-    assert query(
+    assert query_rows(
         db,
         "SELECT item_id, metric, score, attempts, cost_usd FROM latest_judge_results "
         "WHERE item_id = 'b' ORDER BY metric",
     ) == [("b", "ClarityCoherence", 80.0, 0, 0.0), ("b", "Relevance", 80.0, 0, 0.0)]
-    assert query(db, "SELECT item_id, overall_score FROM latest_judge_scores ORDER BY 1") == [
+    assert query_rows(db, "SELECT item_id, overall_score FROM latest_judge_scores ORDER BY 1") == [
         ("a", 80.0),
         ("b", 80.0),
     ]
-    before = query(db, "SELECT count(*) FROM judge_results")
+    before = query_rows(db, "SELECT count(*) FROM judge_results")
     judge_once(
         db, config, items([("a", "q", "same answer"), ("b", "q", "same answer")]), model=model
     )
-    assert len(seen) == 2 and query(db, "SELECT count(*) FROM judge_results") == before
+    assert len(seen) == 2 and query_rows(db, "SELECT count(*) FROM judge_results") == before
 
 
 def test_identical_submissions_in_one_run_are_judged_once(tmp_path: Path) -> None:
@@ -417,16 +407,16 @@ def test_identical_submissions_in_one_run_are_judged_once(tmp_path: Path) -> Non
     result = judge_once(db, config, frame, model=model)
     assert len(seen) == 4 and result.calls == 4 and result.cached == 4
     # Each submission has its two rows; the three identical ones made two requests in all.
-    assert query(db, "SELECT item_id, count(*) FROM judge_results GROUP BY 1 ORDER BY 1") == [
+    assert query_rows(db, "SELECT item_id, count(*) FROM judge_results GROUP BY 1 ORDER BY 1") == [
         ("a", 2),
         ("b", 2),
         ("c", 2),
         ("d", 2),
     ]
-    assert query(
+    assert query_rows(
         db, "SELECT sum(attempts) FROM judge_results WHERE item_id IN ('a', 'b', 'c')"
     ) == [(2,)]
-    assert query(db, "SELECT count(overall_score) FROM latest_judge_scores") == [(4,)]
+    assert query_rows(db, "SELECT count(overall_score) FROM latest_judge_scores") == [(4,)]
 
 
 def test_dry_run_estimate_counts_identical_texts_once(tmp_path: Path) -> None:

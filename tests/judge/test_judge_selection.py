@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 from conftest import query_rows as query
-from judge_helpers import fake_server, tool_reply, write_config
+from judge_helpers import ON_FAKE_SERVER, fake_server, tool_reply, write_config
 
 from tracegrade.cli import main
 from tracegrade.demo import write_demo_archive
 
-CONFIG = """
-[llm_default]
-model = "openai-chat:judge"
-max_retries = 0
-
+CONFIG = (
+    ON_FAKE_SERVER
+    + """
 [[metrics]]
 name = "Coverage"
 weight = 0.5
@@ -31,6 +29,7 @@ weight = 0.5
 input_per_mtok = 1.0
 output_per_mtok = 2.0
 """
+)
 
 FLAGGED = "level IN ('CONFIRM', 'ESCALATE')"
 

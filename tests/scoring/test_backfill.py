@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 import pytest
 import yaml
-from conftest import run_pipeline, table_snapshot
+from conftest import latest_scores, run_pipeline, table_snapshot
 from polars.testing import assert_frame_equal
 
 from tracegrade.demo import DEMO_START, write_demo_archive
@@ -18,7 +18,6 @@ from tracegrade.demo import DEMO_START, write_demo_archive
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = 4
 START, END = DEMO_START, DEMO_START + timedelta(days=DAYS - 1)
-RUN_IDENTITY = ("run_id", "run_seq")
 
 
 @pytest.fixture(scope="module")
@@ -26,15 +25,6 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("archive")
     write_demo_archive(folder, n_traces=300, days=DAYS)
     return folder
-
-
-def latest(db: Path) -> pl.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        frame = con.sql("SELECT * FROM latest_scores").pl()
-    finally:
-        con.close()
-    return frame.drop(RUN_IDENTITY).sort("trace_id")
 
 
 def traces(db: Path) -> pl.DataFrame:
@@ -65,7 +55,7 @@ def test_backfill_equals_one_run_and_repeating_it_is_a_no_op(
 
     single = tmp_path / "single.duckdb"
     run_pipeline([archive], single, embed=False)
-    assert_frame_equal(latest(db), latest(single), check_exact=True)
+    assert_frame_equal(latest_scores(db), latest_scores(single), check_exact=True)
     assert_frame_equal(traces(db), traces(single), check_exact=True)
 
     before = table_snapshot(db)
@@ -90,7 +80,7 @@ def test_an_interrupted_backfill_resumes_with_the_missing_chunks(
 
     clean = tmp_path / "clean.duckdb"
     run_backfill(archive, clean)
-    assert_frame_equal(latest(resumed), latest(clean), check_exact=True)
+    assert_frame_equal(latest_scores(resumed), latest_scores(clean), check_exact=True)
     assert_frame_equal(traces(resumed), traces(clean), check_exact=True)
 
 

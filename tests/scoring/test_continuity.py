@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
-from conftest import run_pipeline, table_snapshot
+from conftest import latest_scores, run_pipeline, table_snapshot
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -18,7 +18,6 @@ from polars.testing import assert_frame_equal
 from transforms.synth.traces import synthetic_traces
 
 N_TRACES = 300
-RUN_IDENTITY = ("run_id", "run_seq")
 
 
 @pytest.fixture(scope="module")
@@ -46,15 +45,6 @@ def fresh_db(cache_db: Path, folder: Path, name: str) -> Path:
     db = folder / name
     shutil.copy(cache_db, db)
     return db
-
-
-def latest(db: Path) -> pl.DataFrame:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        frame = con.sql("SELECT * FROM latest_scores").pl()
-    finally:
-        con.close()
-    return frame.drop(RUN_IDENTITY).sort("trace_id")
 
 
 def write_config(folder: Path, **novelty: object) -> Path:
@@ -124,7 +114,7 @@ def test_nightly_slices_equal_one_backfill(
     counts = run_pipeline(files, backfill, config)
     assert counts["rows_new"] == N_TRACES and counts["rows_rescored"] == 0
 
-    expected, got = latest(backfill), latest(nightly)
+    expected, got = latest_scores(backfill), latest_scores(nightly)
     assert got.height == N_TRACES
     assert_frame_equal(got, expected, check_exact=True)
     # the slice delivered after later ones re-scored some of them
@@ -182,7 +172,7 @@ def test_same_name_new_content_is_read_again_and_identical_file_is_skipped(
     # the repaired database equals scoring the edited file from scratch
     clean = fresh_db(cache_db, tmp_path, "clean.duckdb")
     run_pipeline([day], clean)
-    assert_frame_equal(latest(db), latest(clean), check_exact=True)
+    assert_frame_equal(latest_scores(db), latest_scores(clean), check_exact=True)
 
 
 @pytest.mark.parametrize("position", [20, 57])
@@ -211,4 +201,4 @@ def test_changed_trace_rescores_exactly_the_later_traces_in_its_window(
 
     clean = fresh_db(cache_db, tmp_path, "clean.duckdb")
     run_pipeline([tmp_path / "resubmitted.parquet"], clean, config)
-    assert_frame_equal(latest(db), latest(clean), check_exact=True)
+    assert_frame_equal(latest_scores(db), latest_scores(clean), check_exact=True)

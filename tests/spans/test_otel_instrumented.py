@@ -9,7 +9,6 @@ official OTLP encoder as the Collector's file exporter writes them, then importe
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,7 +22,6 @@ from otel_helpers import (
     tracer_provider,
     weather_agent,
 )
-from pydantic_ai.models import override_allow_model_requests
 
 from pipelines.otel_import import import_otel
 from pipelines.score import score_traces
@@ -155,23 +153,10 @@ def test_a_retried_tool_failure_adds_error_recovery_and_lowers_nothing_else(tmp_
     assert failed_score["overrides"] == clean_score["overrides"]
 
 
-def _completion(message: dict[str, Any], finish: str = "stop") -> str:
-    return json.dumps(
-        {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": "gpt-fake",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 10, "total_tokens": 30},
-        }
-    )
-
-
 @pytest.fixture
-def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def openai_server() -> Iterator[Any]:
     """The judge tests' fake OpenAI-compatible server: a 400 first, then a tool call, then an answer."""
-    from judge_helpers import FakeServer, Reply, error_reply
+    from judge_helpers import Reply, chat_reply, error_reply, serve
 
     def script(number: int) -> Reply:
         if number == 1:
@@ -182,25 +167,13 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
                 "type": "function",
                 "function": {"name": "search", "arguments": '{"q": "capital of France"}'},
             }
-            return Reply(
-                body=_completion(
-                    {"role": "assistant", "content": "I will search.", "tool_calls": [call]},
-                    "tool_calls",
-                )
-            )
-        return Reply(
-            body=_completion({"role": "assistant", "content": "Paris is the capital of France."})
-        )
+            message = {"role": "assistant", "content": "I will search.", "tool_calls": [call]}
+            return chat_reply(message, "tool_calls", (20, 10), model="gpt-fake")
+        answer = {"role": "assistant", "content": "Paris is the capital of France."}
+        return chat_reply(answer, "stop", (20, 10), model="gpt-fake")
 
-    server = FakeServer(script)
-    thread = threading.Thread(target=server.httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        with override_allow_model_requests(True):
-            yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
+    with serve(script) as server:
+        yield server
 
 
 def test_openai_client_under_openinference_imports_step_by_step(
