@@ -8,6 +8,7 @@ trace's spans arrive together). The rules and their order are docs/import.md.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass, field
 
@@ -220,10 +221,26 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
         agent=pl.col("agent_name").drop_nulls().first(),
         service=pl.col("service_name").drop_nulls().first(),
         agent_version=pl.col("service_version").drop_nulls().first(),
+        tags=pl.col("tags").drop_nulls().first(),
         agent_span=pl.col("agent_span").drop_nulls().first(),
         domain=pl.col("domain").drop_nulls().first(),
     )
     return fields.join(who, on="group", how="left")
+
+
+def _tag_list(text: str) -> list[str] | None:
+    """A tags attribute's text as the trace's tags: a JSON array's items (each as text), any
+    other text as the one tag it is; None for an empty array or blank text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = text
+    if not isinstance(value, list):
+        return [text] if text.strip() else None
+    tags = [
+        item if isinstance(item, str) else json.dumps(item) for item in value if item is not None
+    ]
+    return tags or None
 
 
 def _table(live: pl.DataFrame, steps: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
@@ -278,6 +295,7 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         "success",
         "outcome_unknown",
         "agent_version",
+        pl.col("tags").map_elements(_tag_list, return_dtype=pl.List(pl.String)).alias("tags"),
         "objective",
         pl.coalesce("root_text", "final_answer", "last_model_text", pl.lit("")).alias(
             "result_summary"

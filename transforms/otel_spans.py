@@ -83,6 +83,8 @@ ATTRIBUTE_KEYS = (
     "agent.name",
     "service.name",
     "service.version",
+    "tag.tags",
+    "langfuse.trace.tags",
     *ADK_KEYS,
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
@@ -101,6 +103,7 @@ FACT_SCHEMA: dict[str, pl.DataType] = {
     "agent_span": pl.String(),
     "service_name": pl.String(),
     "service_version": pl.String(),
+    "tags": pl.String(),
     "tool_name": pl.String(),
     "tool_input": pl.String(),
     "tool_output": pl.String(),
@@ -294,6 +297,8 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 "service.name"
             ),
             service_version="service.version",
+            # OpenInference's tag.tags; Langfuse's own SDKs set langfuse.trace.tags
+            tags=pl.coalesce("tag.tags", "langfuse.trace.tags"),
             tool_name=pl.when(retrieval)
             .then(pl.lit(config.retrieval_tool))
             .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),

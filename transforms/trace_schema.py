@@ -47,7 +47,7 @@ __all__ = [
     "step_polars_dtype",
 ]
 
-Kind = Literal["string", "integer", "number", "boolean", "timestamp", "steps"]
+Kind = Literal["string", "strings", "integer", "number", "boolean", "timestamp", "steps"]
 
 
 @dataclass(frozen=True)
@@ -100,15 +100,17 @@ CANONICAL: tuple[Field, ...] = (
     Field("read_reason", "string"),
     Field("outcome_unknown", "boolean", ("metadata", "outcome_unknown")),
     Field("agent_version", "string", ("metadata", "agent_version")),
+    Field("tags", "strings", ("metadata", "tags")),
 )
 """The canonical row, in column order: what every reader returns for every record it reads.
 `created_at_raw` is the timestamp as received, `read_rule` and `read_reason` say why a record
 could not be read, `outcome_unknown` is true where the producer recorded no outcome (SPEC 1;
 then a null `success` is the outcome's value, not a missing field). `agent_version` is the
 version or release of the agent that wrote the trace, as its producer tags it (OTel
-`service.version`, Langfuse `version` or `release`), for selections such as `tracegrade
-compare`'s; it is stored but not hashed: the same content tagged otherwise is the same trace. Nullability is that of a
-stored row, after validation."""
+`service.version`, Langfuse `version` or `release`), and `tags` the labels it was given
+(Langfuse's trace tags, OpenInference's `tag.tags`, a trace file's `metadata.tags`), both for
+selections such as `tracegrade compare`'s; they are stored but not hashed: the same content
+tagged otherwise is the same trace. Nullability is that of a stored row, after validation."""
 
 FILE_KEYS = ("id", "metadata", "task", "steps", "outcome")
 """The top-level keys of a trace object, in the order a trace file writes them."""
@@ -123,6 +125,7 @@ _BY_NAME = {f.name: f for f in CANONICAL}
 
 _SQL = {
     "string": "VARCHAR",
+    "strings": "VARCHAR[]",
     "integer": "BIGINT",
     "number": "DOUBLE",
     "boolean": "BOOLEAN",
@@ -175,6 +178,7 @@ def _polars(kind: Kind) -> pl.DataType:
         return pl.List(step_polars_dtype())
     types: dict[str, pl.DataType] = {
         "string": pl.String(),
+        "strings": pl.List(pl.String()),
         "integer": pl.Int64(),
         "number": pl.Float64(),
         "boolean": pl.Boolean(),
@@ -186,8 +190,10 @@ def _polars(kind: Kind) -> pl.DataType:
 def _arrow(kind: Kind, large: bool) -> pa.DataType:
     import pyarrow as pa
 
+    text = pa.large_string() if large else pa.string()
     types = {
-        "string": pa.large_string() if large else pa.string(),
+        "string": text,
+        "strings": pa.list_(text),
         "integer": pa.int64(),
         "number": pa.float64(),
         "boolean": pa.bool_(),

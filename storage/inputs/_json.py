@@ -45,8 +45,13 @@ def _is_integer(value: object) -> bool:
     return type(value) is int and _INT64_MIN <= value <= _INT64_MAX
 
 
+def _is_strings(value: object) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
 _KINDS: dict[str, tuple[str, Callable[[object], bool]]] = {
     "string": ("a string", _is_string),
+    "strings": ("a list of strings", _is_strings),
     "timestamp": ("an ISO-8601 string", _is_string),
     "boolean": ("true or false", _is_boolean),
     "number": ("a number", _is_number),

@@ -51,8 +51,19 @@ _NUMBER: tuple[str, _Check, pa.DataType] = (
     pa.float64(),
 )
 _INTEGER: tuple[str, _Check, pa.DataType] = ("an integer", pa.types.is_integer, pa.int64())
+_STRINGS: tuple[str, _Check, pa.DataType] = (
+    "a list of strings",
+    lambda t: _is_list(t) and (pa.types.is_null(t.value_type) or _is_string(t.value_type)),
+    pa.large_list(pa.large_string()),
+)
 
-_SPECS = {"string": _STRING, "boolean": _BOOL, "number": _NUMBER, "integer": _INTEGER}
+_SPECS = {
+    "string": _STRING,
+    "strings": _STRINGS,
+    "boolean": _BOOL,
+    "number": _NUMBER,
+    "integer": _INTEGER,
+}
 """What a column of each kind of field may hold, and the type it is read as."""
 _TRACE_FIELDS = {
     key: {f.path[1]: _SPECS[f.kind] for f in fields if f.kind != "timestamp"}

@@ -12,13 +12,14 @@ from storage.schema.scoring import (
     SCORING_MIGRATION_V3_SQL,
     SCORING_MIGRATION_V4_SQL,
     SCORING_MIGRATION_V5_SQL,
+    SCORING_MIGRATION_V6_SQL,
     SCORING_SCHEMA_SQL,
     STEP_TYPE_SQL,
 )
 
 __all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION", "STEP_TYPE_SQL"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA_SQL = (
     SCORING_SCHEMA_SQL
@@ -34,6 +35,7 @@ MIGRATIONS = {
     3: SCORING_MIGRATION_V3_SQL,
     4: SCORING_MIGRATION_V4_SQL,
     5: SCORING_MIGRATION_V5_SQL,
+    6: SCORING_MIGRATION_V6_SQL,
 }
 """SQL that brings a database stamped with version v - 1 to version v, before SCHEMA_SQL
 creates what the migration dropped."""

@@ -8,6 +8,7 @@ __all__ = [
     "SCORING_MIGRATION_V3_SQL",
     "SCORING_MIGRATION_V4_SQL",
     "SCORING_MIGRATION_V5_SQL",
+    "SCORING_MIGRATION_V6_SQL",
     "SCORING_SCHEMA_SQL",
     "STEP_TYPE_SQL",
     "latest_scores_select",
@@ -99,7 +100,8 @@ CREATE TABLE IF NOT EXISTS trace_rows (
     text_sha VARCHAR NOT NULL,
 {_TRACE_ROWS_SOURCE}
     run_id VARCHAR NOT NULL,
-    agent_version VARCHAR
+    agent_version VARCHAR,
+    tags VARCHAR[]
 );
 CREATE TABLE IF NOT EXISTS embeddings (
     embedding_key VARCHAR NOT NULL,
@@ -181,3 +183,9 @@ ALTER TABLE trace_rows ADD COLUMN IF NOT EXISTS agent_version VARCHAR;
 """
 """Version 5: the version of the agent that wrote a trace, as its producer tagged it (null for
 the traces stored before)."""
+
+SCORING_MIGRATION_V6_SQL = """
+ALTER TABLE trace_rows ADD COLUMN IF NOT EXISTS tags VARCHAR[];
+"""
+"""Version 6: the labels a trace's producer gave it (Langfuse tags, OpenInference `tag.tags`,
+a trace file's `metadata.tags`); null for the traces stored before."""

@@ -29,7 +29,7 @@ from storage.spans._langfuse_columns import (
 )
 from storage.spans._langfuse_read import observations
 from storage.spans._messages import text_of
-from storage.spans.langfuse import VERSION_KEY
+from storage.spans.langfuse import TAGS_KEY, VERSION_KEY
 from storage.spans.phoenix import flat_pairs
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
@@ -111,7 +111,7 @@ def _held(spans: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The spans with their kind as the per-line reader settles it (a SPAN named after a
     called tool, an untyped top span holding messages), and each span's attributes: the
     first to set a key holds it (metadata, resource, input and output, the trace's own
-    input and output, then its version)."""
+    input and output, then its version and tags)."""
     tools, fields = field_rows(spans, tools_by_line(spans))
     spans = spans.with_columns(
         kind=pl.when(tools & (pl.col("upper_type") == "SPAN"))
@@ -119,15 +119,18 @@ def _held(spans: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .otherwise("kind")
     )
     top = pl.DataFrame(_top_rows(spans), schema=TOP, orient="row")
-    tagged = spans.filter(pl.col("trace_version").is_not_null()).select(
-        "sid",
-        priority=pl.lit(4, pl.Int32),
-        ord=pl.lit(0, pl.Int64),
-        top=pl.lit(VERSION_KEY),
-        value="trace_version",
-        json=pl.lit(None, pl.String),
-    )
-    named = pl.concat([attribute_rows(spans), fields, top, tagged])
+    tagged = [
+        spans.filter(pl.col(column).is_not_null()).select(
+            "sid",
+            priority=pl.lit(4, pl.Int32),
+            ord=pl.lit(0, pl.Int64),
+            top=pl.lit(key),
+            value=column,
+            json=pl.lit(None, pl.String),
+        )
+        for key, column in ((VERSION_KEY, "trace_version"), (TAGS_KEY, "trace_tags"))
+    ]
+    named = pl.concat([attribute_rows(spans), fields, top, *tagged])
     held = named.sort("sid", "priority", "ord", maintain_order=True).unique(
         ["sid", "top"], keep="first", maintain_order=True
     )

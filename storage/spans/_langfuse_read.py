@@ -48,6 +48,7 @@ _TRACE: dict[str, pl.DataType] = {
     "output": pl.String(),
     "version": pl.String(),
     "release": pl.String(),
+    "tags": pl.List(pl.String()),
 }
 
 _LINE: dict[str, pl.DataType] = {
@@ -171,6 +172,9 @@ def _traces(frame: pl.DataFrame) -> pl.DataFrame:
                     for key in ("version", "release")
                 )
             ).alias("trace_version"),
+            _tags_text(pl.when(download).then(trace.field("tags")).otherwise("tags")).alias(
+                "trace_tags"
+            ),
             "observations",
         )
         .explode("observations")
@@ -181,6 +185,16 @@ def _traces(frame: pl.DataFrame) -> pl.DataFrame:
         )
         .with_row_index("sid")
         .with_columns(pl.col("sid").cast(pl.Int64))
+    )
+
+
+def _tags_text(tags: pl.Expr) -> pl.Expr:
+    """The text `storage.spans.langfuse.tags_text` makes of a list of tags, column-wise."""
+    quoted = tags.list.eval(
+        pl.struct(pl.element().alias("v")).struct.json_encode().str.slice(5).str.head(-1)
+    )
+    return pl.when(tags.list.len() > 0).then(
+        pl.concat_str(pl.lit("["), quoted.list.join(","), pl.lit("]"))
     )
 
 

@@ -29,8 +29,9 @@ Ids as Langfuse keeps them: OTel ids (32 and 16 hex digits) as they are; other i
 of Langfuse's own SDKs before v3) as the first 32 or 16 hex digits of their SHA-256, the same
 id for the same text in every file. The trace's `version` (else its `release`) is the agent's
 version (`service.version` on each observation whose attributes do not say one; a blob
-export's observations do not carry it). Not read: scores, tags, user and session, costs and
-usage (docs/import.md).
+export's observations do not carry it), and its tags are its labels (`tag.tags`, as
+OpenInference gives them). Not read: scores, user and session, costs and usage
+(docs/import.md).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from storage.spans.phoenix import hex_id, top_rows_given
 __all__ = [
     "BLOB_COLUMNS",
     "KINDS",
+    "TAGS_KEY",
     "VERSION_KEY",
     "blob_rows",
     "called_tools",
@@ -57,6 +59,18 @@ __all__ = [
 
 VERSION_KEY = "service.version"
 """The attribute a trace's version or release is given as: the OTel resource's own."""
+
+TAGS_KEY = "tag.tags"
+"""The attribute a trace's tags are given as: OpenInference's (a JSON array of strings)."""
+
+
+def tags_text(tags: object) -> str | None:
+    """A trace's tags as the text of their attribute: a JSON array of the strings; None for
+    none (no tags, an empty list, or something other than a list)."""
+    if not isinstance(tags, list) or not tags:
+        return None
+    return json.dumps([str(tag) for tag in tags], ensure_ascii=False, separators=(",", ":"))
+
 
 KINDS = {
     "GENERATION": "LLM",
@@ -226,6 +240,10 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
             row.setdefault(
                 f"attributes.{VERSION_KEY}", tag if isinstance(tag, str) else json.dumps(tag)
             )
+    labels = tags_text(trace.get("tags"))
+    if labels is not None:
+        for row in rows:
+            row.setdefault(f"attributes.{TAGS_KEY}", labels)
     return rows
 
 

@@ -31,7 +31,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         first["metadata"]["agent_id"] = "bot-v1"
         second = json.loads(json.dumps(first))
         second["id"] = first["id"].replace("kp:trace:", "kp:trace:v2-")
-        second["metadata"]["agent_id"] = "bot-v2"
+        second["metadata"].update(agent_id="bot-v2", tags=["canary", "eu"])
         if first["metadata"]["success"] and rng.random() < 0.12:
             second["metadata"]["success"] = False
         lines += [json.dumps(first), json.dumps(second)]
@@ -139,6 +139,21 @@ def test_runs_and_time_windows_select_traces(db: Path, capsys: pytest.CaptureFix
     assert found["baseline"]["traces"] == 1700
     assert 0 < found["candidate"]["traces"] < 1700
     assert "trace ids are in both selections" in found["pairing"]
+
+
+def test_a_selection_names_the_traces_tags(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Version 2's file tags its traces `canary`: selecting by the tag is selecting version 2."""
+    by_agent = _compare(db, "--baseline", V1, "--candidate", V2, "--json")
+    expected = json.loads(capsys.readouterr().out)
+    by_tag = _compare(
+        db, "--baseline", V1, "--candidate", "list_contains(tags, 'canary')", "--json"
+    )
+    found = json.loads(capsys.readouterr().out)
+
+    assert by_tag == by_agent == 0
+    assert found["candidate"]["traces"] == 800
+    assert found["metrics"] == expected["metrics"]
+    assert query_rows(db, "SELECT count(*) FROM traces WHERE tags = ['canary', 'eu']") == [(800,)]
 
 
 @pytest.mark.parametrize(

@@ -38,6 +38,7 @@ _DOC_TYPES = {
     "boolean": "bool",
     "timestamp": "datetime[us, UTC]",
     "steps": "list[struct]",
+    "strings": "list[str]",
 }
 _DUCKDB_TYPES = {
     "string": "VARCHAR",
@@ -56,7 +57,7 @@ def _arrow_paths(t: pa.DataType | pa.Schema, prefix: tuple[str, ...] = ()) -> li
         path = (*prefix, f.name)
         if pa.types.is_struct(f.type):
             paths += _arrow_paths(f.type, path)
-        elif pa.types.is_list(f.type):
+        elif pa.types.is_list(f.type) and pa.types.is_struct(f.type.value_type):
             paths += _arrow_paths(f.type.value_type, path)
         else:
             paths.append(path)
@@ -73,6 +74,8 @@ def test_the_polars_frame_has_the_schema_s_columns_and_kinds_in_order() -> None:
             assert dtype == pl.List(STEP_DTYPE)
         elif f.kind == "timestamp":
             assert dtype == pl.Datetime("us", "UTC")
+        elif f.kind == "strings":
+            assert dtype == pl.List(pl.String), f.name
         else:
             assert kinds[type(dtype)] == f.kind, f.name
 
@@ -131,6 +134,8 @@ def _values() -> dict[str, Any]:
         "task_domain": "domain-d",
         "success": False,
         "outcome_unknown": False,
+        "agent_version": "2.1",
+        "tags": ["canary", "eu"],
         "objective": "the objective",
         "result_summary": "the answer",
         "confidence": 0.25,

@@ -276,3 +276,21 @@ def test_the_agent_version_is_the_resource_s_else_the_trace_s_version_else_its_r
         assert sorted(version or "" for _, version in found) == sorted(
             version or "" for version in expected.values()
         ), path
+
+
+def test_a_trace_s_tags_are_kept_for_selections(tmp_path: Path) -> None:
+    """The pydantic-ai download is tagged `example` and `joke-generator` in Langfuse; the other
+    downloads have no tag (an empty list)."""
+    db = tmp_path / "lf.duckdb"
+    folder = tmp_path / "exports"
+    shutil.copytree(DATA, folder)
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    tags = dict(query_rows(db, f"SELECT {NAME}, tags FROM traces"))
+    assert tags == {
+        name: ["example", "joke-generator"] if name.startswith("pydantic-ai") else None
+        for name in EXPECTED
+    }
+    ((selected,),) = query_rows(
+        db, f"SELECT {NAME} FROM traces WHERE list_contains(tags, 'joke-generator')"
+    )
+    assert selected == "pydantic-ai-tools-2025-12-04"

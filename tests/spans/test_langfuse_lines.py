@@ -167,6 +167,10 @@ def _trace_line(rng: random.Random) -> str:
         "id": trace,
         "input": rng.choice([None, "the user's task", {"task": "structured"}]),
         "output": rng.choice([None, "the final answer"]),
+        "version": rng.choice([None, "", "2.1"]),
+        "tags": rng.choice(
+            [None, [], ["prod"], ["canary", "eu-west", "ünïcode"], ['a "quoted" tag']]
+        ),
     }
     if rng.random() < 0.3:
         value: dict[str, Any] = {"trace": trace_fields, "observations": items}

@@ -180,7 +180,7 @@ def test_openai_client_under_openinference_imports_step_by_step(
     tmp_path: Path, openai_server: Any
 ) -> None:
     import openai
-    from openinference.instrumentation import OITracer, TraceConfig
+    from openinference.instrumentation import OITracer, TraceConfig, using_tags
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
     exporter = CollectorFileExporter(tmp_path / "spans.jsonl")
@@ -192,7 +192,10 @@ def test_openai_client_under_openinference_imports_step_by_step(
         tracer = OITracer(provider.get_tracer("capital-agent"), config=TraceConfig())
         question = "What is the capital of France?"
         messages = [{"role": "user", "content": question}]
-        with tracer.start_as_current_span("capital agent", openinference_span_kind="agent") as root:
+        with (
+            using_tags(["geography", "canary"]),
+            tracer.start_as_current_span("capital agent", openinference_span_kind="agent") as root,
+        ):
             root.set_input(question)
             with pytest.raises(openai.BadRequestError):
                 client.chat.completions.create(model="gpt-fake", messages=messages)  # type: ignore[arg-type]
@@ -230,6 +233,7 @@ def test_openai_client_under_openinference_imports_step_by_step(
     assert trace["outcome"]["result_summary"] == "Paris is the capital of France."
     assert trace["metadata"]["success"] is None
     assert trace["metadata"]["agent_id"] == "capital-service"
+    assert trace["metadata"]["tags"] == ["geography", "canary"]  # OpenInference's tag.tags
 
     scored = _score(tmp_path / "traces.parquet", tmp_path / "scores.duckdb")
     assert (scored["n_steps"], scored["error_recovery"], scored["unique_tools"]) == (4, 1, 1)

@@ -251,6 +251,7 @@ def test_a_schema_4_file_keeps_its_traces_and_takes_agent_versions(
     assert main(["score", str(export), "--db", str(db_path), "--no-embedder"]) == 0
     con = duckdb.connect(str(db_path))
     con.execute("ALTER TABLE trace_rows DROP COLUMN agent_version")
+    con.execute("ALTER TABLE trace_rows DROP COLUMN tags")  # schema 6's
     con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     con.close()
     tagged = tmp_path / "tagged.jsonl"
@@ -262,6 +263,31 @@ def test_a_schema_4_file_keeps_its_traces_and_takes_agent_versions(
     assert len(found) == 3
     assert dict(found)["tagged"] == "2.1.0"
     assert [v for t, v in found if t != "tagged"] == [None, None]
+
+
+def test_a_schema_5_file_gains_the_tags_column_and_keeps_its_traces(
+    db_path: Path, tmp_path: Path
+) -> None:
+    export = tmp_path / "export.jsonl"
+    synthetic_traces(2, seed=5).write_ndjson(export)
+    traces = [json.loads(line) for line in export.read_text().splitlines()]
+    from tracegrade.cli.app import main
+
+    assert main(["score", str(export), "--db", str(db_path), "--no-embedder"]) == 0
+    con = duckdb.connect(str(db_path))
+    con.execute("ALTER TABLE trace_rows DROP COLUMN tags")
+    con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    con.close()
+    tagged = tmp_path / "tagged.jsonl"
+    traces[0]["id"] = "tagged"
+    traces[0]["metadata"]["tags"] = ["canary"]
+    tagged.write_text(json.dumps(traces[0]) + "\n")
+    assert main(["score", str(tagged), "--db", str(db_path), "--no-embedder"]) == 0
+    found = dict(query_rows(db_path, "SELECT trace_id, tags FROM traces"))
+    assert len(found) == 3
+    assert found.pop("tagged") == ["canary"]
+    assert list(found.values()) == [None, None]
+    assert query_rows(db_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(NOW,)]
 
 
 def test_a_writer_runs_the_schema_ddl_only_when_the_file_was_stamped_by_other_ddl(
