@@ -241,6 +241,18 @@ def test_truncated_parquet_is_unreadable_and_others_still_load(tmp_path: Path) -
         ("steps", ["thought"], "string", "a list of structs"),
         ("metadata", ["2024-05-01"], "string", "a struct"),
         ("metadata", [{"created_at": 20240501, "success": True}], "int64", "an ISO-8601 string"),
+        (
+            "metadata",
+            [{"created_at": "2024-05-01", "tags": "canary"}],
+            "string",
+            "a list of strings",
+        ),
+        (
+            "metadata",
+            [{"created_at": "2024-05-01", "tags": [1, 2]}],
+            "list<element: int64>",
+            "a list",
+        ),
     ],
 )
 def test_parquet_column_of_wrong_type_is_schema_mismatch(
@@ -342,6 +354,8 @@ def test_unparsable_json_file_is_unreadable(
         ({"metadata": []}, "metadata must be an object, got list []"),
         ({"metadata__created_at": 1714564800}, "metadata.created_at must be an ISO-8601 string"),
         ({"id": 7}, "id must be a string, got int 7"),
+        ({"metadata__tags": "canary"}, "metadata.tags must be a list of strings, got str"),
+        ({"metadata__tags": ["canary", 2]}, "metadata.tags must be a list of strings, got list"),
     ],
 )
 def test_json_field_of_wrong_type_is_wrong_type_naming_the_field(
