@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -240,9 +241,19 @@ def test_a_schema_3_file_takes_traces_whose_outcome_is_unknown(db_path: Path) ->
         assert store.rows("SELECT value FROM meta WHERE key = 'schema_version'") == [(NOW,)]
 
 
-def test_a_schema_4_file_keeps_its_traces_and_takes_agent_versions(
-    db_path: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("version", "dropped", "field", "value"),
+    [
+        ("4", ("agent_version", "tags"), "agent_version", "2.1.0"),
+        ("5", ("tags",), "tags", ["canary"]),
+    ],
+    ids=["schema-4-takes-agent-versions", "schema-5-takes-tags"],
+)
+def test_an_older_file_keeps_its_traces_and_takes_the_newer_field(
+    db_path: Path, tmp_path: Path, version: str, dropped: tuple[str, ...], field: str, value: Any
 ) -> None:
+    """A file stamped before a column of `trace_rows` existed gains it when a run opens it:
+    its traces stay (null in the new column) and the run's trace fills it."""
     export = tmp_path / "export.jsonl"
     synthetic_traces(2, seed=5).write_ndjson(export)
     traces = [json.loads(line) for line in export.read_text().splitlines()]
@@ -250,43 +261,19 @@ def test_a_schema_4_file_keeps_its_traces_and_takes_agent_versions(
 
     assert main(["score", str(export), "--db", str(db_path), "--no-embedder"]) == 0
     con = duckdb.connect(str(db_path))
-    con.execute("ALTER TABLE trace_rows DROP COLUMN agent_version")
-    con.execute("ALTER TABLE trace_rows DROP COLUMN tags")  # schema 6's
-    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    for column in dropped:
+        con.execute(f"ALTER TABLE trace_rows DROP COLUMN {column}")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version])
     con.close()
     tagged = tmp_path / "tagged.jsonl"
     traces[0]["id"] = "tagged"
-    traces[0]["metadata"]["agent_version"] = "2.1.0"
+    traces[0]["metadata"][field] = value
     tagged.write_text(json.dumps(traces[0]) + "\n")
     assert main(["score", str(tagged), "--db", str(db_path), "--no-embedder"]) == 0
-    found = query_rows(db_path, "SELECT trace_id, agent_version FROM traces ORDER BY trace_id")
+    found = query_rows(db_path, f"SELECT trace_id, {field} FROM traces ORDER BY trace_id")
     assert len(found) == 3
-    assert dict(found)["tagged"] == "2.1.0"
+    assert dict(found)["tagged"] == value
     assert [v for t, v in found if t != "tagged"] == [None, None]
-
-
-def test_a_schema_5_file_gains_the_tags_column_and_keeps_its_traces(
-    db_path: Path, tmp_path: Path
-) -> None:
-    export = tmp_path / "export.jsonl"
-    synthetic_traces(2, seed=5).write_ndjson(export)
-    traces = [json.loads(line) for line in export.read_text().splitlines()]
-    from tracegrade.cli.app import main
-
-    assert main(["score", str(export), "--db", str(db_path), "--no-embedder"]) == 0
-    con = duckdb.connect(str(db_path))
-    con.execute("ALTER TABLE trace_rows DROP COLUMN tags")
-    con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
-    con.close()
-    tagged = tmp_path / "tagged.jsonl"
-    traces[0]["id"] = "tagged"
-    traces[0]["metadata"]["tags"] = ["canary"]
-    tagged.write_text(json.dumps(traces[0]) + "\n")
-    assert main(["score", str(tagged), "--db", str(db_path), "--no-embedder"]) == 0
-    found = dict(query_rows(db_path, "SELECT trace_id, tags FROM traces"))
-    assert len(found) == 3
-    assert found.pop("tagged") == ["canary"]
-    assert list(found.values()) == [None, None]
     assert query_rows(db_path, "SELECT value FROM meta WHERE key = 'schema_version'") == [(NOW,)]
 
 
