@@ -155,9 +155,12 @@ class DuckDBStore(Statements, Publishing):
         return str(self.path) == ":memory:"
 
     def _attach(self) -> None:
-        attach(self._raw, self.location.target, self._alias, self.read_only, self._data_path)
-        self._attached = True
-        self.holds.attached()
+        # uninterrupted: a stop raised between DuckDB's ATTACH and the flag left the file
+        # attached while the store thought it was not, and the next use failed
+        with uninterrupted():
+            attach(self._raw, self.location.target, self._alias, self.read_only, self._data_path)
+            self._attached = True
+            self.holds.attached()
 
     def release(self) -> None:
         """Let go of the file (and its lock) until the next statement that reads or writes it.

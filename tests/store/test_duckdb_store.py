@@ -351,3 +351,34 @@ def test_a_writer_lets_go_before_a_batch_would_hold_the_file_past_the_budget(
     # letting go after every batch would make six holds and never letting go one of 2.4 s.
     assert 3 <= len(holds) <= 4, holds
     assert max(holds) < 1.0 + 0.2, holds
+
+
+def test_a_stop_request_while_the_file_is_attached_is_raised_once_the_store_knows_it(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGINT or SIGTERM can arrive while the store attaches its file between two steps. Raised
+    there, it left the file attached to DuckDB while the store thought it was not, so the next
+    use failed ("already attached") and the run could not record itself as failed (a rare
+    failure of tests/cli/test_signals.py). The stop now waits until the attach is complete."""
+    from storage.store import duckdb_store, interrupts
+
+    monkeypatch.setattr(interrupts, "_requested", [])
+    monkeypatch.setattr(interrupts, "_raised", [])
+    store = DuckDBStore(db_path)
+    store.release()
+    real = duckdb_store.attach
+
+    def attach_then_stop(*args: Any, **kwargs: Any) -> None:
+        real(*args, **kwargs)
+        interrupts.interrupt(RuntimeError("stop requested"))  # what the signal handler does
+
+    monkeypatch.setattr(duckdb_store, "attach", attach_then_stop)
+    try:
+        with pytest.raises(RuntimeError, match="stop requested"):
+            store.commits()
+        monkeypatch.setattr(duckdb_store, "attach", real)
+        assert store.commits() == 0  # the store knows its file is attached: no second attach
+        store.release()
+        assert store.commits() == 0
+    finally:
+        store.close()
