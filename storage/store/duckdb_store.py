@@ -342,8 +342,7 @@ class DuckDBStore(Statements, Publishing):
     @uninterrupted_method
     def trace_count(self) -> int:
         """How many traces the database stores (published runs')."""
-        rows = self._con.execute("SELECT count(*) FROM traces").fetchall()
-        return int(rows[0][0])
+        return int(self.rows("SELECT count(*) FROM traces")[0][0])
 
     @uninterrupted_method
     def has_table(self, name: str) -> bool:
@@ -394,9 +393,9 @@ class DuckDBStore(Statements, Publishing):
         """
         published = [
             seq
-            for (seq,) in self._con.execute(
+            for (seq,) in self.rows(
                 "SELECT run_seq FROM runs WHERE published_at IS NOT NULL ORDER BY run_seq"
-            ).fetchall()
+            )
         ]
         if run_seq not in published:
             known = ", ".join(str(seq) for seq in published[-10:]) or "none"
