@@ -17,13 +17,30 @@ from storage.store.statements import Statements
 from transforms.compare.stats import MAX_CELLS, SEED, Cells
 from transforms.words import NONE
 
-__all__ = ["MIN_PAIRS", "ROWS", "WHOLE", "Paired", "Side", "paired_cells", "side_cells"]
+__all__ = [
+    "CELL",
+    "MIN_PAIRS",
+    "ROWS",
+    "TRACE_CELL",
+    "WHOLE",
+    "Paired",
+    "Side",
+    "paired_cells",
+    "side_cells",
+]
 
 MIN_PAIRS = 10
 """Fewest tasks both sides ran for the comparison to be paired."""
 
 ROWS = "__compare_rows"
-"""The selected traces (side, trace_id, the pairing and breakdown columns, the metrics)."""
+"""The selected traces (side, the cell of each, the pairing and breakdown columns, the
+metrics; the trace id where two databases are compared)."""
+
+CELL = "__cell"
+"""The column of `ROWS` that names a trace's cell."""
+
+TRACE_CELL = f"hash(trace_id, {SEED}) % {MAX_CELLS}"
+"""A trace's cell: a hash of its id."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +93,7 @@ class Side:
 def side_cells(
     store: Statements, breakdowns: tuple[str, ...], m: int
 ) -> dict[tuple[str, str], dict[str, Side]]:
-    """Each side's cells (a trace in the cell a hash of its id names), of the whole
+    """Each side's cells (a trace in the cell `TRACE_CELL` names), of the whole
     (`WHOLE`) and of each value of each column of `breakdowns` (null as `NONE`), keyed by
     (column, value) and then side. One query a grouping: as grouping sets of one query, the
     cells of 10,000,000 traces ran out of the store's 256 MB."""
@@ -86,7 +103,7 @@ def side_cells(
             f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})' if column else sql_string(WHOLE[1])
         )
         frame = store.sql(
-            f"SELECT {value} AS value, side, hash(trace_id, {SEED}) % {MAX_CELLS} AS cell, "
+            f"SELECT {value} AS value, side, {CELL} AS cell, "
             f"count(*) AS n, {_sums(m)} FROM {ROWS} GROUP BY ALL ORDER BY value, side, cell"
         )
         for (named, side), part in frame.group_by("value", "side", maintain_order=True):

@@ -14,7 +14,15 @@ from storage.store.statements import Statements
 from transforms.config.compare import COLUMN_NAME
 from transforms.config.scoring import FACTORS
 
-__all__ = ["BASELINE_CATALOG", "LEVELS", "check_pair_by", "metrics_of", "rows_sql", "selection_sql"]
+__all__ = [
+    "BASELINE_CATALOG",
+    "LEVELS",
+    "check_pair_by",
+    "level_sources",
+    "metrics_of",
+    "rows_sql",
+    "selection_sql",
+]
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 
@@ -80,10 +88,22 @@ def _judge_column(metric: str) -> str:
     return '"j_' + metric.replace('"', '""') + '"'
 
 
-def _catalog_rows(metrics: list[tuple[str, str]], c: str, part: str = "true") -> str:
+def level_sources(store: Statements, c: str) -> int:
+    """How many sources of levels the database `c` (a prefix) holds rows of, published or not:
+    a cheap scan of one low-cardinality column."""
+    return int(store.rows(f"SELECT count(DISTINCT source) FROM {c}confidence_trace_rows")[0][0])
+
+
+def _catalog_rows(
+    metrics: list[tuple[str, str]], c: str, part: str = "true", sources: int = 2
+) -> str:
     """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
     columns and the metrics as m0, m1, ...; `part` (a condition on `{key}`, the trace id) is
-    applied to every table read, so that a part of the traces is joined at a time."""
+    applied to every table read, so that a part of the traces is joined at a time. `sources`:
+    how many sources of levels the database holds (`level_sources`); with at most one, a
+    trace has at most one level row ((trace_id, source) is unique), which is then its newest
+    without a grouping of every trace by id (which took a quarter of the comparison of
+    10,000,000 traces, docs/performance.md)."""
     mine = part.format(key="trace_id")
     item = part.format(key="item_id")
     judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
@@ -106,13 +126,18 @@ def _catalog_rows(metrics: list[tuple[str, str]], c: str, part: str = "true") ->
     )
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
     levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"
+    newest = (
+        newest_levels(levels, levels)
+        if sources > 1
+        else f"(SELECT trace_id, level, reason, aggregate FROM {c}confidence_traces WHERE {mine})"
+    )
     scores = f"(SELECT * FROM {c}scores WHERE {mine})"
     return f"""
     SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
     FROM (SELECT * FROM {newest_score_rows(scores)}) s
     JOIN (SELECT * FROM {c}traces WHERE {mine}) t USING (trace_id, content_hash)
     LEFT JOIN {c}runs r ON r.run_id = t.run_id
-    LEFT JOIN {newest_levels(levels, levels)} lv USING (trace_id)
+    LEFT JOIN {newest} lv USING (trace_id)
     {judge} {overall}"""
 
 
@@ -122,19 +147,21 @@ def rows_sql(
     candidate: str,
     apart: bool = False,
     part: str = "true",
+    sources: tuple[int, int] = (2, 2),
 ) -> str:
     """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
     baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
     from the database attached as `BASELINE_CATALOG` (a trace of both databases is then two
-    rows); `part`: only the traces whose id (`{key}`) it holds. No common table expression:
-    DuckDB would materialise one read twice with every column of the traces."""
-    own = _catalog_rows(metrics, "", part)
+    rows); `part`: only the traces whose id (`{key}`) it holds; `sources`: how many sources of
+    levels the store and the baseline's database hold (`level_sources`). No common table
+    expression: DuckDB would materialise one read twice with every column of the traces."""
+    own = _catalog_rows(metrics, "", part, sources[1])
     if not apart:  # one read of the stored traces for both sides, each trace once
         return f"""
 SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
 FROM ({own}) WHERE ({baseline}) OR ({candidate})
 """
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part)
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, sources[0])
     return f"""
 SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
 UNION ALL BY NAME

@@ -9,8 +9,10 @@ import html
 import json
 import random
 import re
+import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from conftest import query_rows
 
@@ -368,3 +370,39 @@ def test_a_report_given_one_side_of_a_comparison_says_which_is_missing(
     assert main(["report", "--db", str(db), "--out", str(out), "--fail-on", "score < 0"]) == 2
     assert "--fail-on needs --baseline and --candidate" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("later", "escalated"), [(True, 1.0), (False, None)])
+def test_a_trace_levelled_by_two_sources_counts_its_newest_level(
+    db: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    later: bool,
+    escalated: float | None,
+) -> None:
+    """With one source of levels the comparison reads each trace's one level row as its
+    newest; with a second source (an LLM's levels of version 2) the newer of the two counts."""
+    copy = tmp_path / "two-sources.duckdb"
+    shutil.copy(db, copy)
+    shift = "+" if later else "-"
+    con = duckdb.connect(str(copy))
+    try:
+        con.execute(
+            "INSERT INTO confidence_trace_rows SELECT * REPLACE ('llm' AS source, "
+            f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
+            "FROM confidence_trace_rows WHERE trace_id LIKE 'kp:trace:v2-%'"
+        )
+        derived = con.execute(
+            "SELECT avg((level = 'ESCALATE')::DOUBLE) FROM confidence_trace_rows "
+            "WHERE source = 'derived' AND trace_id LIKE 'kp:trace:v2-%'"
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+
+    status = _compare(copy, "--baseline", V1, "--candidate", V2, "--pair-by", "none", "--json")
+    found = json.loads(capsys.readouterr().out)
+
+    assert status == 0
+    share = next(m for m in found["metrics"] if m["metric"] == "level.ESCALATE")
+    assert share["candidate_mean"] == pytest.approx(escalated if later else derived)
+    assert derived < 1.0  # the derived levels alone do not escalate every trace
