@@ -22,6 +22,7 @@ from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
 __all__ = [
     "HOLD_BUDGET_S",
+    "UNKNOWN_JOINS_S",
     "YIELD_S",
     "Holds",
     "attach",
@@ -82,9 +83,17 @@ lock is not fair: a shorter gap is missed by many of them). A shorter gap does n
 HOLD_BUDGET_S = 3.0
 """The longest a run means to hold the file at a stretch: before each batch of a commit it lets
 others in when the batch, taking as long as the longest of its kind so far, would end the hold
-past this (the first of a kind counts as too long unless nothing is held). A batch commits in
+past this (the first of a kind joins a hold only while it has lasted UNKNOWN_JOINS_S). A batch commits in
 about 1-1.5 s (WRITE_ROW_GROUP_ROWS), so a hold is one or two batches, and one batch beside a
 second job that slows it down."""
+
+
+UNKNOWN_JOINS_S = 0.5
+"""The longest a hold may have lasted for the first batch of a kind (whose time is not known
+yet) to join it rather than wait for a gap: it used to count as too long whatever the hold, and
+a run of 75 traces slept through five gaps (1.5 s of its 2.2 s) before batches of a few
+milliseconds. A first batch that turns out long makes a hold at most this much longer than it
+would have been after a gap."""
 
 
 class Holds:
@@ -118,8 +127,11 @@ class Holds:
         nothing is held)."""
         if self._since is None:
             return True
-        expected = self._longest.get(kind, HOLD_BUDGET_S)
-        return time.monotonic() - self._since + expected <= HOLD_BUDGET_S
+        held = time.monotonic() - self._since
+        expected = self._longest.get(kind)
+        if expected is None:  # the first of its kind: how long it takes is not known yet
+            return held <= UNKNOWN_JOINS_S
+        return held + expected <= HOLD_BUDGET_S
 
     def so_far(self) -> list[float]:
         """The seconds of each hold, the one under way included."""

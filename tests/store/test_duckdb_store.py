@@ -17,6 +17,7 @@ from conftest import query_rows
 
 from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from storage.schema import SCHEMA_VERSION
+from storage.store._connection import UNKNOWN_JOINS_S, YIELD_S
 from storage.store.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
 
@@ -351,6 +352,29 @@ def test_a_writer_lets_go_before_a_batch_would_hold_the_file_past_the_budget(
     # letting go after every batch would make six holds and never letting go one of 2.4 s.
     assert 3 <= len(holds) <= 4, holds
     assert max(holds) < 1.0 + 0.2, holds
+
+
+def test_the_first_batch_of_a_kind_joins_a_short_hold_and_waits_for_a_gap_after_a_long_one(
+    db_path: Path,
+) -> None:
+    """A batch of a kind not seen yet (its time unknown) used to wait for a gap whatever the
+    hold: a small run slept through five gaps for batches of milliseconds."""
+    with DuckDBStore(db_path) as store:
+        store.release()
+        time.sleep(0.35)  # the store's opening hold ends
+        for kind in ("a", "b"):  # the second, of a kind not seen yet, joins the short hold
+            with store.batch(kind) as con:
+                con.execute("SELECT 1")
+        with store.batch("c") as con:  # joins too, and makes the hold long
+            con.execute("SELECT 1")
+            time.sleep(UNKNOWN_JOINS_S + 0.1)
+        started = time.monotonic()
+        with store.batch("d") as con:  # first of its kind after a long hold: a gap first
+            con.execute("SELECT 1")
+        waited = time.monotonic() - started
+        holds = store.holds.so_far()
+    assert len(holds) == 3, holds  # the opening hold, a-b-c, d
+    assert holds[1] > UNKNOWN_JOINS_S and waited >= YIELD_S
 
 
 def test_a_stop_request_while_the_file_is_attached_is_raised_once_the_store_knows_it(
