@@ -63,17 +63,25 @@ def damaged_files(store: DuckDBStore) -> list[str]:
         "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
         "ORDER BY table_name"
     )["table_name"].to_list()
+    if not tables:
+        return []
+    # One statement for every table: a statement a table made a small run's two checks 0.7 s
+    # of its 3 s on a SQLite-catalog DuckLake (0.5 s as one).
+    listed = " UNION ALL ".join(
+        f"SELECT {order} AS table_order, '{table}' AS table_name, data_file, "
+        "data_file_size_bytes, delete_file, delete_file_size_bytes "
+        f"FROM ducklake_list_files('{lake}', '{table}')"
+        for order, table in enumerate(tables)
+    )
+    files = store.sql(
+        f"SELECT * EXCLUDE (table_order) FROM ({listed}) ORDER BY table_order, data_file"
+    )
     problems = []
-    for table in tables:
-        files = store.sql(
-            "SELECT data_file, data_file_size_bytes, delete_file, delete_file_size_bytes "
-            f"FROM ducklake_list_files('{lake}', '{table}')"
-        )
-        for data, data_size, delete, delete_size in files.iter_rows():
-            for path, size in ((data, data_size), (delete, delete_size)):
-                problem = None if path is None else _problem(path, size)
-                if problem is not None:
-                    problems.append(f"{problem} ({table})")
+    for table, data, data_size, delete, delete_size in files.iter_rows():
+        for path, size in ((data, data_size), (delete, delete_size)):
+            problem = None if path is None else _problem(path, size)
+            if problem is not None:
+                problems.append(f"{problem} ({table})")
     return problems
 
 
