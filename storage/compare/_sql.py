@@ -18,8 +18,8 @@ __all__ = [
     "BASELINE_CATALOG",
     "LEVELS",
     "check_pair_by",
-    "level_sources",
     "metrics_of",
+    "one_level_source",
     "rows_sql",
     "selection_sql",
 ]
@@ -88,22 +88,21 @@ def _judge_column(metric: str) -> str:
     return '"j_' + metric.replace('"', '""') + '"'
 
 
-def level_sources(store: Statements, c: str) -> int:
-    """How many sources of levels the database `c` (a prefix) holds rows of, published or not:
-    a cheap scan of one low-cardinality column."""
-    return int(store.rows(f"SELECT count(DISTINCT source) FROM {c}confidence_trace_rows")[0][0])
+def one_level_source(store: Statements, c: str) -> bool:
+    """Whether the database `c` (a prefix) holds levels of at most one source, published or
+    not: a cheap scan of one low-cardinality column."""
+    sql = f"SELECT count(DISTINCT source) FROM {c}confidence_trace_rows"
+    return int(store.rows(sql)[0][0]) <= 1
 
 
 def _catalog_rows(
-    metrics: list[tuple[str, str]], c: str, part: str = "true", sources: int = 2
+    metrics: list[tuple[str, str]], c: str, part: str = "true", one_source: bool = False
 ) -> str:
     """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
     columns and the metrics as m0, m1, ...; `part` (a condition on `{key}`, the trace id) is
-    applied to every table read, so that a part of the traces is joined at a time. `sources`:
-    how many sources of levels the database holds (`level_sources`); with at most one, a
-    trace has at most one level row ((trace_id, source) is unique), which is then its newest
-    without a grouping of every trace by id (which took a quarter of the comparison of
-    10,000,000 traces, docs/performance.md)."""
+    applied to every table read, so that a part of the traces is joined at a time.
+    `one_source`: the database holds levels of one source (`one_level_source`,
+    `newest_levels`)."""
     mine = part.format(key="trace_id")
     item = part.format(key="item_id")
     judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
@@ -126,18 +125,13 @@ def _catalog_rows(
     )
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
     levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"
-    newest = (
-        newest_levels(levels, levels)
-        if sources > 1
-        else f"(SELECT trace_id, level, reason, aggregate FROM {c}confidence_traces WHERE {mine})"
-    )
     scores = f"(SELECT * FROM {c}scores WHERE {mine})"
     return f"""
     SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
     FROM (SELECT * FROM {newest_score_rows(scores)}) s
     JOIN (SELECT * FROM {c}traces WHERE {mine}) t USING (trace_id, content_hash)
     LEFT JOIN {c}runs r ON r.run_id = t.run_id
-    LEFT JOIN {newest} lv USING (trace_id)
+    LEFT JOIN {newest_levels(levels, levels, one_source)} lv USING (trace_id)
     {judge} {overall}"""
 
 
@@ -147,21 +141,22 @@ def rows_sql(
     candidate: str,
     apart: bool = False,
     part: str = "true",
-    sources: tuple[int, int] = (2, 2),
+    one_source: tuple[bool, bool] = (False, False),
 ) -> str:
     """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
     baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
     from the database attached as `BASELINE_CATALOG` (a trace of both databases is then two
-    rows); `part`: only the traces whose id (`{key}`) it holds; `sources`: how many sources of
-    levels the store and the baseline's database hold (`level_sources`). No common table
-    expression: DuckDB would materialise one read twice with every column of the traces."""
-    own = _catalog_rows(metrics, "", part, sources[1])
+    rows); `part`: only the traces whose id (`{key}`) it holds; `one_source`: whether the
+    baseline's database and the store hold levels of one source (`one_level_source`). No
+    common table expression: DuckDB would materialise one read twice with every column of
+    the traces."""
+    own = _catalog_rows(metrics, "", part, one_source[1])
     if not apart:  # one read of the stored traces for both sides, each trace once
         return f"""
 SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
 FROM ({own}) WHERE ({baseline}) OR ({candidate})
 """
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, sources[0])
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, one_source[0])
     return f"""
 SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
 UNION ALL BY NAME

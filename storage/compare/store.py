@@ -32,8 +32,8 @@ from storage.compare._cells import (
 from storage.compare._sql import (
     BASELINE_CATALOG,
     check_pair_by,
-    level_sources,
     metrics_of,
+    one_level_source,
     rows_sql,
     selection_sql,
 )
@@ -228,10 +228,10 @@ def compare_cells(
         metrics = metrics_of(store, catalogs)
         chosen = selection_sql(baseline), selection_sql(candidate)
         # The baseline's database (the store's own unless --baseline-db), then the store.
-        sources = (level_sources(store, catalogs[-1]), level_sources(store, ""))
+        one_source = (one_level_source(store, catalogs[-1]), one_level_source(store, ""))
 
         def rows_of(part: str) -> str:
-            return rows_sql(metrics, *chosen, apart, part, sources)
+            return rows_sql(metrics, *chosen, apart, part, one_source)
 
         parts = _parts(store, catalogs)
         counts, both = _select(store, rows_of, parts, pair_by or [], (baseline, candidate), apart)

@@ -5,12 +5,16 @@ from __future__ import annotations
 __all__ = ["CONFIDENCE_MIGRATION_V2_SQL", "CONFIDENCE_SCHEMA_SQL", "newest_levels"]
 
 
-def newest_levels(levels: str, table: str = "confidence_traces") -> str:
+def newest_levels(levels: str, table: str = "confidence_traces", one_source: bool = False) -> str:
     """Each trace's newest level (of any source) among the rows `levels` selects from `table`
     (`confidence_traces`, or a part of it): the newest source per trace, then its one row
     ((trace_id, source) is unique). Taking level, reason and aggregate each by `arg_max` kept
     every reason in the aggregate's memory, which ran out of the store's 512 MB at
-    10,000,000 traces."""
+    10,000,000 traces. `one_source`: the database holds levels of at most one source, so a
+    trace has at most one row, its newest, and the rows are taken as they are (the grouping
+    of every trace by id took a quarter of a comparison of 10,000,000 traces)."""
+    if one_source:
+        return f"(SELECT trace_id, level, reason, aggregate FROM {levels})"
     return (
         f"(SELECT trace_id, c.level, c.reason, c.aggregate FROM {table} c JOIN "
         f"(SELECT trace_id, arg_max(source, computed_at) AS source FROM {levels} "

@@ -83,9 +83,9 @@ lock is not fair: a shorter gap is missed by many of them). A shorter gap does n
 HOLD_BUDGET_S = 3.0
 """The longest a run means to hold the file at a stretch: before each batch of a commit it lets
 others in when the batch, taking as long as the longest of its kind so far, would end the hold
-past this (the first of a kind joins a hold only while it has lasted UNKNOWN_JOINS_S). A batch commits in
-about 1-1.5 s (WRITE_ROW_GROUP_ROWS), so a hold is one or two batches, and one batch beside a
-second job that slows it down."""
+past this (the first of a kind joins a hold only while it has lasted UNKNOWN_JOINS_S). A
+batch commits in about 1-1.5 s (WRITE_ROW_GROUP_ROWS), so a hold is one or two batches, and
+one batch beside a second job that slows it down."""
 
 
 UNKNOWN_JOINS_S = 0.5

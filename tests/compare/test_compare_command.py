@@ -385,19 +385,17 @@ def test_a_trace_levelled_by_two_sources_counts_its_newest_level(
     copy = tmp_path / "two-sources.duckdb"
     shutil.copy(db, copy)
     shift = "+" if later else "-"
-    con = duckdb.connect(str(copy))
-    try:
+    with duckdb.connect(str(copy)) as con:
         con.execute(
             "INSERT INTO confidence_trace_rows SELECT * REPLACE ('llm' AS source, "
             f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
             "FROM confidence_trace_rows WHERE trace_id LIKE 'kp:trace:v2-%'"
         )
-        derived = con.execute(
-            "SELECT avg((level = 'ESCALATE')::DOUBLE) FROM confidence_trace_rows "
-            "WHERE source = 'derived' AND trace_id LIKE 'kp:trace:v2-%'"
-        ).fetchall()[0][0]
-    finally:
-        con.close()
+    ((derived,),) = query_rows(
+        copy,
+        "SELECT avg((level = 'ESCALATE')::DOUBLE) FROM confidence_trace_rows "
+        "WHERE source = 'derived' AND trace_id LIKE 'kp:trace:v2-%'",
+    )
 
     status = _compare(copy, "--baseline", V1, "--candidate", V2, "--pair-by", "none", "--json")
     found = json.loads(capsys.readouterr().out)
