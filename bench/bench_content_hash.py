@@ -1,0 +1,111 @@
+"""The content hash of 1,000,000 realistic traces as a run takes it
+(`storage.inputs.canonical.content_hashes`: each chunk's canonical JSON encoded by Polars, then
+`hashlib.sha256(text.encode()).hexdigest()` row by row) against the same JSON hashed
+column-wise, with no Python call per row, by DuckDB's `sha256` on every core (issue 48 asks
+for a hash without a per-row loop; this measures what that would give). Both hash the same
+canonical frame, read once from the realistic Parquet file (`bench/_realistic.py`, generated
+once under bench/out/); the digests must be equal. The JSON encoding alone is timed too.
+
+Run: .venv/bin/python bench/bench_content_hash.py [--n 1000000]
+"""
+
+from __future__ import annotations
+
+import time
+
+import duckdb
+import polars as pl
+from _common import (
+    OUT_DIR,
+    Check,
+    Comparison,
+    begin,
+    bench_args,
+    end,
+    print_table,
+    save_result,
+    short_machine,
+    timed,
+)
+from _realistic import write_realistic_parquet
+
+from storage.inputs import canonical
+from storage.inputs.readers import read_traces
+
+
+def _content(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.select(
+        pl.col(name).dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
+        if name == "created_at"
+        else pl.col(name)
+        for name in canonical.HASHED
+    )
+
+
+def _encoded(content: pl.DataFrame) -> list[pl.Series]:
+    """Each chunk's canonical JSON, as `content_hashes` encodes it."""
+    return [
+        content.slice(start, canonical._HASH_CHUNK_ROWS)
+        .select(pl.struct(pl.all()).struct.json_encode())
+        .to_series()
+        for start in range(0, content.height, canonical._HASH_CHUNK_ROWS)
+    ]
+
+
+def column_wise_hashes(frame: pl.DataFrame) -> pl.Series:
+    """The same JSON, each chunk hashed by DuckDB's sha256 in one statement."""
+    con = duckdb.connect()
+    try:
+        digests = []
+        for chunk in _encoded(_content(frame)):
+            texts = pl.DataFrame({"text": chunk})
+            con.register("texts", texts)
+            digests.append(con.sql("SELECT sha256(text) AS content_hash FROM texts").pl())
+            con.unregister("texts")
+        return pl.concat(digests).to_series()
+    finally:
+        con.close()
+
+
+def main() -> None:
+    args = bench_args(__doc__ or "", n_default=1_000_000, unit="traces")
+    path = OUT_DIR / f"realistic_{args.n}_seed{args.seed}.parquet"
+    if not path.exists():
+        write_realistic_parquet(path, args.n, seed=args.seed)
+    info, load = begin("content hash: per-row hashlib (a run) vs DuckDB sha256 over columns", args)
+    started = time.perf_counter()
+    frame = read_traces([path]).rows
+    read_s = time.perf_counter() - started
+    print(
+        f"input: {frame.height:,} traces from {path.name}, read in {read_s:.1f} s (hashes included)"
+    )
+    ours = timed(lambda: canonical.content_hashes(frame))
+    base = timed(lambda: column_wise_hashes(frame))
+    encoding = timed(lambda: _encoded(_content(frame)))
+    same = ours.result.equals(base.result) and ours.result.equals(frame["content_hash"])
+    end(info, load)
+    comparison = Comparison(frame.height, ours, base)
+    print(comparison.timings("traces"))
+    print_table(
+        [
+            comparison.throughput_check("traces", 1.0),
+            comparison.wall_time_check(),
+            Check("of which the JSON encoding (s)", f"{encoding.seconds:.3f}", "", "", "", None),
+            Check("same digests both ways", str(same), "", "", "equal", same),
+        ],
+        short_machine(info),
+    )
+    save_result(
+        "bench_content_hash",
+        {
+            "machine": info,
+            **comparison.figures(),
+            "read_s": read_s,
+            "encoding_s": encoding.seconds,
+            "same_digests": same,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
