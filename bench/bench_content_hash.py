@@ -4,13 +4,15 @@
 column-wise, with no Python call per row, by DuckDB's `sha256` on every core (issue 48 asks
 for a hash without a per-row loop; this measures what that would give). Both hash the same
 canonical frame, read once from the realistic Parquet file (`bench/_realistic.py`, generated
-once under bench/out/); the digests must be equal. The JSON encoding alone is timed too.
+once under bench/out/); the digests must be equal. The JSON encoding alone is timed too, and
+the run's recipe before 2026-11-29 (each row's text encoded to bytes in the loop).
 
 Run: .venv/bin/python bench/bench_content_hash.py [--n 1000000]
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import duckdb
@@ -52,6 +54,15 @@ def _encoded(content: pl.DataFrame) -> list[pl.Series]:
     ]
 
 
+def text_row_hashes(frame: pl.DataFrame) -> pl.Series:
+    """The run's recipe before 2026-11-29: each row's JSON taken as a Python string and
+    encoded before hashing (now the chunk is cast to bytes once)."""
+    hashes: list[str] = []
+    for chunk in _encoded(_content(frame)):
+        hashes.extend(hashlib.sha256(text.encode()).hexdigest() for text in chunk)
+    return pl.Series("content_hash", hashes, dtype=pl.String)
+
+
 def column_wise_hashes(frame: pl.DataFrame) -> pl.Series:
     """The same JSON, each chunk hashed by DuckDB's sha256 in one statement."""
     con = duckdb.connect()
@@ -82,7 +93,12 @@ def main() -> None:
     ours = timed(lambda: canonical.content_hashes(frame))
     base = timed(lambda: column_wise_hashes(frame))
     encoding = timed(lambda: _encoded(_content(frame)))
-    same = ours.result.equals(base.result) and ours.result.equals(frame["content_hash"])
+    before = timed(lambda: text_row_hashes(frame))
+    same = (
+        ours.result.equals(base.result)
+        and ours.result.equals(before.result)
+        and ours.result.equals(frame["content_hash"])
+    )
     end(info, load)
     comparison = Comparison(frame.height, ours, base)
     print(comparison.timings("traces"))
@@ -91,6 +107,14 @@ def main() -> None:
             comparison.throughput_check("traces", 1.0),
             comparison.wall_time_check(),
             Check("of which the JSON encoding (s)", f"{encoding.seconds:.3f}", "", "", "", None),
+            Check(
+                "per row, text encoded each row (before) (s)",
+                f"{before.seconds:.3f}",
+                "",
+                f"{before.seconds / ours.seconds:.2f}x",
+                "",
+                None,
+            ),
             Check("same digests both ways", str(same), "", "", "equal", same),
         ],
         short_machine(info),
@@ -102,6 +126,7 @@ def main() -> None:
             **comparison.figures(),
             "read_s": read_s,
             "encoding_s": encoding.seconds,
+            "text_rows_s": before.seconds,
             "same_digests": same,
         },
     )

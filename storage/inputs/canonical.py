@@ -93,7 +93,9 @@ def content_hashes(frame: pl.DataFrame) -> pl.Series:
     The JSON is one object with the fields of `transforms.trace_schema.HASHED` in that order,
     `created_at` as ISO UTC text (microseconds, `Z`) and `steps` as a list of
     step objects, so it does not depend on the file format read. Rows are
-    encoded in chunks to bound the memory the encoded text takes.
+    encoded in chunks to bound the memory the encoded text takes; each row's bytes are hashed
+    by `hashlib` (OpenSSL, with the CPU's SHA instructions: twice as fast as DuckDB's
+    column-wise `sha256`, docs/performance.md).
     """
     content = frame.select(
         pl.col(name).dt.to_string(_ISO_UTC) if name == "created_at" else pl.col(name)
@@ -107,5 +109,5 @@ def content_hashes(frame: pl.DataFrame) -> pl.Series:
             .select(pl.struct(pl.all()).struct.json_encode())
             .to_series()
         )
-        hashes.extend(sha256(text.encode()).hexdigest() for text in encoded)
+        hashes.extend(sha256(data).hexdigest() for data in encoded.cast(pl.Binary).to_list())
     return pl.Series("content_hash", hashes, dtype=pl.String)
