@@ -19,7 +19,7 @@ def sha256_hex(values: pl.Series) -> pl.Series:
 
     return pl.Series(
         values.name,
-        [hashlib.sha256(value.encode()).hexdigest() for value in values.to_list()],
+        [hashlib.sha256(data).hexdigest() for data in values.cast(pl.Binary).to_list()],
         dtype=pl.String,
     )
 
