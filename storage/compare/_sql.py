@@ -19,7 +19,6 @@ __all__ = [
     "LEVELS",
     "check_pair_by",
     "metrics_of",
-    "one_level_source",
     "rows_sql",
     "selection_sql",
 ]
@@ -86,13 +85,6 @@ def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tup
 
 def _judge_column(metric: str) -> str:
     return '"j_' + metric.replace('"', '""') + '"'
-
-
-def one_level_source(store: Statements, c: str) -> bool:
-    """Whether the database `c` (a prefix) holds levels of at most one source, published or
-    not: a cheap scan of one low-cardinality column."""
-    sql = f"SELECT count(DISTINCT source) FROM {c}confidence_trace_rows"
-    return int(store.rows(sql)[0][0]) <= 1
 
 
 def _catalog_rows(

@@ -33,10 +33,10 @@ from storage.compare._sql import (
     BASELINE_CATALOG,
     check_pair_by,
     metrics_of,
-    one_level_source,
     rows_sql,
     selection_sql,
 )
+from storage.confidence.store import one_level_source
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.store.duckdb_store import MEMORY_LIMIT

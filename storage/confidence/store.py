@@ -16,7 +16,7 @@ import duckdb
 from storage.names import sql_string
 from storage.store.commit import PUBLISHED_RUNS
 from storage.store.duckdb_store import DuckDBStore
-from storage.store.statements import steps_with
+from storage.store.statements import Statements, steps_with
 
 if TYPE_CHECKING:  # Polars loads where a frame is made: a rerun's check needs none
     import polars as pl
@@ -25,6 +25,7 @@ __all__ = [
     "commit_confidence",
     "confidence_levels",
     "derived_levels_current",
+    "one_level_source",
     "run_levels",
     "run_quarantine_rules",
     "stale_derived_ids",
@@ -34,6 +35,17 @@ __all__ = [
 
 
 _UNFINISHED_RUNS = "SELECT run_id FROM runs WHERE status <> 'completed'"
+
+
+def one_level_source(store: Statements, catalog: str = "") -> bool:
+    """Whether the database `catalog` (a prefix: "" for the store's own, or "name.") holds
+    levels of at most one source, published or not, so that each trace has at most one level
+    row (`storage.schema.confidence.newest_levels`' `one_source`): a cheap scan of one
+    low-cardinality column."""
+    sql = f"SELECT count(DISTINCT source) FROM {catalog}confidence_trace_rows"
+    return int(store.rows(sql)[0][0]) <= 1
+
+
 _UNFINISHED = f"SELECT trace_id FROM traces WHERE run_id IN ({_UNFINISHED_RUNS})"
 """Traces stored by a run that has not completed: the run in progress, and any that stopped
 after its commit and before its confidence step."""

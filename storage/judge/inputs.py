@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from storage.confidence.store import one_level_source
 from storage.errors import InputError, RecordRejected
 from storage.inputs.json_values import parse_record
 from storage.schema.confidence import newest_levels
@@ -111,7 +112,8 @@ def _candidates(store: DuckDBStore) -> str:
     ]
     joins = " LEFT JOIN latest_scores s USING (trace_id)" if joined["s"] else ""
     if joined["l"]:
-        joins += f" LEFT JOIN {newest_levels('confidence_traces')} l USING (trace_id)"
+        newest = newest_levels("confidence_traces", one_source=one_level_source(store))
+        joins += f" LEFT JOIN {newest} l USING (trace_id)"
     return f"SELECT t.*, {', '.join(extra)} FROM traces t{joins}"
 
 

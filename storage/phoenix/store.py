@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from storage.confidence.store import one_level_source
 from storage.names import sql_string
 from storage.schema.confidence import newest_levels
 from storage.spans.span_targets import file_targets
@@ -259,7 +260,8 @@ def annotation_rows(store: DuckDBStore, targets: pl.DataFrame) -> pl.DataFrame:
                j.metric, j.status AS judge_status, j.score AS judge_score, j.comment
         FROM __targets t
         JOIN latest_scores s USING (trace_id)
-        LEFT JOIN {newest_levels("confidence_traces")} c USING (trace_id)
+        LEFT JOIN {newest_levels("confidence_traces", one_source=one_level_source(store))} c
+          USING (trace_id)
         LEFT JOIN (SELECT * FROM latest_judge_results WHERE source = 'traces') j
           ON j.item_id = s.trace_id
         ORDER BY s.trace_id, j.metric

@@ -20,11 +20,11 @@ from storage.schema.scoring import newest_score_rows
 __all__ = [
     "SECTION_TABLES",
     "LATEST_SQL",
-    "LEVELS_SQL",
     "LIST_SQL",
     "QUERIES",
     "TABLE_ROWS",
     "fast_form",
+    "levels_sql",
 ]
 
 SCORE_BINS = 20
@@ -64,10 +64,15 @@ view's ranking ran out of the store's 256 MB, and the report was not written), r
 a temporary table that the score queries share."""
 
 
-LEVELS_SQL = "CREATE OR REPLACE TEMP TABLE __levels AS SELECT * FROM " + newest_levels(
-    "confidence_traces SEMI JOIN __latest USING (trace_id)"
-)
-"""Each trace's newest level, for the traces in the window."""
+def levels_sql(one_source: bool) -> str:
+    """Each trace's newest level, for the traces in the window, into `__levels`; `one_source`:
+    the database holds levels of one source (`storage.confidence.store.one_level_source`), so
+    each trace's one row is its newest (at 10,000,000 traces 4.0 s, against 10.1 s grouped)."""
+    newest = newest_levels(
+        "confidence_traces SEMI JOIN __latest USING (trace_id)", one_source=one_source
+    )
+    return f"CREATE OR REPLACE TEMP TABLE __levels AS SELECT * FROM {newest}"
+
 
 _LEVELS = newest_levels("confidence_traces")
 

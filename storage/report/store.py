@@ -9,16 +9,17 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from storage.confidence.labels import DEFAULT_LABELS, level_outcomes
+from storage.confidence.store import one_level_source
 from storage.errors import InputError
 from storage.judge.labels import OVERALL, judged_with_labels
 from storage.report.queries import (
     LATEST_SQL,
-    LEVELS_SQL,
     LIST_SQL,
     QUERIES,
     SECTION_TABLES,
     TABLE_ROWS,
     fast_form,
+    levels_sql,
 )
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.whole_files import replacing
@@ -182,7 +183,7 @@ def read_report_data(
     if "latest_scores" in tables:
         store.execute(LATEST_SQL.replace("__window", bounds))
         if "confidence_traces" in tables:
-            store.execute(LEVELS_SQL)
+            store.execute(levels_sql(one_level_source(store)))
             data.outcomes = _outcomes(store, labels)
     for name, (needs, query) in QUERIES.items():
         if set(needs) <= tables:

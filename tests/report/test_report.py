@@ -261,3 +261,42 @@ def test_the_report_reads_the_scores_latest_scores_shows(tmp_path: Path) -> None
         ).item()
     assert rescored == 100 and len(read) == 200
     assert read == view
+
+
+@pytest.mark.parametrize("later", [True, False])
+def test_the_report_counts_each_traces_newest_level_of_one_source_or_two(
+    full_db: Path, tmp_path: Path, later: bool
+) -> None:
+    """With one source of levels the report takes each trace's one level row as its newest;
+    with a second source (an LLM's levels of some traces) the newer of the two counts."""
+    import shutil
+
+    def escalated(db: Path) -> tuple[int, int]:
+        data = write_report(db, tmp_path / f"{db.stem}.html")
+        assert data.outcomes is not None
+        cells = data.outcomes.cells
+        total = sum(cell.good + cell.failed for cell in cells)
+        return sum(c.good + c.failed for c in cells if c.level == "ESCALATE"), total
+
+    ((derived, labelled),) = query_rows(
+        full_db,
+        "SELECT count(*) FILTER (WHERE level = 'ESCALATE'), count(*) FROM confidence_traces c "
+        "JOIN latest_scores s USING (trace_id) WHERE s.trace_id IN "
+        "(SELECT trace_id FROM traces WHERE success IS NOT NULL)",
+    )
+    assert escalated(full_db) == (derived, labelled)
+
+    copy = tmp_path / "two-sources.duckdb"
+    shutil.copy(full_db, copy)
+    shift = "+" if later else "-"
+    with duckdb.connect(str(copy)) as con:
+        con.execute(
+            "INSERT INTO confidence_trace_rows SELECT * REPLACE ('llm' AS source, "
+            f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
+            "FROM confidence_trace_rows WHERE level <> 'ESCALATE' AND hash(trace_id) % 2 = 0"
+        )
+    ((moved,),) = query_rows(
+        copy, "SELECT count(*) FROM confidence_trace_rows WHERE source = 'llm'"
+    )
+    assert 0 < moved < labelled - derived
+    assert escalated(copy) == ((derived + moved) if later else derived, labelled)
