@@ -94,24 +94,25 @@ def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[Ou
             query = _checked_file_labels(store, path)
         else:
             query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
+        # Ordered as the cells sort ((aggregate, level) is unique a row) and typed as they are
+        # held, so that the rows become cells without a sort or a conversion in Python: with a
+        # continuous confidence there is about a row a trace (950,000 at 1,000,000 traces).
         counted = store.rows(
-            "SELECT c.aggregate, c.level, sum(l.label) AS good, "
-            "count(l.label) - sum(l.label) AS failed, count(*) - count(l.label) AS unlabelled, "
+            "SELECT c.aggregate::DOUBLE, c.level::VARCHAR, sum(l.label)::BIGINT AS good, "
+            "(count(l.label) - sum(l.label))::BIGINT AS failed, "
+            "count(*) - count(l.label) AS unlabelled, "
             "count(*) FILTER (l.label NOT IN (0, 1)) AS bad, "
             "any_value(c.trace_id || ' has ' || l.label) FILTER (l.label NOT IN (0, 1)) AS example "
-            f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL"
+            f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL "
+            "ORDER BY 1, 2"
         )
     except duckdb.Error as exc:
         raise unreadable_labels(labels, exc) from None
     bad = sorted(str(row[6]) for row in counted if row[5] > 0)
     if bad:
         raise InputError(f"labels must be 0 or 1; trace {bad[0]}")
-    unlabelled = sum(int(row[4]) for row in counted)
-    cells = sorted(
-        OutcomeCell(float(aggregate), str(level), int(good), int(failed))
-        for aggregate, level, good, failed, *_ in counted
-        if good is not None
-    )
+    unlabelled = sum(row[4] for row in counted)
+    cells = [OutcomeCell(*row[:4]) for row in counted if row[2] is not None]
     return cells, unlabelled
 
 
