@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import numpy as np
 
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.store.statements import Statements
-from transforms.confidence.level_agreement import OutcomeCell
+from transforms.confidence.level_agreement import LEVELS, OutcomeCells
 
 __all__ = [
     "DEFAULT_LABELS",
@@ -79,7 +80,17 @@ def unreadable_labels(labels: str, error: duckdb.Error) -> InputError:
     )
 
 
-def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[OutcomeCell], int]:
+_CELLS = "__outcome_cells"
+
+_LEVEL_CODE = (
+    "CASE level "
+    + " ".join(f"WHEN '{name}' THEN {index}" for index, name in enumerate(LEVELS))
+    + " ELSE -1 END"
+)
+"""A level's index in LEVELS (-1 for a name that is none of them)."""
+
+
+def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[OutcomeCells, int]:
     """Outcome cells (aggregate, level, good, failed) of the levels that have a label, and how
     many levels have none. `levels` is a relation with trace_id, aggregate and level (one row
     per trace); `labels` a labels file or a SQL expression over `traces` (one row per trace).
@@ -94,29 +105,40 @@ def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[list[Ou
             query = _checked_file_labels(store, path)
         else:
             query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
-        # Ordered as the cells sort ((aggregate, level) is unique a row) and typed as they are
-        # held, so that the rows become cells without a sort or a conversion in Python: with a
-        # continuous confidence there is about a row a trace (950,000 at 1,000,000 traces).
-        counted = store.rows(
-            "SELECT c.aggregate::DOUBLE, c.level::VARCHAR, sum(l.label)::BIGINT AS good, "
+        store.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_CELLS} AS SELECT c.aggregate::DOUBLE AS aggregate, "
+            "c.level::VARCHAR AS level, sum(l.label)::BIGINT AS good, "
             "(count(l.label) - sum(l.label))::BIGINT AS failed, "
             "count(*) - count(l.label) AS unlabelled, "
-            "count(*) FILTER (l.label NOT IN (0, 1)) AS bad, "
-            "any_value(c.trace_id || ' has ' || l.label) FILTER (l.label NOT IN (0, 1)) AS example "
-            f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL "
-            "ORDER BY 1, 2"
+            "any_value(c.trace_id || ' has ' || l.label) FILTER (l.label NOT IN (0, 1)) AS bad "
+            f"FROM ({levels}) c LEFT JOIN ({query}) l USING (trace_id) GROUP BY ALL"
         )
     except duckdb.Error as exc:
         raise unreadable_labels(labels, exc) from None
-    bad = sorted(str(row[6]) for row in counted if row[5] > 0)
-    if bad:
-        raise InputError(f"labels must be 0 or 1; trace {bad[0]}")
-    unlabelled = sum(row[4] for row in counted)
-    cells = [OutcomeCell(*row[:4]) for row in counted if row[2] is not None]
-    return cells, unlabelled
+    try:
+        ((unlabelled, bad),) = store.rows(
+            f"SELECT coalesce(sum(unlabelled), 0)::BIGINT, min(bad) FROM {_CELLS}"
+        )
+        if bad is not None:
+            raise InputError(f"labels must be 0 or 1; trace {bad}")
+        # In the order the cells sort ((aggregate, level) is unique a row), as columns: with
+        # a continuous confidence there is about a cell a trace.
+        found = store.numpy_columns(
+            f"SELECT aggregate, {_LEVEL_CODE} AS level_code, good, failed FROM {_CELLS} "
+            "WHERE good IS NOT NULL ORDER BY aggregate, level"
+        )
+    finally:
+        store.execute(f"DROP TABLE IF EXISTS {_CELLS}")
+    cells = OutcomeCells(
+        np.asarray(found["aggregate"], dtype=np.float64),
+        np.asarray(found["level_code"], dtype=np.int64),
+        np.asarray(found["good"], dtype=np.int64),
+        np.asarray(found["failed"], dtype=np.int64),
+    )
+    return cells, int(unlabelled)
 
 
-def labelled_levels(store: Statements, labels: str, source: str) -> tuple[list[OutcomeCell], int]:
+def labelled_levels(store: Statements, labels: str, source: str) -> tuple[OutcomeCells, int]:
     """Outcome cells of the stored levels of `source` (derived or factors) that have a label,
     and how many of its levels have none (`level_outcomes`)."""
     if source not in ("derived", "factors"):

@@ -76,6 +76,12 @@ class Statements:
         return self._con.execute(query, params).fetchall()
 
     @uninterrupted_method
+    def numpy_columns(self, query: str) -> dict[str, Any]:
+        """Run a read query and return its columns as NumPy arrays (no Polars, no Python
+        object a row: for long answers of numbers)."""
+        return dict(self._con.execute(query).fetchnumpy())
+
+    @uninterrupted_method
     def cursor_rows(self, query: str) -> tuple[list[str], list[str], duckdb.DuckDBPyConnection]:
         """Run a read query for `tracegrade sql`: its column names, their DuckDB types and the
         cursor to fetch its rows from (as Python values, with no Polars in between)."""

@@ -24,6 +24,7 @@ SQL_METHODS = frozenset(
         "sql_with",
         "execute_with",
         "cursor_rows",
+        "numpy_columns",
         "create_temp_table",
         "drop_temp",
     }

@@ -12,7 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.confidence.level_agreement import evaluate_levels, outcome_cells, roc_auc
+from transforms.confidence.fitting import labelled_traces
+from transforms.confidence.level_agreement import (
+    OutcomeCell,
+    OutcomeCells,
+    evaluate_levels,
+    outcome_cells,
+    roc_auc,
+)
 
 
 def psi(good: float, failed: float) -> float:
@@ -162,3 +169,34 @@ def test_bootstrap_is_the_same_text_each_time_and_left_out_over_its_limit(
     assert result.bootstrap is None
     assert f"(bootstrap) left out, over {distinct - 1:,} distinct confidences" in result.markdown
     assert not math.isnan(result.interval[0])
+
+
+def test_cells_as_columns_give_the_same_figures_and_back_the_same_cells() -> None:
+    """The store hands cells over as NumPy columns (`OutcomeCells`: about a cell a trace when
+    the confidence is continuous); the figures are those of the same cells as tuples, and a
+    level name that is none of the four counts in no level either way."""
+    cells = [
+        OutcomeCell(0.1, "ESCALATE", 0, 2),
+        OutcomeCell(0.45, "CONFIRM", 1, 1),
+        OutcomeCell(0.45, "ODD", 3, 0),
+        OutcomeCell(0.8, "NOTIFY", 2, 1),
+        OutcomeCell(0.95, "SILENT", 4, 0),
+    ]
+    columns = OutcomeCells.of(cells)
+
+    assert len(columns) == 5 and columns.level.tolist() == [3, 2, -1, 1, 0]
+    assert list(columns) == [
+        cell if cell.level != "ODD" else cell._replace(level="") for cell in cells
+    ]
+    assert evaluate_levels(columns) == evaluate_levels(cells)
+    figures = evaluate_levels(columns)
+    assert {row.level: row.traces for row in figures.levels} == {
+        "SILENT": 4,
+        "NOTIFY": 3,
+        "CONFIRM": 2,
+        "ESCALATE": 2,
+    }
+    scores, labels = labelled_traces(columns)
+    assert scores.tolist() == [0.1, 0.1, 0.45, 0.45, 0.45, 0.45, 0.45, 0.8, 0.8, 0.8, *[0.95] * 4]
+    assert labels.tolist() == [0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1]
+    assert (scores.tolist(), labels.tolist()) == tuple(x.tolist() for x in labelled_traces(cells))

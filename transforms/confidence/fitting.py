@@ -17,12 +17,13 @@ k - 1; the figures are those of the pooled out-of-fold levels.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from transforms.confidence.level_agreement import OutcomeCell
+from transforms.confidence.level_agreement import OutcomeCell, OutcomeCells, as_columns
 
 __all__ = [
     "DEFAULT_CUTS",
@@ -52,10 +53,13 @@ Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
 
-def labelled_traces(cells: list[OutcomeCell]) -> tuple[Floats, Ints]:
-    """(confidence, label) per labelled trace from outcome cells (1 good, 0 failed)."""
-    scores = np.repeat([c.aggregate for c in cells], [c.good + c.failed for c in cells])
-    labels = np.repeat(np.tile([1, 0], len(cells)), [n for c in cells for n in (c.good, c.failed)])
+def labelled_traces(cells: OutcomeCells | Sequence[OutcomeCell]) -> tuple[Floats, Ints]:
+    """(confidence, label) per labelled trace from outcome cells (1 good, 0 failed), in the
+    cells' order, each cell's good traces before its failed ones."""
+    columns = as_columns(cells)
+    scores = np.repeat(columns.aggregate, columns.good + columns.failed)
+    counts = np.stack([columns.good, columns.failed], axis=1).ravel()
+    labels = np.repeat(np.tile(np.array([1, 0], dtype=np.int64), len(columns)), counts)
     return scores.astype(np.float64), labels.astype(np.int64)
 
 

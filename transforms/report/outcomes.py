@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from transforms.confidence.level_agreement import (
     LevelRate,
     OutcomeCell,
+    OutcomeCells,
     evaluate_levels,
     interval_text,
     rate_verdict,
@@ -26,7 +27,7 @@ class LevelOutcomes:
 
     labels: str
     """What the labels are, in words."""
-    cells: list[OutcomeCell]
+    cells: OutcomeCells | list[OutcomeCell]
     """Outcome cells (aggregate, level, good, failed) of the labelled traces."""
     unlabelled: int
     """Traces with a level but no label."""
