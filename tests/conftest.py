@@ -155,6 +155,27 @@ def query_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
+def with_escalating_llm_levels(db: Path, copy: Path, where: str, later: bool) -> Path:
+    """`db` copied to `copy`, where the traces whose level rows `where` selects get a second
+    source of levels: an LLM's ESCALATE, an hour newer (`later`) or older than their own."""
+    import shutil
+
+    import duckdb
+
+    shutil.copy(db, copy)
+    shift = "+" if later else "-"
+    con = duckdb.connect(str(copy))
+    try:
+        con.execute(
+            "INSERT INTO confidence_trace_rows SELECT * REPLACE ('llm' AS source, "
+            f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
+            f"FROM confidence_trace_rows WHERE {where}"
+        )
+    finally:
+        con.close()
+    return copy
+
+
 def changed(trace: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """`trace` with each of `changes` set in place: a key names a field by its path, parts
     joined by a double underscore (`metadata__success` is `trace["metadata"]["success"]`)."""

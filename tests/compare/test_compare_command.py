@@ -9,12 +9,10 @@ import html
 import json
 import random
 import re
-import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
-from conftest import query_rows
+from conftest import query_rows, with_escalating_llm_levels
 
 from storage.compare._sql import LEVELS
 from tracegrade.cli import main
@@ -382,15 +380,9 @@ def test_a_trace_levelled_by_two_sources_counts_its_newest_level(
 ) -> None:
     """With one source of levels the comparison reads each trace's one level row as its
     newest; with a second source (an LLM's levels of version 2) the newer of the two counts."""
-    copy = tmp_path / "two-sources.duckdb"
-    shutil.copy(db, copy)
-    shift = "+" if later else "-"
-    with duckdb.connect(str(copy)) as con:
-        con.execute(
-            "INSERT INTO confidence_trace_rows SELECT * REPLACE ('llm' AS source, "
-            f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
-            "FROM confidence_trace_rows WHERE trace_id LIKE 'kp:trace:v2-%'"
-        )
+    copy = with_escalating_llm_levels(
+        db, tmp_path / "two-sources.duckdb", "trace_id LIKE 'kp:trace:v2-%'", later
+    )
     ((derived,),) = query_rows(
         copy,
         "SELECT avg((level = 'ESCALATE')::DOUBLE) FROM confidence_trace_rows "

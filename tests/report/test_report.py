@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import query_rows
+from conftest import query_rows, with_escalating_llm_levels
 
 from pipelines.report import ReportWindow, write_report
 from storage.report.queries import TABLE_ROWS
@@ -269,7 +269,6 @@ def test_the_report_counts_each_traces_newest_level_of_one_source_or_two(
 ) -> None:
     """With one source of levels the report takes each trace's one level row as its newest;
     with a second source (an LLM's levels of some traces) the newer of the two counts."""
-    import shutil
 
     def escalated(db: Path) -> tuple[int, int]:
         data = write_report(db, tmp_path / f"{db.stem}.html")
@@ -286,15 +285,12 @@ def test_the_report_counts_each_traces_newest_level_of_one_source_or_two(
     )
     assert escalated(full_db) == (derived, labelled)
 
-    copy = tmp_path / "two-sources.duckdb"
-    shutil.copy(full_db, copy)
-    shift = "+" if later else "-"
-    with duckdb.connect(str(copy)) as con:
-        con.execute(
-            "INSERT INTO confidence_trace_rows SELECT * REPLACE ('llm' AS source, "
-            f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
-            "FROM confidence_trace_rows WHERE level <> 'ESCALATE' AND hash(trace_id) % 2 = 0"
-        )
+    copy = with_escalating_llm_levels(
+        full_db,
+        tmp_path / "two-sources.duckdb",
+        "level <> 'ESCALATE' AND hash(trace_id) % 2 = 0",
+        later,
+    )
     ((moved,),) = query_rows(
         copy, "SELECT count(*) FROM confidence_trace_rows WHERE source = 'llm'"
     )
