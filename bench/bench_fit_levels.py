@@ -27,12 +27,12 @@ from storage.confidence.labels import labelled_levels  # noqa: E402
 from storage.store.duckdb_store import DuckDBStore  # noqa: E402
 from transforms.confidence.fitting import (  # noqa: E402
     DEFAULT_CUTS,
-    LEVEL_NAMES,
     fit_cuts,
     labelled_traces,
     level_figures,
     levels_of,
 )
+from transforms.confidence.level_agreement import LEVELS  # noqa: E402
 
 RESAMPLES = 2_000
 SEED = 20_261_128
@@ -79,10 +79,10 @@ def main() -> None:
     print_machine("level thresholds fitted on the other labelled sets")
     print(
         "| held-out set (traces, failed) | thresholds | level AUC (95% bootstrap) | "
-        + " | ".join(LEVEL_NAMES)
+        + " | ".join(LEVELS)
         + " | failure rate rises |"
     )
-    print("|---|---|---|" + "---|" * len(LEVEL_NAMES) + "---|")
+    print("|---|---|---|" + "---|" * len(LEVELS) + "---|")
     for name, (scores, labels) in data.items():
         others = [data[other] for other in data if other != name]
         pooled_scores = np.concatenate([s for s, _ in others])

@@ -58,10 +58,11 @@ def _figures_rows(name: str, figures: LevelFigures) -> list[str]:
 
 def _fit_text(fit: Fit, traces: int, good: int, unlabelled: int, args: argparse.Namespace) -> str:
     """What `--fit` prints: the thresholds, then the levels out of fold beside the defaults'."""
-    from transforms.confidence.fitting import DEFAULT_CUTS, LEVEL_NAMES
+    from transforms.confidence.fitting import DEFAULT_CUTS
+    from transforms.confidence.level_agreement import LEVELS
 
     silent, notify, confirm = fit.cuts
-    levels = " | ".join(LEVEL_NAMES)
+    levels = " | ".join(LEVELS)
     lines = [
         "# Level thresholds fitted to labels",
         "",

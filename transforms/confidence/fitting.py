@@ -21,13 +21,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from transforms.confidence.level_agreement import OutcomeCell, OutcomeCells, as_columns
+from transforms.confidence.level_agreement import (
+    Floats,
+    Ints,
+    OutcomeCell,
+    OutcomeCells,
+    as_columns,
+)
 
 __all__ = [
     "DEFAULT_CUTS",
-    "LEVEL_NAMES",
     "MIN_LEVEL_SHARE",
     "Fit",
     "LevelFigures",
@@ -44,13 +48,9 @@ DEFAULT_CUTS = (0.9, 0.7, 0.4)
 MIN_LEVEL_SHARE = 0.05
 """Least share of the traces each of the four levels must hold under fitted cuts."""
 
-LEVEL_NAMES = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 _QUANTILES = np.arange(0.025, 1.0, 0.025)
 _TOLERANCE = 1e-9
 """A score this close below a cut reaches it (the levels' own LEVEL_TOLERANCE is smaller)."""
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 
 
 def labelled_traces(cells: OutcomeCells | Sequence[OutcomeCell]) -> tuple[Floats, Ints]:

@@ -38,6 +38,8 @@ __all__ = [
     "rate_verdict",
     "BOOTSTRAP_MAX_SCORES",
     "BOOTSTRAP_RESAMPLES",
+    "Floats",
+    "Ints",
     "LEVELS",
     "LevelRate",
     "OutcomeCell",
