@@ -35,30 +35,11 @@ from storage.inputs import canonical
 from storage.inputs.readers import read_traces
 
 
-def _content(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.select(
-        pl.col(name).dt.to_string("%Y-%m-%dT%H:%M:%S%.6fZ")
-        if name == "created_at"
-        else pl.col(name)
-        for name in canonical.HASHED
-    )
-
-
-def _encoded(content: pl.DataFrame) -> list[pl.Series]:
-    """Each chunk's canonical JSON, as `content_hashes` encodes it."""
-    return [
-        content.slice(start, canonical._HASH_CHUNK_ROWS)
-        .select(pl.struct(pl.all()).struct.json_encode())
-        .to_series()
-        for start in range(0, content.height, canonical._HASH_CHUNK_ROWS)
-    ]
-
-
 def text_row_hashes(frame: pl.DataFrame) -> pl.Series:
     """The run's recipe before 2026-11-29: each row's JSON taken as a Python string and
     encoded before hashing (now the chunk is cast to bytes once)."""
     hashes: list[str] = []
-    for chunk in _encoded(_content(frame)):
+    for chunk in canonical.canonical_json(frame):
         hashes.extend(hashlib.sha256(text.encode()).hexdigest() for text in chunk)
     return pl.Series("content_hash", hashes, dtype=pl.String)
 
@@ -68,7 +49,7 @@ def column_wise_hashes(frame: pl.DataFrame) -> pl.Series:
     con = duckdb.connect()
     try:
         digests = []
-        for chunk in _encoded(_content(frame)):
+        for chunk in canonical.canonical_json(frame):
             texts = pl.DataFrame({"text": chunk})
             con.register("texts", texts)
             digests.append(con.sql("SELECT sha256(text) AS content_hash FROM texts").pl())
@@ -92,7 +73,7 @@ def main() -> None:
     )
     ours = timed(lambda: canonical.content_hashes(frame))
     base = timed(lambda: column_wise_hashes(frame))
-    encoding = timed(lambda: _encoded(_content(frame)))
+    encoding = timed(lambda: list(canonical.canonical_json(frame)))
     before = timed(lambda: text_row_hashes(frame))
     same = (
         ours.result.equals(base.result)

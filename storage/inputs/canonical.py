@@ -7,6 +7,7 @@ live here once, so a trace read from JSONL and from Parquet hashes the same.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
@@ -16,6 +17,7 @@ from transforms.trace_schema import HASHED, canonical_polars_schema, step_polars
 __all__ = [
     "CANONICAL_SCHEMA",
     "STEP_DTYPE",
+    "canonical_json",
     "content_hashes",
     "parse_created_at",
     "parse_timestamp",
@@ -87,27 +89,30 @@ def parse_created_at(raw: pl.Series) -> pl.Series:
     return joined.select(pl.coalesce("fast", "parsed").alias("created_at")).to_series()
 
 
-def content_hashes(frame: pl.DataFrame) -> pl.Series:
-    """SHA-256 hex of the canonical JSON of each row's trace content.
-
-    The JSON is one object with the fields of `transforms.trace_schema.HASHED` in that order,
-    `created_at` as ISO UTC text (microseconds, `Z`) and `steps` as a list of
-    step objects, so it does not depend on the file format read. Rows are
-    encoded in chunks to bound the memory the encoded text takes; each row's bytes are hashed
-    by `hashlib` (OpenSSL, with the CPU's SHA instructions: twice as fast as DuckDB's
-    column-wise `sha256`, docs/performance.md).
+def canonical_json(frame: pl.DataFrame) -> Iterator[pl.Series]:
+    """The canonical JSON of each row's trace content, in chunks of `_HASH_CHUNK_ROWS` rows
+    (bounding the memory the encoded text takes): one object with the fields of
+    `transforms.trace_schema.HASHED` in that order, `created_at` as ISO UTC text (microseconds,
+    `Z`) and `steps` as a list of step objects, so it does not depend on the file format read.
     """
     content = frame.select(
         pl.col(name).dt.to_string(_ISO_UTC) if name == "created_at" else pl.col(name)
         for name in HASHED
     )
-    sha256 = hashlib.sha256
-    hashes: list[str] = []
     for start in range(0, content.height, _HASH_CHUNK_ROWS):
-        encoded = (
+        yield (
             content.slice(start, _HASH_CHUNK_ROWS)
             .select(pl.struct(pl.all()).struct.json_encode())
             .to_series()
         )
+
+
+def content_hashes(frame: pl.DataFrame) -> pl.Series:
+    """SHA-256 hex of each row's canonical JSON (`canonical_json`). Each row's bytes are
+    hashed by `hashlib` (OpenSSL, with the CPU's SHA instructions: twice as fast as DuckDB's
+    column-wise `sha256`, docs/performance.md)."""
+    sha256 = hashlib.sha256
+    hashes: list[str] = []
+    for encoded in canonical_json(frame):
         hashes.extend(sha256(data).hexdigest() for data in encoded.cast(pl.Binary).to_list())
     return pl.Series("content_hash", hashes, dtype=pl.String)
