@@ -92,10 +92,14 @@ partial.rename(path)
 print('{}')
 """
 
-LAKE_EXTENSIONS = """
-import json
+LAKE_SETUP = """
+import json, sys
 from storage.store._extensions import extension_file
-print(json.dumps({'paths': [str(extension_file(name)) for name in ('ducklake', 'sqlite_scanner')]}))
+from storage.store.locations import locate
+print(json.dumps({
+    'paths': [str(extension_file(name)) for name in ('ducklake', 'sqlite_scanner')],
+    'data_path': locate(sys.argv[1]).default_data_path(),
+}))
 """
 
 COMPARE = """
@@ -103,10 +107,11 @@ import json, sys
 import duckdb
 from storage.store._extensions import load_extension
 con = duckdb.connect()
-for alias, target in (('tg', sys.argv[1]), ('ref', sys.argv[2])):
-    if target.startswith('ducklake:'):
-        load_extension(con, 'ducklake')
-        load_extension(con, 'sqlite_scanner')
+targets = (('tg', sys.argv[1]), ('ref', sys.argv[2]))
+if any(target.startswith('ducklake:') for _, target in targets):
+    load_extension(con, 'ducklake')
+    load_extension(con, 'sqlite_scanner')
+for alias, target in targets:
     con.execute(f"ATTACH '{target}' AS {alias} (READ_ONLY)")
 found = con.execute('''
   SELECT count(*) FILTER (WHERE s.trace_id IS NULL OR r.trace_id IS NULL),
@@ -154,12 +159,14 @@ def script_command(files: list[Path], db: str, *before: str) -> list[str]:
 def lake_setup(catalog: Path) -> tuple[str, ...]:
     """What the script's -cmd runs first to write into a DuckLake with a SQLite catalog: the
     extensions loaded from their pip packages (as tracegrade loads them), the lake attached
-    with its files beside the catalog (as tracegrade keeps them) and used."""
-    ducklake, sqlite = child_python(LAKE_EXTENSIONS)["paths"]
+    with its files where tracegrade keeps a new lake's (`Location.default_data_path`) and used."""
+    target = f"ducklake:sqlite:{catalog}"
+    found = child_python(LAKE_SETUP, target)
+    ducklake, sqlite = found["paths"]
     return (
         f"LOAD '{ducklake}'",
         f"LOAD '{sqlite}'",
-        f"ATTACH 'ducklake:sqlite:{catalog}' AS lake (DATA_PATH '{catalog}.files/')",
+        f"ATTACH '{target}' AS lake (DATA_PATH '{found['data_path']}')",
         "USE lake",
     )
 
