@@ -54,12 +54,21 @@ def score_factors(
 
 
 def _thresholds_line(settings: ConfidenceConfig) -> str:
-    """Which level thresholds a run used, in words: a fitted profile by its name."""
+    """Which level thresholds (and factor weights, where they are not GRACE's) a run used, in
+    words: a fitted profile by its name."""
     t = settings.thresholds
     cuts = f"silent {t.silent:g}, notify {t.notify:g}, confirm {t.confirm:g}"
+    changed = settings.weights.model_dump(exclude_defaults=True)
+    weights = (
+        " Factor weights: "
+        + ", ".join(f"{name} {value:g}" for name, value in changed.items())
+        + " (the others GRACE's)."
+        if changed
+        else ""
+    )
     if settings.profile:
-        return f"Level thresholds: the profile {settings.profile!r} ({cuts})."
-    return f"Level thresholds: {cuts}."
+        return f"Level thresholds: the profile {settings.profile!r} ({cuts}).{weights}"
+    return f"Level thresholds: {cuts}.{weights}"
 
 
 def confidence_traces(

@@ -5,19 +5,25 @@ expression over the stored traces, counted with the stored levels into outcome c
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
 
+from storage.confidence.store import DERIVED_STEP_FIELDS
 from storage.errors import InputError
 from storage.names import sql_string
-from storage.store.statements import Statements
+from storage.store.statements import Statements, steps_with
 from transforms.confidence.level_agreement import LEVELS, OutcomeCells
+
+if TYPE_CHECKING:  # Polars loads where a frame is made: --evaluate needs none
+    import polars as pl
 
 __all__ = [
     "DEFAULT_LABELS",
     "file_labels",
     "labelled_levels",
+    "labelled_trace_rows",
     "level_outcomes",
     "unreadable_labels",
 ]
@@ -148,3 +154,37 @@ def labelled_levels(store: Statements, labels: str, source: str) -> tuple[Outcom
         f"WHERE source = {sql_string(source)}"
     )
     return level_outcomes(store, levels, labels)
+
+
+def labelled_trace_rows(store: Statements, labels: str) -> tuple[pl.DataFrame, int]:
+    """The stored traces that have a label in `labels` (a file or a SQL expression over
+    `traces`, as `level_outcomes` takes them), as derived mode reads them: trace_id,
+    content_hash, confidence, result_summary, objective, steps (the fields derived mode
+    reads) and label (1 good, 0 failed), sorted by trace_id; and how many stored traces have
+    no label. For fitting factor weights (`tracegrade confidence --fit --fit-weights`), which
+    scores these traces again: they are held in memory.
+
+    Raises:
+        InputError: as `level_outcomes`.
+    """
+    try:
+        path = Path(labels)
+        if path.is_file():
+            query = _checked_file_labels(store, path)
+        else:
+            query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
+            bad = store.rows(
+                f"SELECT trace_id, label FROM ({query}) WHERE label NOT IN (0, 1) "
+                "ORDER BY trace_id LIMIT 1"
+            )
+            if bad:
+                raise InputError(f"labels must be 0 or 1; trace {bad[0][0]} has {bad[0][1]}")
+        rows = store.sql(
+            "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
+            f"{steps_with(DERIVED_STEP_FIELDS)}, l.label::BIGINT AS label FROM traces t "
+            f"JOIN ({query}) l USING (trace_id) WHERE l.label IS NOT NULL ORDER BY t.trace_id"
+        )
+        ((stored,),) = store.rows("SELECT count(*) FROM traces")
+    except duckdb.Error as exc:
+        raise unreadable_labels(labels, exc) from None
+    return rows, int(stored) - rows.height

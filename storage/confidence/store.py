@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # Polars loads where a frame is made: a rerun's check needs n
     import polars as pl
 
 __all__ = [
+    "DERIVED_STEP_FIELDS",
     "commit_confidence",
     "confidence_levels",
     "derived_levels_current",
@@ -119,7 +120,7 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force
     )
 
 
-_DERIVED_STEP_FIELDS = ("step_id", "type", "tool_name", "input", "content", "output_summary")
+DERIVED_STEP_FIELDS = ("step_id", "type", "tool_name", "input", "content", "output_summary")
 """The step fields derived mode reads."""
 
 
@@ -138,7 +139,7 @@ def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
     def select(table: str, within: str = "") -> str:
         return (
             "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
-            f"{steps_with(_DERIVED_STEP_FIELDS)} FROM {table} t SEMI JOIN __ids "
+            f"{steps_with(DERIVED_STEP_FIELDS)} FROM {table} t SEMI JOIN __ids "
             f"USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) {within} ORDER BY t.trace_id"
         )
 

@@ -7,11 +7,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK
+from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database
 
 if TYPE_CHECKING:
-    from transforms.confidence.fitting import Fit, LevelFigures
+    import numpy as np
+    import numpy.typing as npt
+
+    from transforms.confidence.fitting import Fit, LevelFigures, WeightFit
+    from transforms.config.confidence import ConfidenceConfig
 
 __all__ = ["add_confidence_command"]
 
@@ -56,20 +60,60 @@ def _figures_rows(name: str, figures: LevelFigures) -> list[str]:
     return [f"| {name} | {figures.auc:.3f} | " + " | ".join(cells) + " |"]
 
 
-def _fit_text(fit: Fit, traces: int, good: int, unlabelled: int, args: argparse.Namespace) -> str:
-    """What `--fit` prints: the thresholds, then the levels out of fold beside the defaults'."""
-    from transforms.confidence.fitting import DEFAULT_CUTS
+def _weights_text(fit: WeightFit, configured: dict[str, float]) -> list[str]:
+    """The fitted weights beside the configured ones, and the confidence's AUC both ways."""
+    lines = [
+        "| factor weight | fitted on all | configured |",
+        "|---|---|---|",
+        *(f"| {name} | {fit.weights[name]:g} | {value:g} |" for name, value in configured.items()),
+        "",
+        "| confidence AUC | fitted (out of fold) | configured |",
+        "|---|---|---|",
+        f"| | {fit.fitted_confidence_auc:.3f} | {fit.configured_confidence_auc:.3f} |",
+        "",
+    ]
+    if not fit.fitted_confidence_auc > fit.configured_confidence_auc:
+        lines += [
+            "Out of fold the fitted weights separate the outcomes no better than the "
+            "configured ones: these labels do not tell the weights apart. Fit the thresholds "
+            "alone (without --fit-weights), or fit on more labelled traces.",
+            "",
+        ]
+    return lines
+
+
+def _fit_text(
+    fit: Fit | WeightFit,
+    traces: int,
+    good: int,
+    unlabelled: int,
+    args: argparse.Namespace,
+    configured: dict[str, float] | None = None,
+) -> str:
+    """What `--fit` prints: the weights (with --fit-weights) and thresholds, then the levels
+    out of fold beside the defaults'."""
+    from transforms.confidence.fitting import DEFAULT_CUTS, WeightFit
     from transforms.confidence.level_agreement import LEVELS
 
     silent, notify, confirm = fit.cuts
     levels = " | ".join(LEVELS)
+    what = "weights and thresholds" if isinstance(fit, WeightFit) else "thresholds"
     lines = [
-        "# Level thresholds fitted to labels",
+        "# Level thresholds fitted to labels"
+        if not isinstance(fit, WeightFit)
+        else "# Factor weights and level thresholds fitted to labels",
         "",
         f"Labelled traces: {traces:,} ({good:,} good); unlabelled, left "
         f"out: {unlabelled:,}. Cross-validation: {args.folds} folds, seed {args.seed}; each "
-        "fold's levels come from thresholds fitted on the other folds.",
+        f"fold's levels come from {what} fitted on the other folds.",
         "",
+    ]
+    if isinstance(fit, WeightFit) and configured is not None:
+        lines += _weights_text(fit, configured)
+    defaults = (
+        "configured weights, default thresholds" if isinstance(fit, WeightFit) else "defaults"
+    )
+    lines += [
         "| thresholds (silent, notify, confirm) | fitted on all | defaults |",
         "|---|---|---|",
         f"| | {silent:.3f}, {notify:.3f}, {confirm:.3f} | "
@@ -79,53 +123,99 @@ def _fit_text(fit: Fit, traces: int, good: int, unlabelled: int, args: argparse.
         f"| levels | level AUC | {levels} |",
         "|---|---|" + "---|" * 4,
         *_figures_rows("fitted (out of fold)", fit.fitted),
-        *_figures_rows("defaults", fit.defaults),
+        *_figures_rows(defaults, fit.defaults),
         "",
         f"Wrote {args.out}: `tracegrade confidence --db DB --config {args.out}` applies it.",
     ]
     return "\n".join(lines)
 
 
+def _fitted(
+    args: argparse.Namespace, settings: ConfidenceConfig
+) -> tuple[Fit | WeightFit, npt.NDArray[np.int64], int] | None:
+    """The fit `--fit` asks for (with `--fit-weights` the stored labelled traces are scored
+    again under candidate weights; without, the stored levels' confidences are cut), the
+    labels and how many stored traces or levels have none; None (said why) when the labels
+    are too few to fit."""
+    import numpy as np
+
+    from storage.confidence.labels import labelled_levels, labelled_trace_rows
+    from storage.store.duckdb_store import DuckDBStore
+    from transforms.confidence.fitting import (
+        cross_validate,
+        cross_validate_weights,
+        labelled_traces,
+    )
+    from transforms.confidence.reweighted import ReweightedConfidence
+
+    with DuckDBStore(args.db, read_only=True) as store:
+        if args.fit_weights:
+            rows, unlabelled = labelled_trace_rows(store, args.fit)
+            labels = rows["label"].to_numpy().astype(np.int64)
+        else:
+            cells, unlabelled = labelled_levels(store, args.fit, args.source)
+            scores, labels = labelled_traces(cells)
+    if len(set(labels.tolist())) < 2 or len(labels) < 2 * args.folds:
+        print(
+            f"tracegrade: {len(labels):,} labelled {args.source} traces in {args.fit!r}; "
+            f"fitting needs good and failed traces, at least {2 * args.folds} in all",
+            file=sys.stderr,
+        )
+        return None
+    if not args.fit_weights:
+        return cross_validate(scores, labels, args.folds, args.seed), labels, unlabelled
+    score = ReweightedConfidence(rows.drop("label"), settings)
+    fit = cross_validate_weights(score, labels, score.configured, args.folds, args.seed)
+    return fit, labels, unlabelled
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
-    """Fit level thresholds to labels, cross-validated; write them as a profile."""
+    """Fit level thresholds (and, with --fit-weights, factor weights first) to labels,
+    cross-validated; write them as a profile."""
     from datetime import UTC, datetime
 
-    from storage.confidence.labels import labelled_levels
     from storage.config_files import load_confidence_config
-    from storage.store.duckdb_store import DuckDBStore
-    from transforms.confidence.fitting import cross_validate, labelled_traces
-    from transforms.config.confidence import Thresholds, profile_toml
+    from transforms.confidence.fitting import WeightFit
+    from transforms.config.confidence import ConfidenceWeights, Thresholds, profile_toml
 
     settings = load_confidence_config(args.config)
     check_database(args.db, must_exist=True)
-    with DuckDBStore(args.db, read_only=True) as store:
-        cells, unlabelled = labelled_levels(store, args.fit, args.source)
-    scores, labels = labelled_traces(cells)
-    if len(set(labels.tolist())) < 2 or len(scores) < 2 * args.folds:
+    if args.fit_weights and args.source != "derived":
         print(
-            f"tracegrade: {len(scores):,} labelled {args.source} levels in {args.fit!r}; fitting "
-            f"needs good and failed traces, at least {2 * args.folds} in all",
+            "tracegrade: --fit-weights fits derived mode's weights (--source derived): a "
+            "factors table's levels are scored from the factors it gives",
             file=sys.stderr,
         )
+        return EXIT_USAGE
+    found = _fitted(args, settings)
+    if found is None:
         return EXIT_NOTHING_SCORED
-    fit = cross_validate(scores, labels, args.folds, args.seed)
+    fit, labels, unlabelled = found
     today = datetime.now(UTC).date().isoformat()
     name = f"fitted on {Path(args.fit).name if Path(args.fit).is_file() else args.fit}, {today}"
     silent, notify, confirm = fit.cuts
-    fitted = settings.model_copy(
-        update={
-            "thresholds": Thresholds(silent=silent, notify=notify, confirm=confirm),
-            "profile": name,
-        }
-    )
+    update: dict[str, Any] = {
+        "thresholds": Thresholds(silent=silent, notify=notify, confirm=confirm),
+        "profile": name,
+    }
+    what, against = "level thresholds", "the GRACE defaults"
+    if isinstance(fit, WeightFit):
+        update["weights"] = ConfidenceWeights(**fit.weights)
+        what, against = (
+            "weights and thresholds",
+            "the configured weights and the default thresholds",
+        )
     header = [
-        f"tracegrade confidence profile: level thresholds {name} ({len(scores):,} traces,",
-        f"{unlabelled:,} unlabelled left out); {args.folds}-fold cross-validated level AUC",
-        f"{fit.fitted.auc:.3f} against {fit.defaults.auc:.3f} for the GRACE defaults (seed {args.seed}).",
+        f"tracegrade confidence profile: {what} {name}",
+        f"({len(labels):,} traces, {unlabelled:,} unlabelled left out); {args.folds}-fold "
+        f"cross-validated level AUC {fit.fitted.auc:.3f}",
+        f"against {fit.defaults.auc:.3f} for {against} (seed {args.seed}).",
         "A run takes it with --config; the defaults stay the original's (docs/confidence.md).",
     ]
+    fitted = settings.model_copy(update=update)
     Path(args.out).write_text(profile_toml(fitted, header), encoding="utf-8")
-    print(_fit_text(fit, len(scores), int(labels.sum()), unlabelled, args))
+    configured = settings.weights.model_dump()
+    print(_fit_text(fit, len(labels), int(labels.sum()), unlabelled, args, configured))
     return EXIT_OK
 
 
@@ -191,6 +281,12 @@ def add_confidence_command(commands: Any) -> None:
         help="do not score: choose the level thresholds that best separate the labelled "
         "outcomes (labels as --evaluate takes them), report them cross-validated beside the "
         "defaults, and write them to --out as a profile a run takes with --config",
+    )
+    confidence.add_argument(
+        "--fit-weights",
+        action="store_true",
+        help="with --fit: first fit derived mode's factor weights ([confidence.weights]) to "
+        "the labels, then the thresholds on the confidence they give; both cross-validated",
     )
     confidence.add_argument(
         "--out", default="confidence-profile.toml", metavar="FILE", help="with --fit: the profile"

@@ -12,15 +12,23 @@ counts, so the search costs the same at any size.
 The cross-validation never lets a fold's labels choose its cuts: the traces are shuffled with
 the stated seed and cut into k folds; each fold's levels come from cuts fitted on the other
 k - 1; the figures are those of the pooled out-of-fold levels.
+
+As an option (`--fit-weights`) the factor weights of the weighted mean are fitted first: a
+coordinate search over WEIGHT_CANDIDATES, one weight at a time from the configured ones, that
+keeps a change only when it raises the AUC of the confidence itself on the fitting traces.
+What a candidate's confidences are is the caller's (`transforms.confidence.reweighted`
+scores the labelled traces again); here they are numbers. Cross-validated the same way: each
+fold's weights and then its cuts are fitted on the other folds.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from transforms.confidence.level_agreement import (
     Floats,
@@ -33,10 +41,16 @@ from transforms.confidence.level_agreement import (
 __all__ = [
     "DEFAULT_CUTS",
     "MIN_LEVEL_SHARE",
+    "WEIGHT_CANDIDATES",
     "Fit",
     "LevelFigures",
+    "WeightFit",
+    "confidence_auc",
     "cross_validate",
+    "cross_validate_weights",
     "fit_cuts",
+    "fit_weights",
+    "fold_assignment",
     "level_figures",
     "labelled_traces",
     "levels_of",
@@ -164,11 +178,17 @@ class Fit:
     fold_cuts: list[tuple[float, float, float]]
 
 
+def fold_assignment(count: int, folds: int, seed: int) -> Ints:
+    """Each trace's fold: the traces shuffled by `seed`, dealt round the `folds` folds."""
+    rng = np.random.default_rng(seed)
+    fold_of = np.empty(count, dtype=np.int64)
+    fold_of[rng.permutation(count)] = np.arange(count) % folds
+    return fold_of
+
+
 def cross_validate(scores: Floats, labels: Ints, folds: int = 5, seed: int = 0) -> Fit:
     """Fit on all traces; measure with `folds`-fold cross-validation (shuffled by `seed`)."""
-    rng = np.random.default_rng(seed)
-    fold_of = np.empty(len(scores), dtype=np.int64)
-    fold_of[rng.permutation(len(scores))] = np.arange(len(scores)) % folds
+    fold_of = fold_assignment(len(scores), folds, seed)
     out_of_fold = np.empty(len(scores), dtype=np.int64)
     fold_cuts = []
     for fold in range(folds):
@@ -182,5 +202,119 @@ def cross_validate(scores: Floats, labels: Ints, folds: int = 5, seed: int = 0) 
         seed,
         level_figures(out_of_fold, labels),
         level_figures(levels_of(scores, DEFAULT_CUTS), labels),
+        fold_cuts,
+    )
+
+
+Weights = Mapping[str, float]
+"""Factor weights by name (the keys of `[confidence.weights]`)."""
+
+Scorer = Callable[[Weights], Floats]
+"""The confidence of every labelled trace (in the labels' order) under the given weights."""
+
+WEIGHT_CANDIDATES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.5)
+"""Values each factor weight may take in the search (tool success never 0: it is the one
+factor every step counts, so the weighted mean needs it)."""
+
+_ALWAYS_COUNTED = "tool_success"
+
+
+def confidence_auc(scores: Floats, labels: Ints) -> float:
+    """ROC AUC of `scores` for good (1) above failed (0), ties half; NaN without both."""
+    values, codes = np.unique(scores, return_inverse=True)
+    good = np.bincount(codes[labels == 1], minlength=len(values)).astype(np.float64)
+    failed = np.bincount(codes[labels == 0], minlength=len(values)).astype(np.float64)
+    total_good, total_failed = good.sum(), failed.sum()
+    if total_good == 0 or total_failed == 0:
+        return math.nan
+    failed_below = np.cumsum(failed) - failed
+    return float((good * (failed_below + failed / 2)).sum() / (total_good * total_failed))
+
+
+def fit_weights(
+    score: Scorer,
+    labels: Ints,
+    start: Weights,
+    within: npt.NDArray[np.bool_] | None = None,
+    rounds: int = 2,
+) -> dict[str, float]:
+    """The weights, from `start`, whose confidence best separates the labels of the traces
+    `within` (all when None): each weight in turn takes the candidate with the highest AUC,
+    the others held; a change is kept only when it raises the AUC, so where the labels do
+    not tell, the configured weight stays. `rounds` passes over the weights."""
+    within = np.ones(len(labels), dtype=bool) if within is None else within
+    marks = labels[within]
+
+    def auc(weights: Weights) -> float:
+        return confidence_auc(score(weights)[within], marks)
+
+    best = dict(start)
+    best_auc = auc(best)
+    for _ in range(rounds):
+        moved = False
+        for name in best:
+            for value in WEIGHT_CANDIDATES:
+                if value == best[name] or (value == 0 and name == _ALWAYS_COUNTED):
+                    continue
+                trial = {**best, name: value}
+                trial_auc = auc(trial)
+                if trial_auc > best_auc + _TOLERANCE:
+                    best, best_auc, moved = trial, trial_auc, True
+        if not moved:
+            break
+    return best
+
+
+@dataclass(frozen=True)
+class WeightFit:
+    """Weights and cuts fitted on every labelled trace, and the cross-validated figures
+    beside those of the configured weights under the GRACE default cuts."""
+
+    weights: dict[str, float]
+    cuts: tuple[float, float, float]
+    folds: int
+    seed: int
+    fitted: LevelFigures
+    """Pooled out-of-fold levels: each fold under weights and cuts fitted without it."""
+    defaults: LevelFigures
+    """The same traces under the configured weights and the GRACE default cuts."""
+    fitted_confidence_auc: float
+    """AUC of the pooled out-of-fold confidences."""
+    configured_confidence_auc: float
+    """AUC of the confidences under the configured weights."""
+    fold_weights: list[dict[str, float]]
+    fold_cuts: list[tuple[float, float, float]]
+
+
+def cross_validate_weights(
+    score: Scorer, labels: Ints, start: Weights, folds: int = 5, seed: int = 0
+) -> WeightFit:
+    """Fit weights, then cuts, on all traces; measure with `folds`-fold cross-validation
+    (shuffled by `seed`, the same folds as `cross_validate`)."""
+    fold_of = fold_assignment(len(labels), folds, seed)
+    out_of_fold = np.empty(len(labels), dtype=np.int64)
+    confidences = np.empty(len(labels), dtype=np.float64)
+    fold_weights, fold_cuts = [], []
+    for fold in range(folds):
+        held = fold_of == fold
+        weights = fit_weights(score, labels, start, within=~held)
+        scores = score(weights)
+        cuts = fit_cuts(scores[~held], labels[~held])
+        fold_weights.append(weights)
+        fold_cuts.append(cuts)
+        out_of_fold[held] = levels_of(scores[held], cuts)
+        confidences[held] = scores[held]
+    weights = fit_weights(score, labels, start)
+    configured = score(start)
+    return WeightFit(
+        weights,
+        fit_cuts(score(weights), labels),
+        folds,
+        seed,
+        level_figures(out_of_fold, labels),
+        level_figures(levels_of(configured, DEFAULT_CUTS), labels),
+        confidence_auc(confidences, labels),
+        confidence_auc(configured, labels),
+        fold_weights,
         fold_cuts,
     )
