@@ -8,6 +8,12 @@ a 95% bootstrap interval (2,000 resamples of the held-out traces, fixed seed), a
 and failure rate of each level. Each database holds one set scored with derived levels; the
 label is each trace's `metadata.success` (`success::INT`).
 
+With --weights the factor weights are fitted first on the other sets pooled
+(`transforms.confidence.fitting.fit_weights`, as `--fit-weights` does; each set's traces scored
+again by `transforms.confidence.reweighted`), then the thresholds on the confidence they give,
+and each held-out set is shown under both, beside the AUC of its confidence under the fitted
+and the configured weights.
+
 Run: .venv/bin/python bench/bench_fit_levels.py tau-bench=tau.duckdb agentdojo=dojo.duckdb ...
 """
 
@@ -23,16 +29,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _machine import print_machine  # noqa: E402
 
-from storage.confidence.labels import labelled_levels  # noqa: E402
+from storage.confidence.labels import labelled_levels, labelled_trace_rows  # noqa: E402
 from storage.store.duckdb_store import DuckDBStore  # noqa: E402
 from transforms.confidence.fitting import (  # noqa: E402
     DEFAULT_CUTS,
+    confidence_auc,
     fit_cuts,
+    fit_weights,
     labelled_traces,
     level_figures,
     levels_of,
 )
 from transforms.confidence.level_agreement import LEVELS  # noqa: E402
+from transforms.confidence.reweighted import ReweightedConfidence  # noqa: E402
+from transforms.config.confidence import ConfidenceConfig  # noqa: E402
 
 RESAMPLES = 2_000
 SEED = 20_261_128
@@ -70,11 +80,74 @@ def row(name: str, scores: np.ndarray, labels: np.ndarray, cuts: tuple[float, ..
     )
 
 
+class _Pooled:
+    """The confidences of several sets' labelled traces under any weights, concatenated."""
+
+    def __init__(self, scorers: list[ReweightedConfidence]) -> None:
+        self.scorers = scorers
+
+    def __call__(self, weights: dict[str, float]) -> np.ndarray:
+        return np.concatenate([score(weights) for score in self.scorers])
+
+
+def _weights(sets: dict[str, str], shown: list[str]) -> None:
+    """Weights and thresholds fitted on the other sets, each held-out set under both."""
+    config = ConfidenceConfig()
+    scorers, labels = {}, {}
+    for name, db in sets.items():
+        with DuckDBStore(db, read_only=True) as store:
+            rows, _ = labelled_trace_rows(store, "success::INT")
+        scorers[name] = ReweightedConfidence(rows.drop("label"), config)
+        labels[name] = rows["label"].to_numpy().astype(np.int64)
+    configured = config.weights.model_dump()
+    print(
+        "| held-out set (traces, failed) | weights fitted on the others (changed) | "
+        "confidence AUC, configured -> fitted | thresholds | level AUC (95% bootstrap) | "
+        + " | ".join(LEVELS)
+        + " | failure rate rises |"
+    )
+    print("|---|---|---|---|---|" + "---|" * len(LEVELS) + "---|")
+    for name in shown:
+        others = [other for other in sets if other != name]
+        pooled = _Pooled([scorers[other] for other in others])
+        pooled_labels = np.concatenate([labels[other] for other in others])
+        weights = fit_weights(pooled, pooled_labels, configured)
+        cuts = fit_cuts(pooled(weights), pooled_labels)
+        held, marks = scorers[name], labels[name]
+        changed = ", ".join(
+            f"{key} {value:g}" for key, value in weights.items() if value != configured[key]
+        )
+        before = confidence_auc(held(configured), marks)
+        after = confidence_auc(held(weights), marks)
+        title = f"{name} ({len(marks)}, {int((marks == 0).sum())})"
+        line = row(
+            f"{title} | {changed or 'none'} | {before:.3f} -> {after:.3f}",
+            held(weights),
+            marks,
+            cuts,
+        )
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="+", metavar="NAME=DB")
+    parser.add_argument(
+        "--weights", action="store_true", help="fit the factor weights first, then thresholds"
+    )
+    parser.add_argument(
+        "--held-out",
+        action="append",
+        metavar="NAME",
+        help="show only this set held out (repeatable; default every set in turn)",
+    )
     args = parser.parse_args()
     sets = dict(item.split("=", 1) for item in args.sets)
+    shown = args.held_out or list(sets)
+    if args.weights:
+        print_machine("factor weights and level thresholds fitted on the other labelled sets")
+        _weights(sets, shown)
+        return
     data = {name: labelled(db) for name, db in sets.items()}
     print_machine("level thresholds fitted on the other labelled sets")
     print(
@@ -83,7 +156,8 @@ def main() -> None:
         + " | failure rate rises |"
     )
     print("|---|---|---|" + "---|" * len(LEVELS) + "---|")
-    for name, (scores, labels) in data.items():
+    for name in shown:
+        scores, labels = data[name]
         others = [data[other] for other in data if other != name]
         pooled_scores = np.concatenate([s for s, _ in others])
         pooled_labels = np.concatenate([lab for _, lab in others])
