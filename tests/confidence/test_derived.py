@@ -286,6 +286,10 @@ def test_a_blank_answer_caps_the_confidence(answer: str | None, *, capped: bool)
         ('{"success": false}', True),
         ('{"ok": true}', False),
         ("[1, 2]", False),
+        (' \n\t{"error": "x"}', True),  # whitespace before the object: still parsed
+        ('\r\n{"isError": true}', True),
+        ('see {"error": 1}', False),  # text before the brace: not a JSON object
+        ('{"error": 1} and more', False),
         ("no errors found", False),
         ("", False),
         (None, False),
