@@ -107,6 +107,7 @@ import json, sys
 import duckdb
 from storage.store._extensions import load_extension
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 targets = (('tg', sys.argv[1]), ('ref', sys.argv[2]))
 if any(target.startswith('ducklake:') for _, target in targets):
     load_extension(con, 'ducklake')

@@ -90,7 +90,7 @@ class _Pooled:
         return np.concatenate([score(weights) for score in self.scorers])
 
 
-def _weights(sets: dict[str, str], shown: list[str]) -> None:
+def _print_weights_table(sets: dict[str, str], shown: list[str]) -> None:
     """Weights and thresholds fitted on the other sets, each held-out set under both."""
     config = ConfidenceConfig()
     scorers, labels = {}, {}
@@ -144,9 +144,12 @@ def main() -> None:
     args = parser.parse_args()
     sets = dict(item.split("=", 1) for item in args.sets)
     shown = args.held_out or list(sets)
+    unknown = [name for name in shown if name not in sets]
+    if unknown:
+        parser.error(f"--held-out {', '.join(unknown)}: not among the sets ({', '.join(sets)})")
     if args.weights:
         print_machine("factor weights and level thresholds fitted on the other labelled sets")
-        _weights(sets, shown)
+        _print_weights_table(sets, shown)
         return
     data = {name: labelled(db) for name, db in sets.items()}
     print_machine("level thresholds fitted on the other labelled sets")

@@ -41,12 +41,12 @@ def _messages(case: dict[str, Any]) -> list[dict[str, Any]]:
     for turn in case["transcript"]:
         role = _ROLES[turn["role"]]
         if role == "tool":
+            if not waiting:
+                raise ValueError(
+                    f"case {case['case_id']}: tool message {turn['index']} answers no call"
+                )
             messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": waiting.pop(0) if waiting else None,
-                    "content": turn["content"],
-                }
+                {"role": "tool", "tool_call_id": waiting.pop(0), "content": turn["content"]}
             )
             continue
         message: dict[str, Any] = {"role": role, "content": turn["content"]}
@@ -68,6 +68,8 @@ def _messages(case: dict[str, Any]) -> list[dict[str, Any]]:
 def record_of_case(case: dict[str, Any]) -> dict[str, Any]:
     """One scored case as a chat-message record."""
     results = case["evaluation"]["rubric_results"]
+    if not results:
+        raise ValueError(f"case {case['case_id']} is scored but has no rubric results")
     return {
         "id": case["case_id"],
         "passed": all(result["pass"] for result in results.values()),

@@ -53,7 +53,7 @@ def score_factors(
     return {"rows_scored": scored, "llm_fallbacks": fell_back}
 
 
-def _thresholds_line(settings: ConfidenceConfig) -> str:
+def _settings_line(settings: ConfidenceConfig) -> str:
     """Which level thresholds (and factor weights, where they are not GRACE's) a run used, in
     words: a fitted profile by its name."""
     t = settings.thresholds
@@ -118,7 +118,7 @@ def confidence_traces(
             tally.timings,
             run_levels(store, run_id),
             run_quarantine_rules(store, run_id),
-            _thresholds_line(settings),
+            _settings_line(settings),
         )
         steps.finish("completed", report.markdown)
     publish_run(db, report.markdown, "confidence-traces-report", "confidence levels report")

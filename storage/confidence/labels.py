@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import duckdb
 import numpy as np
 
-from storage.confidence.store import DERIVED_STEP_FIELDS
+from storage.confidence.store import DERIVED_TRACE_COLUMNS
 from storage.errors import InputError
 from storage.names import sql_string
-from storage.store.statements import Statements, steps_with
+from storage.store.statements import Statements
 from transforms.confidence.level_agreement import LEVELS, OutcomeCells
 
 if TYPE_CHECKING:  # Polars loads where a frame is made: --evaluate needs none
@@ -77,6 +77,15 @@ def _checked_file_labels(store: Statements, path: Path) -> str:
     )
 
 
+def _labels_query(store: Statements, labels: str) -> str:
+    """A SELECT of (trace_id, label): from the labels file `labels` (checked), else the SQL
+    expression `labels` over the stored traces."""
+    path = Path(labels)
+    if path.is_file():
+        return _checked_file_labels(store, path)
+    return f"SELECT trace_id, ({labels})::INT AS label FROM traces"
+
+
 def unreadable_labels(labels: str, error: duckdb.Error) -> InputError:
     """The error of labels that are neither a readable file nor an expression that runs."""
     return InputError(
@@ -106,11 +115,7 @@ def level_outcomes(store: Statements, levels: str, labels: str) -> tuple[Outcome
             trace has both labels.
     """
     try:
-        path = Path(labels)
-        if path.is_file():
-            query = _checked_file_labels(store, path)
-        else:
-            query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
+        query = _labels_query(store, labels)
         store.execute(
             f"CREATE OR REPLACE TEMP TABLE {_CELLS} AS SELECT c.aggregate::DOUBLE AS aggregate, "
             "c.level::VARCHAR AS level, sum(l.label)::BIGINT AS good, "
@@ -168,20 +173,15 @@ def labelled_trace_rows(store: Statements, labels: str) -> tuple[pl.DataFrame, i
         InputError: as `level_outcomes`.
     """
     try:
-        path = Path(labels)
-        if path.is_file():
-            query = _checked_file_labels(store, path)
-        else:
-            query = f"SELECT trace_id, ({labels})::INT AS label FROM traces"
-            bad = store.rows(
-                f"SELECT trace_id, label FROM ({query}) WHERE label NOT IN (0, 1) "
-                "ORDER BY trace_id LIMIT 1"
-            )
-            if bad:
-                raise InputError(f"labels must be 0 or 1; trace {bad[0][0]} has {bad[0][1]}")
+        query = _labels_query(store, labels)
+        bad = store.rows(
+            f"SELECT trace_id, label FROM ({query}) WHERE label NOT IN (0, 1) "
+            "ORDER BY trace_id LIMIT 1"
+        )
+        if bad:
+            raise InputError(f"labels must be 0 or 1; trace {bad[0][0]} has {bad[0][1]}")
         rows = store.sql(
-            "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
-            f"{steps_with(DERIVED_STEP_FIELDS)}, l.label::BIGINT AS label FROM traces t "
+            f"SELECT {DERIVED_TRACE_COLUMNS}, l.label::BIGINT AS label FROM traces t "
             f"JOIN ({query}) l USING (trace_id) WHERE l.label IS NOT NULL ORDER BY t.trace_id"
         )
         ((stored,),) = store.rows("SELECT count(*) FROM traces")

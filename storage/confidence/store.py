@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # Polars loads where a frame is made: a rerun's check needs n
     import polars as pl
 
 __all__ = [
-    "DERIVED_STEP_FIELDS",
+    "DERIVED_TRACE_COLUMNS",
     "commit_confidence",
     "confidence_levels",
     "derived_levels_current",
@@ -120,8 +120,14 @@ def stale_derived_ids(store: DuckDBStore, config_hash: str, path: Path, *, force
     )
 
 
-DERIVED_STEP_FIELDS = ("step_id", "type", "tool_name", "input", "content", "output_summary")
+_DERIVED_STEP_FIELDS = ("step_id", "type", "tool_name", "input", "content", "output_summary")
 """The step fields derived mode reads."""
+
+DERIVED_TRACE_COLUMNS = (
+    "t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
+    f"{steps_with(_DERIVED_STEP_FIELDS)}"
+)
+"""The select list of a stored trace (`t`) as derived mode reads it."""
 
 
 def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
@@ -138,8 +144,7 @@ def stale_derived_traces(store: DuckDBStore, ids: pl.DataFrame) -> pl.DataFrame:
 
     def select(table: str, within: str = "") -> str:
         return (
-            "SELECT t.trace_id, t.content_hash, t.confidence, t.result_summary, t.objective, "
-            f"{steps_with(DERIVED_STEP_FIELDS)} FROM {table} t SEMI JOIN __ids "
+            f"SELECT {DERIVED_TRACE_COLUMNS} FROM {table} t SEMI JOIN __ids "
             f"USING (trace_id) WHERE t.run_id IN ({runs or 'NULL'}) {within} ORDER BY t.trace_id"
         )
 

@@ -216,3 +216,11 @@ def test_fit_weights_writes_weights_a_run_applies(
 
     assert main([*argv, "--source", "factors"]) == 2
     assert "--fit-weights fits derived mode's weights" in capsys.readouterr().err
+    assert main(["confidence", "--db", str(db), "--fit-weights"]) == 2  # not a scoring run
+    assert "--fit-weights goes with --fit LABELS" in capsys.readouterr().err
+
+
+def test_tool_success_cannot_weigh_nothing() -> None:
+    with pytest.raises(ValueError, match="tool_success"):
+        ConfidenceWeights(tool_success=0.0)
+    assert ConfidenceWeights(query_coverage=0.0).query_coverage == 0.0  # left out of the mean

@@ -11,10 +11,8 @@ from tracegrade.cli.exits import EXIT_NOTHING_SCORED, EXIT_OK, EXIT_USAGE
 from tracegrade.cli.shared import add_prefect_flag, check_database
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
     from transforms.confidence.fitting import Fit, LevelFigures, WeightFit
+    from transforms.confidence.level_agreement import Ints
     from transforms.config.confidence import ConfidenceConfig
 
 __all__ = ["add_confidence_command"]
@@ -67,7 +65,7 @@ def _weights_text(fit: WeightFit, configured: dict[str, float]) -> list[str]:
         "|---|---|---|",
         *(f"| {name} | {fit.weights[name]:g} | {value:g} |" for name, value in configured.items()),
         "",
-        "| confidence AUC | fitted (out of fold) | configured |",
+        "| confidence AUC, mean over the folds | fitted without the fold | configured |",
         "|---|---|---|",
         f"| | {fit.fitted_confidence_auc:.3f} | {fit.configured_confidence_auc:.3f} |",
         "",
@@ -84,43 +82,35 @@ def _weights_text(fit: WeightFit, configured: dict[str, float]) -> list[str]:
 
 def _fit_text(
     fit: Fit | WeightFit,
-    traces: int,
-    good: int,
+    labels: Ints,
     unlabelled: int,
     args: argparse.Namespace,
-    configured: dict[str, float] | None = None,
+    weights: list[str],
 ) -> str:
-    """What `--fit` prints: the weights (with --fit-weights) and thresholds, then the levels
-    out of fold beside the defaults'."""
-    from transforms.confidence.fitting import DEFAULT_CUTS, WeightFit
+    """What `--fit` prints: the `weights` lines (with --fit-weights), the thresholds, then the
+    levels out of fold beside the defaults'."""
+    from transforms.confidence.fitting import DEFAULT_CUTS
     from transforms.confidence.level_agreement import LEVELS
 
     silent, notify, confirm = fit.cuts
-    levels = " | ".join(LEVELS)
-    what = "weights and thresholds" if isinstance(fit, WeightFit) else "thresholds"
+    what = "weights and thresholds" if weights else "thresholds"
+    title = "Factor weights and level thresholds" if weights else "Level thresholds"
+    defaults = "configured weights, default thresholds" if weights else "defaults"
     lines = [
-        "# Level thresholds fitted to labels"
-        if not isinstance(fit, WeightFit)
-        else "# Factor weights and level thresholds fitted to labels",
+        f"# {title} fitted to labels",
         "",
-        f"Labelled traces: {traces:,} ({good:,} good); unlabelled, left "
+        f"Labelled traces: {len(labels):,} ({int(labels.sum()):,} good); unlabelled, left "
         f"out: {unlabelled:,}. Cross-validation: {args.folds} folds, seed {args.seed}; each "
         f"fold's levels come from {what} fitted on the other folds.",
         "",
-    ]
-    if isinstance(fit, WeightFit) and configured is not None:
-        lines += _weights_text(fit, configured)
-    defaults = (
-        "configured weights, default thresholds" if isinstance(fit, WeightFit) else "defaults"
-    )
-    lines += [
+        *weights,
         "| thresholds (silent, notify, confirm) | fitted on all | defaults |",
         "|---|---|---|",
         f"| | {silent:.3f}, {notify:.3f}, {confirm:.3f} | "
         + ", ".join(f"{cut:g}" for cut in DEFAULT_CUTS)
         + " |",
         "",
-        f"| levels | level AUC | {levels} |",
+        f"| levels | level AUC | {' | '.join(LEVELS)} |",
         "|---|---|" + "---|" * 4,
         *_figures_rows("fitted (out of fold)", fit.fitted),
         *_figures_rows(defaults, fit.defaults),
@@ -132,7 +122,7 @@ def _fit_text(
 
 def _fitted(
     args: argparse.Namespace, settings: ConfidenceConfig
-) -> tuple[Fit | WeightFit, npt.NDArray[np.int64], int] | None:
+) -> tuple[Fit | WeightFit, Ints, int] | None:
     """The fit `--fit` asks for (with `--fit-weights` the stored labelled traces are scored
     again under candidate weights; without, the stored levels' confidences are cut), the
     labels and how many stored traces or levels have none; None (said why) when the labels
@@ -198,13 +188,15 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         "thresholds": Thresholds(silent=silent, notify=notify, confirm=confirm),
         "profile": name,
     }
-    what, against = "level thresholds", "the GRACE defaults"
+    what, against, weights = "level thresholds", "the GRACE defaults", []
+    configured = settings.weights.model_dump()
     if isinstance(fit, WeightFit):
         update["weights"] = ConfidenceWeights(**fit.weights)
-        what, against = (
-            "weights and thresholds",
-            "the configured weights and the default thresholds",
-        )
+        changed = fit.weights != configured
+        what = "factor weights and level thresholds" if changed else "level thresholds"
+        what += " (weights kept as configured)" if not changed else ""
+        against = "the configured weights and the default thresholds"
+        weights = _weights_text(fit, configured)
     header = [
         f"tracegrade confidence profile: {what} {name}",
         f"({len(labels):,} traces, {unlabelled:,} unlabelled left out); {args.folds}-fold "
@@ -214,14 +206,16 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     ]
     fitted = settings.model_copy(update=update)
     Path(args.out).write_text(profile_toml(fitted, header), encoding="utf-8")
-    configured = settings.weights.model_dump()
-    print(_fit_text(fit, len(labels), int(labels.sum()), unlabelled, args, configured))
+    print(_fit_text(fit, labels, unlabelled, args, weights))
     return EXIT_OK
 
 
 def _cmd_confidence(args: argparse.Namespace) -> int:
     if args.fit is not None:
         return _cmd_fit(args)
+    if args.fit_weights:
+        print("tracegrade: --fit-weights goes with --fit LABELS", file=sys.stderr)
+        return EXIT_USAGE
     if args.evaluate is not None:
         return _cmd_evaluate(args)
     from storage.config_files import load_confidence_config

@@ -218,6 +218,9 @@ factor every step counts, so the weighted mean needs it)."""
 
 _ALWAYS_COUNTED = "tool_success"
 
+_AUC_GAIN = 1e-9
+"""The least rise of the AUC that moves a weight (a tie keeps the weight where it is)."""
+
 
 def confidence_auc(scores: Floats, labels: Ints) -> float:
     """ROC AUC of `scores` for good (1) above failed (0), ties half; NaN without both."""
@@ -241,7 +244,8 @@ def fit_weights(
     """The weights, from `start`, whose confidence best separates the labels of the traces
     `within` (all when None): each weight in turn takes the candidate with the highest AUC,
     the others held; a change is kept only when it raises the AUC, so where the labels do
-    not tell, the configured weight stays. `rounds` passes over the weights."""
+    not tell, the configured weight stays. At most `rounds` passes over the weights: the
+    search stops after a pass that changes none."""
     within = np.ones(len(labels), dtype=bool) if within is None else within
     marks = labels[within]
 
@@ -258,7 +262,7 @@ def fit_weights(
                     continue
                 trial = {**best, name: value}
                 trial_auc = auc(trial)
-                if trial_auc > best_auc + _TOLERANCE:
+                if trial_auc > best_auc + _AUC_GAIN:
                     best, best_auc, moved = trial, trial_auc, True
         if not moved:
             break
@@ -279,9 +283,10 @@ class WeightFit:
     defaults: LevelFigures
     """The same traces under the configured weights and the GRACE default cuts."""
     fitted_confidence_auc: float
-    """AUC of the pooled out-of-fold confidences."""
+    """The confidence's AUC on each fold under weights fitted without it, averaged over the
+    folds (a fold with one outcome only is left out)."""
     configured_confidence_auc: float
-    """AUC of the confidences under the configured weights."""
+    """The same folds' AUC under the configured weights, averaged alike."""
     fold_weights: list[dict[str, float]]
     fold_cuts: list[tuple[float, float, float]]
 
@@ -290,11 +295,14 @@ def cross_validate_weights(
     score: Scorer, labels: Ints, start: Weights, folds: int = 5, seed: int = 0
 ) -> WeightFit:
     """Fit weights, then cuts, on all traces; measure with `folds`-fold cross-validation
-    (shuffled by `seed`, the same folds as `cross_validate`)."""
+    (the traces, in the order of `labels`, shuffled by `seed`). The confidence's AUC is
+    compared fold by fold: a fold's confidences under its own weights against the same
+    fold's under the configured ones (pooled over folds, scores made under different
+    weights would not compare)."""
     fold_of = fold_assignment(len(labels), folds, seed)
     out_of_fold = np.empty(len(labels), dtype=np.int64)
-    confidences = np.empty(len(labels), dtype=np.float64)
-    fold_weights, fold_cuts = [], []
+    configured = score(start)
+    fold_weights, fold_cuts, fitted_aucs, configured_aucs = [], [], [], []
     for fold in range(folds):
         held = fold_of == fold
         weights = fit_weights(score, labels, start, within=~held)
@@ -303,9 +311,9 @@ def cross_validate_weights(
         fold_weights.append(weights)
         fold_cuts.append(cuts)
         out_of_fold[held] = levels_of(scores[held], cuts)
-        confidences[held] = scores[held]
+        fitted_aucs.append(confidence_auc(scores[held], labels[held]))
+        configured_aucs.append(confidence_auc(configured[held], labels[held]))
     weights = fit_weights(score, labels, start)
-    configured = score(start)
     return WeightFit(
         weights,
         fit_cuts(score(weights), labels),
@@ -313,8 +321,14 @@ def cross_validate_weights(
         seed,
         level_figures(out_of_fold, labels),
         level_figures(levels_of(configured, DEFAULT_CUTS), labels),
-        confidence_auc(confidences, labels),
-        confidence_auc(configured, labels),
+        _mean(fitted_aucs),
+        _mean(configured_aucs),
         fold_weights,
         fold_cuts,
     )
+
+
+def _mean(values: list[float]) -> float:
+    """The mean of the values that are numbers (NaN when none is)."""
+    found = [value for value in values if not math.isnan(value)]
+    return sum(found) / len(found) if found else math.nan

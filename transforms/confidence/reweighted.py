@@ -63,6 +63,7 @@ class ReweightedConfidence:
             maintain_order="left",
         )
         scores = aligned["aggregate"].to_numpy().astype(np.float64)
+        scores.setflags(write=False)  # kept: a caller's change would change every later call
         self._kept[key] = scores
         if len(self._kept) > _KEPT:
             self._kept.popitem(last=False)

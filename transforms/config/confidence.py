@@ -61,8 +61,9 @@ class ConfidenceWeights(_Strict):
 
     search_quality: _NonNegative = 0.6
     """Search quality, counted when above `search_quality_floor`."""
-    tool_success: _NonNegative = 0.4
-    """Tool success, always counted."""
+    tool_success: Annotated[float, Field(gt=0.0)] = 0.4
+    """Tool success, always counted: above 0, or a step without another factor would weigh
+    nothing (and score 0)."""
     source_agreement: _NonNegative = 0.2
     """Source agreement, counted when source_count is above `source_count_floor`."""
     llm_self_eval: _NonNegative = 0.3
