@@ -76,12 +76,19 @@ def test_level_auc_counts_ties_half() -> None:
     assert level_figures(levels, labels).auc == pytest.approx(wanted)
 
 
-def test_fit_writes_a_profile_a_run_names(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def demo_db(tmp_path: Path) -> Path:
+    """600 demo traces scored (derived levels, no embedder), labelled by metadata.success."""
     write_demo_archive(tmp_path / "archive", n_traces=600, days=4)
     db = tmp_path / "demo.duckdb"
     assert main(["score", str(tmp_path / "archive"), "--db", str(db), "--no-embedder"]) in (0, 1)
+    return db
+
+
+def test_fit_writes_a_profile_a_run_names(
+    demo_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = demo_db
     profile = tmp_path / "profile.toml"
     capsys.readouterr()
 
@@ -171,11 +178,9 @@ def test_weights_fitted_on_shuffled_labels_separate_nothing_out_of_fold() -> Non
 
 
 def test_fit_weights_writes_weights_a_run_applies(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    demo_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_demo_archive(tmp_path / "archive", n_traces=600, days=4)
-    db = tmp_path / "demo.duckdb"
-    assert main(["score", str(tmp_path / "archive"), "--db", str(db), "--no-embedder"]) in (0, 1)
+    db = demo_db
     profile = tmp_path / "profile.toml"
     with DuckDBStore(str(db), read_only=True) as store:
         rows, unlabelled = labelled_trace_rows(store, "success::INT")
