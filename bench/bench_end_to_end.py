@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -72,7 +73,8 @@ def run_with_rss(command: list[str]) -> dict[str, Any]:
         print(stdout[-3000:], stderr[-3000:], sep="\n", file=sys.stderr)
         shown = " ".join(part if len(part) < 80 else part[:60] + "..." for part in command[:4])
         raise SystemExit(f"{shown} failed with exit code {process.returncode}")
-    return {"wall_s": wall, "peak_rss": usage.ru_maxrss * 1024, "stdout": stdout}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall_s": wall, "cpu_s": cpu, "peak_rss": usage.ru_maxrss * 1024, "stdout": stdout}
 
 
 def child_python(code: str, *args: str) -> dict[str, Any]:
@@ -187,11 +189,30 @@ def both(
     return {"ours": ours, "script": script, "compare": same}
 
 
+_STAGE_ROW = re.compile(r"^\| ([a-z][a-z ]+) \| ([0-9.]+) \|$", re.MULTILINE)
+
+
+def stage_seconds(summary: str) -> dict[str, float]:
+    """The stage timings of a run's summary (its "Timings (seconds)" table)."""
+    table = summary.split("## Timings (seconds)", 1)[-1].split("\n\n", 2)[:2]
+    return {name: float(value) for name, value in _STAGE_ROW.findall("\n\n".join(table))}
+
+
 def _figures(pair: dict[str, Any], traces: int) -> dict[str, Any]:
+    stages = stage_seconds(pair["ours"]["stdout"])
+    ours_cpu = pair["ours"]["cpu_s"] / pair["ours"]["wall_s"]
+    print(
+        f"tracegrade on {traces:,} traces: "
+        + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stages.items())
+        + f"; {ours_cpu:.2f} cores busy on average"
+    )
     return {
         "traces": traces,
         "ours_s": pair["ours"]["wall_s"],
+        "ours_cpu_s": pair["ours"]["cpu_s"],
+        "ours_stages_s": stages,
         "script_s": pair["script"]["wall_s"],
+        "script_cpu_s": pair["script"]["cpu_s"],
         "ours_peak_rss": pair["ours"]["peak_rss"],
         "script_peak_rss": pair["script"]["peak_rss"],
         "compare": pair["compare"],
