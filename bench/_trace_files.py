@@ -1,4 +1,5 @@
-"""Writing converted trajectories as ReasoningTrace JSON Lines (the bench/convert_*.py scripts)."""
+"""Writing converted trajectories (the bench/convert_*.py scripts): as ReasoningTrace JSON Lines,
+and the tool calls of chat-message records."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_traces"]
+__all__ = ["function_call", "write_traces"]
 
 
 def write_traces(
@@ -27,3 +28,13 @@ def write_traces(
             lines.write(json.dumps(trace, ensure_ascii=False) + "\n")
             written += 1
     return written, left_out
+
+
+def function_call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    """One tool call of an assistant message in the OpenAI layout that `tracegrade import
+    chat` reads: a `function` with its arguments as JSON text."""
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }

@@ -27,6 +27,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from _trace_files import function_call
+
 __all__ = ["record_of_case"]
 
 _ROLES = {"human": "user", "ai": "assistant", "tool": "tool"}
@@ -53,12 +55,7 @@ def _messages(case: dict[str, Any]) -> list[dict[str, Any]]:
         calls = calls_at.get(turn["index"], []) if role == "assistant" else []
         if calls:
             message["tool_calls"] = [
-                {
-                    "id": call["id"],
-                    "type": "function",
-                    "function": {"name": call["name"], "arguments": json.dumps(call["args"])},
-                }
-                for call in calls
+                function_call(call["id"], call["name"], call["args"]) for call in calls
             ]
         waiting = [call["id"] for call in calls]
         messages.append(message)

@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from _trace_files import function_call
+
 __all__ = ["record_of_simulation"]
 
 
@@ -31,12 +33,7 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls") if role == "assistant" else None
     if calls:
         out["tool_calls"] = [
-            {
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
-            }
-            for call in calls
+            function_call(call["id"], call["name"], call["arguments"]) for call in calls
         ]
     return out
 
