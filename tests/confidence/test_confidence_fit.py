@@ -112,17 +112,15 @@ def test_fit_writes_a_profile_a_run_names(
 class _Mixed:
     """A scorer of two signals per trace mixed by the weights tool_success and
     query_coverage (llm_self_eval, counted nowhere, must not move); labels follow the second
-    signal only. Counts its scorings."""
+    signal only."""
 
     def __init__(self, n: int, seed: int, shuffle: bool = False) -> None:
         rng = np.random.default_rng(seed)
         self.noise, self.signal = rng.random(n), rng.random(n)
         labels = (self.signal + rng.normal(0, 0.25, n) > 0.5).astype(np.int64)
         self.labels = rng.permutation(labels) if shuffle else labels
-        self.calls = 0
 
     def __call__(self, weights: dict[str, float]) -> np.ndarray:
-        self.calls += 1
         a, b = weights["tool_success"], weights["query_coverage"]
         return ((a * self.noise + b * self.signal) / (a + b)).round(3)
 

@@ -192,9 +192,11 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     configured = settings.weights.model_dump()
     if isinstance(fit, WeightFit):
         update["weights"] = ConfidenceWeights(**fit.weights)
-        changed = fit.weights != configured
-        what = "factor weights and level thresholds" if changed else "level thresholds"
-        what += " (weights kept as configured)" if not changed else ""
+        what = (
+            "factor weights and level thresholds"
+            if fit.weights != configured
+            else "level thresholds (weights kept as configured)"
+        )
         against = "the configured weights and the default thresholds"
         weights = _weights_text(fit, configured)
     header = [

@@ -223,15 +223,12 @@ _AUC_GAIN = 1e-9
 
 
 def confidence_auc(scores: Floats, labels: Ints) -> float:
-    """ROC AUC of `scores` for good (1) above failed (0), ties half; NaN without both."""
-    values, codes = np.unique(scores, return_inverse=True)
+    """ROC AUC of `scores` for good (1) above failed (0), ties half; NaN without both: the
+    levels' AUC (`_auc_of_bins`) with each distinct score a bin, the highest the calmest."""
+    values, codes = np.unique(-scores, return_inverse=True)
     good = np.bincount(codes[labels == 1], minlength=len(values)).astype(np.float64)
     failed = np.bincount(codes[labels == 0], minlength=len(values)).astype(np.float64)
-    total_good, total_failed = good.sum(), failed.sum()
-    if total_good == 0 or total_failed == 0:
-        return math.nan
-    failed_below = np.cumsum(failed) - failed
-    return float((good * (failed_below + failed / 2)).sum() / (total_good * total_failed))
+    return _auc_of_bins(good, failed)
 
 
 def fit_weights(
