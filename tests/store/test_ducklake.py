@@ -141,7 +141,7 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
     export = tmp_path / "day.parquet"
     synthetic_traces(20_000, seed=4).write_parquet(export)
     config = tmp_path / "small-batches.toml"
-    config.write_text("[execution]\ncommit_batch_rows = 1000\n")
+    config.write_text("[execution]\ncommit_batch_rows = 250\n")
     lake = f"ducklake:sqlite:{tmp_path / 'lake' / 'meta.sqlite'}"
     clean = f"ducklake:sqlite:{tmp_path / 'clean' / 'meta.sqlite'}"
     score = ("score", str(export), "--no-embedder", "--config", str(config), "--db")
@@ -150,7 +150,9 @@ def test_a_run_killed_mid_commit_on_a_ducklake_leaves_nothing_visible_and_reruns
     run = subprocess.Popen(
         [TRACEGRADE, *score, lake], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    # Score batches come first, then trace batches (20 of each): a kill once trace rows exist
+    # Score batches come first, then trace batches (80 of each: a look at a DuckLake mid-run
+    # takes about 1 s, and 20 batches of 1,000 had often published by the first look that saw
+    # trace rows, 8 of 10 tries on a quiet machine): a kill once trace rows exist
     # lands before publishing, most often while a batch writes its Parquet file (a file no
     # snapshot names yet: 4 of 6 such kills by hand left one). One reader held open (each
     # query sees the newest snapshot) looks often enough on a busy machine; opening one per
