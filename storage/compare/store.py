@@ -12,6 +12,7 @@ and each judge metric. Everything is counted in DuckDB: what comes back is at mo
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,7 @@ from storage.compare._cells import (
 )
 from storage.compare._sql import (
     BASELINE_CATALOG,
+    candidates_sql,
     check_pair_by,
     metrics_of,
     rows_sql,
@@ -117,9 +119,70 @@ id, applied to every table read). 10,000,000 traces are joined in one read withi
 reading every table again (docs/compare.md)."""
 
 
-def _parts(store: Statements, catalogs: tuple[str, ...]) -> int:
-    stored = max(store.rows(f"SELECT count(*) FROM {c}score_rows")[0][0] for c in catalogs)
+def _stored(store: Statements, catalogs: tuple[str, ...]) -> int:
+    return max(store.rows(f"SELECT count(*) FROM {c}score_rows")[0][0] for c in catalogs)
+
+
+def _parts(stored: int) -> int:
     return max(1, -(-stored // PART_TRACES))
+
+
+CANDIDATES = "__compare_candidates"
+"""The trace ids a narrowed read (`_narrowed`) keeps."""
+
+NARROW_SHARE = 0.15
+"""Selections that hold at most this share of the stored traces (counted by their stored
+versions) are read alone: each table read keeps only their trace ids, so a comparison of two
+nights of a large database costs about what the two nights hold (docs/compare.md)."""
+
+_UNSTABLE = (
+    "SELECT DISTINCT function_name FROM duckdb_functions() "
+    "WHERE stability IN ('VOLATILE', 'CONSISTENT_WITHIN_QUERY')"
+)
+"""Functions whose value may change from one statement to the next (random(), now()): a
+selection calling one is evaluated once, by the whole read."""
+
+_MOVING_KEYWORDS = (
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "localtime",
+    "localtimestamp",
+)
+
+
+def _narrowed(
+    store: Statements,
+    chosen: tuple[str, str],
+    catalogs: tuple[str, ...],
+    apart: bool,
+    stored: int,
+) -> str:
+    """A condition on `{key}` (a trace id) that keeps the traces some stored version of which a
+    selection holds (`CANDIDATES`), when they are at most `NARROW_SHARE` of `stored`; "true"
+    (the whole read) otherwise, and for a selection on the level or one that fails (the whole
+    read then says why) or that calls a function whose value may change between statements.
+    `chosen`: the baseline's and the candidate's SQL; `catalogs`: the baseline's database
+    last."""
+    unstable = {str(name) for (name,) in store.rows(_UNSTABLE)} | set(_MOVING_KEYWORDS)
+    words = {word.lower() for text in chosen for word in re.findall(r"[A-Za-z_]\w*", text)}
+    if words & unstable:
+        return "true"
+    if apart:  # the baseline from its own database, the candidate from the store
+        reads = [(catalogs[-1], chosen[0]), ("", chosen[1])]
+    else:
+        reads = [("", f"({chosen[0]}) OR ({chosen[1]})")]
+    found = " UNION ALL ".join(candidates_sql(predicate, c) for c, predicate in reads)
+    try:
+        versions = store.rows(f"SELECT count(*) FROM ({found})")[0][0]
+    except duckdb.Error:
+        return "true"
+    if versions > NARROW_SHARE * stored:
+        return "true"
+    store.execute(
+        f"CREATE OR REPLACE TEMP TABLE {CANDIDATES} AS SELECT DISTINCT trace_id FROM ({found})"
+    )
+    return f"{{key}} IN (SELECT trace_id FROM {CANDIDATES})"
 
 
 def _select(
@@ -129,9 +192,11 @@ def _select(
     pair_by: list[str],
     selections: tuple[str, str],
     apart: bool,
+    within: str = "true",
 ) -> tuple[dict[str, int], int]:
     """Read the selected traces into `ROWS`, in `parts` parts (`rows_of`: the SQL of the
-    traces whose id its condition holds); each side's count and how many trace ids are in
+    traces whose id its condition holds), of the traces `within` (a condition on `{key}`)
+    keeps; each side's count and how many trace ids are in
     both (`apart`: the baseline from a database of its own, where the same traces scored
     otherwise are a comparison, not a mistake).
 
@@ -149,7 +214,9 @@ def _select(
     reads = ("__in_b", "__in_c") if apart else ("true",)
     try:
         for n, (part, read) in enumerate(itertools.product(range(parts), reads)):
-            rows = rows_of(f"hash({{key}}) % {parts} = {part}" if parts > 1 else "true")
+            kept = [f"hash({{key}}) % {parts} = {part}"] if parts > 1 else []
+            kept += [within] if within != "true" else []
+            rows = rows_of(" AND ".join(kept) or "true")
             columns = (
                 f"SELECT {ids}{TRACE_CELL} AS {CELL}{keys}, COLUMNS('^m[0-9]+$'), __in_b, __in_c "
                 f"FROM ({rows}) WHERE {read}"
@@ -233,8 +300,11 @@ def compare_cells(
         def rows_of(part: str) -> str:
             return rows_sql(metrics, *chosen, apart, part, one_source)
 
-        parts = _parts(store, catalogs)
-        counts, both = _select(store, rows_of, parts, pair_by or [], (baseline, candidate), apart)
+        stored = _stored(store, catalogs)
+        within = _narrowed(store, chosen, catalogs, apart, stored)
+        counts, both = _select(
+            store, rows_of, _parts(stored), pair_by or [], (baseline, candidate), apart, within
+        )
         m = len(metrics)
         sides = side_cells(store, BREAKDOWNS, m)
         paired = paired_cells(store, "'all'", pair_by, m) if pair_by else {}
@@ -250,6 +320,7 @@ def compare_cells(
     finally:
         store.execute(f"DROP VIEW IF EXISTS {ROWS}")
         store.execute(f"DROP TABLE IF EXISTS {SELECTED}")
+        store.execute(f"DROP TABLE IF EXISTS {CANDIDATES}")
         store.execute("RESET preserve_insertion_order")
         if apart:
             store.execute(f"DETACH {BASELINE_CATALOG}")
