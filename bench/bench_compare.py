@@ -6,12 +6,14 @@ days of scores from 50 agents in six domains, every 20th trace scored twice, a l
 trace, success labels, judge results on two metrics for 1 % of the traces. The comparison is
 the six weeks before a deploy against the six weeks after (`time:` selections; the traces
 share no task, so two samples), every metric, by domain and by agent, with a gate of three
-lines, as `tracegrade compare --json` prints it. It runs in a child process, which reports
+lines, as `tracegrade compare --json` prints it; then the nightly comparison, the last two
+nights' runs (`run:89` against `run:90`, each about 1 % of the traces), which the comparison
+reads alone (docs/compare.md). Each runs in a child process, which reports
 its own peak RSS (VmHWM of /proc/self/status: a child's ru_maxrss starts at the high-water mark
 of the process that spawned it, and this one has just run the GROUP BY).
 
 The baseline is what a user would type to get the two sides' means by hand: one GROUP BY of
-the newest scores by side and agent, in the same DuckDB (a fresh read-only connection), with
+the newest scores by side (or run) and agent, in the same DuckDB (a fresh read-only connection), with
 no interval, no levels, no labels and no judge. Single runs; the machine is printed beside
 every figure.
 
@@ -39,21 +41,39 @@ BASELINE = f"time:2026-01-01..{DEPLOY}"
 CANDIDATE = f"time:{DEPLOY}.."
 GATE = "success < -0.02, score < -0.02, level.ESCALATE > 0.03"
 
+_NEWEST = "scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id) USING (trace_id, run_seq)"
+
 GROUP_BY = f"""
 SELECT created_at >= TIMESTAMPTZ '{DEPLOY} 00:00:00+00' AS after, agent_id, count(*) AS traces,
        avg(score) AS score
-FROM scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id)
-    USING (trace_id, run_seq)
+FROM {_NEWEST}
 GROUP BY ALL
 """
 """The two sides' mean score per agent by hand: the newest score of each trace, grouped."""
 
+NIGHTS = ("run:89", "run:90")
+"""The nightly comparison: the last two nights' runs (each about 1 % of the traces)."""
 
-def _child(db: str) -> None:
+NIGHTS_GROUP_BY = f"""
+SELECT run_seq, agent_id, count(*) AS traces, avg(score) AS score
+FROM {_NEWEST}
+WHERE run_seq IN (89, 90)
+GROUP BY ALL
+"""
+"""The two nights' mean score per agent by hand, from the newest scores."""
+
+CASES = (
+    ("six weeks against six", BASELINE, CANDIDATE, GROUP_BY),
+    ("two nights", *NIGHTS, NIGHTS_GROUP_BY),
+)
+"""(name, baseline, candidate, the GROUP BY by hand) of each comparison timed."""
+
+
+def _child(db: str, baseline: str, candidate: str) -> None:
     from tracegrade.cli.compare import comparison
 
     started = time.perf_counter()
-    text, status = comparison(db, BASELINE, CANDIDATE, fail_on=GATE, as_json=True)
+    text, status = comparison(db, baseline, candidate, fail_on=GATE, as_json=True)
     found = json.loads(text)
     print(
         json.dumps(
@@ -77,10 +97,10 @@ def _peak_mib() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def _compare(db: Path) -> tuple[dict[str, object], float]:
+def _compare(db: Path, baseline: str, candidate: str) -> tuple[dict[str, object], float]:
     """The comparison's figures (child process) and its peak RSS in MiB."""
     done = subprocess.run(
-        [sys.executable, __file__, "--child", str(db)],
+        [sys.executable, __file__, "--child", str(db), baseline, candidate],
         capture_output=True,
         text=True,
         check=True,
@@ -89,11 +109,11 @@ def _compare(db: Path) -> tuple[dict[str, object], float]:
     return found, float(found.pop("peak_mib"))
 
 
-def _group_by(db: Path) -> float:
+def _group_by(db: Path, query: str) -> float:
     con = duckdb.connect(str(db), read_only=True)
     try:
         started = time.perf_counter()
-        con.execute(GROUP_BY).fetchall()
+        con.execute(query).fetchall()
         return time.perf_counter() - started
     finally:
         con.close()
@@ -102,11 +122,11 @@ def _group_by(db: Path) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="trace counts, comma-separated")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     add_common_args(parser)
     args = parser.parse_args()
     if args.child:
-        _child(args.child)
+        _child(*args.child)
         return 0
     info, load = begin("bench_compare: tracegrade compare against one GROUP BY", args)
     machine = short_machine(info)
@@ -115,37 +135,39 @@ def main() -> int:
         started = time.perf_counter()
         db = synthetic_database(n)
         print(f"{n:>12,} traces: database ready in {time.perf_counter() - started:.0f} s")
-        by_hand = _group_by(db)
-        found, peak = _compare(db)
-        seconds = float(found["seconds"])  # type: ignore[arg-type]
-        print(
-            f"{n:>12,} traces: compare {seconds:.2f} s ({found['metrics']} metrics, "
-            f"{found['groups']} groups, exit {found['status']}, sides {found['traces']}), "
-            f"GROUP BY {by_hand:.2f} s, peak RSS {peak:,.0f} MiB (single runs)"
-        )
-        print_table(
-            [
-                Check(
-                    f"{n:,} traces: seconds",
-                    f"{seconds:.2f}",
-                    f"{by_hand:.2f} (GROUP BY)",
-                    f"{seconds / by_hand:.1f}x",
-                    "",
-                    None,
-                ),
-                Check(
-                    f"{n:,} traces: peak RSS (MiB)",
-                    f"{peak:,.0f}",
-                    "1,024 (a run's budget)",
-                    f"{peak / 1024:.2f}x",
-                    "ratio <= 1",
-                    peak <= 1024,
-                ),
-            ],
-            machine,
-        )
-        rows.append({"traces": n, "compare_s": seconds, "group_by_s": by_hand, "peak_mib": peak,
-                     **found})  # fmt: skip
+        for name, baseline, candidate, query in CASES:
+            by_hand = _group_by(db, query)
+            found, peak = _compare(db, baseline, candidate)
+            seconds = float(found["seconds"])  # type: ignore[arg-type]
+            print(
+                f"{n:>12,} traces, {name} ({baseline} against {candidate}): compare "
+                f"{seconds:.2f} s ({found['metrics']} metrics, {found['groups']} groups, exit "
+                f"{found['status']}, sides {found['traces']}), GROUP BY {by_hand:.2f} s, peak "
+                f"RSS {peak:,.0f} MiB (single runs)"
+            )
+            print_table(
+                [
+                    Check(
+                        f"{n:,} traces, {name}: seconds",
+                        f"{seconds:.2f}",
+                        f"{by_hand:.2f} (GROUP BY)",
+                        f"{seconds / by_hand:.1f}x",
+                        "",
+                        None,
+                    ),
+                    Check(
+                        f"{n:,} traces, {name}: peak RSS (MiB)",
+                        f"{peak:,.0f}",
+                        "1,024 (a run's budget)",
+                        f"{peak / 1024:.2f}x",
+                        "ratio <= 1",
+                        peak <= 1024,
+                    ),
+                ],
+                machine,
+            )
+            rows.append({"traces": n, "case": name, "compare_s": seconds, "group_by_s": by_hand,
+                         "peak_mib": peak, **found})  # fmt: skip
     end(info, load)
     save_result("bench_compare", {"machine": info, "rows": rows})
     return 0
