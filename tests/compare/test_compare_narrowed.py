@@ -55,14 +55,25 @@ def _compared(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     share: float,
-    db: Path,
+    db: Path | str,
     *args: str,
-) -> tuple[int, dict[str, object], str]:
+) -> tuple[int, dict[str, object], str, bool]:
+    """The comparison's exit status, JSON (as data and as text), and whether it read the
+    selected traces alone."""
+    narrowed: list[bool] = []
+    found_by = compare_store._narrowed
+
+    def spied(*a: object, **k: object) -> str:
+        within = found_by(*a, **k)  # type: ignore[arg-type]
+        narrowed.append(within != "true")
+        return within
+
     monkeypatch.setattr(compare_store, "NARROW_SHARE", share)
+    monkeypatch.setattr(compare_store, "_narrowed", spied)
     status = main(["compare", "--db", str(db), *args, "--json"])
     found = json.loads(capsys.readouterr().out)
     text = json.dumps(found, sort_keys=True)
-    return status, found, text
+    return status, found, text, narrowed == [True]
 
 
 def _numbers_alike(a: object, b: object) -> bool:
@@ -100,6 +111,8 @@ def test_a_narrowed_read_gives_what_the_whole_read_gives(
     whole = _compared(monkeypatch, capsys, 0.0, db, *args)
     narrowed = _compared(monkeypatch, capsys, 1.0, db, *args)
 
+    assert not whole[3]
+    assert narrowed[3] is ("level" not in baseline)  # the level is left to the whole read
     assert whole[0] == narrowed[0]
     assert _numbers_alike(whole[1], narrowed[1]), (whole[2], narrowed[2])
     assert whole[1]["baseline"]["traces"] > 0  # type: ignore[index]
@@ -122,8 +135,9 @@ def test_a_trace_scored_again_as_another_agent_counts_as_its_newest_version(
     narrowed = _compared(monkeypatch, capsys, 1.0, db, *args, "--pair-by", "none")
 
     assert (scores, contents) == (2, 1)
+    assert narrowed[3] and not whole[3]
     assert whole[0] == narrowed[0] == 0
-    for _, found, _ in (whole, narrowed):
+    for _, found, _, _ in (whole, narrowed):
         assert found["baseline"]["traces"] == 59  # type: ignore[index]
         assert found["candidate"]["traces"] == 1  # type: ignore[index]
     assert _numbers_alike(whole[1], narrowed[1])
@@ -138,11 +152,12 @@ def test_two_databases_narrowed_give_what_the_whole_read_gives(
     export.write_text("\n".join(line for line in lines if '"bot-v2"' in line) + "\n")
     assert main(["score", str(export), "--db", str(other), "--no-embedder"]) == 0
     capsys.readouterr()
-    args = ("--baseline-db", str(other), "--baseline", "success", "--candidate", "run:1")
+    args = ("--baseline-db", str(other), "--baseline", "success", "--candidate", "run:2")
 
     whole = _compared(monkeypatch, capsys, 0.0, db, *args)
     narrowed = _compared(monkeypatch, capsys, 1.0, db, *args)
 
+    assert narrowed[3] and not whole[3]
     assert whole[0] == narrowed[0] == 0
     assert _numbers_alike(whole[1], narrowed[1]), (whole[2], narrowed[2])
 
@@ -180,3 +195,26 @@ def test_which_selections_are_read_alone(
     assert (within != "true") is narrowed
     if narrowed:
         assert kept == 31  # bot-v3's 30 traces and the moved trace, which run 2 read
+
+
+def test_a_ducklake_narrowed_gives_what_one_file_gives(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same two days scored into a DuckLake (SQLite catalog): its narrowed read, its whole
+    read and the file's read agree."""
+    lake = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}"
+    data = ["--data-path", str(tmp_path / "data")]
+    for name in ("one.jsonl", "two.jsonl"):
+        assert main(["score", str(db.parent / name), "--db", lake, *data, "--no-embedder"]) == 0
+    capsys.readouterr()
+    args = ("--baseline", "agent_id = 'bot-v3'", "--candidate", "run:2", "--pair-by", "none")
+
+    narrowed = _compared(monkeypatch, capsys, 1.0, lake, *args)
+    whole = _compared(monkeypatch, capsys, 0.0, lake, *args)
+    one_file = _compared(monkeypatch, capsys, 1.0, db, *args)
+
+    assert narrowed[3] and one_file[3] and not whole[3]
+    assert narrowed[0] == whole[0] == one_file[0] == 0
+    assert narrowed[1]["candidate"]["traces"] == 31  # type: ignore[index]
+    assert _numbers_alike(narrowed[1], whole[1]), (narrowed[2], whole[2])
+    assert _numbers_alike(narrowed[1], one_file[1]), (narrowed[2], one_file[2])
