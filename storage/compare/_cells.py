@@ -25,7 +25,9 @@ __all__ = [
     "WHOLE",
     "Paired",
     "Side",
+    "empty_cells",
     "paired_cells",
+    "pooled_sides",
     "side_cells",
 ]
 
@@ -95,10 +97,12 @@ def side_cells(
 ) -> dict[tuple[str, str], dict[str, Side]]:
     """Each side's cells (a trace in the cell `TRACE_CELL` names), of the whole
     (`WHOLE`) and of each value of each column of `breakdowns` (null as `NONE`), keyed by
-    (column, value) and then side. One query a grouping: as grouping sets of one query, the
-    cells of 10,000,000 traces ran out of the store's 256 MB."""
+    (column, value) and then side. One query a breakdown: as grouping sets of one query, the
+    cells of 10,000,000 traces ran out of the store's 256 MB. The whole is the sum of the
+    first breakdown's values, whose groups hold every trace once (counted on its own, it took
+    4.3 s of a comparison of 9,500,000 traces)."""
     found: dict[tuple[str, str], dict[str, Side]] = {}
-    for column in (WHOLE[0], *breakdowns):
+    for column in breakdowns or (WHOLE[0],):
         value = (
             f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})' if column else sql_string(WHOLE[1])
         )
@@ -109,6 +113,25 @@ def side_cells(
         for (named, side), part in frame.group_by("value", "side", maintain_order=True):
             group = found.setdefault((column, str(named)), {})
             group[str(side)] = Side(int(part["n"].sum()), _dense(part, m))
+    if breakdowns:
+        found[WHOLE] = pooled_sides([g for (c, _), g in found.items() if c == breakdowns[0]], m)
+    return found
+
+
+def empty_cells(m: int) -> Cells:
+    """`MAX_CELLS` cells of `m` metrics holding nothing."""
+    return Cells(*(np.zeros((MAX_CELLS, m)) for _ in range(3)))
+
+
+def pooled_sides(groups: list[dict[str, Side]], m: int) -> dict[str, Side]:
+    """Groups that share no trace as one group: each side's traces and cells added up."""
+    found = {}
+    for side in ("b", "c"):
+        held = [group[side] for group in groups if side in group]
+        cells = empty_cells(m)
+        for one in held:
+            cells = Cells(*(a + b for a, b in zip(cells, one.cells, strict=True)))
+        found[side] = Side(sum(one.traces for one in held), cells)
     return found
 
 

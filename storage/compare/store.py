@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import duckdb
-import numpy as np
 
 from storage.compare._cells import (
     CELL,
@@ -27,7 +26,9 @@ from storage.compare._cells import (
     WHOLE,
     Paired,
     Side,
+    empty_cells,
     paired_cells,
+    pooled_sides,
     side_cells,
 )
 from storage.compare._sql import (
@@ -43,7 +44,7 @@ from storage.errors import InputError
 from storage.names import sql_string
 from storage.store.duckdb_store import MEMORY_LIMIT
 from storage.store.statements import Statements
-from transforms.compare.stats import MAX_CELLS, Cells
+from transforms.compare.stats import Cells
 from transforms.errors import TracegradeError
 from transforms.words import NONE
 
@@ -346,10 +347,6 @@ def _first_line(error: duckdb.Error) -> str:
     return str(error).strip().splitlines()[0]
 
 
-def _empty(m: int) -> Cells:
-    return Cells(*(np.zeros((MAX_CELLS, m)) for _ in range(3)))
-
-
 def _sizes(group: dict[str, Side]) -> tuple[int, int]:
     """A group's traces a side."""
     b, c = (group[side].traces if side in group else 0 for side in ("b", "c"))
@@ -395,20 +392,8 @@ def _compared(
             if pair_by
             else "two samples"
         )
-        cells = tuple(group[side].cells if side in group else _empty(m) for side in ("b", "c"))
+        cells = tuple(group[side].cells if side in group else empty_cells(m) for side in ("b", "c"))
         found[name] = (pairing, (cells[0], cells[1], None))
-    return found
-
-
-def _pooled(groups: list[dict[str, Side]], m: int) -> dict[str, Side]:
-    """The small groups' sides as one group: their cells added up."""
-    found = {}
-    for side in ("b", "c"):
-        held = [group[side] for group in groups if side in group]
-        cells = _empty(m)
-        for one in held:
-            cells = Cells(*(a + b for a, b in zip(cells, one.cells, strict=True)))
-        found[side] = Side(sum(one.traces for one in held), cells)
     return found
 
 
@@ -432,7 +417,7 @@ def _groups(
     if small and all(sum(_sizes(group)[i] for group in small) for i in (0, 1)):
         many = "group" if len(small) == 1 else "groups"
         pooled = f"(pooled: {len(small)} {many} under {min_group} traces a side)"
-        chosen[pooled] = _pooled(small, m)
+        chosen[pooled] = pooled_sides(small, m)
     paired: dict[str, Paired] = {}
     if pair_by:
         value = f'coalesce("{column}"::VARCHAR, {sql_string(NONE)})'
