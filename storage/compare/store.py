@@ -150,6 +150,7 @@ _MOVING_KEYWORDS = (
     "localtime",
     "localtimestamp",
 )
+"""SQL's words for the time now, written without parentheses: moving like `now()`."""
 
 
 def _narrowed(
@@ -197,9 +198,9 @@ def _select(
 ) -> tuple[dict[str, int], int]:
     """Read the selected traces into `ROWS`, in `parts` parts (`rows_of`: the SQL of the
     traces whose id its condition holds), of the traces `within` (a condition on `{key}`)
-    keeps; each side's count and how many trace ids are in
-    both (`apart`: the baseline from a database of its own, where the same traces scored
-    otherwise are a comparison, not a mistake).
+    keeps; each side's count and how many trace ids are in both (`apart`: the baseline from a
+    database of its own, where the same traces scored otherwise are a comparison, not a
+    mistake).
 
     Raises:
         InputError: a selection that fails, selects nothing, or selects what the other does.
