@@ -8,14 +8,14 @@ the six weeks before a deploy against the six weeks after (`time:` selections; t
 share no task, so two samples), every metric, by domain and by agent, with a gate of three
 lines, as `tracegrade compare --json` prints it; then the nightly comparison, the last two
 nights' runs (`run:89` against `run:90`, each about 1 % of the traces), which the comparison
-reads alone (docs/compare.md). Each runs in a child process, which reports
-its own peak RSS (VmHWM of /proc/self/status: a child's ru_maxrss starts at the high-water mark
-of the process that spawned it, and this one has just run the GROUP BY).
+reads alone (docs/compare.md). Each runs in a child process, which reports its own peak RSS
+(VmHWM of /proc/self/status: a child's ru_maxrss starts at the high-water mark of the process
+that spawned it, and this one has just run the GROUP BY).
 
 The baseline is what a user would type to get the two sides' means by hand: one GROUP BY of
-the newest scores by side (or run) and agent, in the same DuckDB (a fresh read-only connection), with
-no interval, no levels, no labels and no judge. Single runs; the machine is printed beside
-every figure.
+the newest scores by side (or run) and agent, in the same DuckDB (a fresh read-only
+connection), with no interval, no levels, no labels and no judge. Single runs; the machine is
+printed beside every figure.
 
 Run: .venv/bin/python bench/bench_compare.py [--sizes 1000000,10000000]
 """
@@ -41,7 +41,11 @@ BASELINE = f"time:2026-01-01..{DEPLOY}"
 CANDIDATE = f"time:{DEPLOY}.."
 GATE = "success < -0.02, score < -0.02, level.ESCALATE > 0.03"
 
-_NEWEST = "scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id) USING (trace_id, run_seq)"
+_NEWEST = (
+    "scores JOIN (SELECT trace_id, max(run_seq) AS run_seq FROM scores GROUP BY trace_id) "
+    "USING (trace_id, run_seq)"
+)
+"""Each trace's newest score, as a user would find it by hand."""
 
 GROUP_BY = f"""
 SELECT created_at >= TIMESTAMPTZ '{DEPLOY} 00:00:00+00' AS after, agent_id, count(*) AS traces,

@@ -1,6 +1,7 @@
 """A comparison of selections that hold few of the stored traces reads only those traces
 (`storage.compare.store._narrowed`): it gives what the whole read gives, on selections by
-agent, run, tag and time, on a trace scored again as another agent, on the level (which it leaves to the whole read) and on two databases."""
+agent, run, tag and time, on a trace scored again as another agent, on the level (which it
+leaves to the whole read), on two databases and on a DuckLake."""
 
 from __future__ import annotations
 
