@@ -98,11 +98,13 @@ class Publishing:
             return rows
         return COMMIT_BATCH_ROWS if self.location.catalog is None else LAKE_BATCH_ROWS
 
-    def row_batches(self, parts: list[Path]) -> Iterator[list[tuple[Path, int, int]]]:
-        """The rows of the Parquet files `parts` in batches of `batch_rows()`, as (file, first
-        row, end row) slices (storage.store.commit.parquet_slices)."""
+    def row_batches(
+        self, parts: list[Path], rows: int | None = None
+    ) -> Iterator[list[tuple[Path, int, int]]]:
+        """The rows of the Parquet files `parts` in batches of `batch_rows(rows)`, as (file,
+        first row, end row) slices (storage.store.commit.parquet_slices)."""
         counted = [(part, parquet_rows(self._raw, part)) for part in parts]
-        return parquet_slices(counted, self.batch_rows())
+        return parquet_slices(counted, self.batch_rows(rows))
 
     def one_writer_thread(self) -> AbstractContextManager[None]:
         """DuckDB on one thread for the block, so batches of whole row groups reach the file

@@ -140,3 +140,41 @@ def test_a_commit_batch_that_fails_leaves_the_join_optimizer_on() -> None:
         assert off(con) == ""
     finally:
         con.close()
+
+
+def test_level_step_rows_commit_in_larger_batches_than_the_traces_levels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A level commit writes a trace's level rows in the store's batches and its step rows,
+    about ten a trace and a few numbers each, in batches of `STEP_BATCH_ROWS` (here with both
+    sizes made small), and every row is stored once."""
+    import contextlib
+    from collections import Counter
+    from collections.abc import Iterator
+
+    from pipelines.score import score_traces
+
+    monkeypatch.setattr("storage.store.publishing.COMMIT_BATCH_ROWS", 50)
+    monkeypatch.setattr("storage.confidence.store.STEP_BATCH_ROWS", 200)
+    batches: Counter[str] = Counter()
+    batch = DuckDBStore.batch
+
+    @contextlib.contextmanager
+    def counted(store: DuckDBStore, name: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        batches[name] += 1
+        with batch(store, name, *args, **kwargs) as con:
+            yield con
+
+    monkeypatch.setattr(DuckDBStore, "batch", counted)
+    export, db = tmp_path / "day.parquet", tmp_path / "levels.duckdb"
+    synthetic_traces(N, seed=8).write_parquet(export)
+    assert score_traces([str(export)], db=str(db), no_embedder=True).status == "completed"
+    ((levels, steps, pairs),) = query_rows(
+        db,
+        "SELECT (SELECT count(*) FROM confidence_trace_rows), "
+        "(SELECT count(*) FROM confidence_step_rows), "
+        "(SELECT count(DISTINCT (trace_id, step_index)) FROM confidence_step_rows)",
+    )
+    assert levels == N and steps == pairs > 4 * 200
+    assert batches["confidence_trace_rows"] == -(-N // 50)
+    assert batches["confidence_step_rows"] == -(-steps // 200)
