@@ -3,6 +3,9 @@ see the last published state whole, and the rows of a run that never publishes g
 
 from __future__ import annotations
 
+import contextlib
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,10 +151,6 @@ def test_level_step_rows_commit_in_larger_batches_than_the_traces_levels(
     """A level commit writes a trace's level rows in the store's batches and its step rows,
     about ten a trace and a few numbers each, in batches of `STEP_BATCH_ROWS` (here with both
     sizes made small), and every row is stored once."""
-    import contextlib
-    from collections import Counter
-    from collections.abc import Iterator
-
     from pipelines.score import score_traces
 
     monkeypatch.setattr("storage.store.publishing.COMMIT_BATCH_ROWS", 50)
