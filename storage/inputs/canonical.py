@@ -6,12 +6,12 @@ live here once, so a trace read from JSONL and from Parquet hashes the same.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
+from storage.store.hashing import sha256_expr
 from transforms.trace_schema import HASHED, canonical_polars_schema, step_polars_dtype
 
 __all__ = [
@@ -89,30 +89,37 @@ def parse_created_at(raw: pl.Series) -> pl.Series:
     return joined.select(pl.coalesce("fast", "parsed").alias("created_at")).to_series()
 
 
-def canonical_json(frame: pl.DataFrame) -> Iterator[pl.Series]:
-    """The canonical JSON of each row's trace content, in chunks of `_HASH_CHUNK_ROWS` rows
-    (bounding the memory the encoded text takes): one object with the fields of
-    `transforms.trace_schema.HASHED` in that order, `created_at` as ISO UTC text (microseconds,
-    `Z`) and `steps` as a list of step objects, so it does not depend on the file format read.
-    """
+def _content_chunks(frame: pl.DataFrame) -> Iterator[pl.DataFrame]:
+    """The hashed fields (`transforms.trace_schema.HASHED`, in that order, `created_at` as ISO
+    UTC text) in chunks of `_HASH_CHUNK_ROWS` rows, bounding the memory the encoded text takes."""
     content = frame.select(
         pl.col(name).dt.to_string(_ISO_UTC) if name == "created_at" else pl.col(name)
         for name in HASHED
     )
     for start in range(0, content.height, _HASH_CHUNK_ROWS):
-        yield (
-            content.slice(start, _HASH_CHUNK_ROWS)
-            .select(pl.struct(pl.all()).struct.json_encode())
-            .to_series()
-        )
+        yield content.slice(start, _HASH_CHUNK_ROWS)
+
+
+_ENCODED = pl.struct(pl.all()).struct.json_encode()
+
+
+def canonical_json(frame: pl.DataFrame) -> Iterator[pl.Series]:
+    """The canonical JSON of each row's trace content, a chunk at a time: one object with the
+    fields of `transforms.trace_schema.HASHED` in that order, `created_at` as ISO UTC text
+    (microseconds, `Z`) and `steps` as a list of step objects, so it does not depend on the
+    file format read."""
+    for chunk in _content_chunks(frame):
+        yield chunk.select(_ENCODED).to_series()
 
 
 def content_hashes(frame: pl.DataFrame) -> pl.Series:
-    """SHA-256 hex of each row's canonical JSON (`canonical_json`). Each row's bytes are
-    hashed by `hashlib` (OpenSSL, with the CPU's SHA instructions: twice as fast as DuckDB's
-    column-wise `sha256`, docs/performance.md)."""
-    sha256 = hashlib.sha256
-    hashes: list[str] = []
-    for encoded in canonical_json(frame):
-        hashes.extend(sha256(data).hexdigest() for data in encoded.cast(pl.Binary).to_list())
-    return pl.Series("content_hash", hashes, dtype=pl.String)
+    """SHA-256 hex of each row's canonical JSON (`canonical_json`), encoded and hashed
+    column-wise by Polars, a chunk at a time (`storage.store.hashing.sha256_expr`: no Python
+    call per row; docs/performance.md)."""
+    hashes = [
+        chunk.select(sha256_expr(_ENCODED).alias("content_hash")).to_series()
+        for chunk in _content_chunks(frame)
+    ]
+    if not hashes:
+        return pl.Series("content_hash", [], dtype=pl.String)
+    return pl.concat(hashes)
