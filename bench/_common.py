@@ -11,13 +11,21 @@ import argparse
 import gc
 import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from _machine import MachineLoad, machine_info, print_machine, wait_for_quiet
+from _machine import (
+    PROBE_LOOPS,
+    MachineLoad,
+    machine_info,
+    print_machine,
+    speed_probe,
+    wait_for_quiet,
+)
 
 __all__ = [
     "add_common_args",
@@ -73,6 +81,12 @@ def begin(title: str, args: argparse.Namespace) -> tuple[dict[str, Any], Machine
     info = print_machine(title)
     if not args.no_wait:
         info["others_before_start"] = wait_for_quiet()
+    info["speed_probe_s"] = speed_probe()
+    print(
+        f"CPU speed probe: {info['speed_probe_s']:.3f} s for {PROBE_LOOPS:,} Python "
+        "multiplications (best of 3; lower is faster)"
+    )
+    sys.stdout.flush()
     return info, MachineLoad()
 
 
@@ -82,6 +96,15 @@ def end(info: dict[str, Any], load: MachineLoad) -> None:
     info["others_during_run"] = share
     note = "" if share < 0.05 else "  <- figures disturbed by other work on this machine"
     print(f"CPU used by other processes during the run: {share:.0%}{note}")
+    after = speed_probe()
+    info["speed_probe_after_s"] = after
+    before = info.get("speed_probe_s")
+    drift = "" if before is None else f" (before: {before:.3f} s, {after / before:.2f}x)"
+    slowed = before is not None and abs(after / before - 1) > 0.15
+    warning = (
+        "  <- the CPU's speed changed during the run: figures are not comparable" if slowed else ""
+    )
+    print(f"CPU speed probe after the run: {after:.3f} s{drift}{warning}")
 
 
 @dataclass

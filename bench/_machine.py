@@ -1,7 +1,12 @@
-"""The machine a benchmark runs on: what it is, and how busy other processes keep it.
+"""The machine a benchmark runs on: what it is, how busy other processes keep it, and how fast
+its CPU runs Python today.
 
 Figures mean little without the CPU, core count and library versions they were taken with,
-nor on a machine that other work keeps busy; every benchmark prints both.
+nor on a machine that other work keeps busy; every benchmark prints both. A virtual machine
+can also run slower than its model says without any process of its own being busy (a host
+shared with other guests): on machine I the same 12-trace run took 2.45 s one morning and
+1.14 s an hour later, its CPU seconds halved. `speed_probe` times a fixed piece of Python
+before and after a benchmark, so that figures taken on a slowed host can be told apart.
 """
 
 from __future__ import annotations
@@ -15,7 +20,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MachineLoad", "machine_info", "print_machine", "wait_for_quiet"]
+__all__ = [
+    "PROBE_LOOPS",
+    "MachineLoad",
+    "machine_info",
+    "print_machine",
+    "speed_probe",
+    "wait_for_quiet",
+]
 
 
 def _cpu_model() -> str:
@@ -122,6 +134,21 @@ class MachineLoad:
         wall = time.perf_counter() - self._wall
         others = (busy - self._start[0]) - (self._own_cpu() - self._own)
         return max(0.0, others) / (wall * cores) if wall > 0 else 0.0
+
+
+PROBE_LOOPS = 10_000_000
+
+
+def speed_probe(repeats: int = 3) -> float:
+    """Seconds (best of `repeats`) this process takes for a fixed pure-Python loop of
+    `PROBE_LOOPS` multiplications: 0.66-0.69 s on machine I at full speed (docs/performance.md).
+    One core; compare it only between figures of the same machine kind."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        sum(i * i for i in range(PROBE_LOOPS))
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def wait_for_quiet(limit_s: float = 900.0, threshold: float = 0.15) -> float:
