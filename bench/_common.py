@@ -22,6 +22,7 @@ from _machine import (
     PROBE_LOOPS,
     MachineLoad,
     machine_info,
+    memory_probe,
     print_machine,
     speed_probe,
     wait_for_quiet,
@@ -82,9 +83,11 @@ def begin(title: str, args: argparse.Namespace) -> tuple[dict[str, Any], Machine
     if not args.no_wait:
         info["others_before_start"] = wait_for_quiet()
     info["speed_probe_s"] = speed_probe()
+    info["memory_probe_gb_s"] = memory_probe()
     print(
         f"CPU speed probe: {info['speed_probe_s']:.3f} s for {PROBE_LOOPS:,} Python "
-        "multiplications (best of 3; lower is faster)"
+        f"multiplications (best of 3; lower is faster); memory copy "
+        f"{info['memory_probe_gb_s']:.1f} GB/s"
     )
     sys.stdout.flush()
     return info, MachineLoad()
@@ -105,6 +108,11 @@ def end(info: dict[str, Any], load: MachineLoad) -> None:
         "  <- the CPU's speed changed during the run: figures are not comparable" if slowed else ""
     )
     print(f"CPU speed probe after the run: {after:.3f} s{drift}{warning}")
+    copied = memory_probe()
+    info["memory_probe_after_gb_s"] = copied
+    was = info.get("memory_probe_gb_s")
+    moved = "" if was is None else f" (before: {was:.1f} GB/s, {copied / was:.2f}x)"
+    print(f"memory copy after the run: {copied:.1f} GB/s{moved}")
 
 
 @dataclass
