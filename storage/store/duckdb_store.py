@@ -104,6 +104,9 @@ class DuckDBStore(Statements, Publishing):
         try:
             self._raw.execute("SET TimeZone = 'UTC'")
             self._raw.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+            # DuckDB draws a progress bar on stderr for a statement past 2 s (a schema
+            # migration of a large file took 23 s): it is no line of the command's output.
+            self._raw.execute("SET enable_progress_bar = false")
             # A run reads its staged Parquet files back once a chunk: without the cache each
             # chunk parsed every staged file's footer again, so the score stage grew faster
             # than the run (29.0 s against 22.8 s for 3,000,000 traces; docs/performance.md).
