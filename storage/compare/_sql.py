@@ -100,13 +100,18 @@ def _judge_column(metric: str) -> str:
 
 
 def _catalog_rows(
-    metrics: list[tuple[str, str]], c: str, part: str = "true", one_source: bool = False
+    metrics: list[tuple[str, str]],
+    c: str,
+    part: str = "true",
+    one_source: bool = False,
+    kept: bool = False,
 ) -> str:
     """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
     columns and the metrics as m0, m1, ...; `part` (a condition on `{key}`, the trace id) is
     applied to every table read, so that a part of the traces is joined at a time.
     `one_source`: the database holds levels of one source (`one_level_source`,
-    `newest_levels`)."""
+    `newest_levels`); `kept`: it keeps each trace's newest score (`keeps_latest_scores`),
+    else they are found in the history."""
     mine = part.format(key="trace_id")
     item = part.format(key="item_id")
     judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
@@ -130,7 +135,9 @@ def _catalog_rows(
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
     levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"
     scores = f"(SELECT * FROM {c}scores WHERE {mine})"
-    if part == "true":
+    if kept:
+        newest = f"SELECT * FROM {c}latest_scores WHERE {mine}"
+    elif part == "true":
         newest = f"SELECT * FROM {newest_score_rows(scores)}"
     else:
         # Read twice, the part's scores are kept once; without the explicit CTE DuckDB kept
@@ -155,21 +162,23 @@ def rows_sql(
     apart: bool = False,
     part: str = "true",
     one_source: tuple[bool, bool] = (False, False),
+    kept: tuple[bool, bool] = (False, False),
 ) -> str:
     """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
     baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
     from the database attached as `BASELINE_CATALOG` (a trace of both databases is then two
     rows); `part`: only the traces whose id (`{key}`) it holds; `one_source`: whether the
-    baseline's database and the store hold levels of one source (`one_level_source`). No
+    baseline's database and the store hold levels of one source (`one_level_source`); `kept`:
+    whether they keep each trace's newest score (`keeps_latest_scores`). No
     common table expression: DuckDB would materialise one read twice with every column of
     the traces."""
-    own = _catalog_rows(metrics, "", part, one_source[1])
+    own = _catalog_rows(metrics, "", part, one_source[1], kept[1])
     if not apart:  # one read of the stored traces for both sides, each trace once
         return f"""
 SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
 FROM ({own}) WHERE ({baseline}) OR ({candidate})
 """
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, one_source[0])
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, one_source[0], kept[0])
     return f"""
 SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
 UNION ALL BY NAME

@@ -42,6 +42,7 @@ from storage.compare._sql import (
 from storage.confidence.store import one_level_source
 from storage.errors import InputError
 from storage.names import sql_string
+from storage.store.commit import keeps_latest_scores
 from storage.store.duckdb_store import MEMORY_LIMIT
 from storage.store.statements import Statements
 from transforms.compare.stats import Cells
@@ -298,9 +299,13 @@ def compare_cells(
         chosen = selection_sql(baseline), selection_sql(candidate)
         # The baseline's database (the store's own unless --baseline-db), then the store.
         one_source = (one_level_source(store, catalogs[-1]), one_level_source(store, ""))
+        kept = (
+            keeps_latest_scores(store.rows, catalogs[-1]),
+            keeps_latest_scores(store.rows, ""),
+        )
 
         def rows_of(part: str) -> str:
-            return rows_sql(metrics, *chosen, apart, part, one_source)
+            return rows_sql(metrics, *chosen, apart, part, one_source, kept)
 
         stored = _stored(store, catalogs)
         within = _narrowed(store, chosen, catalogs, apart, stored)

@@ -19,11 +19,11 @@ from storage.schema.scoring import newest_score_rows
 
 __all__ = [
     "SECTION_TABLES",
-    "LATEST_SQL",
     "LIST_SQL",
     "QUERIES",
     "TABLE_ROWS",
     "fast_form",
+    "latest_sql",
     "levels_sql",
 ]
 
@@ -50,18 +50,22 @@ never ran. The tables themselves, not their `latest_` views, which rank every ro
 TABLE_ROWS = 15
 """Rows shown per table of traces; the table says how many it leaves out."""
 
-LATEST_SQL = f"""
+
+def latest_sql(kept: bool) -> str:
+    """The window's latest scores, read once into a temporary table that the score queries
+    share; `kept`: the database keeps them (`storage.store.commit.keeps_latest_scores`), else
+    they are found in the history (`newest_score_rows`: on a DuckLake of 1,000,000 traces the
+    old view's ranking ran out of the store's 256 MB, and the report was not written)."""
+    newest = "latest_scores" if kept else newest_score_rows("scores")
+    return f"""
 CREATE OR REPLACE TEMP TABLE __latest AS
 SELECT trace_id, created_at, agent_id, task_domain, profile, score, novelty, shareable, overrides,
        w_complexity * complexity AS c_part, w_novelty * novelty AS n_part,
        w_tool_diversity * tool_diversity AS d_part,
        w_outcome_confidence * outcome_confidence AS o_part
-FROM {newest_score_rows("scores")}, __window
+FROM {newest}, __window
 WHERE created_at >= since AND created_at < until
 """
-"""The window's latest scores (`newest_score_rows`: on a DuckLake of 1,000,000 traces the
-view's ranking ran out of the store's 256 MB, and the report was not written), read once into
-a temporary table that the score queries share."""
 
 
 def levels_sql(one_source: bool) -> str:

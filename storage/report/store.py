@@ -13,14 +13,15 @@ from storage.confidence.store import one_level_source
 from storage.errors import InputError
 from storage.judge.labels import OVERALL, judged_with_labels
 from storage.report.queries import (
-    LATEST_SQL,
     LIST_SQL,
     QUERIES,
     SECTION_TABLES,
     TABLE_ROWS,
     fast_form,
+    latest_sql,
     levels_sql,
 )
+from storage.store.commit import keeps_latest_scores
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.whole_files import replacing
 from transforms.judge.agreement import DEFAULT_PASS_THRESHOLD, agreements
@@ -181,7 +182,7 @@ def read_report_data(
     bounds = window.bounds_sql()
     unit = _time_unit(store, tables, bounds)
     if "latest_scores" in tables:
-        store.execute(LATEST_SQL.replace("__window", bounds))
+        store.execute(latest_sql(keeps_latest_scores(store.rows)).replace("__window", bounds))
         if "confidence_traces" in tables:
             store.execute(levels_sql(one_level_source(store)))
             data.outcomes = _outcomes(store, labels)

@@ -13,13 +13,14 @@ from storage.schema.scoring import (
     SCORING_MIGRATION_V4_SQL,
     SCORING_MIGRATION_V5_SQL,
     SCORING_MIGRATION_V6_SQL,
+    SCORING_MIGRATION_V7_SQL,
     SCORING_SCHEMA_SQL,
     STEP_TYPE_SQL,
 )
 
 __all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION", "STEP_TYPE_SQL"]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA_SQL = (
     SCORING_SCHEMA_SQL
@@ -36,6 +37,7 @@ MIGRATIONS = {
     4: SCORING_MIGRATION_V4_SQL,
     5: SCORING_MIGRATION_V5_SQL,
     6: SCORING_MIGRATION_V6_SQL,
+    7: SCORING_MIGRATION_V7_SQL,
 }
 """SQL that brings a database stamped with version v - 1 to version v, before SCHEMA_SQL
 creates what the migration dropped."""

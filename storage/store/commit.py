@@ -11,11 +11,12 @@ never published (storage/confidence/store.py publishes those).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -27,11 +28,13 @@ __all__ = [
     "COMMIT_BATCH_ROWS",
     "LAKE_BATCH_ROWS",
     "PUBLISHED_RUNS",
+    "SCORE_TABLES",
     "RunHandle",
     "as_of_run_views",
     "discard_unpublished",
     "hashed_on_ids",
     "has_rows",
+    "keeps_latest_scores",
     "merge",
     "one_writer_thread",
     "parquet_rows",
@@ -53,6 +56,23 @@ LAKE_BATCH_ROWS = DUCKDB_ROW_GROUP_ROWS
 """Rows a commit into a DuckLake writes per transaction unless the run says otherwise: a
 DuckLake has no file lock to let go of between batches, and fewer, larger Parquet files
 commit faster (docs/performance.md)."""
+
+SCORE_TABLES = ("score_rows", "latest_score_rows")
+"""Where a run writes its score rows, unpublished: the history, and each trace's newest
+(`publish` deletes the rows there that the run's supersede)."""
+
+
+def keeps_latest_scores(rows: Callable[[str], list[Any]], catalog: str = "") -> bool:
+    """Whether the database `catalog` (a prefix: "" for the store's own, or "name.") keeps
+    each trace's newest score in `latest_score_rows` (schema 7 on): its `latest_scores` then
+    reads one row a trace. An older file, opened to read, still has the view that ranks the
+    whole history (`rows`: a statement runner such as `Statements.rows`)."""
+    try:
+        rows(f"SELECT 1 FROM {catalog}latest_score_rows LIMIT 0")
+    except duckdb.CatalogException:
+        return False
+    return True
+
 
 PUBLISHED_RUNS = "SELECT run_id FROM runs WHERE published_at IS NOT NULL"
 """The runs whose rows the views `traces` and `scores` show (storage/schema/scoring.py)."""
@@ -212,9 +232,10 @@ def score_batches(
     """Statements that each add up to `rows` of the scores file to `score_rows`, numbered
     `run_seq`."""
     for select in _score_slices(con, scores, rows):
-        yield (
-            "INSERT INTO score_rows BY NAME SELECT * REPLACE "
+        yield "; ".join(
+            f"INSERT INTO {table} BY NAME SELECT * REPLACE "
             f"({int(run_seq)}::BIGINT AS run_seq) FROM ({select})"
+            for table in SCORE_TABLES
         )
 
 
@@ -246,6 +267,16 @@ def publish(con: duckdb.DuckDBPyConnection, run: RunHandle, *, wrote: bool) -> R
             f"AND trace_id IN ({replaced})",
             [run.run_id, run.run_id, run.run_id],
         )
+        # The same for the newest scores: a published row of a trace the run scored again.
+        superseded = (
+            "SELECT DISTINCT n.trace_id FROM latest_score_rows n JOIN latest_score_rows o "
+            f"USING (trace_id) WHERE n.run_id = ? AND o.run_id <> ? AND o.run_id IN ({PUBLISHED_RUNS})"
+        )
+        con.execute(
+            f"DELETE FROM latest_score_rows WHERE run_id <> ? AND run_id IN ({PUBLISHED_RUNS}) "
+            f"AND trace_id IN ({superseded})",
+            [run.run_id, run.run_id, run.run_id],
+        )
     con.execute(
         "UPDATE runs SET published_at = ? WHERE run_id = ?", [datetime.now(UTC), run.run_id]
     )
@@ -258,13 +289,15 @@ def _newest_seq(con: duckdb.DuckDBPyConnection, run: RunHandle) -> RunHandle:
         return run
     ((seq,),) = con.execute("SELECT max(run_seq) + 1 FROM runs").fetchall()
     con.execute("UPDATE runs SET run_seq = ? WHERE run_id = ?", [seq, run.run_id])
-    con.execute("UPDATE score_rows SET run_seq = ? WHERE run_id = ?", [seq, run.run_id])
+    for table in SCORE_TABLES:
+        con.execute(f"UPDATE {table} SET run_seq = ? WHERE run_id = ?", [seq, run.run_id])
     return RunHandle(run.run_id, int(seq))
 
 
 _PUBLISHED_BY = {
     "trace_rows": "published_at",
     "score_rows": "published_at",
+    "latest_score_rows": "published_at",
     "confidence_trace_rows": "levels_published_at",
     "confidence_step_rows": "levels_published_at",
 }

@@ -15,6 +15,7 @@ from storage.errors import StalePlanError
 from storage.store.commit import (
     COMMIT_BATCH_ROWS,
     LAKE_BATCH_ROWS,
+    SCORE_TABLES,
     RunHandle,
     discard_unpublished,
     has_rows,
@@ -146,11 +147,12 @@ class Publishing:
                     f"CALL \"{self._alias}\".set_commit_message('tracegrade', ?)",
                     [f"shard {Path(path).name} written by pid {os.getpid()}"],
                 )
-            con.execute(
-                f"INSERT INTO {table} BY NAME SELECT *{replace} "
-                f"FROM read_parquet({sql_string(path)})",
-                [run_seq] if replace else None,
-            )
+            for written in SCORE_TABLES if table == "score_rows" else (table,):
+                con.execute(
+                    f"INSERT INTO {written} BY NAME SELECT *{replace} "
+                    f"FROM read_parquet({sql_string(path)})",
+                    [run_seq] if replace else None,
+                )
 
     def publish_run(
         self,

@@ -396,3 +396,48 @@ def test_a_trace_levelled_by_two_sources_counts_its_newest_level(
     share = next(m for m in found["metrics"] if m["metric"] == "level.ESCALATE")
     assert share["candidate_mean"] == pytest.approx(escalated if later else derived)
     assert derived < 1.0  # the derived levels alone do not escalate every trace
+
+
+def _as_schema_6(db: Path, copy: Path) -> Path:
+    """A copy of the store as a file written before schema 7: no `latest_score_rows`, its
+    `latest_scores` the view that ranks the score history."""
+    import shutil
+
+    import duckdb
+
+    from storage.schema.scoring import latest_scores_select
+
+    shutil.copyfile(db, copy)
+    con = duckdb.connect(str(copy))
+    try:
+        con.execute("DROP VIEW latest_scores")
+        con.execute("DROP TABLE latest_score_rows")
+        con.execute(f"CREATE VIEW latest_scores AS {latest_scores_select('scores')}")
+        con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    finally:
+        con.close()
+    return copy
+
+
+def test_a_file_older_than_the_kept_latest_scores_compares_the_same(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read-only, a file of schema 6 is not migrated: the comparison finds each trace's newest
+    score in the history there, and says what it says on a file that keeps them; the same with
+    such a file as the baseline's database beside a current store."""
+    old = _as_schema_6(db, tmp_path / "old.duckdb")
+    gate = ["--fail-on", "success < -0.03", "--json"]
+    shown = []
+    for store in (db, old):
+        assert _compare(store, "--baseline", V1, "--candidate", V2, *gate) == 6
+        shown.append(capsys.readouterr().out)
+    assert shown[0] == shown[1]
+    assert query_rows(
+        old, "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'latest_score_rows'"
+    ) == [(0,)]
+    mixed = []
+    for store, baseline in ((db, old), (db, db)):
+        args = ["--baseline-db", str(baseline), "--baseline", V1, "--candidate", V2]
+        assert _compare(store, *args, *gate) == 6
+        mixed.append(capsys.readouterr().out)
+    assert mixed[0] == mixed[1]

@@ -233,13 +233,14 @@ def test_figures_carry_numbers_as_float32_arrays_and_missing_ones_as_gaps() -> N
 
 
 def test_the_report_reads_the_scores_latest_scores_shows(tmp_path: Path) -> None:
-    """The report finds each trace's newest score by its newest run_seq (the view's ranking
-    ran out of memory on a DuckLake of 1,000,000 traces): the same rows as the view, where a
-    second run scored half of the traces again."""
+    """The report reads each trace's newest score from the rows the runs keep, or, in a file
+    older than schema 7, finds it by its newest run_seq (the old view's ranking ran out of
+    memory on a DuckLake of 1,000,000 traces): the same rows either way, and the same as
+    `latest_scores`, where a second run scored half of the traces again."""
     import polars as pl
 
     from pipelines.score import score_traces
-    from storage.report.queries import LATEST_SQL
+    from storage.report.queries import latest_sql
     from storage.store.duckdb_store import DuckDBStore
     from transforms.synth.traces import synthetic_traces
 
@@ -253,14 +254,16 @@ def test_the_report_reads_the_scores_latest_scores_shows(tmp_path: Path) -> None
         score_traces([str(day)], db=str(db), no_embedder=True)
     columns = "trace_id, created_at, agent_id, task_domain, profile, score, novelty, shareable"
     with DuckDBStore(db, read_only=True) as store:
-        store.execute(LATEST_SQL.replace("__window", ReportWindow().bounds_sql()))
-        read = store.sql(f"SELECT {columns} FROM __latest ORDER BY trace_id").rows()
+        reads = []
+        for kept in (True, False):
+            store.execute(latest_sql(kept).replace("__window", ReportWindow().bounds_sql()))
+            reads.append(store.sql(f"SELECT {columns} FROM __latest ORDER BY trace_id").rows())
         view = store.sql(f"SELECT {columns} FROM latest_scores ORDER BY trace_id").rows()
         rescored = store.sql(
             "SELECT count(*) FROM (SELECT trace_id FROM scores GROUP BY 1 HAVING count(*) > 1)"
         ).item()
-    assert rescored == 100 and len(read) == 200
-    assert read == view
+    assert rescored == 100 and len(reads[0]) == 200
+    assert reads[0] == reads[1] == view
 
 
 @pytest.mark.parametrize("later", [True, False])

@@ -178,6 +178,7 @@ def as_schema_2(db_path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(db_path))
     for view in ("latest_scores", "traces", "scores", "confidence_traces", "confidence_steps"):
         con.execute(f"DROP VIEW {view}")
+    con.execute("DROP TABLE latest_score_rows")
     for table in ("trace", "score", "confidence_trace", "confidence_step"):
         con.execute(f"ALTER TABLE {table}_rows RENAME TO {table}s")
     con.execute("ALTER TABLE runs DROP COLUMN published_at")
@@ -406,3 +407,10 @@ def test_a_stop_request_while_the_file_is_attached_is_raised_once_the_store_know
         assert store.commits() == 0
     finally:
         store.close()
+
+
+def test_a_store_draws_no_progress_bar(db_path: Path) -> None:
+    """DuckDB's progress bar (drawn on stderr for a statement past 2 s: a schema migration of
+    10,000,000 traces drew one) is off on the store's connection."""
+    with DuckDBStore(db_path) as store:
+        assert store.rows("SELECT current_setting('enable_progress_bar')") == [(False,)]

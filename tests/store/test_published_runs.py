@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import pytest
 from conftest import query_rows, run_pipeline
 
@@ -177,3 +178,67 @@ def test_level_step_rows_commit_in_larger_batches_than_the_traces_levels(
     assert levels == N and steps == pairs > 4 * 200
     assert batches["confidence_trace_rows"] == -(-N // 50)
     assert batches["confidence_step_rows"] == -(-steps // 200)
+
+
+WINDOW = (
+    "SELECT * EXCLUDE (row_rank) FROM (SELECT *, row_number() OVER "
+    "(PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank FROM scores) WHERE row_rank = 1"
+)
+"""Each trace's newest published score as the history gives it (what `latest_scores` was as a
+view until schema 7)."""
+
+
+def _latest_as_the_history_gives_it(db_path: Path) -> int:
+    """Asserts that `latest_scores` (the table the runs keep) holds the rows the score history's
+    window gives, no more, no fewer; returns how many."""
+    missing = query_rows(
+        db_path, f"SELECT trace_id, run_seq FROM ({WINDOW} EXCEPT ALL SELECT * FROM latest_scores)"
+    )
+    extra = query_rows(
+        db_path, f"SELECT trace_id, run_seq FROM (SELECT * FROM latest_scores EXCEPT ALL {WINDOW})"
+    )
+    assert (missing, extra) == ([], [])
+    (count,) = query_rows(db_path, "SELECT count(*) FROM latest_scores")[0]
+    return int(count)
+
+
+def test_latest_scores_follow_every_kind_of_run(
+    days: tuple[Path, Path, Path], db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New traces, all of them changed, some changed back beside new ones, a forced re-read,
+    and a run that fails before it publishes: after each, `latest_scores` is what the score
+    history says, with the run's rows written in batches of 40."""
+    day1, day2, config = days
+    run_pipeline([day1], db_path, config, embed=False)
+    assert _latest_as_the_history_gives_it(db_path) == N
+    run_pipeline([day2], db_path, config, embed=False)
+    assert _latest_as_the_history_gives_it(db_path) == N
+    mixed = tmp_path / "mixed.parquet"
+    back = synthetic_traces(N, seed=3).head(50)
+    fresh = synthetic_traces(30, seed=9).with_columns(id=pl.format("new-{}", pl.col("id")))
+    pl.concat([back, fresh], how="vertical_relaxed").write_parquet(mixed)
+    counts = run_pipeline([mixed], db_path, config, embed=False)
+    assert (counts["rows_changed"], counts["rows_new"]) == (50, 30)
+    assert _latest_as_the_history_gives_it(db_path) == N + 30
+    run_pipeline([day2], db_path, config, embed=False, force=True)
+    assert _latest_as_the_history_gives_it(db_path) == N + 30
+    newest = query_rows(db_path, "SELECT max(run_seq), count(DISTINCT run_seq) FROM latest_scores")
+
+    def fail(*_: object, **__: object) -> None:
+        raise RuntimeError("the disk filled up")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("storage.store.publishing.publish", fail)
+        with pytest.raises(RuntimeError, match="disk filled"):
+            run_pipeline([day1], db_path, config, embed=False, force=True)
+    assert _latest_as_the_history_gives_it(db_path) == N + 30
+    assert (
+        query_rows(db_path, "SELECT max(run_seq), count(DISTINCT run_seq) FROM latest_scores")
+        == newest
+    )
+    run_pipeline([day1], db_path, config, embed=False, force=True)  # discards the failed run's rows
+    assert _latest_as_the_history_gives_it(db_path) == N + 30
+    unpublished = (
+        "SELECT count(*) FROM latest_score_rows WHERE run_id NOT IN (SELECT run_id FROM scores)"
+    )
+    assert query_rows(db_path, unpublished) == [(0,)]
