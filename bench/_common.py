@@ -99,20 +99,21 @@ def end(info: dict[str, Any], load: MachineLoad) -> None:
     info["others_during_run"] = share
     note = "" if share < 0.05 else "  <- figures disturbed by other work on this machine"
     print(f"CPU used by other processes during the run: {share:.0%}{note}")
-    after = speed_probe()
-    info["speed_probe_after_s"] = after
-    before = info.get("speed_probe_s")
-    drift = "" if before is None else f" (before: {before:.3f} s, {after / before:.2f}x)"
-    slowed = before is not None and abs(after / before - 1) > 0.15
+    after, copied = speed_probe(), memory_probe()
+    info.update(speed_probe_after_s=after, memory_probe_after_gb_s=copied)
+    before, was = info["speed_probe_s"], info["memory_probe_gb_s"]  # begin's
     warning = (
-        "  <- the CPU's speed changed during the run: figures are not comparable" if slowed else ""
+        "  <- the CPU's speed changed during the run: figures are not comparable"
+        if abs(after / before - 1) > 0.15
+        else ""
     )
-    print(f"CPU speed probe after the run: {after:.3f} s{drift}{warning}")
-    copied = memory_probe()
-    info["memory_probe_after_gb_s"] = copied
-    was = info.get("memory_probe_gb_s")
-    moved = "" if was is None else f" (before: {was:.1f} GB/s, {copied / was:.2f}x)"
-    print(f"memory copy after the run: {copied:.1f} GB/s{moved}")
+    print(
+        f"CPU speed probe after the run: {after:.3f} s "
+        f"(before: {before:.3f} s, {after / before:.2f}x){warning}"
+    )
+    print(
+        f"memory copy after the run: {copied:.1f} GB/s (before: {was:.1f} GB/s, {copied / was:.2f}x)"
+    )
 
 
 @dataclass

@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import chromium_page  # noqa: E402
 
 from pipelines.report import write_report  # noqa: E402
+from storage.schema.scoring import latest_scores_select  # noqa: E402
 from storage.store.duckdb_store import DuckDBStore  # noqa: E402
 
 DAYS = 90
@@ -109,11 +110,7 @@ SELECT 'run-' || (i % {DAYS}) AS run_id, 'day.jsonl' AS file, 'h' AS file_hash,
        ['invalid_json', 'missing_field', 'bad_timestamp', 'duplicate_id'][1 + i % 4] AS rule,
        'synthetic' AS reason
 FROM range($n // 100) AS t(i);
-INSERT INTO latest_score_rows BY NAME
-SELECT * EXCLUDE (row_rank) FROM (
-    SELECT *, row_number() OVER (PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank
-    FROM score_rows
-) WHERE row_rank = 1;
+INSERT INTO latest_score_rows BY NAME {latest_scores_select("score_rows")};
 """
 
 

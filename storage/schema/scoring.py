@@ -70,10 +70,10 @@ _SCORE_COLUMNS = """
 """The columns of a score row: `score_rows` (every run's) and `latest_score_rows` (each
 trace's newest) hold the same."""
 
-_PUBLISHED_SCORES = (
-    "(SELECT * FROM score_rows WHERE run_id IN "
-    "(SELECT run_id FROM runs WHERE published_at IS NOT NULL))"
-)
+_PUBLISHED = "run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL)"
+"""The rows of published runs: what the views `traces`, `scores` and `latest_scores` show."""
+
+_PUBLISHED_SCORES = f"(SELECT * FROM score_rows WHERE {_PUBLISHED})"
 
 LATEST_SCORE_ROWS_SQL = f"""
 CREATE TABLE IF NOT EXISTS latest_score_rows (
@@ -172,12 +172,12 @@ CREATE TABLE IF NOT EXISTS quarantine (
     reason VARCHAR NOT NULL
 );
 CREATE OR REPLACE VIEW traces AS
-SELECT * FROM trace_rows WHERE run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL);
+SELECT * FROM trace_rows WHERE {_PUBLISHED};
 CREATE OR REPLACE VIEW scores AS
-SELECT * FROM score_rows WHERE run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL);
+SELECT * FROM score_rows WHERE {_PUBLISHED};
 {LATEST_SCORE_ROWS_SQL}
 CREATE OR REPLACE VIEW latest_scores AS
-SELECT * FROM latest_score_rows WHERE run_id IN (SELECT run_id FROM runs WHERE published_at IS NOT NULL);
+SELECT * FROM latest_score_rows WHERE {_PUBLISHED};
 """
 
 SCORING_MIGRATION_V3_SQL = """

@@ -256,31 +256,29 @@ def publish(con: duckdb.DuckDBPyConnection, run: RunHandle, *, wrote: bool) -> R
     the publications)."""
     if wrote:
         run = _newest_seq(con, run)
-        # The ids both published and the run's are matched by a join, whose smaller side
-        # DuckDB builds: a backfill into an empty database matches none, not all of its own.
-        replaced = (
-            "SELECT DISTINCT n.trace_id FROM trace_rows n JOIN trace_rows o USING (trace_id) "
-            f"WHERE n.run_id = ? AND o.run_id <> ? AND o.run_id IN ({PUBLISHED_RUNS})"
-        )
-        con.execute(
-            f"DELETE FROM trace_rows WHERE run_id <> ? AND run_id IN ({PUBLISHED_RUNS}) "
-            f"AND trace_id IN ({replaced})",
-            [run.run_id, run.run_id, run.run_id],
-        )
-        # The same for the newest scores: a published row of a trace the run scored again.
-        superseded = (
-            "SELECT DISTINCT n.trace_id FROM latest_score_rows n JOIN latest_score_rows o "
-            f"USING (trace_id) WHERE n.run_id = ? AND o.run_id <> ? AND o.run_id IN ({PUBLISHED_RUNS})"
-        )
-        con.execute(
-            f"DELETE FROM latest_score_rows WHERE run_id <> ? AND run_id IN ({PUBLISHED_RUNS}) "
-            f"AND trace_id IN ({superseded})",
-            [run.run_id, run.run_id, run.run_id],
-        )
+        # The stored versions of the run's traces, and the newest scores of the traces it
+        # scored again.
+        for table in ("trace_rows", "latest_score_rows"):
+            _delete_superseded(con, table, run.run_id)
     con.execute(
         "UPDATE runs SET published_at = ? WHERE run_id = ?", [datetime.now(UTC), run.run_id]
     )
     return run
+
+
+def _delete_superseded(con: duckdb.DuckDBPyConnection, table: str, run_id: str) -> None:
+    """Delete the published rows of `table` whose trace the run `run_id` wrote a row of. The
+    ids both published and the run's are matched by a join, whose smaller side DuckDB builds:
+    a backfill into an empty database matches none, not all of its own."""
+    superseded = (
+        f"SELECT DISTINCT n.trace_id FROM {table} n JOIN {table} o USING (trace_id) "
+        f"WHERE n.run_id = ? AND o.run_id <> ? AND o.run_id IN ({PUBLISHED_RUNS})"
+    )
+    con.execute(
+        f"DELETE FROM {table} WHERE run_id <> ? AND run_id IN ({PUBLISHED_RUNS}) "
+        f"AND trace_id IN ({superseded})",
+        [run_id, run_id, run_id],
+    )
 
 
 def _newest_seq(con: duckdb.DuckDBPyConnection, run: RunHandle) -> RunHandle:

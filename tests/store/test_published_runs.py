@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from conftest import query_rows, run_pipeline
 
+from storage.schema.scoring import latest_scores_select
 from storage.store.commit import hashed_on_ids
 from storage.store.duckdb_store import DuckDBStore
 from transforms.synth.traces import synthetic_traces
@@ -180,10 +181,7 @@ def test_level_step_rows_commit_in_larger_batches_than_the_traces_levels(
     assert batches["confidence_step_rows"] == -(-steps // 200)
 
 
-WINDOW = (
-    "SELECT * EXCLUDE (row_rank) FROM (SELECT *, row_number() OVER "
-    "(PARTITION BY trace_id ORDER BY run_seq DESC) AS row_rank FROM scores) WHERE row_rank = 1"
-)
+WINDOW = latest_scores_select("scores")
 """Each trace's newest published score as the history gives it (what `latest_scores` was as a
 view until schema 7)."""
 
