@@ -7,7 +7,9 @@ few units."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -23,9 +25,11 @@ __all__ = [
     "ROWS",
     "TRACE_CELL",
     "WHOLE",
+    "Form",
     "Paired",
     "Side",
     "empty_cells",
+    "general_forms",
     "paired_cells",
     "pooled_sides",
     "side_cells",
@@ -56,26 +60,50 @@ class Paired:
     pairs: Cells
 
 
-def _sums(columns: int, value: str = "m{i}", prefix: str = "") -> str:
+class Form(NamedTuple):
+    """How a metric's cell sums are taken in `side_cells`: `counted` names the column that
+    holds how many values a cell has of it (`n`, the traces, for a metric no trace lacks; another
+    metric's `c{j}` for one null exactly where that one is; its own `c{i}` otherwise), and
+    `binary` says its values are 0 or 1, whose squares are the values (their sum is the sum).
+    Exact either way: the same counts and sums as the general form, in fewer aggregates (at
+    10,000,000 traces, 27 aggregates a cell where 40 were: the 409,600 cells of 50 agents
+    4.5 s against 5.1 s in a comparison, 3.4 s against 4.9 s alone; docs/compare.md)."""
+
+    counted: str
+    binary: bool
+
+
+def general_forms(m: int) -> list[Form]:
+    """`m` metrics with nothing known of them: each counted and squared."""
+    return [Form(f"c{i}", False) for i in range(m)]
+
+
+def _sums(forms: Sequence[Form], value: str = "m{i}", prefix: str = "") -> str:
     parts = []
-    for i in range(columns):
+    for i, form in enumerate(forms):
         v = value.format(i=i)
-        parts.append(
-            f'count({v}) AS "{prefix}c{i}", coalesce(sum({v}), 0) AS "{prefix}s{i}", '
-            f'coalesce(sum(({v}) * ({v})), 0) AS "{prefix}q{i}"'
-        )
+        if form.counted == f"c{i}":
+            parts.append(f'count({v}) AS "{prefix}c{i}"')
+        parts.append(f'coalesce(sum({v}), 0) AS "{prefix}s{i}"')
+        if not form.binary:
+            parts.append(f'coalesce(sum(({v}) * ({v})), 0) AS "{prefix}q{i}"')
     return ", ".join(parts)
 
 
-def _dense(frame: pl.DataFrame, m: int, prefix: str = "") -> Cells:
+def _dense(frame: pl.DataFrame, forms: Sequence[Form], prefix: str = "") -> Cells:
     """The `MAX_CELLS` cells of one group's side from its non-empty rows (`cell`, and the
     counts, sums and squares of `_sums`)."""
     at = frame["cell"].to_numpy()
+    columns = {
+        "c": [form.counted if form.counted == "n" else f"{prefix}{form.counted}" for form in forms],
+        "s": [f"{prefix}s{i}" for i in range(len(forms))],
+        "q": [f"{prefix}{'s' if form.binary else 'q'}{i}" for i, form in enumerate(forms)],
+    }
     parts = []
     for kind in ("c", "s", "q"):
-        dense = np.zeros((MAX_CELLS, m))
-        for i in range(m):
-            dense[at, i] = frame[f"{prefix}{kind}{i}"].to_numpy().astype(np.float64)
+        dense = np.zeros((MAX_CELLS, len(forms)))
+        for i, name in enumerate(columns[kind]):
+            dense[at, i] = frame[name].to_numpy().astype(np.float64)
         parts.append(dense)
     return Cells(*parts)
 
@@ -93,9 +121,9 @@ class Side:
 
 
 def side_cells(
-    store: Statements, breakdowns: tuple[str, ...], m: int
+    store: Statements, breakdowns: tuple[str, ...], forms: Sequence[Form]
 ) -> dict[tuple[str, str], dict[str, Side]]:
-    """Each side's cells (a trace in the cell `TRACE_CELL` names), of the whole
+    """Each side's cells of the metrics `forms` describes (a trace in the cell `TRACE_CELL` names), of the whole
     (`WHOLE`) and of each value of each column of `breakdowns` (null as `NONE`), keyed by
     (column, value) and then side. One query a breakdown: as grouping sets of one query, the
     cells of 10,000,000 traces ran out of the store's 256 MB. The whole is the sum of the
@@ -108,13 +136,15 @@ def side_cells(
         )
         frame = store.sql(
             f"SELECT {value} AS value, side, {CELL} AS cell, "
-            f"count(*) AS n, {_sums(m)} FROM {ROWS} GROUP BY ALL ORDER BY value, side, cell"
+            f"count(*) AS n, {_sums(forms)} FROM {ROWS} GROUP BY ALL ORDER BY value, side, cell"
         )
         for (named, side), part in frame.group_by("value", "side", maintain_order=True):
             group = found.setdefault((column, str(named)), {})
-            group[str(side)] = Side(int(part["n"].sum()), _dense(part, m))
+            group[str(side)] = Side(int(part["n"].sum()), _dense(part, forms))
     if breakdowns:
-        found[WHOLE] = pooled_sides([g for (c, _), g in found.items() if c == breakdowns[0]], m)
+        found[WHOLE] = pooled_sides(
+            [g for (c, _), g in found.items() if c == breakdowns[0]], len(forms)
+        )
     return found
 
 
@@ -153,9 +183,9 @@ def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> d
     both = "CASE WHEN c{i} IS NOT NULL AND b{i} IS NOT NULL THEN {side}{i} END"
     sums = ", ".join(
         [
-            _sums(m, both.replace("{side}", "b"), "b"),
-            _sums(m, both.replace("{side}", "c"), "c"),
-            _sums(m, "(c{i} - b{i})", "d"),
+            _sums(general_forms(m), both.replace("{side}", "b"), "b"),
+            _sums(general_forms(m), both.replace("{side}", "c"), "c"),
+            _sums(general_forms(m), "(c{i} - b{i})", "d"),
         ]
     )
     frame = store.sql(
@@ -167,6 +197,6 @@ def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> d
         found[str(g)] = Paired(
             int(part["tasks"].sum()),
             (int(part["nb"].sum()), int(part["nc"].sum())),
-            *(_dense(part, m, prefix) for prefix in ("b", "c", "d")),
+            *(_dense(part, general_forms(m), prefix) for prefix in ("b", "c", "d")),
         )
     return found

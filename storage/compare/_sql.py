@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from storage.compare._cells import Form
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.schema.confidence import newest_levels
@@ -18,6 +19,7 @@ __all__ = [
     "BASELINE_CATALOG",
     "LEVELS",
     "candidates_sql",
+    "cell_forms",
     "check_pair_by",
     "metrics_of",
     "rows_sql",
@@ -82,6 +84,24 @@ def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tup
     if store.rows(overall):
         found.append(("judge.overall", "jo.overall_score"))
     return found
+
+
+def cell_forms(metrics: list[tuple[str, str]]) -> list[Form]:
+    """How each of `metrics` (`metrics_of`) is summed into cells: the value score and its
+    factors come with every row (the read is driven by the newest score, whose columns are
+    NOT NULL), so they are counted by the traces; the levels' shares are 0 or 1 and null
+    together (where a trace has no level), so the first one's count is every one's; the
+    success label is 0 or 1."""
+    forms = []
+    levels = [i for i, (name, _) in enumerate(metrics) if name.startswith("level.")]
+    for i, (name, _) in enumerate(metrics):
+        if name in _SCORES:
+            forms.append(Form("n", False))
+        elif name.startswith("level."):
+            forms.append(Form(f"c{levels[0]}", True))
+        else:
+            forms.append(Form(f"c{i}", name == "success"))
+    return forms
 
 
 def candidates_sql(predicate: str, c: str = "") -> str:

@@ -34,6 +34,7 @@ from storage.compare._cells import (
 from storage.compare._sql import (
     BASELINE_CATALOG,
     candidates_sql,
+    cell_forms,
     check_pair_by,
     metrics_of,
     rows_sql,
@@ -313,7 +314,7 @@ def compare_cells(
             store, rows_of, _parts(stored), pair_by or [], (baseline, candidate), apart, within
         )
         m = len(metrics)
-        sides = side_cells(store, BREAKDOWNS, m)
+        sides = side_cells(store, BREAKDOWNS, cell_forms(metrics))
         paired = paired_cells(store, "'all'", pair_by, m) if pair_by else {}
         pairing, cells = _compared(pair_by, m, {"all": sides[WHOLE]}, paired)["all"]
         shared = paired.get("all")

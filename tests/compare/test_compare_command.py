@@ -441,3 +441,37 @@ def test_a_file_older_than_the_kept_latest_scores_compares_the_same(
         assert _compare(store, *args, *gate) == 6
         mixed.append(capsys.readouterr().out)
     assert mixed[0] == mixed[1]
+
+
+def test_the_cells_summed_in_fewer_aggregates_are_the_general_ones(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scores counted by the traces, the levels' shares by one count and the 0-or-1
+    metrics' squares by their sums (`cell_forms`) give what every metric counted and squared
+    gives: on traces without a level (their shares null) and without an outcome (version 3)."""
+    import shutil
+
+    import duckdb
+
+    import storage.compare.store as compare_store
+    from storage.compare._cells import general_forms
+
+    copy = tmp_path / "some-unlevelled.duckdb"
+    shutil.copyfile(db, copy)
+    con = duckdb.connect(str(copy))
+    try:
+        con.execute("DELETE FROM confidence_trace_rows WHERE hash(trace_id) % 5 = 0")
+    finally:
+        con.close()
+    args = ["--baseline", V1, "--candidate", "agent_id <> 'bot-v1'", "--pair-by", "none"]
+    shown = []
+    for general in (False, True):
+        if general:
+            monkeypatch.setattr(compare_store, "cell_forms", lambda ms: general_forms(len(ms)))
+        assert _compare(copy, *args, "--json") == 0
+        shown.append(json.loads(capsys.readouterr().out))
+    assert shown[0] == shown[1]
+    levels = {m["metric"]: m for m in shown[0]["metrics"] if m["metric"].startswith("level.")}
+    assert levels and all(m["baseline_n"] < shown[0]["baseline"]["traces"] for m in levels.values())
+    success = next(m for m in shown[0]["metrics"] if m["metric"] == "success")
+    assert success["candidate_n"] < shown[0]["candidate"]["traces"]
