@@ -23,6 +23,7 @@ __all__ = [
     "CELL",
     "MIN_PAIRS",
     "ROWS",
+    "TASK_CELL",
     "TRACE_CELL",
     "WHOLE",
     "Form",
@@ -33,6 +34,8 @@ __all__ = [
     "paired_cells",
     "pooled_sides",
     "side_cells",
+    "task_columns",
+    "task_names",
 ]
 
 MIN_PAIRS = 10
@@ -165,19 +168,41 @@ def pooled_sides(groups: list[dict[str, Side]], m: int) -> dict[str, Side]:
     return found
 
 
-def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> dict[str, Paired]:
-    """Each group's tasks (the `pair_by` columns) both sides ran: each side's mean over its
-    traces of the task, and the cells of the baseline's and the candidate's means and of
-    their differences (a metric counts where both sides have it), a task in the cell a hash
-    of its key names."""
-    keys = ", ".join(f'"{column}"' for column in pair_by)
-    means = ", ".join(f"avg(m{i}) AS m{i}" for i in range(m))
-    tasks = f"SELECT {group} AS g, side, {keys}, count(*) AS n, {means} FROM {ROWS} GROUP BY ALL"
+TASK_CELL = "__task_cell"
+"""The column of `ROWS` that names the cell of a trace's task (when the comparison pairs)."""
+
+
+def task_columns(pair_by: list[str]) -> str:
+    """The SQL, over a read trace, of its task's key (`pair_by` columns) as `ROWS` keeps it: each
+    column's text as a 128-bit MD5 (`__task0`, `__task1`, ...; null where the column is) and
+    the task's cell (`TASK_CELL`, a hash of the columns' text). Kept as text, objectives of a
+    few kilobytes filled the store's 256 MB: a comparison of 1,000,000 such traces ran out of
+    memory pairing them (docs/compare.md)."""
     unit = "concat_ws(chr(31), " + ", ".join(f'"{c}"::VARCHAR' for c in pair_by) + ")"
+    keys = "".join(f'md5_number("{c}"::VARCHAR) AS __task{i}, ' for i, c in enumerate(pair_by))
+    return f"{keys}hash({unit}, {SEED}) % {MAX_CELLS} AS {TASK_CELL}"
+
+
+def task_names(pair_by: list[str]) -> str:
+    """The names of the columns `task_columns` makes."""
+    return "".join(f"__task{i}, " for i in range(len(pair_by))) + TASK_CELL
+
+
+def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> dict[str, Paired]:
+    """Each group's tasks (the `pair_by` columns, as `task_columns` keeps them) both sides
+    ran: each side's mean over its traces of the task, and the cells of the baseline's and the
+    candidate's means and of their differences (a metric counts where both sides have it), a
+    task in the cell a hash of its key names."""
+    keys = ", ".join(f"__task{i}" for i in range(len(pair_by)))
+    means = ", ".join(f"avg(m{i}) AS m{i}" for i in range(m))
+    tasks = (
+        f"SELECT {group} AS g, side, {keys}, {TASK_CELL}, count(*) AS n, {means} "
+        f"FROM {ROWS} GROUP BY ALL"
+    )
     joined = (
-        f"SELECT g, hash({unit}, {SEED}) % {MAX_CELLS} AS cell, b.n AS nb, c.n AS nc, "
+        f"SELECT g, {TASK_CELL} AS cell, b.n AS nb, c.n AS nc, "
         + ", ".join(f"b.m{i} AS b{i}, c.m{i} AS c{i}" for i in range(m))
-        + f" FROM ({tasks}) b JOIN ({tasks}) c USING (g, {keys}) "
+        + f" FROM ({tasks}) b JOIN ({tasks}) c USING (g, {keys}, {TASK_CELL}) "
         "WHERE b.side = 'b' AND c.side = 'c'"
     )
     both = "CASE WHEN c{i} IS NOT NULL AND b{i} IS NOT NULL THEN {side}{i} END"

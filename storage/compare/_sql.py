@@ -125,13 +125,17 @@ def _catalog_rows(
     part: str = "true",
     one_source: bool = False,
     kept: bool = False,
+    tasks: str = "",
 ) -> str:
     """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
     columns and the metrics as m0, m1, ...; `part` (a condition on `{key}`, the trace id) is
     applied to every table read, so that a part of the traces is joined at a time.
     `one_source`: the database holds levels of one source (`one_level_source`,
     `newest_levels`); `kept`: it keeps each trace's newest score (`keeps_latest_scores`),
-    else they are found in the history."""
+    else they are found in the history; `tasks`: columns (SQL over the trace's own) to take
+    of the trace row before it is joined (`storage.compare._cells.task_columns`: a
+    comparison paired by objectives of some kilobytes carried them through the joins and ran
+    out of the store's memory)."""
     mine = part.format(key="trace_id")
     item = part.format(key="item_id")
     judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
@@ -169,7 +173,8 @@ def _catalog_rows(
     return f"""
     SELECT t.* EXCLUDE (steps, run_id), r.run_seq, lv.level, {values}
     FROM ({newest}) s
-    JOIN (SELECT * FROM {c}traces WHERE {mine}) t USING (trace_id, content_hash)
+    JOIN (SELECT *{", " + tasks if tasks else ""} FROM {c}traces WHERE {mine}) t
+        USING (trace_id, content_hash)
     LEFT JOIN {c}runs r ON r.run_id = t.run_id
     LEFT JOIN {newest_levels(levels, levels, one_source)} lv USING (trace_id)
     {judge} {overall}"""
@@ -183,22 +188,24 @@ def rows_sql(
     part: str = "true",
     one_source: tuple[bool, bool] = (False, False),
     kept: tuple[bool, bool] = (False, False),
+    tasks: str = "",
 ) -> str:
     """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
     baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
     from the database attached as `BASELINE_CATALOG` (a trace of both databases is then two
     rows); `part`: only the traces whose id (`{key}`) it holds; `one_source`: whether the
     baseline's database and the store hold levels of one source (`one_level_source`); `kept`:
-    whether they keep each trace's newest score (`keeps_latest_scores`). No
+    whether they keep each trace's newest score (`keeps_latest_scores`); `tasks`: as
+    `_catalog_rows` takes them, of both databases. No
     common table expression: DuckDB would materialise one read twice with every column of
     the traces."""
-    own = _catalog_rows(metrics, "", part, one_source[1], kept[1])
+    own = _catalog_rows(metrics, "", part, one_source[1], kept[1], tasks)
     if not apart:  # one read of the stored traces for both sides, each trace once
         return f"""
 SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
 FROM ({own}) WHERE ({baseline}) OR ({candidate})
 """
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, one_source[0], kept[0])
+    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, one_source[0], kept[0], tasks)
     return f"""
 SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
 UNION ALL BY NAME

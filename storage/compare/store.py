@@ -30,6 +30,8 @@ from storage.compare._cells import (
     paired_cells,
     pooled_sides,
     side_cells,
+    task_columns,
+    task_names,
 )
 from storage.compare._sql import (
     BASELINE_CATALOG,
@@ -197,19 +199,22 @@ def _select(
     selections: tuple[str, str],
     apart: bool,
     within: str = "true",
+    early: bool = False,
 ) -> tuple[dict[str, int], int]:
     """Read the selected traces into `ROWS`, in `parts` parts (`rows_of`: the SQL of the
     traces whose id its condition holds), of the traces `within` (a condition on `{key}`)
     keeps; each side's count and how many trace ids are in both (`apart`: the baseline from a
     database of its own, where the same traces scored otherwise are a comparison, not a
-    mistake).
+    mistake); `early`: the read's rows carry their task's columns (`_early_tasks`), else
+    they are taken of each row read.
 
     Raises:
         InputError: a selection that fails, selects nothing, or selects what the other does.
     """
     check_pair_by(pair_by)
-    named = dict.fromkeys([*pair_by, *BREAKDOWNS])
-    keys = "".join(f', "{column}"' for column in named)
+    keys = "".join(f', "{column}"' for column in BREAKDOWNS)
+    if pair_by:
+        keys += ", " + (task_names(pair_by) if early else task_columns(pair_by))
     # The trace id is kept only to count the ids two databases share; the cells need only
     # the cell it falls in, computed here once rather than by each grouping.
     ids = "trace_id, " if apart else ""
@@ -253,6 +258,23 @@ def _select(
             "select two different populations"
         )
     return counts, both
+
+
+def _early_tasks(store: Statements, pair_by: list[str], catalogs: tuple[str, ...]) -> str:
+    """`task_columns` of `pair_by` when the traces of every database (`catalogs`) hold the
+    pairing columns: the read then takes them of each trace row before its joins, which carry
+    a few bytes a trace in place of the pairing columns' text; "" when a pairing column is
+    the run's or the level (taken after the joins) or names nothing (the read says so)."""
+    if not pair_by:
+        return ""
+    check_pair_by(pair_by)
+    tasks = task_columns(pair_by)
+    try:
+        for c in catalogs:
+            store.rows(f"SELECT {tasks} FROM {c}traces LIMIT 0")
+    except duckdb.Error:
+        return ""
+    return tasks
 
 
 def last_scoring_runs(store: Statements, run_id: str) -> list[tuple[str, int]]:
@@ -305,13 +327,16 @@ def compare_cells(
             keeps_latest_scores(store.rows, ""),
         )
 
+        tasks = _early_tasks(store, pair_by or [], catalogs)
+
         def rows_of(part: str) -> str:
-            return rows_sql(metrics, *chosen, apart, part, one_source, kept)
+            return rows_sql(metrics, *chosen, apart, part, one_source, kept, tasks)
 
         stored = _stored(store, catalogs)
         within = _narrowed(store, chosen, catalogs, apart, stored)
+        selections = (baseline, candidate)
         counts, both = _select(
-            store, rows_of, _parts(stored), pair_by or [], (baseline, candidate), apart, within
+            store, rows_of, _parts(stored), pair_by or [], selections, apart, within, bool(tasks)
         )
         m = len(metrics)
         sides = side_cells(store, BREAKDOWNS, cell_forms(metrics))

@@ -475,3 +475,42 @@ def test_the_cells_summed_in_fewer_aggregates_are_the_general_ones(
     assert levels and all(m["baseline_n"] < shown[0]["baseline"]["traces"] for m in levels.values())
     success = next(m for m in shown[0]["metrics"] if m["metric"] == "success")
     assert success["candidate_n"] < shown[0]["candidate"]["traces"]
+
+
+def test_tasks_of_long_objectives_pair_within_a_small_memory(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pairing columns are kept as their MD5 (`task_columns`), taken of the trace row before
+    its joins: objectives of 50 KB pair as the short ones do, within a store of 128 MB (which
+    ran out of memory when the objectives' text was carried through the joins)."""
+    import shutil
+
+    import duckdb
+
+    import storage.store.duckdb_store as duckdb_store
+
+    copy = tmp_path / "long-objectives.duckdb"
+    shutil.copyfile(db, copy)
+    con = duckdb.connect(str(copy))
+    try:
+        con.execute("UPDATE trace_rows SET objective = objective || repeat(' and more', 5600)")
+    finally:
+        con.close()
+    args = ["--baseline", V1, "--candidate", V2, "--json"]
+    assert _compare(db, *args) == 0
+    short = json.loads(capsys.readouterr().out)
+    monkeypatch.setattr(duckdb_store, "MEMORY_LIMIT", "128MB")
+    assert _compare(copy, *args) == 0
+    long = json.loads(capsys.readouterr().out)
+    # the same tasks paired, the same means; the intervals differ (a task's cell is a hash of
+    # its objective, which is longer here)
+    assert long["pairing"] == short["pairing"] and long["pairing"].startswith("paired by ")
+    counted = ("metric", "baseline_n", "candidate_n")
+    assert [[m[k] for k in counted] for m in long["metrics"]] == [
+        [m[k] for k in counted] for m in short["metrics"]
+    ]
+    means = ("baseline_mean", "candidate_mean")
+    assert [m[k] for m in long["metrics"] for k in means] == pytest.approx(
+        [m[k] for m in short["metrics"] for k in means], rel=1e-12
+    )
+    assert query_rows(copy, "SELECT min(length(objective)) FROM trace_rows")[0][0] > 50_000
