@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from storage.compare._cells import Form
+import duckdb
+
+from storage.compare._cells import Form, task_columns
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.schema.confidence import newest_levels
@@ -21,6 +23,7 @@ __all__ = [
     "candidates_sql",
     "cell_forms",
     "check_pair_by",
+    "early_tasks",
     "metrics_of",
     "rows_sql",
     "selection_sql",
@@ -102,6 +105,23 @@ def cell_forms(metrics: list[tuple[str, str]]) -> list[Form]:
         else:
             forms.append(Form(f"c{i}", name == "success"))
     return forms
+
+
+def early_tasks(store: Statements, pair_by: list[str], catalogs: tuple[str, ...]) -> str:
+    """`task_columns` of `pair_by` when the traces of every database (`catalogs`) hold the
+    pairing columns: the read then takes them of each trace row before its joins, which carry
+    a few bytes a trace in place of the pairing columns' text; "" when a pairing column is
+    the run's or the level (taken after the joins) or names nothing (the read says so)."""
+    if not pair_by:
+        return ""
+    check_pair_by(pair_by)
+    tasks = task_columns(pair_by)
+    try:
+        for c in catalogs:
+            store.rows(f"SELECT {tasks} FROM {c}traces LIMIT 0")
+    except duckdb.Error:
+        return ""
+    return tasks
 
 
 def candidates_sql(predicate: str, c: str = "") -> str:

@@ -38,6 +38,7 @@ from storage.compare._sql import (
     candidates_sql,
     cell_forms,
     check_pair_by,
+    early_tasks,
     metrics_of,
     rows_sql,
     selection_sql,
@@ -205,7 +206,7 @@ def _select(
     traces whose id its condition holds), of the traces `within` (a condition on `{key}`)
     keeps; each side's count and how many trace ids are in both (`apart`: the baseline from a
     database of its own, where the same traces scored otherwise are a comparison, not a
-    mistake); `early`: the read's rows carry their task's columns (`_early_tasks`), else
+    mistake); `early`: the read's rows carry their task's columns (`early_tasks`), else
     they are taken of each row read.
 
     Raises:
@@ -260,23 +261,6 @@ def _select(
     return counts, both
 
 
-def _early_tasks(store: Statements, pair_by: list[str], catalogs: tuple[str, ...]) -> str:
-    """`task_columns` of `pair_by` when the traces of every database (`catalogs`) hold the
-    pairing columns: the read then takes them of each trace row before its joins, which carry
-    a few bytes a trace in place of the pairing columns' text; "" when a pairing column is
-    the run's or the level (taken after the joins) or names nothing (the read says so)."""
-    if not pair_by:
-        return ""
-    check_pair_by(pair_by)
-    tasks = task_columns(pair_by)
-    try:
-        for c in catalogs:
-            store.rows(f"SELECT {tasks} FROM {c}traces LIMIT 0")
-    except duckdb.Error:
-        return ""
-    return tasks
-
-
 def last_scoring_runs(store: Statements, run_id: str) -> list[tuple[str, int]]:
     """(run_id, run_seq) of the scoring run `run_id` and the one before it that stored
     traces, newest first (fewer when there are fewer)."""
@@ -327,7 +311,7 @@ def compare_cells(
             keeps_latest_scores(store.rows, ""),
         )
 
-        tasks = _early_tasks(store, pair_by or [], catalogs)
+        tasks = early_tasks(store, pair_by or [], catalogs)
 
         def rows_of(part: str) -> str:
             return rows_sql(metrics, *chosen, apart, part, one_source, kept, tasks)

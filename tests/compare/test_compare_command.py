@@ -514,3 +514,10 @@ def test_tasks_of_long_objectives_pair_within_a_small_memory(
         [m[k] for m in short["metrics"] for k in means], rel=1e-12
     )
     assert query_rows(copy, "SELECT min(length(objective)) FROM trace_rows")[0][0] > 50_000
+    # the report's tasks that moved most: keyed the same way, their objectives read back whole
+    out = tmp_path / "long.html"
+    assert main(["report", "--db", str(copy), "--out", str(out), *args[:4]]) == 0
+    table = out.read_text().split("The tasks that moved most")[1].split("<h3>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])
+    shown = [re.findall(r"<td>(.*?)</td>", row)[0] for row in rows]
+    assert len(shown) == 20 and all(cell.endswith(" and more" * 5600) for cell in shown)
