@@ -23,7 +23,6 @@ __all__ = [
     "CELL",
     "MIN_PAIRS",
     "ROWS",
-    "TASK_CELL",
     "TRACE_CELL",
     "WHOLE",
     "Form",

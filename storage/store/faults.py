@@ -151,6 +151,12 @@ def describe_fault(
             f"{what} is missing or damaged ({_first_line(chain)}): restore it from a backup, "
             f"or remove the store and score again{tail}"
         )
+    if any(type(e).__name__ == "OutOfMemoryException" for e in chain):
+        return (
+            f"the store's DuckDB ran out of its memory limit ({_first_line(chain)}): the command "
+            f"needs more memory than it is given here; rerun it with --debug and report the "
+            f"traceback (the limit: MEMORY_LIMIT in storage/store/duckdb_store.py){tail}"
+        )
     if any(type(e).__name__ == "IOException" for e in chain):
         return f"the store could not be read or written ({_first_line(chain)}){tail}"
     return None

@@ -101,6 +101,10 @@ def test_a_full_disk_is_one_line_and_exit_4_and_a_rerun_with_space_completes(
     ("error", "said"),
     [
         (OSError(28, "No space left on device"), "the disk holding"),
+        (
+            duckdb.OutOfMemoryException("Out of Memory Error: failed to pin block"),
+            "the store's DuckDB ran out of its memory limit (Out of Memory Error: failed",
+        ),
         (RuntimeError("IO Error: Connection refused"), None),  # not a store error: a bug
     ],
 )
