@@ -443,26 +443,35 @@ def test_a_file_older_than_the_kept_latest_scores_compares_the_same(
     assert mixed[0] == mixed[1]
 
 
+def _changed_copy(db: Path, copy: Path, statement: str) -> Path:
+    """A copy of the store with `statement` run on it."""
+    import shutil
+
+    import duckdb
+
+    shutil.copyfile(db, copy)
+    con = duckdb.connect(str(copy))
+    try:
+        con.execute(statement)
+    finally:
+        con.close()
+    return copy
+
+
 def test_the_cells_summed_in_fewer_aggregates_are_the_general_ones(
     db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The scores counted by the traces, the levels' shares by one count and the 0-or-1
     metrics' squares by their sums (`cell_forms`) give what every metric counted and squared
     gives: on traces without a level (their shares null) and without an outcome (version 3)."""
-    import shutil
-
-    import duckdb
-
     import storage.compare.store as compare_store
     from storage.compare._cells import general_forms
 
-    copy = tmp_path / "some-unlevelled.duckdb"
-    shutil.copyfile(db, copy)
-    con = duckdb.connect(str(copy))
-    try:
-        con.execute("DELETE FROM confidence_trace_rows WHERE hash(trace_id) % 5 = 0")
-    finally:
-        con.close()
+    copy = _changed_copy(
+        db,
+        tmp_path / "some-unlevelled.duckdb",
+        "DELETE FROM confidence_trace_rows WHERE hash(trace_id) % 5 = 0",
+    )
     args = ["--baseline", V1, "--candidate", "agent_id <> 'bot-v1'", "--pair-by", "none"]
     shown = []
     for general in (False, True):
@@ -483,19 +492,13 @@ def test_tasks_of_long_objectives_pair_within_a_small_memory(
     """The pairing columns are kept as their MD5 (`task_columns`), taken of the trace row before
     its joins: objectives of 50 KB pair as the short ones do, within a store of 128 MB (which
     ran out of memory when the objectives' text was carried through the joins)."""
-    import shutil
-
-    import duckdb
-
     import storage.store.duckdb_store as duckdb_store
 
-    copy = tmp_path / "long-objectives.duckdb"
-    shutil.copyfile(db, copy)
-    con = duckdb.connect(str(copy))
-    try:
-        con.execute("UPDATE trace_rows SET objective = objective || repeat(' and more', 5600)")
-    finally:
-        con.close()
+    copy = _changed_copy(
+        db,
+        tmp_path / "long-objectives.duckdb",
+        "UPDATE trace_rows SET objective = objective || repeat(' and more', 5600)",
+    )
     args = ["--baseline", V1, "--candidate", V2, "--json"]
     assert _compare(db, *args) == 0
     short = json.loads(capsys.readouterr().out)
