@@ -16,7 +16,7 @@ from storage.compare.store import Selected, compare_cells, last_scoring_runs
 from storage.config_files import load_settings
 from storage.store.duckdb_store import DuckDBStore
 from transforms.compare.gate import Verdict, parse_gate, verdicts
-from transforms.compare.stats import Difference, compare, holm
+from transforms.compare.stats import Difference, compare_groups, holm
 from transforms.compare.text import (
     GroupComparison,
     Shown,
@@ -45,17 +45,12 @@ class Comparison:
         return any(v.fired for v in self.verdicts or ())
 
 
-def _groups(selected: Selected) -> list[GroupComparison]:
-    """Each domain's and agent's comparison, Holm's correction over every group and metric
-    of its column."""
+def _groups(selected: Selected, compared: list[list[Difference]]) -> list[GroupComparison]:
+    """Each domain's and agent's comparison (`compared`: its differences, group by group),
+    Holm's correction over every group and metric of its column."""
     found = [
-        GroupComparison(
-            g.column,
-            g.value,
-            g.traces,
-            compare(selected.metrics, g.baseline, g.candidate, pairs=g.pairs),
-        )
-        for g in selected.groups
+        GroupComparison(g.column, g.value, g.traces, differences)
+        for g, differences in zip(selected.groups, compared, strict=True)
     ]
     for column in dict.fromkeys(g.column for g in found):
         mine = [g for g in found if g.column == column]
@@ -110,8 +105,9 @@ def compare_selections(
     columns = pair_columns(pair_by, chosen)
     with DuckDBStore(db, read_only=True) as store:  # it reads: runs may write beside it
         selected = compare_cells(store, baseline, candidate, columns, baseline_db=baseline_db)
-    differences = compare(
-        selected.metrics, selected.baseline, selected.candidate, pairs=selected.pairs
+    whole = (selected.baseline, selected.candidate, selected.pairs)
+    differences, *by_group = compare_groups(
+        selected.metrics, [whole, *((g.baseline, g.candidate, g.pairs) for g in selected.groups)]
     )
     gate = _gate(fail_on, selected.metrics, differences)
     shown = Shown(
@@ -120,7 +116,7 @@ def compare_selections(
         selected.pairing,
         differences,
         gate,
-        _groups(selected),
+        _groups(selected, by_group),
     )
     return Comparison(comparison_markdown(shown), comparison_json(shown), gate)
 

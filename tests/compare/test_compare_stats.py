@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from transforms.compare.gate import parse_gate, verdicts
-from transforms.compare.stats import Cells, Difference, compare, holm
+from transforms.compare.stats import Cells, Difference, compare, compare_groups, holm
 from transforms.errors import ConfigError
 
 SEEDS = 100
@@ -81,6 +81,31 @@ def test_the_same_cells_give_the_same_interval() -> None:
     second = compare(["failed"], _cells(a), _cells(b))
 
     assert first == second
+
+
+def test_groups_drawn_together_are_compared_as_each_alone() -> None:
+    """`compare_groups` draws every group's resamples in one product a stream and size: each
+    group gets what `compare` gives it alone (to the last bits a longer product may add in
+    another order), paired and two-sample groups, sides of other sizes, and an empty side."""
+    groups: list[tuple[Cells, Cells, Cells | None]] = []
+    for seed in range(6):
+        a, b = _failures(seed, 0.04 * seed, n=300 + 50 * (seed % 2))
+        pairs = _cells(b - a) if seed % 3 == 0 else None
+        groups.append((_cells(a), _cells(b), pairs))
+    empty = Cells(*(np.zeros((0, 1)) for _ in range(3)))
+    groups.append((_cells(_failures(9, 0.0)[0]), empty, None))
+
+    together = compare_groups(["failed"], groups)
+    alone = [compare(["failed"], b, c, pairs=p) for b, c, p in groups]
+
+    assert len(together) == len(alone) == 7
+    for mine, theirs in zip(together, alone, strict=True):
+        (d,), (e,) = mine, theirs
+        assert (d.paired, d.baseline_n, d.candidate_n) == (e.paired, e.baseline_n, e.candidate_n)
+        got = [d.diff, d.low, d.high, d.effect, d.p_value, d.p_holm]
+        want = [e.diff, e.low, e.high, e.effect, e.p_value, e.p_holm]
+        assert got == pytest.approx(want, rel=1e-9, nan_ok=True)
+    assert math.isnan(together[-1][0].diff) and together[0][0].paired
 
 
 def test_a_metric_one_side_lacks_has_no_difference_and_the_rest_are_compared() -> None:

@@ -21,13 +21,23 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MAX_CELLS", "RESAMPLES", "SEED", "Cells", "Difference", "compare", "holm"]
+__all__ = [
+    "MAX_CELLS",
+    "RESAMPLES",
+    "SEED",
+    "Cells",
+    "Difference",
+    "compare",
+    "compare_groups",
+    "holm",
+]
 
 RESAMPLES = 2_000
 """Bootstrap resamples of every interval."""
@@ -110,18 +120,33 @@ def _weights(seed: int, stream: int, k: int) -> npt.NDArray[np.float64]:
     return weights
 
 
-def _resampled_means(cells: Cells, seed: int, stream: int) -> npt.NDArray[np.float64]:
-    """The mean of every metric (columns) in each of `RESAMPLES` resamples (rows) of the
-    cells; the same draws for every metric."""
-    k = cells.counts.shape[0]
-    if k == 0:
-        return np.full((RESAMPLES, cells.counts.shape[1]), math.nan)
-    m = cells.counts.shape[1]
-    # One product of the weights with the sums and the counts side by side: 1.5 times faster
-    # than two (13 metrics), the same doubles.
-    drawn = _weights(seed, stream, k) @ np.hstack([cells.total, cells.counts])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return drawn[:, :m] / drawn[:, m:]
+def _resampled_means(jobs: Sequence[tuple[Cells, int]], seed: int) -> list[npt.NDArray[np.float64]]:
+    """For each (cells, stream) of `jobs`, the mean of every metric (columns) in each of
+    `RESAMPLES` resamples (rows) of the cells; the same draws for every metric and for every
+    job of one stream and size. The jobs of one stream and size are drawn in one product of
+    the weights with all their sums and counts side by side: the 114 sides of a comparison's
+    57 groups took 0.45 s so, 0.90 s as one product a side (13 metrics; a product
+    of sums and counts together was already 1.5 times faster than two)."""
+    found: list[npt.NDArray[np.float64] | None] = [None] * len(jobs)
+    batches: dict[tuple[int, int], list[int]] = {}
+    for index, (cells, stream) in enumerate(jobs):
+        k, m = cells.counts.shape
+        if k == 0:
+            found[index] = np.full((RESAMPLES, m), math.nan)
+        else:
+            batches.setdefault((stream, k), []).append(index)
+    for (stream, k), indices in batches.items():
+        parts = [jobs[i][0] for i in indices]
+        drawn = _weights(seed, stream, k) @ np.hstack(
+            [np.hstack([cells.total, cells.counts]) for cells in parts]
+        )
+        at = 0
+        for index, cells in zip(indices, parts, strict=True):
+            m = cells.counts.shape[1]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                found[index] = drawn[:, at : at + m] / drawn[:, at + m : at + 2 * m]
+            at += 2 * m
+    return [draws for draws in found if draws is not None]
 
 
 def _p_value(diff: float, spread: float) -> float:
@@ -160,16 +185,50 @@ def compare(
     Two samples: `baseline` and `candidate` are resampled each on its own. Paired: `pairs`
     holds each pair's difference (candidate less baseline) and is what is resampled;
     `baseline` and `candidate` then give the means of the paired traces."""
-    if pairs is not None:
-        diff = pairs.mean()
-        draws = _resampled_means(pairs, seed, 2)
-        effect = _effects(diff, pairs, None)
-    else:
-        diff = candidate.mean() - baseline.mean()
-        draws = _resampled_means(candidate, seed, 1) - _resampled_means(baseline, seed, 0)
-        effect = _effects(diff, baseline, candidate)
-    counts = (baseline.n(), candidate.n())
-    means = (baseline.mean(), candidate.mean())
+    return compare_groups(metrics, [(baseline, candidate, pairs)], seed=seed)[0]
+
+
+def compare_groups(
+    metrics: list[str],
+    groups: Sequence[tuple[Cells, Cells, Cells | None]],
+    *,
+    seed: int = SEED,
+) -> list[list[Difference]]:
+    """`compare` of each group's (baseline, candidate, pairs), Holm's correction within each
+    group; the resamples of all the groups are drawn together (`_resampled_means`), from the
+    draws `compare` makes for each."""
+    jobs: list[tuple[Cells, int]] = []
+    for baseline, candidate, pairs in groups:
+        jobs += [(pairs, 2)] if pairs is not None else [(candidate, 1), (baseline, 0)]
+    drawn = iter(_resampled_means(jobs, seed))
+    found = []
+    for baseline, candidate, pairs in groups:
+        if pairs is not None:
+            diff = pairs.mean()
+            draws = next(drawn)
+            effect = _effects(diff, pairs, None)
+        else:
+            diff = candidate.mean() - baseline.mean()
+            draws = next(drawn) - next(drawn)
+            effect = _effects(diff, baseline, candidate)
+        found.append(
+            holm(
+                _differences(metrics, (baseline, candidate), pairs is not None, diff, draws, effect)
+            )
+        )
+    return found
+
+
+def _differences(
+    metrics: list[str],
+    sides: tuple[Cells, Cells],
+    paired: bool,
+    diff: npt.NDArray[np.float64],
+    draws: npt.NDArray[np.float64],
+    effect: npt.NDArray[np.float64],
+) -> list[Difference]:
+    counts = (sides[0].n(), sides[1].n())
+    means = (sides[0].mean(), sides[1].mean())
     found = []
     for column, metric in enumerate(metrics):
         drawn = draws[:, column][np.isfinite(draws[:, column])]
@@ -183,7 +242,7 @@ def compare(
         found.append(
             Difference(
                 metric=metric,
-                paired=pairs is not None,
+                paired=paired,
                 baseline_n=int(counts[0][column]),
                 candidate_n=int(counts[1][column]),
                 baseline_mean=float(means[0][column]),
@@ -195,7 +254,7 @@ def compare(
                 p_value=_p_value(float(diff[column]), spread),
             )
         )
-    return holm(found)
+    return found
 
 
 def holm(differences: list[Difference]) -> list[Difference]:
