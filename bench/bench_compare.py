@@ -10,9 +10,10 @@ lines, as `tracegrade compare --json` prints it; then the nightly comparison, th
 nights' runs (`run:89` against `run:90`, each about 1 % of the traces), which the comparison
 reads alone (docs/compare.md). Up to 1,000,000 traces the six weeks are compared again on a
 copy whose objectives are 1.7 KB (50,000 tasks at 1,000,000), paired by objective as the
-comparison pairs by default: bench_report's objectives are empty. Each runs in a child process, which reports its own peak RSS
-(VmHWM of /proc/self/status: a child's ru_maxrss starts at the high-water mark of the process
-that spawned it, and this one has just run the GROUP BY).
+comparison pairs by default: bench_report's objectives are empty. Each runs in a child
+process, which reports its own peak RSS (VmHWM of /proc/self/status: a child's ru_maxrss
+starts at the high-water mark of the process that spawned it, and this one has just run the
+GROUP BY).
 
 The baseline is what a user would type to get the two sides' means by hand: one GROUP BY of
 the newest scores by side (or run) and agent, in the same DuckDB (a fresh read-only
@@ -44,6 +45,8 @@ from _common import (
     short_machine,
 )
 from bench_report import synthetic_database
+
+from storage.names import sql_string
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -106,17 +109,13 @@ def long_objectives_database(n: int) -> Path:
     try:
         con.execute(
             f"UPDATE trace_rows SET objective = 'Task ' || (hash(trace_id) % {n // 20}) "
-            f"|| ': ' || {sql_literal(LONG_OBJECTIVE)}"
+            f"|| ': ' || {sql_string(LONG_OBJECTIVE)}"
         )
         con.execute("CHECKPOINT")
     finally:
         con.close()
     partial.rename(path)
     return path
-
-
-def sql_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _child(db: str, baseline: str, candidate: str) -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "pooled_sides",
     "side_cells",
     "task_columns",
+    "task_keys",
     "task_names",
 ]
 
@@ -182,9 +183,14 @@ def task_columns(pair_by: list[str]) -> str:
     return f"{keys}hash({unit}, {SEED}) % {MAX_CELLS} AS {TASK_CELL}"
 
 
+def task_keys(pair_by: list[str]) -> str:
+    """The names of the columns `task_columns` keeps a task's key in."""
+    return ", ".join(f"__task{i}" for i in range(len(pair_by)))
+
+
 def task_names(pair_by: list[str]) -> str:
     """The names of the columns `task_columns` makes."""
-    return "".join(f"__task{i}, " for i in range(len(pair_by))) + TASK_CELL
+    return f"{task_keys(pair_by)}, {TASK_CELL}"
 
 
 def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> dict[str, Paired]:
@@ -192,7 +198,7 @@ def paired_cells(store: Statements, group: str, pair_by: list[str], m: int) -> d
     ran: each side's mean over its traces of the task, and the cells of the baseline's and the
     candidate's means and of their differences (a metric counts where both sides have it), a
     task in the cell a hash of its key names."""
-    keys = ", ".join(f"__task{i}" for i in range(len(pair_by)))
+    keys = task_keys(pair_by)
     means = ", ".join(f"avg(m{i}) AS m{i}" for i in range(m))
     tasks = (
         f"SELECT {group} AS g, side, {keys}, {TASK_CELL}, count(*) AS n, {means} "

@@ -8,7 +8,7 @@ import re
 
 import duckdb
 
-from storage.compare._cells import Form, task_columns
+from storage.compare._cells import Form, task_columns, task_names
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.schema.confidence import newest_levels
@@ -27,6 +27,7 @@ __all__ = [
     "metrics_of",
     "rows_sql",
     "selection_sql",
+    "task_select",
 ]
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
@@ -122,6 +123,13 @@ def early_tasks(store: Statements, pair_by: list[str], catalogs: tuple[str, ...]
     except duckdb.Error:
         return ""
     return tasks
+
+
+def task_select(pair_by: list[str], tasks: str) -> str:
+    """What a query over `rows_sql` selects for the task columns (`task_columns`): their names
+    when the read took them of the trace rows (`tasks`, as `early_tasks` gives it), else their
+    expressions over its rows."""
+    return task_names(pair_by) if tasks else task_columns(pair_by)
 
 
 def candidates_sql(predicate: str, c: str = "") -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.compare._cells import task_columns, task_names
-from storage.compare._sql import check_pair_by, early_tasks, rows_sql, selection_sql
+from storage.compare._cells import task_keys
+from storage.compare._sql import check_pair_by, early_tasks, rows_sql, selection_sql, task_select
 from storage.store.statements import Statements
 
 __all__ = ["MOVED_COLUMNS", "moved_tasks"]
@@ -46,8 +46,8 @@ def moved_tasks(
     rows = rows_sql(
         [("score", "s.score")], selection_sql(baseline), selection_sql(candidate), tasks=tasks
     )
-    keys = ", ".join(f"__task{i}" for i in range(len(pair_by)))
-    picked = task_names(pair_by) if tasks else task_columns(pair_by)
+    keys = task_keys(pair_by)
+    picked = task_select(pair_by, tasks)
     newest = ", ".join(
         f"arg_max({column}, created_at) AS newest_{column}"
         for column in ("trace_id", "task_domain", "level")

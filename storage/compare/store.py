@@ -30,8 +30,6 @@ from storage.compare._cells import (
     paired_cells,
     pooled_sides,
     side_cells,
-    task_columns,
-    task_names,
 )
 from storage.compare._sql import (
     BASELINE_CATALOG,
@@ -42,6 +40,7 @@ from storage.compare._sql import (
     metrics_of,
     rows_sql,
     selection_sql,
+    task_select,
 )
 from storage.confidence.store import one_level_source
 from storage.errors import InputError
@@ -200,14 +199,14 @@ def _select(
     selections: tuple[str, str],
     apart: bool,
     within: str = "true",
-    early: bool = False,
+    tasks: str = "",
 ) -> tuple[dict[str, int], int]:
     """Read the selected traces into `ROWS`, in `parts` parts (`rows_of`: the SQL of the
     traces whose id its condition holds), of the traces `within` (a condition on `{key}`)
     keeps; each side's count and how many trace ids are in both (`apart`: the baseline from a
     database of its own, where the same traces scored otherwise are a comparison, not a
-    mistake); `early`: the read's rows carry their task's columns (`early_tasks`), else
-    they are taken of each row read.
+    mistake); `tasks`: the task columns the read takes of the trace rows (`early_tasks`;
+    "": they are taken of each row read).
 
     Raises:
         InputError: a selection that fails, selects nothing, or selects what the other does.
@@ -215,7 +214,7 @@ def _select(
     check_pair_by(pair_by)
     keys = "".join(f', "{column}"' for column in BREAKDOWNS)
     if pair_by:
-        keys += ", " + (task_names(pair_by) if early else task_columns(pair_by))
+        keys += ", " + task_select(pair_by, tasks)
     # The trace id is kept only to count the ids two databases share; the cells need only
     # the cell it falls in, computed here once rather than by each grouping.
     ids = "trace_id, " if apart else ""
@@ -320,7 +319,7 @@ def compare_cells(
         within = _narrowed(store, chosen, catalogs, apart, stored)
         selections = (baseline, candidate)
         counts, both = _select(
-            store, rows_of, _parts(stored), pair_by or [], selections, apart, within, bool(tasks)
+            store, rows_of, _parts(stored), pair_by or [], selections, apart, within, tasks
         )
         m = len(metrics)
         sides = side_cells(store, BREAKDOWNS, cell_forms(metrics))

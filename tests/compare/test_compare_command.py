@@ -398,25 +398,33 @@ def test_a_trace_levelled_by_two_sources_counts_its_newest_level(
     assert derived < 1.0  # the derived levels alone do not escalate every trace
 
 
-def _as_schema_6(db: Path, copy: Path) -> Path:
-    """A copy of the store as a file written before schema 7: no `latest_score_rows`, its
-    `latest_scores` the view that ranks the score history."""
+def _changed_copy(db: Path, copy: Path, statement: str) -> Path:
+    """A copy of the store with `statement` (one or more, `;`-separated) run on it."""
     import shutil
 
     import duckdb
 
-    from storage.schema.scoring import latest_scores_select
-
     shutil.copyfile(db, copy)
     con = duckdb.connect(str(copy))
     try:
-        con.execute("DROP VIEW latest_scores")
-        con.execute("DROP TABLE latest_score_rows")
-        con.execute(f"CREATE VIEW latest_scores AS {latest_scores_select('scores')}")
-        con.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+        con.execute(statement)
     finally:
         con.close()
     return copy
+
+
+def _as_schema_6(db: Path, copy: Path) -> Path:
+    """A copy of the store as a file written before schema 7: no `latest_score_rows`, its
+    `latest_scores` the view that ranks the score history."""
+    from storage.schema.scoring import latest_scores_select
+
+    return _changed_copy(
+        db,
+        copy,
+        "DROP VIEW latest_scores; DROP TABLE latest_score_rows; "
+        f"CREATE VIEW latest_scores AS {latest_scores_select('scores')}; "
+        "UPDATE meta SET value = '6' WHERE key = 'schema_version'",
+    )
 
 
 def test_a_file_older_than_the_kept_latest_scores_compares_the_same(
@@ -441,21 +449,6 @@ def test_a_file_older_than_the_kept_latest_scores_compares_the_same(
         assert _compare(store, *args, *gate) == 6
         mixed.append(capsys.readouterr().out)
     assert mixed[0] == mixed[1]
-
-
-def _changed_copy(db: Path, copy: Path, statement: str) -> Path:
-    """A copy of the store with `statement` run on it."""
-    import shutil
-
-    import duckdb
-
-    shutil.copyfile(db, copy)
-    con = duckdb.connect(str(copy))
-    try:
-        con.execute(statement)
-    finally:
-        con.close()
-    return copy
 
 
 def test_the_cells_summed_in_fewer_aggregates_are_the_general_ones(
