@@ -44,9 +44,10 @@ from _common import (
     save_result,
     short_machine,
 )
-from bench_report import synthetic_database
+from bench_report import synthetic_database, with_latest_rows
 
 from storage.names import sql_string
+from storage.store.latest_rows import rebuild
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -102,7 +103,7 @@ def long_objectives_database(n: int) -> Path:
     each (built once, reused): the pairing by objective then pairs texts of real length."""
     path = OUT_DIR / f"compare-long-{n}.duckdb"
     if path.exists():
-        return path
+        return with_latest_rows(path)
     partial = path.with_name(path.name + ".partial")
     shutil.copyfile(synthetic_database(n), partial)
     con = duckdb.connect(str(partial))
@@ -111,6 +112,7 @@ def long_objectives_database(n: int) -> Path:
             f"UPDATE trace_rows SET objective = 'Task ' || (hash(trace_id) % {n // 20}) "
             f"|| ': ' || {sql_string(LONG_OBJECTIVE)}"
         )
+        rebuild(con)  # the comparison's table, with the objectives changed by SQL
         con.execute("CHECKPOINT")
     finally:
         con.close()

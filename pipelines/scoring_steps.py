@@ -22,6 +22,7 @@ from storage.inputs.readers import FileFormat
 from storage.report.parquet_export import export_scores
 from storage.report.summary import run_domains
 from storage.store.duckdb_store import DuckDBStore
+from storage.store.latest_rows import has_pending
 from storage.store.registry import held_store
 from transforms.config.confidence import ConfidenceConfig
 from transforms.config.scoring import ScoringFile
@@ -116,18 +117,21 @@ def score_run(
     folder = settings.output.scores_parquet
     if folder is not None:
         steps.step("parquet export", _export_parquet, store, folder)
-    if confidence is None:
-        return
-    run.path("confidence").mkdir(exist_ok=True)
-    steps.step(
-        "confidence",
-        confidence_stages.derived_stage,
-        store,
-        run.run_id,
-        run.path("confidence"),
-        confidence,
-        staged=staged,
-    )
+    if confidence is not None:
+        run.path("confidence").mkdir(exist_ok=True)
+        steps.step(
+            "confidence",
+            confidence_stages.derived_stage,
+            store,
+            run.run_id,
+            run.path("confidence"),
+            confidence,
+            staged=staged,
+        )
+    # The publication of the levels folded the run's traces into the comparison's table;
+    # without levels (or none changed) they are folded here.
+    if has_pending(store.rows):
+        steps.step("latest rows", store.fold_latest_rows)
 
 
 def _export_parquet(store: DuckDBStore, folder: str) -> dict[str, int]:

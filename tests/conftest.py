@@ -163,6 +163,8 @@ def with_escalating_llm_levels(db: Path, copy: Path, where: str, later: bool) ->
     import duckdb
 
     shutil.copy(db, copy)
+    from storage.store.latest_rows import rebuild
+
     shift = "+" if later else "-"
     con = duckdb.connect(str(copy))
     try:
@@ -171,6 +173,7 @@ def with_escalating_llm_levels(db: Path, copy: Path, where: str, later: bool) ->
             f"'ESCALATE' AS level, computed_at {shift} INTERVAL 1 HOUR AS computed_at) "
             f"FROM confidence_trace_rows WHERE {where}"
         )
+        rebuild(con)  # the comparison's table, as a publication of those levels leaves it
     finally:
         con.close()
     return copy

@@ -12,10 +12,10 @@ from storage.compare._cells import Form, task_columns, task_names
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.schema.confidence import newest_levels
+from storage.schema.latest import LATEST_TRACE_ROWS, SCORE_METRICS
 from storage.schema.scoring import newest_score_rows
 from storage.store.statements import Statements
 from transforms.config.compare import COLUMN_NAME
-from transforms.config.scoring import FACTORS
 
 __all__ = [
     "BASELINE_CATALOG",
@@ -32,7 +32,7 @@ __all__ = [
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
 
-_SCORES = ("score", *FACTORS)
+_SCORES = SCORE_METRICS
 
 _RUN = re.compile(r"^run:(\d+)$")
 _TIME = re.compile(r"^time:(.*?)\.\.(.*)$")
@@ -70,23 +70,25 @@ BASELINE_CATALOG = "__baseline"
 
 def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tuple[str, str]]:
     """(name, SQL over the joined row) of every metric the databases (`catalogs`: prefixes,
-    "" for the store's own) can give."""
-    found = [(name, f"s.{name}") for name in _SCORES]
-    found.append(("confidence", "lv.aggregate"))
-    found += [(f"level.{level}", f"(lv.level = '{level}')::DOUBLE") for level in LEVELS]
-    found.append(("success", "t.success::DOUBLE"))
+    "" for the store's own) can give. The SQL names columns alone: each is a column of one
+    table of the joined read (the newest score, the level, the trace, a judge metric), and
+    of the one row of `latest_trace_rows` where the read takes that."""
+    found = [(name, name) for name in _SCORES]
+    found.append(("confidence", "aggregate"))
+    found += [(f"level.{level}", f"(level = '{level}')::DOUBLE") for level in LEVELS]
+    found.append(("success", "success::DOUBLE"))
     results = " UNION ".join(
         f"SELECT DISTINCT metric FROM {c}latest_judge_results WHERE score IS NOT NULL"
         for c in catalogs
     )
     judged = store.rows(f"SELECT metric FROM ({results}) ORDER BY 1")
-    found += [(f"judge.{metric}", f"j.{_judge_column(metric)}") for (metric,) in judged]
+    found += [(f"judge.{metric}", _judge_column(metric)) for (metric,) in judged]
     overall = " UNION ALL ".join(
         f"(SELECT 1 FROM {c}latest_judge_scores WHERE overall_score IS NOT NULL LIMIT 1)"
         for c in catalogs
     )
     if store.rows(overall):
-        found.append(("judge.overall", "jo.overall_score"))
+        found.append(("judge.overall", "overall_score"))
     return found
 
 
@@ -154,6 +156,7 @@ def _catalog_rows(
     one_source: bool = False,
     kept: bool = False,
     tasks: str = "",
+    latest: bool = False,
 ) -> str:
     """Each stored trace of the database `c` (a prefix: "" or "__baseline.") once, with its
     columns and the metrics as m0, m1, ...; `part` (a condition on `{key}`, the trace id) is
@@ -163,7 +166,9 @@ def _catalog_rows(
     else they are found in the history; `tasks`: columns (SQL over the trace's own) to take
     of the trace row before it is joined (`storage.compare._cells.task_columns`: a
     comparison paired by objectives of some kilobytes carried them through the joins and ran
-    out of the store's memory)."""
+    out of the store's memory); `latest`: the database's `latest_trace_rows` is current
+    (`storage.store.latest_rows.is_current`), and its rows are read in place of the join of
+    the trace rows, newest scores, runs and levels (only the judge results are joined)."""
     mine = part.format(key="trace_id")
     item = part.format(key="item_id")
     judged = [name[len("judge.") :] for name, _ in metrics if name.startswith("judge.")]
@@ -185,6 +190,12 @@ def _catalog_rows(
         else ""
     )
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
+    if latest:
+        kept_only = ", ".join(("aggregate", *_SCORES))
+        return f"""
+    SELECT f.* EXCLUDE ({kept_only}), {values}
+    FROM (SELECT *{", " + tasks if tasks else ""} FROM {c}{LATEST_TRACE_ROWS} WHERE {mine}) f
+    {judge} {overall}"""
     levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"
     scores = f"(SELECT * FROM {c}scores WHERE {mine})"
     if kept:
@@ -217,6 +228,7 @@ def rows_sql(
     one_source: tuple[bool, bool] = (False, False),
     kept: tuple[bool, bool] = (False, False),
     tasks: str = "",
+    latest: tuple[bool, bool] = (False, False),
 ) -> str:
     """Each selected trace once: its columns, the metrics as m0, m1, ..., and whether the
     baseline (`__in_b`) and the candidate (`__in_c`) select it; `apart`: the baseline is read
@@ -224,16 +236,19 @@ def rows_sql(
     rows); `part`: only the traces whose id (`{key}`) it holds; `one_source`: whether the
     baseline's database and the store hold levels of one source (`one_level_source`); `kept`:
     whether they keep each trace's newest score (`keeps_latest_scores`); `tasks`: as
-    `_catalog_rows` takes them, of both databases. No
+    `_catalog_rows` takes them, of both databases; `latest`: whether their
+    `latest_trace_rows` is current (`_catalog_rows`). No
     common table expression: DuckDB would materialise one read twice with every column of
     the traces."""
-    own = _catalog_rows(metrics, "", part, one_source[1], kept[1], tasks)
+    own = _catalog_rows(metrics, "", part, one_source[1], kept[1], tasks, latest[1])
     if not apart:  # one read of the stored traces for both sides, each trace once
         return f"""
 SELECT *, coalesce({baseline}, false) AS __in_b, coalesce({candidate}, false) AS __in_c
 FROM ({own}) WHERE ({baseline}) OR ({candidate})
 """
-    theirs = _catalog_rows(metrics, f"{BASELINE_CATALOG}.", part, one_source[0], kept[0], tasks)
+    theirs = _catalog_rows(
+        metrics, f"{BASELINE_CATALOG}.", part, one_source[0], kept[0], tasks, latest[0]
+    )
     return f"""
 SELECT *, true AS __in_b, false AS __in_c FROM ({theirs}) WHERE {baseline}
 UNION ALL BY NAME

@@ -47,6 +47,7 @@ from storage.errors import InputError
 from storage.names import sql_string
 from storage.store.commit import keeps_latest_scores
 from storage.store.duckdb_store import MEMORY_LIMIT
+from storage.store.latest_rows import is_current
 from storage.store.statements import Statements
 from transforms.compare.stats import Cells
 from transforms.errors import TracegradeError
@@ -309,11 +310,12 @@ def compare_cells(
             keeps_latest_scores(store.rows, catalogs[-1]),
             keeps_latest_scores(store.rows, ""),
         )
+        latest = (is_current(store.rows, catalogs[-1]), is_current(store.rows, ""))
 
         tasks = early_tasks(store, pair_by or [], catalogs)
 
         def rows_of(part: str) -> str:
-            return rows_sql(metrics, *chosen, apart, part, one_source, kept, tasks)
+            return rows_sql(metrics, *chosen, apart, part, one_source, kept, tasks, latest)
 
         stored = _stored(store, catalogs)
         within = _narrowed(store, chosen, catalogs, apart, stored)

@@ -16,6 +16,7 @@ import duckdb
 from storage.names import sql_string
 from storage.store.commit import COMMIT_BATCH_ROWS, PUBLISHED_RUNS
 from storage.store.duckdb_store import DuckDBStore
+from storage.store.latest_rows import fold_pending
 from storage.store.statements import Statements, steps_with
 
 if TYPE_CHECKING:  # Polars loads where a frame is made: a rerun's check needs none
@@ -269,6 +270,9 @@ def _publish_levels(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     con.execute(
         "UPDATE runs SET levels_published_at = ? WHERE run_id = ?", [datetime.now(UTC), run_id]
     )
+    # The traces of this run and of the scoring runs waiting for their levels, as now
+    # published, into the comparison's table (storage/store/latest_rows.py).
+    fold_pending(con, [run_id])
 
 
 def confidence_levels(store: DuckDBStore, source: str, run_ids: list[str]) -> pl.DataFrame:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from storage.schema.confidence import CONFIDENCE_MIGRATION_V2_SQL, CONFIDENCE_SCHEMA_SQL
 from storage.schema.judge import JUDGE_SCHEMA_SQL
+from storage.schema.latest import LATEST_MIGRATION_V8_SQL, LATEST_SCHEMA_SQL
 from storage.schema.operations import OPERATIONS_SCHEMA_SQL
 from storage.schema.phoenix import PHOENIX_SCHEMA_SQL
 from storage.schema.scoring import (
@@ -20,7 +21,7 @@ from storage.schema.scoring import (
 
 __all__ = ["MIGRATIONS", "SCHEMA_SQL", "SCHEMA_VERSION", "STEP_TYPE_SQL"]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA_SQL = (
     SCORING_SCHEMA_SQL
@@ -28,6 +29,7 @@ SCHEMA_SQL = (
     + JUDGE_SCHEMA_SQL
     + OPERATIONS_SCHEMA_SQL
     + PHOENIX_SCHEMA_SQL
+    + LATEST_SCHEMA_SQL
 )
 """The whole database; every statement is CREATE ... IF NOT EXISTS or CREATE OR REPLACE VIEW."""
 
@@ -38,6 +40,7 @@ MIGRATIONS = {
     5: SCORING_MIGRATION_V5_SQL,
     6: SCORING_MIGRATION_V6_SQL,
     7: SCORING_MIGRATION_V7_SQL,
+    8: LATEST_MIGRATION_V8_SQL,
 }
 """SQL that brings a database stamped with version v - 1 to version v, before SCHEMA_SQL
 creates what the migration dropped."""

@@ -22,6 +22,7 @@ import duckdb
 
 from storage.names import sql_string
 from storage.schema.scoring import latest_scores_select
+from storage.store.latest_rows import mark_pending
 from transforms.config.sizes import DUCKDB_ROW_GROUP_ROWS, WRITE_ROW_GROUP_ROWS
 
 __all__ = [
@@ -253,13 +254,15 @@ def score_shards(
 def publish(con: duckdb.DuckDBPyConnection, run: RunHandle, *, wrote: bool) -> RunHandle:
     """Make the run's rows the stored ones; `run` as published (renumbered when a run with a
     later sequence number published scores first, so `latest_scores` follows the order of
-    the publications)."""
+    the publications). A run that wrote rows is left pending for `latest_trace_rows`: the
+    publication of its levels folds it in (storage/store/latest_rows.py)."""
     if wrote:
         run = _newest_seq(con, run)
         # The stored versions of the run's traces, and the newest scores of the traces it
         # scored again.
         for table in ("trace_rows", "latest_score_rows"):
             _delete_superseded(con, table, run.run_id)
+        mark_pending(con, run.run_id)
     con.execute(
         "UPDATE runs SET published_at = ? WHERE run_id = ?", [datetime.now(UTC), run.run_id]
     )

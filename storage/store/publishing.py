@@ -31,6 +31,7 @@ from storage.store.commit import (
     trace_batches,
     trace_shards,
 )
+from storage.store.latest_rows import fold_pending
 from storage.store.locations import Location
 
 __all__ = ["Publishing", "Shard"]
@@ -185,6 +186,13 @@ class Publishing:
                 merge(con, {name: path for name, path in tables.items() if name != "scores"})
         if stale:
             raise StalePlanError(f"run {run.run_id}: traces were stored since it planned")
+
+    def fold_latest_rows(self) -> int:
+        """Fold the runs still pending into `latest_trace_rows` in one transaction (the end of
+        a scoring run whose levels published nothing, or that computes none); how many traces
+        (storage/store/latest_rows.py)."""
+        with self.batch("latest rows") as con:
+            return fold_pending(con)
 
     def _stale(self, planned_at: int | None) -> bool:
         return planned_at is not None and self.commits() != planned_at
