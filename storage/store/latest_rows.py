@@ -39,6 +39,7 @@ keeps the part's ids, a hash table of them a table; 1,000,000 ids at once ran ou
 store's 256 MB (250,000: 0.8 s at 1,000,000 stored traces)."""
 
 _TOUCHED = "__latest_touched"
+_RUNS = "__latest_runs"
 
 _TABLES = ("trace_rows", "latest_score_rows", "confidence_trace_rows")
 """The tables whose rows of a run name the traces it changed."""
@@ -59,12 +60,18 @@ def fold_pending(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     runs = sorted({*pending, *(run_ids or [])})
     if not runs:
         return 0
+    # The runs as a table, matched by a join: a list searched row by row took 0.2 s a table
+    # of 1,000,000 rows for the 2,000 runs a migrated database of some years marks.
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_RUNS} AS SELECT unnest($runs::VARCHAR[]) AS run_id",
+        {"runs": runs},
+    )
     written = " UNION ALL ".join(
-        f"SELECT trace_id FROM {table} WHERE list_contains($runs, run_id)" for table in _TABLES
+        f"SELECT trace_id FROM {table} WHERE run_id IN (SELECT run_id FROM {_RUNS})"
+        for table in _TABLES
     )
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE {_TOUCHED} AS SELECT DISTINCT trace_id FROM ({written})",
-        {"runs": runs},
+        f"CREATE OR REPLACE TEMP TABLE {_TOUCHED} AS SELECT DISTINCT trace_id FROM ({written})"
     )
     ((touched,),) = con.execute(f"SELECT count(*) FROM {_TOUCHED}").fetchall()
     ((stored,),) = con.execute("SELECT count(*) FROM latest_score_rows").fetchall()
@@ -74,6 +81,7 @@ def fold_pending(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
         elif touched:
             _fold_some(con, int(touched))
     con.execute(f"DROP TABLE {_TOUCHED}")
+    con.execute(f"DROP TABLE {_RUNS}")
     con.execute("DELETE FROM meta WHERE key = ?", [PENDING])
     return int(touched)
 
