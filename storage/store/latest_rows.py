@@ -11,8 +11,7 @@ left the table is not current (`is_current`) and the comparison joins the stored
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -27,11 +26,12 @@ __all__ = [
     "rebuild",
 ]
 
-FOLD_PART_TRACES = 500_000
+FOLD_PART_TRACES = 250_000
 """Most traces a whole fold (`_fold_all`) writes in one statement: more are written in as many
-parts (by a hash of the trace id) within the same transaction. On one thread (`_one_thread`)
-1,000,000 traces of 1.7 KB objectives took 12.8 s in one part, 7.9 s in two (the joins
-spilled less); on two threads one part ran out of the store's 256 MB."""
+parts (by a hash of the trace id) within the same transaction. 1,000,000 traces of 1.7 KB
+objectives in one statement ran out of the store's 256 MB on two threads; in parts of
+250,000 they took 5.7 s, against 8.8 s on one thread in parts of 500,000 (a commit's way),
+and a run's 1,000,000 realistic traces 4.1 s against 6.2-6.8 s (docs/performance.md)."""
 
 FOLD_IN_PART_TRACES = 250_000
 """Most traces a fold of some traces (`_fold_some`) writes in one statement: each table read
@@ -75,27 +75,14 @@ def fold_pending(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     )
     ((touched,),) = con.execute(f"SELECT count(*) FROM {_TOUCHED}").fetchall()
     ((stored,),) = con.execute("SELECT count(*) FROM latest_score_rows").fetchall()
-    with _one_thread(con):
-        if 2 * touched >= stored:
-            _fold_all(con, int(stored))
-        elif touched:
-            _fold_some(con, int(touched))
+    if 2 * touched >= stored:
+        _fold_all(con, int(stored))
+    elif touched:
+        _fold_some(con, int(touched))
     con.execute(f"DROP TABLE {_TOUCHED}")
     con.execute(f"DROP TABLE {_RUNS}")
     con.execute("DELETE FROM meta WHERE key = ?", [PENDING])
     return int(touched)
-
-
-@contextmanager
-def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """While inside, DuckDB runs on one thread, as a commit's batches do
-    (`storage.store.commit.one_writer_thread`): on two, each thread filled a row group of its
-    own with the traces' texts, and the store's 256 MB ran out."""
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute("RESET threads")
 
 
 def _insert(con: duckdb.DuckDBPyConnection, condition: str) -> None:
