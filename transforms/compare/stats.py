@@ -55,7 +55,8 @@ _CHUNK = 250
 
 class Cells(NamedTuple):
     """One side's cells, one row a cell and one column a metric: how many values the cell
-    holds of the metric, their sum and their sum of squares."""
+    holds of the metric, their sum and their sum of squares. The squares are read only summed
+    over the cells (`variance`): a reader may hold a side's whole sum in one cell."""
 
     counts: npt.NDArray[np.float64]
     total: npt.NDArray[np.float64]
