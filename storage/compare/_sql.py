@@ -12,7 +12,7 @@ from storage.compare._cells import Form, task_columns, task_names
 from storage.errors import InputError
 from storage.names import sql_string
 from storage.schema.confidence import newest_levels
-from storage.schema.latest import LATEST_TRACE_ROWS, SCORE_METRICS
+from storage.schema.latest import LATEST_TRACE_ROWS, METRIC_COLUMNS, SCORE_METRICS
 from storage.schema.scoring import newest_score_rows
 from storage.store.statements import Statements
 from transforms.config.compare import COLUMN_NAME
@@ -31,8 +31,6 @@ __all__ = [
 ]
 
 LEVELS = ("SILENT", "NOTIFY", "CONFIRM", "ESCALATE")
-
-_SCORES = SCORE_METRICS
 
 _RUN = re.compile(r"^run:(\d+)$")
 _TIME = re.compile(r"^time:(.*?)\.\.(.*)$")
@@ -73,7 +71,7 @@ def metrics_of(store: Statements, catalogs: tuple[str, ...] = ("",)) -> list[tup
     "" for the store's own) can give. The SQL names columns alone: each is a column of one
     table of the joined read (the newest score, the level, the trace, a judge metric), and
     of the one row of `latest_trace_rows` where the read takes that."""
-    found = [(name, name) for name in _SCORES]
+    found = [(name, name) for name in SCORE_METRICS]
     found.append(("confidence", "aggregate"))
     found += [(f"level.{level}", f"(level = '{level}')::DOUBLE") for level in LEVELS]
     found.append(("success", "success::DOUBLE"))
@@ -101,7 +99,7 @@ def cell_forms(metrics: list[tuple[str, str]]) -> list[Form]:
     forms = []
     levels = [i for i, (name, _) in enumerate(metrics) if name.startswith("level.")]
     for i, (name, _) in enumerate(metrics):
-        if name in _SCORES:
+        if name in SCORE_METRICS:
             forms.append(Form("n", False))
         elif name.startswith("level."):
             forms.append(Form(f"c{levels[0]}", True))
@@ -191,9 +189,8 @@ def _catalog_rows(
     )
     values = ", ".join(f"{expression} AS m{i}" for i, (_, expression) in enumerate(metrics))
     if latest:
-        kept_only = ", ".join(("aggregate", *_SCORES))
         return f"""
-    SELECT f.* EXCLUDE ({kept_only}), {values}
+    SELECT f.* EXCLUDE ({", ".join(METRIC_COLUMNS)}), {values}
     FROM (SELECT *{", " + tasks if tasks else ""} FROM {c}{LATEST_TRACE_ROWS} WHERE {mine}) f
     {judge} {overall}"""
     levels = f"(SELECT * FROM {c}confidence_traces WHERE {mine})"

@@ -9,6 +9,7 @@ __all__ = [
     "LATEST_MIGRATION_V8_SQL",
     "LATEST_SCHEMA_SQL",
     "LATEST_TRACE_ROWS",
+    "METRIC_COLUMNS",
     "PENDING",
     "SCORE_METRICS",
     "latest_rows_select",
@@ -21,6 +22,10 @@ SCORE_METRICS = ("score", "complexity", "novelty", "tool_diversity", "outcome_co
 """The newest score's columns the table keeps: the value score and its factors
 (`transforms.config.scoring.FACTORS`, which loads pydantic: a run without a judge does not;
 tests/store/test_latest_rows.py holds the two together)."""
+
+METRIC_COLUMNS = ("aggregate", *SCORE_METRICS)
+"""The table's columns that the comparison reads as metrics, not as columns a selection
+sees: the newest level's aggregate and the newest score's."""
 
 PENDING = "latest_rows_pending"
 """The `meta` key of a run whose published rows the table does not show yet (one row a run):

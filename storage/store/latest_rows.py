@@ -27,16 +27,12 @@ __all__ = [
 ]
 
 FOLD_PART_TRACES = 250_000
-"""Most traces a whole fold (`_fold_all`) writes in one statement: more are written in as many
-parts (by a hash of the trace id) within the same transaction. 1,000,000 traces of 1.7 KB
-objectives in one statement ran out of the store's 256 MB on two threads; in parts of
-250,000 they took 5.7 s, against 8.8 s on one thread in parts of 500,000 (a commit's way),
-and a run's 1,000,000 realistic traces 4.1 s against 6.2-6.8 s (docs/performance.md)."""
-
-FOLD_IN_PART_TRACES = 250_000
-"""Most traces a fold of some traces (`_fold_some`) writes in one statement: each table read
-keeps the part's ids, a hash table of them a table; 1,000,000 ids at once ran out of the
-store's 256 MB (250,000: 0.8 s at 1,000,000 stored traces)."""
+"""Most traces a fold writes in one statement: more are written in as many parts (by a hash
+of the trace id) within the same transaction. 1,000,000 traces of 1.7 KB objectives in one
+statement ran out of the store's 256 MB on two threads, and so did 1,000,000 ids kept by
+every table read of a fold of some traces; in parts of 250,000 the objectives took 5.7 s,
+against 8.8 s on one thread in parts of 500,000 (a commit's way), and a run's 1,000,000
+realistic traces 4.1 s against 6.2-6.8 s (docs/performance.md)."""
 
 _TOUCHED = "__latest_touched"
 _RUNS = "__latest_runs"
@@ -85,32 +81,31 @@ def fold_pending(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     return int(touched)
 
 
-def _insert(con: duckdb.DuckDBPyConnection, condition: str) -> None:
-    rows = latest_rows_select(condition)
-    con.execute(f"INSERT INTO {LATEST_TRACE_ROWS} BY NAME {rows}")
-
-
 def _fold_all(con: duckdb.DuckDBPyConnection, stored: int) -> None:
     """Every stored trace's row again (the runs touched half of them or more: a backfill into
-    an empty database, a migrated file), a part of the traces at a time, each table read
-    whole: keeping a list of ids in every read cost more than the rows it saved."""
+    an empty database, a migrated file), each table read whole: keeping a list of ids in
+    every read cost more than the rows it saved."""
     con.execute(f"DELETE FROM {LATEST_TRACE_ROWS}")
-    parts = max(1, -(-stored // FOLD_PART_TRACES))
-    for part in range(parts):
-        _insert(con, f"hash(trace_id) % {parts} = {part}" if parts > 1 else "true")
+    _insert_in_parts(con, stored, lambda part: part)
 
 
 def _fold_some(con: duckdb.DuckDBPyConnection, touched: int) -> None:
-    """The rows of the touched traces (`_TOUCHED`) again, a part of them at a time."""
-    con.execute(
-        f"DELETE FROM {LATEST_TRACE_ROWS} WHERE trace_id IN (SELECT trace_id FROM {_TOUCHED})"
-    )
-    parts = -(-touched // FOLD_IN_PART_TRACES)
+    """The rows of the touched traces (`_TOUCHED`) again."""
+    chosen = f"SELECT trace_id FROM {_TOUCHED}"
+    con.execute(f"DELETE FROM {LATEST_TRACE_ROWS} WHERE trace_id IN ({chosen})")
+    _insert_in_parts(con, touched, lambda part: f"trace_id IN ({chosen} WHERE {part})")
+
+
+def _insert_in_parts(
+    con: duckdb.DuckDBPyConnection, traces: int, condition: Callable[[str], str]
+) -> None:
+    """Insert the rows of `latest_rows_select(condition(part))` for each part of `traces`
+    traces, `FOLD_PART_TRACES` at most a part (`part`: SQL on `trace_id`)."""
+    parts = max(1, -(-traces // FOLD_PART_TRACES))
     for part in range(parts):
-        chosen = f"SELECT trace_id FROM {_TOUCHED}" + (
-            f" WHERE hash(trace_id) % {parts} = {part}" if parts > 1 else ""
-        )
-        _insert(con, f"trace_id IN ({chosen})")
+        split = f"hash(trace_id) % {parts} = {part}" if parts > 1 else "true"
+        rows = latest_rows_select(condition(split))
+        con.execute(f"INSERT INTO {LATEST_TRACE_ROWS} BY NAME {rows}")
 
 
 def rebuild(con: duckdb.DuckDBPyConnection) -> int:
