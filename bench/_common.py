@@ -59,6 +59,15 @@ LONG_S = 10.0
 T = TypeVar("T")
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident memory since it started its program, in MiB (VmHWM: a
+    child's ru_maxrss as its parent reads it is the highest of every child so far)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
 def add_common_args(parser: argparse.ArgumentParser) -> None:
     """Flags every benchmark takes."""
     parser.add_argument(

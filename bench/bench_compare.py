@@ -40,6 +40,7 @@ from _common import (
     add_common_args,
     begin,
     end,
+    peak_rss_mib,
     print_table,
     save_result,
     short_machine,
@@ -134,18 +135,10 @@ def _child(db: str, baseline: str, candidate: str) -> None:
                 "traces": [found["baseline"]["traces"], found["candidate"]["traces"]],
                 "groups": len(found["groups"]),
                 "metrics": len(found["metrics"]),
-                "peak_mib": _peak_mib(),
+                "peak_mib": peak_rss_mib(),
             }
         )
     )
-
-
-def _peak_mib() -> float:
-    """This process's peak resident memory since it started its program, in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def _compare(db: Path, baseline: str, candidate: str) -> tuple[dict[str, object], float]:

@@ -20,7 +20,11 @@ as its input and output, a failed call's level ERROR, the other attributes in
 metadata.attributes, as Langfuse keeps an OTel span) and imports those in the same run, printed
 beside the Collector files' figures and the same targets.
 
-Run: .venv/bin/python bench/bench_otel_import.py [--n 1000000]
+With --one-file each folder is also imported as one file holding its files one after the
+other (a Collector file exporter without rotation, a single export download): the blocks of
+one file are parsed side by side as the files of a folder are.
+
+Run: .venv/bin/python bench/bench_otel_import.py [--n 1000000] [--langfuse] [--one-file]
 """
 
 from __future__ import annotations
@@ -37,7 +41,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import OUT_DIR, Check, add_common_args, begin, end, fmt_rate, print_table, save_result
+from _common import (
+    OUT_DIR,
+    Check,
+    add_common_args,
+    begin,
+    end,
+    fmt_rate,
+    peak_rss_mib,
+    print_table,
+    save_result,
+)
 from _langfuse_export import langfuse_trace
 
 TARGET_SPANS_PER_S = 100_000
@@ -250,10 +264,13 @@ def child(folder: str, out: str) -> None:
     started = time.perf_counter()
     summary = import_otel([folder], out)
     seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(
         json.dumps(
             {
                 "seconds": seconds,
+                "cpu_seconds": usage.ru_utime + usage.ru_stime,
+                "peak_bytes": int(peak_rss_mib() * 2**20),
                 "spans_read": summary.spans_read,
                 "imported": summary.imported,
                 "spans": summary.spans,
@@ -278,16 +295,15 @@ def _json_format_rate(path: Path, limit: int = 40) -> float:
 
 
 def _import_in_child(folder: Path) -> tuple[dict[str, Any], int]:
-    """The child's JSON line (with its CPU seconds, user + system, added), and its peak RSS
-    in bytes."""
+    """The child's JSON line (with its own CPU seconds, user + system), and its own peak RSS
+    in bytes (each child reports its own: the parent's view of its children adds up their
+    CPU and keeps the highest peak of any)."""
     with tempfile.TemporaryDirectory() as scratch:
         out = str(Path(scratch) / "traces.parquet")
         command = [sys.executable, __file__, "--child", str(folder), out]
         result = subprocess.run(command, check=True, capture_output=True, text=True)
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     run = json.loads(result.stdout.strip().splitlines()[-1])
-    run["cpu_seconds"] = usage.ru_utime + usage.ru_stime
-    return run, usage.ru_maxrss * 1024
+    return run, int(run.pop("peak_bytes"))
 
 
 def _checks(rate: float, peak: int, baseline: float) -> list[Check]:
@@ -327,6 +343,9 @@ def main() -> None:
     parser.add_argument(
         "--langfuse", action="store_true", help="also the same traces as a Langfuse export"
     )
+    parser.add_argument(
+        "--one-file", action="store_true", help="also each folder's spans as one file"
+    )
     add_common_args(parser)
     args = parser.parse_args()
     if args.child:
@@ -359,7 +378,13 @@ def main() -> None:
         f"otel import: {run['spans_read']:,} spans at {rate:,.0f} spans/s, peak RSS "
         f"{peak / 2**20:,.0f} MiB, on {info['cpu']} ({info['cpu_detail']}), {info['cores']} cores"
     )
-    result = {"spans_per_s": rate, "peak_rss_bytes": peak, "json_format_spans_per_s": baseline}
+    result: dict[str, Any] = {
+        "spans_per_s": rate,
+        "peak_rss_bytes": peak,
+        "json_format_spans_per_s": baseline,
+    }
+    if args.one_file:
+        result["one_file"] = _one_file_run(folder, ".json", rate)
     if args.langfuse:
         result["langfuse"] = _langfuse_run(args, rate)
     save_result("bench_otel_import", {**info, **facts, **run, **result})
@@ -392,7 +417,42 @@ def _langfuse_run(args: argparse.Namespace, otlp_rate: float) -> dict[str, Any]:
         )
     )
     print_table(checks)
-    return {**facts, **run, "spans_per_s": rate, "peak_rss_bytes": peak}
+    found = {**facts, **run, "spans_per_s": rate, "peak_rss_bytes": peak}
+    if args.one_file:
+        found["one_file"] = _one_file_run(folder, ".jsonl", rate)
+    return found
+
+
+def _one_file_run(folder: Path, suffix: str, folder_rate: float) -> dict[str, Any]:
+    """The folder's files as one file (written once beside it), imported in a child, printed
+    beside the targets and the folder's rate."""
+    single = folder.with_name(folder.name + "_one_file")
+    path = single / f"traces{suffix}"
+    if not path.exists():
+        single.mkdir(exist_ok=True)
+        with path.open("wb") as out:
+            for part in sorted(folder.glob(f"traces-*{suffix}")):
+                out.write(part.read_bytes())
+    run, peak = _import_in_child(single)
+    rate = run["spans_read"] / run["seconds"]
+    print(
+        f"\nThe same as one file of {path.stat().st_size / 1e6:,.0f} MB: {run['spans_read']:,} "
+        f"records -> {run['imported']:,} traces in {run['seconds']:.2f} s (single run), "
+        f"CPU time {run['cpu_seconds']:.1f} s"
+    )
+    checks = _checks(rate, peak, folder_rate)[:2]
+    checks.append(
+        Check(
+            "the folder of files (spans/s)",
+            fmt_rate(folder_rate),
+            "",
+            f"{rate / folder_rate:.2f}x",
+            "",
+            None,
+        )
+    )
+    print_table(checks)
+    return {**run, "spans_per_s": rate, "peak_rss_bytes": peak}
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ registry (`storage.inputs.formats`), not through this flow.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -18,7 +19,8 @@ import polars as pl
 
 from pipelines.runs import Steps, publish_markdown
 from storage.config_files import load_otel_config
-from storage.spans.otel_files import iter_span_chunks, otel_input_files
+from storage.spans.block_reading import read_chunks
+from storage.spans.otel_files import SpanChunk, otel_input_files
 from storage.spans.otel_output import otel_report_path, otel_trace_writer, write_otel_report
 from storage.spans.otel_spool import SpanSpool, bucket_count
 from transforms.config.otel import OtelImportConfig
@@ -95,31 +97,32 @@ class OtelImportSummary:
 
 
 READERS = 2
-"""Files read at once. Arrow's JSON reader and Polars release the GIL, so two threads keep
-both cores of a small machine busy; each holds one chunk (about 16 MB of input) at a time and
-parses it on its own thread (`storage.spans.otel_files`: Arrow's own threads on top of these two
-spend their time scheduling; docs/performance.md)."""
+"""Blocks parsed at once (`storage.spans.otel_files.read_chunks`): of one file or of several.
+Arrow's JSON reader and Polars release the GIL, so two threads keep both cores of a small
+machine busy; each parses one block (about 8 MB of input) at a time on its own thread (Arrow's
+own threads on top of these two spend their time scheduling; docs/performance.md)."""
 
 
 def _read_files(
     files: list[Path], settings: OtelImportConfig, spool: SpanSpool, malformed: list[dict[str, Any]]
 ) -> int:
-    """Read every file into the spool (each file's rows tagged with its place in `files`, so
-    the spool hands them back in file order); returns how many records were read."""
+    """Read every file into the spool (each chunk's rows tagged with its place in the files'
+    order, so the spool hands them back in file order); returns how many records were read."""
+    lock = threading.Lock()
+    records = 0
+    rejections: dict[int, list[dict[str, Any]]] = {}
 
-    def read(index: int) -> tuple[int, list[dict[str, Any]]]:
-        records, rejections = 0, []
-        for chunk in iter_span_chunks(files[index], settings):
+    def handle(order: int, chunk: SpanChunk) -> None:
+        nonlocal records
+        spool.add(span_facts(chunk.spans, settings), order=order)
+        with lock:
             records += chunk.records
-            rejections.extend(chunk.rejections)
-            spool.add(span_facts(chunk.spans, settings), order=index)
-        return records, rejections
+            rejections[order] = chunk.rejections
 
-    with ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="otel-read") as pool:
-        results = list(pool.map(read, range(len(files))))
-    for _, rejections in results:
-        malformed.extend(rejections)
-    return sum(records for records, _ in results)
+    read_chunks(files, settings, handle, workers=READERS)
+    for order in sorted(rejections):
+        malformed.extend(rejections[order])
+    return records
 
 
 MAPPERS = 2

@@ -51,6 +51,9 @@ from transforms.otel_spans import (
 
 __all__ = [
     "OTEL_EXTENSIONS",
+    "ChunkJob",
+    "SpanChunk",
+    "chunk_jobs",
     "is_one_document",
     "iter_span_chunks",
     "key_check",
@@ -424,39 +427,39 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
         offset += len(rows)
 
 
-def _phoenix_lines(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
+def _phoenix_block(data: bytearray, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
+    """The span rows of one block of Phoenix or Langfuse lines (`_is_phoenix_lines`)."""
     source, wanted = path_text(path), key_check(config)
-    for data, first in _line_blocks(path, size):
-        chunk = SpanChunk(rows_frame([]))
-        text = _decoded(data, path)
-        lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
-        chunk.records = len(lines)
-        taken, left = pl.DataFrame(schema=RAW_SPAN_SCHEMA), {number for number, _ in lines}
-        if lines and '"observations"' in lines[0][1]:  # Langfuse traces: column-wise
-            taken, left = langfuse_block(lines, source, lambda key: wanted_key_filter(key, config))
-        good: list[tuple[int, Mapping[str, Any]]] = []
-        for number, line in lines:
-            if number not in left:
-                continue
-            try:
-                value = parse_record(line, f"line {number}")
-            except RecordRejected as problem:
-                chunk.rejections.append(malformed(source, number, problem.reason))
-                continue
-            rows = span_rows(value)
-            if not rows:
-                chunk.rejections.append(
-                    malformed(
-                        source,
-                        number,
-                        f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context) or with its ids at the top (trace_id, span_id, name, attributes), nor an any-agent trace of such spans, nor a Langfuse trace with its observations",
-                    )
+    chunk = SpanChunk(rows_frame([]))
+    text = _decoded(data, path)
+    lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
+    chunk.records = len(lines)
+    taken, left = pl.DataFrame(schema=RAW_SPAN_SCHEMA), {number for number, _ in lines}
+    if lines and '"observations"' in lines[0][1]:  # Langfuse traces: column-wise
+        taken, left = langfuse_block(lines, source, lambda key: wanted_key_filter(key, config))
+    good: list[tuple[int, Mapping[str, Any]]] = []
+    for number, line in lines:
+        if number not in left:
+            continue
+        try:
+            value = parse_record(line, f"line {number}")
+        except RecordRejected as problem:
+            chunk.rejections.append(malformed(source, number, problem.reason))
+            continue
+        rows = span_rows(value)
+        if not rows:
+            chunk.rejections.append(
+                malformed(
+                    source,
+                    number,
+                    f"line {number} is neither a row of a Phoenix span table (it needs {' and '.join(PHOENIX_COLUMNS)}) nor a span as the OpenTelemetry SDK writes it (name, context) or with its ids at the top (trace_id, span_id, name, attributes), nor an any-agent trace of such spans, nor a Langfuse trace with its observations",
                 )
-                continue
-            good.extend((number, row) for row in rows)
-        read = rows_frame(phoenix_rows(good, source, wanted))
-        chunk.spans = pl.concat([taken, read]).sort("record_number", maintain_order=True)
-        yield chunk
+            )
+            continue
+        good.extend((number, row) for row in rows)
+    read = rows_frame(phoenix_rows(good, source, wanted))
+    chunk.spans = pl.concat([taken, read]).sort("record_number", maintain_order=True)
+    return chunk
 
 
 def _decoded(data: bytearray, path: Path) -> str:
@@ -484,29 +487,73 @@ def _is_phoenix_lines(path: Path) -> bool:
     return False
 
 
+ChunkJob = Callable[[], Iterator[SpanChunk]]
+"""A piece of reading that may run on any thread: it yields the chunks of one block of lines,
+or of a whole file where a file is not read in blocks."""
+
+
+def _job(read: Callable[[], Iterator[SpanChunk]], path: Path) -> ChunkJob:
+    def run() -> Iterator[SpanChunk]:
+        try:
+            yield from read()
+        except OSError as exc:
+            raise InputError(
+                f"cannot read {path} ({exc}); check the path and its permissions"
+            ) from None
+
+    return run
+
+
+def _block_job(
+    parse: Callable[[bytearray, int, Path, OtelImportConfig], SpanChunk],
+    data: bytearray,
+    first: int,
+    path: Path,
+    config: OtelImportConfig,
+) -> ChunkJob:
+    return _job(lambda: iter((parse(data, first, path, config),)), path)
+
+
+def chunk_jobs(
+    path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[ChunkJob]:
+    """The reading of one file as jobs, in the file's order: one a block of about
+    `chunk_bytes` of JSON lines (OTLP requests, Phoenix or Langfuse rows), whose bytes are
+    read here and parsed when the job runs, so that blocks of one file can be parsed side by
+    side; one job for a whole protobuf, Parquet or one-document file.
+
+    Raises:
+        InputError: the file cannot be opened or read, is not UTF-8 (JSON), or is a Parquet
+            file that is not a Phoenix span table (here or when a job runs).
+    """
+    suffix = path.suffix.lower()
+    try:
+        if suffix in PARQUET_EXTENSIONS:
+            yield _job(lambda: _phoenix_parquet(path, config), path)
+        elif suffix not in _LINES:
+            yield _job(lambda: _protobuf_chunks(path, config, chunk_bytes), path)
+        else:
+            phoenix = _is_phoenix_lines(path)
+            if not phoenix and is_one_document(path):
+                yield _job(lambda: iter((document_chunk(path, config),)), path)
+                return
+            parse = _phoenix_block if phoenix else _json_chunk
+            for data, first in _line_blocks(path, chunk_bytes):
+                yield _block_job(parse, data, first, path, config)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {path} ({exc}); check the path and its permissions"
+        ) from None
+
+
 def iter_span_chunks(
     path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
 ) -> Iterator[SpanChunk]:
-    """The spans of one file, a chunk of about `chunk_bytes` at a time.
+    """The spans of one file, a chunk of about `chunk_bytes` at a time, on this thread.
 
     Raises:
         InputError: the file cannot be opened or read, is not UTF-8 (JSON), or is a Parquet
             file that is not a Phoenix span table.
     """
-    suffix = path.suffix.lower()
-    try:
-        if suffix in PARQUET_EXTENSIONS:
-            yield from _phoenix_parquet(path, config)
-        elif suffix not in _LINES:
-            yield from _protobuf_chunks(path, config, chunk_bytes)
-        elif _is_phoenix_lines(path):
-            yield from _phoenix_lines(path, config, chunk_bytes)
-        elif is_one_document(path):
-            yield document_chunk(path, config)
-        else:
-            for data, first in _line_blocks(path, chunk_bytes):
-                yield _json_chunk(data, first, path, config)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {path} ({exc}); check the path and its permissions"
-        ) from None
+    for job in chunk_jobs(path, config, chunk_bytes):
+        yield from job()

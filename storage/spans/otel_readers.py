@@ -18,7 +18,8 @@ import polars as pl
 
 from storage.errors import InputError, UnrecognisedFile
 from storage.inputs.readers import FileInfo, file_facts
-from storage.spans.otel_files import OTEL_EXTENSIONS, iter_span_chunks
+from storage.spans.block_reading import read_chunks
+from storage.spans.otel_files import OTEL_EXTENSIONS, SpanChunk
 from storage.spans.otel_output import canonical_rows
 from storage.spans.otel_spool import SpanSpool, bucket_count
 from transforms.config.otel import OtelImportConfig
@@ -26,6 +27,9 @@ from transforms.otel import REJECTION_SCHEMA, map_spans
 from transforms.otel_spans import span_facts
 
 __all__ = ["OtelFileFormat"]
+
+READ_WORKERS = 2
+"""Blocks of a span file parsed at once (`storage.spans.otel_files.read_chunks`)."""
 
 
 @dataclass(frozen=True)
@@ -72,14 +76,18 @@ class OtelFileFormat:
                 consume(batch)
             rows += frame.height
 
-        malformed: list[dict[str, Any]] = []
+        rejections: dict[int, list[dict[str, Any]]] = {}
         with SpanSpool(bucket_count(size)) as spool:
-            for chunk in iter_span_chunks(path, self.config):
-                malformed.extend(chunk.rejections)
-                spool.add(span_facts(chunk.spans, self.config))
+
+            def park(order: int, chunk: SpanChunk) -> None:
+                spool.add(span_facts(chunk.spans, self.config), order=order)
+                rejections[order] = chunk.rejections  # one key a chunk: no two threads' alike
+
+            read_chunks([path], self.config, park, workers=READ_WORKERS)
             for bucket in spool.buckets():
                 mapping = map_spans(bucket, self.config)
                 hand_over(canonical_rows(mapping.traces, mapping.rejections, name, rows + 1))
+        malformed = [row for order in sorted(rejections) for row in rejections[order]]
         if malformed:
             rejected = pl.DataFrame(malformed, schema=REJECTION_SCHEMA)
             hand_over(canonical_rows(None, rejected, name, rows + 1))

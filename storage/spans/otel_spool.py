@@ -78,11 +78,11 @@ class SpanSpool:
 
     def add(self, spans: pl.DataFrame, order: int = 0) -> None:
         """Park `spans` (rows with a `trace_hex` column) in their buckets. Threads may add at
-        once; `buckets()` hands rows back sorted by `order` (stable), so a caller adding each
-        file's rows from its own thread still gets them in file order."""
+        once; `buckets()` hands rows back sorted by `order` (stable), so a caller adding
+        chunks from several threads still gets them in file order."""
         if spans.is_empty():
             return
-        spans = _compacted(spans).with_columns(_order=pl.lit(order, dtype=pl.Int32))
+        spans = _compacted(spans).with_columns(_order=pl.lit(order, dtype=pl.Int64))
         if self._buckets == 1:
             parts = {0: spans}
         else:

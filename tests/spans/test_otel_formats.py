@@ -194,6 +194,51 @@ def test_small_blocks_keep_line_numbers_and_spans_of_one_block_read(tmp_path: Pa
         read(64)
 
 
+def test_blocks_parsed_side_by_side_come_back_in_file_order(tmp_path: Path) -> None:
+    """Two files read in blocks of 64 bytes by two workers (`read_chunks`), the spans parked in
+    a spool as the import does: the same rows in the same order as one thread reading the
+    files one after the other, every rejection kept, and a block that is not UTF-8 raises
+    from whichever worker met it."""
+    import threading
+
+    from storage.errors import InputError
+    from storage.spans.block_reading import read_chunks
+    from storage.spans.otel_files import SpanChunk, iter_span_chunks
+    from storage.spans.otel_spool import SpanSpool
+    from transforms.config.otel import OtelImportConfig
+
+    exporter = _run(tmp_path / "run")
+    export = (tmp_path / "run" / "spans.jsonl").read_bytes().strip().split(b"\n")
+    paths = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    paths[0].write_bytes(b"\n".join([*export, b"{not json", *export]) + b"\n")
+    paths[1].write_bytes(b"\n".join([*export, b"[1, 2", *export]) + b"\n")
+    config = OtelImportConfig()
+    sequential = [chunk for path in paths for chunk in iter_span_chunks(path, config, 64)]
+    expected = pl.concat([chunk.spans for chunk in sequential])
+    threads: set[str] = set()
+    found: dict[int, SpanChunk] = {}
+    with SpanSpool(1) as spool:
+
+        def handle(order: int, chunk: SpanChunk) -> None:
+            threads.add(threading.current_thread().name)
+            found[order] = chunk
+            spool.add(chunk.spans.with_columns(trace_hex=pl.lit("t")), order=order)
+
+        read_chunks(paths, config, handle, workers=2, chunk_bytes=64)
+        parked = pl.concat(list(spool.buckets())).drop("trace_hex")
+    assert expected.height == 4 * len(exporter.spans)
+    assert parked.equals(expected.drop("trace_hex"))
+    assert len(found) == len(sequential) and len(threads) == 2
+    in_order = [found[order] for order in sorted(found)]
+    assert [r for c in in_order for r in c.rejections] == [
+        r for c in sequential for r in c.rejections
+    ]
+    assert [r["record_number"] for c in in_order for r in c.rejections] == [len(export) + 1] * 2
+    paths[1].write_bytes(b"\n".join([*export, b"\xe9t\xe9"]) + b"\n")
+    with pytest.raises(InputError, match="not UTF-8 text"):
+        read_chunks(paths, config, lambda order, chunk: None, workers=2, chunk_bytes=64)
+
+
 def test_a_pretty_printed_otlp_request_reads_like_its_json_line(tmp_path: Path) -> None:
     """One OTLP request as a JSON document over many lines (what `indent=2` writes) was read
     line by line, every line a malformed record; it is one request."""
