@@ -20,11 +20,18 @@ as its input and output, a failed call's level ERROR, the other attributes in
 metadata.attributes, as Langfuse keeps an OTel span) and imports those in the same run, printed
 beside the Collector files' figures and the same targets.
 
+With --langfuse-real the six Langfuse downloads of tests/data/langfuse (six frameworks' runs,
+as Langfuse Cloud exported them) are repeated under new trace ids into one file of about as
+many observations as asked (200,000 by default: 1.4 GB) and imported the same way. Real
+exports hold floats and escaped text that keep their lines off the column-wise reader
+(their blocks are parsed in worker processes), and observations of about 7 KB.
+
 With --one-file each folder is also imported as one file holding its files one after the
 other (a Collector file exporter without rotation, a single export download): the blocks of
 one file are parsed side by side as the files of a folder are.
 
 Run: .venv/bin/python bench/bench_otel_import.py [--n 1000000] [--langfuse] [--one-file]
+    [--langfuse-real [N]]
 """
 
 from __future__ import annotations
@@ -259,18 +266,25 @@ def generate(folder: Path, n: int, seed: int) -> dict[str, int]:
 
 def child(folder: str, out: str) -> None:
     """Import the folder and print one JSON line with the wall time and the summary counts."""
-    from pipelines.otel_import import import_otel
+    from pipelines.otel_import import READERS, import_otel
 
     started = time.perf_counter()
     summary = import_otel([folder], out)
     seconds = time.perf_counter() - started
     usage = resource.getrusage(resource.RUSAGE_SELF)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)  # parsing processes, if any
+    # each worker's peak is at most the highest of them, and they may peak together
+    worker_peak = READERS * workers.ru_maxrss * 1024
     print(
         json.dumps(
             {
                 "seconds": seconds,
-                "cpu_seconds": usage.ru_utime + usage.ru_stime,
-                "peak_bytes": int(peak_rss_mib() * 2**20),
+                "cpu_seconds": usage.ru_utime
+                + usage.ru_stime
+                + workers.ru_utime
+                + workers.ru_stime,
+                "peak_bytes": int(peak_rss_mib() * 2**20) + worker_peak,
+                "worker_peak_bytes": worker_peak,
                 "spans_read": summary.spans_read,
                 "imported": summary.imported,
                 "spans": summary.spans,
@@ -346,6 +360,16 @@ def main() -> None:
     parser.add_argument(
         "--one-file", action="store_true", help="also each folder's spans as one file"
     )
+    parser.add_argument(
+        "--langfuse-real",
+        type=int,
+        nargs="?",
+        const=200_000,
+        default=None,
+        metavar="N",
+        help="also the real Langfuse downloads of tests/data repeated to about N observations "
+        "(default 200,000: 1.4 GB)",
+    )
     add_common_args(parser)
     args = parser.parse_args()
     if args.child:
@@ -387,6 +411,8 @@ def main() -> None:
         result["one_file"] = _one_file_run(folder, ".json", rate)
     if args.langfuse:
         result["langfuse"] = _langfuse_run(args, rate)
+    if args.langfuse_real:
+        result["langfuse_real"] = _real_langfuse_run(args.langfuse_real, rate)
     save_result("bench_otel_import", {**info, **facts, **run, **result})
 
 
@@ -421,6 +447,58 @@ def _langfuse_run(args: argparse.Namespace, otlp_rate: float) -> dict[str, Any]:
     if args.one_file:
         found["one_file"] = _one_file_run(folder, ".jsonl", rate)
     return found
+
+
+REAL_LANGFUSE = Path(__file__).resolve().parent.parent / "tests" / "data" / "langfuse"
+
+
+def _real_langfuse_folder(n: int) -> tuple[Path, int]:
+    """One file of the real Langfuse downloads, each repeated under new trace ids (every
+    observation's `traceId` too) until about `n` observations; written once."""
+    folder = OUT_DIR / f"langfuse_real_{n}"
+    path = folder / "traces.jsonl"
+    if not path.exists():
+        traces = [json.loads(p.read_text()) for p in sorted(REAL_LANGFUSE.glob("*.json"))]
+        folder.mkdir(exist_ok=True)
+        rng, written, number = random.Random(0), 0, 0
+        with path.open("w", encoding="utf-8") as out:
+            while written < n:
+                trace = json.loads(json.dumps(traces[number % len(traces)]))
+                trace_id = f"{rng.getrandbits(128):032x}"
+                trace.get("trace", trace)["id"] = trace_id
+                for observation in trace["observations"]:
+                    observation["traceId"] = trace_id
+                out.write(json.dumps(trace, separators=(",", ":"), ensure_ascii=False) + "\n")
+                written += len(trace["observations"])
+                number += 1
+    return folder, path.stat().st_size
+
+
+def _real_langfuse_run(n: int, otlp_rate: float) -> dict[str, Any]:
+    """The real Langfuse downloads, repeated, imported in a child as the generated exports."""
+    folder, size = _real_langfuse_folder(n)
+    run, peak = _import_in_child(folder)
+    rate = run["spans_read"] / run["seconds"]
+    print(
+        f"\nReal Langfuse downloads (tests/data/langfuse) repeated into one file of "
+        f"{size / 1e6:,.0f} MB: {run['spans_read']:,} observations "
+        f"({size / run['spans_read']:,.0f} bytes each) -> {run['imported']:,} traces in "
+        f"{run['seconds']:.2f} s (single run), {size / 1e6 / run['seconds']:,.1f} MB/s, "
+        f"CPU time {run['cpu_seconds']:.1f} s"
+    )
+    checks = _checks(rate, peak, otlp_rate)[:2]
+    checks.append(
+        Check(
+            "Collector JSON files (spans/s)",
+            fmt_rate(otlp_rate),
+            "",
+            f"{rate / otlp_rate:.2f}x",
+            "",
+            None,
+        )
+    )
+    print_table(checks)
+    return {**run, "spans_per_s": rate, "peak_rss_bytes": peak, "bytes": size}
 
 
 def _one_file_run(folder: Path, suffix: str, folder_rate: float) -> dict[str, Any]:

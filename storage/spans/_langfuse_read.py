@@ -13,13 +13,14 @@ times the columns would read otherwise than `storage.spans.langfuse` (`_covered`
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import polars as pl
 
 from storage.inputs.json_values import MAX_JSON_DEPTH
 
-__all__ = ["observations"]
+__all__ = ["held_back", "observations"]
 
 _TEXT_FIELDS = (
     "id",
@@ -130,6 +131,14 @@ def _too_deep(lines: list[str]) -> list[bool]:
     ends = np.flatnonzero(kind == _NEWLINE)
     starts = np.concatenate(([0], ends[:-1] + 1))
     return (np.maximum.reduceat(depth, starts) > MAX_JSON_DEPTH).tolist()
+
+
+def held_back(line: str) -> bool:
+    """The line trips a guard (`_GUARDS`), so this reading leaves it to the per-line reader."""
+    return _GUARD.search(line) is not None
+
+
+_GUARD = re.compile(_GUARDS)
 
 
 def _read(lines: list[tuple[int, str]]) -> pl.DataFrame | None:

@@ -2,22 +2,41 @@
 side, so that one large file (a Collector file exporter without rotation, one export
 download) keeps every core busy as a folder of files does.
 
-This thread reads each block's bytes (`storage.spans.otel_files.chunk_jobs`); the workers
+This thread reads each block's bytes (`storage.spans.otel_files.chunk_jobs`); worker threads
 parse them (Arrow's JSON reader and Polars let go of the GIL) and hand each chunk, with its
 place in the files' order, to the caller's function, which parks it (`otel_spool`) for the
-spool to hand back in file order.
+spool to hand back in file order. Blocks of Phoenix or Langfuse rows in a large file are
+parsed in worker processes instead: such rows are read line by line in Python wherever the
+column-wise reader cannot take them (every real Langfuse export: docs/performance.md), and
+threads would wait on one another for the GIL. The chunks come back to the worker threads,
+which hand them on as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+import multiprocessing
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
 from pathlib import Path
+from typing import TypeGuard
 
-from storage.spans.otel_files import CHUNK_BYTES, ChunkJob, SpanChunk, chunk_jobs
+from storage.spans.otel_files import (
+    CHUNK_BYTES,
+    ChunkJob,
+    LineBlock,
+    SpanChunk,
+    chunk_jobs,
+    parsed_block,
+)
 from transforms.config.otel import OtelImportConfig
 
-__all__ = ["read_chunks"]
+__all__ = ["PROCESS_FILE_BYTES", "read_chunks"]
 
 
 def read_chunks(
@@ -37,15 +56,23 @@ def read_chunks(
     """
     jobs = (job for path in paths for job in chunk_jobs(path, config, chunk_bytes))
 
-    def run(number: int, job: ChunkJob) -> None:
-        for part, chunk in enumerate(job()):
+    def run(number: int, chunks: Callable[[], Iterable[SpanChunk]]) -> None:
+        for part, chunk in enumerate(chunks()):
             handle(number * _JOB_PARTS + part, chunk)
 
+    processes: ProcessPoolExecutor | None = None
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="span-read") as pool:
         pending: set[Future[None]] = set()
         try:
             for number, job in enumerate(jobs):
-                pending.add(pool.submit(run, number, job))
+                if _elsewhere(job):
+                    if processes is None:
+                        spawn = multiprocessing.get_context("spawn")
+                        processes = ProcessPoolExecutor(max_workers=workers, mp_context=spawn)
+                    parsed = processes.submit(parsed_block, job)
+                    pending.add(pool.submit(run, number, parsed.result))
+                else:
+                    pending.add(pool.submit(run, number, job))
                 if len(pending) >= 2 * workers:
                     done, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for future in done:
@@ -55,7 +82,19 @@ def read_chunks(
         finally:
             for future in pending:
                 future.cancel()
+            if processes is not None:
+                processes.shutdown(cancel_futures=True)
 
+
+def _elsewhere(job: ChunkJob) -> TypeGuard[LineBlock]:
+    """Parse this job in a worker process: a block of lines read one by one in Python, of a
+    file of `PROCESS_FILE_BYTES` or more (a smaller file is not worth a process's start,
+    about a second)."""
+    return isinstance(job, LineBlock) and job.python and job.file_bytes >= PROCESS_FILE_BYTES
+
+
+PROCESS_FILE_BYTES = 64 << 20
+"""The smallest file read line by line in Python whose blocks are parsed in worker processes."""
 
 _JOB_PARTS = 1 << 32
 """Chunks one job may yield: a chunk's order is its job's number times this, plus its place."""

@@ -35,6 +35,7 @@ from storage.inputs.json_values import parse_record
 from storage.inputs.surrogates import SURROGATE_ESCAPE_BYTES
 from storage.names import path_text
 from storage.spans._langfuse_lines import langfuse_block
+from storage.spans._langfuse_read import held_back
 from storage.spans._otlp import collector_schema, request_rows, rows_frame
 from storage.spans._otlp_arrow import arrow_rows
 from storage.spans._otlp_frames import protobuf_messages
@@ -52,12 +53,14 @@ from transforms.otel_spans import (
 __all__ = [
     "OTEL_EXTENSIONS",
     "ChunkJob",
+    "LineBlock",
     "SpanChunk",
     "chunk_jobs",
     "is_one_document",
     "iter_span_chunks",
     "key_check",
     "otel_input_files",
+    "parsed_block",
 ]
 
 
@@ -428,7 +431,7 @@ def _phoenix_parquet(path: Path, config: OtelImportConfig) -> Iterator[SpanChunk
 
 
 def _phoenix_block(data: bytearray, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
-    """The span rows of one block of Phoenix or Langfuse lines (`_is_phoenix_lines`)."""
+    """The span rows of one block of Phoenix or Langfuse lines (`_row_lines`)."""
     source, wanted = path_text(path), key_check(config)
     chunk = SpanChunk(rows_frame([]))
     text = _decoded(data, path)
@@ -469,22 +472,28 @@ def _decoded(data: bytearray, path: Path) -> str:
         raise InputError(f"{path} is not UTF-8 text; re-export it as UTF-8") from None
 
 
-def _is_phoenix_lines(path: Path) -> bool:
-    """True when the first non-blank line is a span row (Phoenix's, the SDK's), an any-agent
-    trace of them or a Langfuse trace, rather than an OTLP request."""
+def _row_lines(path: Path) -> tuple[bool, bool]:
+    """Whether the first non-blank line is a span row (Phoenix's, the SDK's), an any-agent
+    trace of them or a Langfuse trace, rather than an OTLP request; and whether such a file
+    is likely read line by line in Python: rows that are not Langfuse traces always are, and
+    Langfuse traces are when the first trips the column-wise reader's guards (a real
+    export's floats and escaped text do: every line of it will)."""
     with path.open("rb") as handle:
         for raw in handle:
             line = raw.strip().removeprefix(b"\xef\xbb\xbf")
             if not line:
                 continue
             if line.startswith(b'{"resourceSpans"') or b'"resourceSpans"' in line[:200]:
-                return False
+                return False, False
+            text = line.decode("utf-8", "replace")
             try:
-                value = parse_record(line.decode("utf-8", "replace"), "line 1")
+                value = parse_record(text, "line 1")
             except RecordRejected:
-                return False
-            return span_rows(value) is not None
-    return False
+                return False, False
+            if span_rows(value) is None:
+                return False, False
+            return True, '"observations"' not in text or held_back(text)
+    return False, False
 
 
 ChunkJob = Callable[[], Iterator[SpanChunk]]
@@ -504,14 +513,29 @@ def _job(read: Callable[[], Iterator[SpanChunk]], path: Path) -> ChunkJob:
     return run
 
 
-def _block_job(
-    parse: Callable[[bytearray, int, Path, OtelImportConfig], SpanChunk],
-    data: bytearray,
-    first: int,
-    path: Path,
-    config: OtelImportConfig,
-) -> ChunkJob:
-    return _job(lambda: iter((parse(data, first, path, config),)), path)
+@dataclass(frozen=True)
+class LineBlock:
+    """A block of a file's lines, read and not yet parsed (a `ChunkJob`): OTLP requests, or
+    `rows` (Phoenix or Langfuse rows). It pickles, so it can be parsed in another process:
+    `python` says its lines are likely read one by one in Python (`_row_lines`), holding the
+    GIL, where Arrow's and Polars' readers let go of it."""
+
+    data: bytearray
+    first: int
+    path: Path
+    config: OtelImportConfig
+    rows: bool
+    python: bool
+    file_bytes: int
+
+    def __call__(self) -> Iterator[SpanChunk]:
+        parse = _phoenix_block if self.rows else _json_chunk
+        yield parse(self.data, self.first, self.path, self.config)
+
+
+def parsed_block(block: LineBlock) -> list[SpanChunk]:
+    """The chunks of one block, as a worker process hands them back."""
+    return list(block())
 
 
 def chunk_jobs(
@@ -533,13 +557,13 @@ def chunk_jobs(
         elif suffix not in _LINES:
             yield _job(lambda: _protobuf_chunks(path, config, chunk_bytes), path)
         else:
-            phoenix = _is_phoenix_lines(path)
+            phoenix, python = _row_lines(path)
             if not phoenix and is_one_document(path):
                 yield _job(lambda: iter((document_chunk(path, config),)), path)
                 return
-            parse = _phoenix_block if phoenix else _json_chunk
+            size = path.stat().st_size
             for data, first in _line_blocks(path, chunk_bytes):
-                yield _block_job(parse, data, first, path, config)
+                yield LineBlock(data, first, path, config, phoenix, python, size)
     except OSError as exc:
         raise InputError(
             f"cannot read {path} ({exc}); check the path and its permissions"

@@ -239,6 +239,51 @@ def test_blocks_parsed_side_by_side_come_back_in_file_order(tmp_path: Path) -> N
         read_chunks(paths, config, lambda order, chunk: None, workers=2, chunk_bytes=64)
 
 
+def test_real_langfuse_lines_parsed_in_worker_processes_read_as_on_this_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The six Langfuse downloads of tests/data as one file of trace lines, twice over: their
+    floats and escaped text keep them off the column-wise reader, so (the file size limit
+    lowered to 0) each block of 32 KB is parsed in a worker process, and the rows come back
+    as one thread reads them. An OTLP file beside it stays on the threads."""
+    import json
+
+    from storage.spans import block_reading
+    from storage.spans.otel_files import SpanChunk, iter_span_chunks
+    from transforms.config.otel import OtelImportConfig
+
+    downloads = sorted((Path(__file__).parents[1] / "data" / "langfuse").glob("*.trace.json"))
+    lines = [json.dumps(json.loads(path.read_text()), ensure_ascii=False) for path in downloads]
+    rows = tmp_path / "langfuse.jsonl"
+    rows.write_text("\n".join(lines + lines) + "\n", encoding="utf-8")
+    _run(tmp_path / "run")
+    otlp = tmp_path / "run" / "spans.jsonl"
+    config = OtelImportConfig()
+    submitted: list[object] = []
+
+    class Counted(block_reading.ProcessPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            submitted.append(args[0])
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(block_reading, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(block_reading, "PROCESS_FILE_BYTES", 0)
+    found: dict[int, SpanChunk] = {}
+    block_reading.read_chunks(
+        [rows, otlp], config, found.__setitem__, workers=2, chunk_bytes=32 << 10
+    )
+    sequential = [
+        chunk for path in (rows, otlp) for chunk in iter_span_chunks(path, config, 32 << 10)
+    ]
+    in_order = [found[order] for order in sorted(found)]
+    expected = pl.concat([chunk.spans for chunk in sequential])
+    assert pl.concat([chunk.spans for chunk in in_order]).equals(expected)
+    assert expected.filter(pl.col("source_file").str.ends_with("langfuse.jsonl")).height > 80
+    assert [c.records for c in in_order] == [c.records for c in sequential]
+    assert submitted and all(job.path == rows for job in submitted)  # type: ignore[attr-defined]
+    assert len(submitted) == len(list(iter_span_chunks(rows, config, 32 << 10)))
+
+
 def test_a_pretty_printed_otlp_request_reads_like_its_json_line(tmp_path: Path) -> None:
     """One OTLP request as a JSON document over many lines (what `indent=2` writes) was read
     line by line, every line a malformed record; it is one request."""
