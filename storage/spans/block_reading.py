@@ -15,6 +15,9 @@ which hand them on as before.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
@@ -68,7 +71,12 @@ def read_chunks(
                 if _elsewhere(job):
                     if processes is None:
                         spawn = multiprocessing.get_context("spawn")
-                        processes = ProcessPoolExecutor(max_workers=workers, mp_context=spawn)
+                        processes = ProcessPoolExecutor(
+                            max_workers=workers,
+                            mp_context=spawn,
+                            initializer=_exit_with_parent,
+                            initargs=(os.getpid(),),
+                        )
                     parsed = processes.submit(parsed_block, job)
                     pending.add(pool.submit(run, number, parsed.result))
                 else:
@@ -84,6 +92,19 @@ def read_chunks(
                 future.cancel()
             if processes is not None:
                 processes.shutdown(cancel_futures=True)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker process's start: it ends itself once its parent is gone. A parent killed
+    outright (kill -9) leaves its workers blocked on a pipe nobody reads, each holding a
+    block's memory, until they are killed by hand."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _elsewhere(job: ChunkJob) -> TypeGuard[LineBlock]:
