@@ -320,6 +320,21 @@ def _import_in_child(folder: Path) -> tuple[dict[str, Any], int]:
     return run, int(run.pop("peak_bytes"))
 
 
+def _checks_against_collector(
+    rate: float, peak: int, otlp_rate: float, which: str = ""
+) -> list[Check]:
+    """The target and the budget, and the rate beside the Collector files' in this run."""
+    beside = Check(
+        f"Collector JSON files{which} (spans/s)",
+        fmt_rate(otlp_rate),
+        "",
+        f"{rate / otlp_rate:.2f}x",
+        "",
+        None,
+    )
+    return [*_checks(rate, peak, otlp_rate)[:2], beside]
+
+
 def _checks(rate: float, peak: int, baseline: float) -> list[Check]:
     return [
         Check(
@@ -431,18 +446,7 @@ def _langfuse_run(args: argparse.Namespace, otlp_rate: float) -> dict[str, Any]:
         f"{run['spans_read']:,} observations -> {run['imported']:,} traces in "
         f"{run['seconds']:.2f} s (single run); read = mapped + dropped: {run['balanced']}"
     )
-    checks = _checks(rate, peak, otlp_rate)[:2]
-    checks.append(
-        Check(
-            "Collector JSON files, same traces (spans/s)",
-            fmt_rate(otlp_rate),
-            "",
-            f"{rate / otlp_rate:.2f}x",
-            "",
-            None,
-        )
-    )
-    print_table(checks)
+    print_table(_checks_against_collector(rate, peak, otlp_rate, ", same traces"))
     found = {**facts, **run, "spans_per_s": rate, "peak_rss_bytes": peak}
     if args.one_file:
         found["one_file"] = _one_file_run(folder, ".jsonl", rate)
@@ -486,18 +490,7 @@ def _real_langfuse_run(n: int, otlp_rate: float) -> dict[str, Any]:
         f"{run['seconds']:.2f} s (single run), {size / 1e6 / run['seconds']:,.1f} MB/s, "
         f"CPU time {run['cpu_seconds']:.1f} s"
     )
-    checks = _checks(rate, peak, otlp_rate)[:2]
-    checks.append(
-        Check(
-            "Collector JSON files (spans/s)",
-            fmt_rate(otlp_rate),
-            "",
-            f"{rate / otlp_rate:.2f}x",
-            "",
-            None,
-        )
-    )
-    print_table(checks)
+    print_table(_checks_against_collector(rate, peak, otlp_rate))
     return {**run, "spans_per_s": rate, "peak_rss_bytes": peak, "bytes": size}
 
 
