@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import duckdb
@@ -24,12 +24,14 @@ from storage.compare._cells import (
     ROWS,
     TRACE_CELL,
     WHOLE,
+    Form,
     Paired,
     Side,
     empty_cells,
     paired_cells,
     pooled_sides,
     side_cells,
+    stored_metric,
 )
 from storage.compare._sql import (
     BASELINE_CATALOG,
@@ -195,6 +197,7 @@ def _narrowed(
 def _select(
     store: Statements,
     rows_of: Callable[[str], str],
+    forms: Sequence[Form],
     parts: int,
     pair_by: list[str],
     selections: tuple[str, str],
@@ -203,7 +206,8 @@ def _select(
     tasks: str = "",
 ) -> tuple[dict[str, int], int]:
     """Read the selected traces into `ROWS`, in `parts` parts (`rows_of`: the SQL of the
-    traces whose id its condition holds), of the traces `within` (a condition on `{key}`)
+    traces whose id its condition holds; `forms`: `cell_forms` of the metrics it gives, each
+    kept as `stored_metric` says), of the traces `within` (a condition on `{key}`)
     keeps; each side's count and how many trace ids are in both (`apart`: the baseline from a
     database of its own, where the same traces scored otherwise are a comparison, not a
     mistake); `tasks`: the task columns the read takes of the trace rows (`early_tasks`;
@@ -219,6 +223,7 @@ def _select(
     # The trace id is kept only to count the ids two databases share; the cells need only
     # the cell it falls in, computed here once rather than by each grouping.
     ids = "trace_id, " if apart else ""
+    metrics = ", ".join(stored_metric(i, form) for i, form in enumerate(forms))
     # Two databases are read one at a time (the other side's read pruned as always false):
     # as one union, the reads' joins ran out of the store's memory at 1,000,000 traces.
     reads = ("__in_b", "__in_c") if apart else ("true",)
@@ -228,7 +233,7 @@ def _select(
             kept += [within] if within != "true" else []
             rows = rows_of(" AND ".join(kept) or "true")
             columns = (
-                f"SELECT {ids}{TRACE_CELL} AS {CELL}{keys}, COLUMNS('^m[0-9]+$'), __in_b, __in_c "
+                f"SELECT {ids}{TRACE_CELL} AS {CELL}{keys}, {metrics}, __in_b, __in_c "
                 f"FROM ({rows}) WHERE {read}"
             )
             first = (
@@ -320,11 +325,12 @@ def compare_cells(
         stored = _stored(store, catalogs)
         within = _narrowed(store, chosen, catalogs, apart, stored)
         selections = (baseline, candidate)
+        forms = cell_forms(metrics)
         counts, both = _select(
-            store, rows_of, _parts(stored), pair_by or [], selections, apart, within, tasks
+            store, rows_of, forms, _parts(stored), pair_by or [], selections, apart, within, tasks
         )
         m = len(metrics)
-        sides = side_cells(store, BREAKDOWNS, cell_forms(metrics))
+        sides = side_cells(store, BREAKDOWNS, forms)
         paired = paired_cells(store, "'all'", pair_by, m) if pair_by else {}
         pairing, cells = _compared(pair_by, m, {"all": sides[WHOLE]}, paired)["all"]
         shared = paired.get("all")
