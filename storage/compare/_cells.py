@@ -23,6 +23,7 @@ __all__ = [
     "CELL",
     "MIN_PAIRS",
     "ROWS",
+    "ROWS_ONCE",
     "TRACE_CELL",
     "WHOLE",
     "Form",
@@ -45,6 +46,14 @@ MIN_PAIRS = 10
 ROWS = "__compare_rows"
 """The selected traces (side, the cell of each, the pairing and breakdown columns, the
 metrics; the trace id where two databases are compared)."""
+
+ROWS_ONCE = "__compare_rows_once"
+"""The rows of `ROWS` read in another order (`storage.compare.store`): cheaper for a grouping
+of few groups, dearer for one of many."""
+
+MANY_GROUPS = 100_000
+"""Groups (a breakdown's values, each side, `MAX_CELLS` cells) past which a grouping reads
+`ROWS` rather than `ROWS_ONCE`."""
 
 CELL = "__cell"
 """The column of `ROWS` that names a trace's cell."""
@@ -173,9 +182,11 @@ def side_cells(
     values = {column: _value(column) for column in columns}
     squares = _group_squares(store, values, forms)
     for column in columns:
+        named = {value for (c, value, _) in squares if c == column}
+        rows = ROWS if 2 * MAX_CELLS * len(named) > MANY_GROUPS else ROWS_ONCE
         frame = store.sql(
             f"SELECT {values[column]} AS value, side, {CELL} AS cell, count(*) AS n, "
-            f"{_sums(forms, squares=False)} FROM {ROWS} GROUP BY ALL"
+            f"{_sums(forms, squares=False)} FROM {rows} GROUP BY ALL"
         ).sort("value", "side", "cell")  # here: DuckDB's sort of 409,600 cells took 1-2 s
         for (named, side), part in frame.group_by("value", "side", maintain_order=True):
             group = found.setdefault((column, str(named)), {})
@@ -205,7 +216,7 @@ def _group_squares(
     keys = ", ".join(f"{sql} AS v{k}" for k, sql in enumerate(values.values()))
     sums = ", ".join([_square(f"m{i}", f"q{i}") for i in squared] or ["0 AS none"])
     found: dict[tuple[str, str, str], dict[str, float]] = {}
-    frame = store.sql(f"SELECT {keys}, side, {sums} FROM {ROWS} GROUP BY ALL")
+    frame = store.sql(f"SELECT {keys}, side, {sums} FROM {ROWS_ONCE} GROUP BY ALL")
     for row in frame.iter_rows(named=True):
         for k, column in enumerate(values):
             held = found.setdefault((column, str(row[f"v{k}"]), str(row["side"])), {})

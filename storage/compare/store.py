@@ -22,6 +22,7 @@ from storage.compare._cells import (
     CELL,
     MIN_PAIRS,
     ROWS,
+    ROWS_ONCE,
     TRACE_CELL,
     WHOLE,
     Form,
@@ -110,7 +111,20 @@ _SIDES = (
     f"SELECT 'b' AS side, * EXCLUDE (__in_b, __in_c) FROM {SELECTED} WHERE __in_b "
     f"UNION ALL SELECT 'c' AS side, * EXCLUDE (__in_b, __in_c) FROM {SELECTED} WHERE __in_c"
 )
-"""`ROWS`: each selected trace once a side that selects it."""
+"""`ROWS`: each selected trace once a side that selects it, a side at a time: a grouping of
+many groups (the 409,600 cells of 50 agents) then holds one side's groups at a time, and kept
+within the store's memory (2.1 s at 10,000,000 traces, against 4.1-5.2 s read once)."""
+
+_SIDES_ONCE = (
+    f"CREATE OR REPLACE TEMP VIEW {ROWS_ONCE} AS "
+    f"SELECT CASE WHEN __in_b THEN 'b' ELSE 'c' END AS side, * EXCLUDE (__in_b, __in_c) "
+    f"FROM {SELECTED} WHERE __in_b OR __in_c "
+    f"UNION ALL SELECT 'c' AS side, * EXCLUDE (__in_b, __in_c) FROM {SELECTED} "
+    "WHERE __in_b AND __in_c"
+)
+"""`ROWS_ONCE`: the rows of `ROWS` from one read of the table (and a second of the traces
+both sides select, which the table's row groups' bounds skip where there are none): a grouping
+of few groups (the domains' cells, the groups' squares) took a third less time so."""
 
 _SELECTED_TWICE = f"SELECT count(*) FROM {SELECTED} WHERE __in_b AND __in_c"
 _IN_BOTH = (
@@ -243,6 +257,7 @@ def _select(
             )
             store.execute(f"{first} {columns}")
         store.execute(_SIDES)
+        store.execute(_SIDES_ONCE)
     except duckdb.OutOfMemoryException as exc:
         raise TracegradeError(
             f"the comparison ran out of the store's memory ({MEMORY_LIMIT}) reading the "
@@ -253,7 +268,7 @@ def _select(
         raise InputError(
             f"a selection failed: {_first_line(exc)} (the columns: docs/compare.md)"
         ) from None
-    counts = dict(store.rows(f"SELECT side, count(*) FROM {ROWS} GROUP BY side"))
+    counts = dict(store.rows(f"SELECT side, count(*) FROM {ROWS_ONCE} GROUP BY side"))
     for side, name, text in zip(("b", "c"), ("baseline", "candidate"), selections, strict=True):
         if not counts.get(side):
             raise InputError(f"the {name} selection {text!r} selects no stored trace")
@@ -343,6 +358,7 @@ def compare_cells(
         ]
     finally:
         store.execute(f"DROP VIEW IF EXISTS {ROWS}")
+        store.execute(f"DROP VIEW IF EXISTS {ROWS_ONCE}")
         store.execute(f"DROP TABLE IF EXISTS {SELECTED}")
         store.execute(f"DROP TABLE IF EXISTS {CANDIDATES}")
         store.execute("RESET preserve_insertion_order")
