@@ -187,8 +187,12 @@ def side_cells(
         frame = store.sql(
             f"SELECT {values[column]} AS value, side, {CELL} AS cell, count(*) AS n, "
             f"{_sums(forms, squares=False)} FROM {rows} GROUP BY ALL"
-        ).sort("value", "side", "cell")  # here: DuckDB's sort of 409,600 cells took 1-2 s
-        for (named, side), part in frame.group_by("value", "side", maintain_order=True):
+        )
+        # Each group's side in the order of its value and side (the whole adds the groups up
+        # in that order), its rows in any: each fills its own cell. Not sorted by DuckDB (its
+        # ORDER BY of 409,600 cells took 1-2 s) nor row by row here (0.13 s).
+        parts = frame.partition_by("value", "side", as_dict=True)
+        for (named, side), part in sorted(parts.items(), key=lambda item: item[0]):
             group = found.setdefault((column, str(named)), {})
             held = squares[(column, str(named), str(side))]
             group[str(side)] = Side(int(part["n"].sum()), _dense(part, forms, squares=held))
