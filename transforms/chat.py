@@ -225,8 +225,14 @@ class _Walk:
             )
         ordinal, name = waiting.popleft()
         text = _text(message.get("content"), where) or ""
+        said = is_error_result(text, self.config.error_regex)
+        if message.get("is_error") is True and not said:
+            # Flagged, its text saying nothing of it ("Exit code 1", "<tool_use_error>..."):
+            # kept as the error it is, as the OTel import keeps a failed span's, so that
+            # the levels see the failure too (docs/import.md).
+            text = json.dumps({"error": text if text.strip() else True}, ensure_ascii=False)
         self.step("observation", text)
-        if message.get("is_error") is True or is_error_result(text, self.config.error_regex):
+        if message.get("is_error") is True or said:
             self.failures[name] = ordinal
 
     def walk(self, messages: list[Any]) -> None:

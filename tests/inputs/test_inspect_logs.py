@@ -76,7 +76,8 @@ def test_each_sample_of_each_log_is_one_trace(tmp_path: Path) -> None:
 
 def test_a_failed_tool_call_of_a_log_is_a_failure(tmp_path: Path) -> None:
     """Inspect records a failed call as the tool message's `error`: the result the trace
-    keeps is the error, and the call counts as failed (a retry of it is error recovery)."""
+    keeps is the error, written as one (`{"error": ...}`, which the levels read as a failed
+    call), and the call counts as failed (a retry of it is error recovery)."""
     header, (sample,) = _samples(DATA / "log_message_deduplication.eval")
     messages = sample["messages"]
     first_result = next(i for i, m in enumerate(messages) if m["role"] == "tool")
@@ -103,7 +104,7 @@ def test_a_failed_tool_call_of_a_log_is_a_failure(tmp_path: Path) -> None:
         "SELECT list_transform(steps, s -> s.type), "
         "list_filter(steps, s -> s.type = 'observation')[1].content FROM traces",
     )
-    assert observation == "timed out"
+    assert json.loads(observation) == {"error": "timed out"}
     assert types.count("error_recovery") == 1 and types.count("tool_call") == 4
 
 
