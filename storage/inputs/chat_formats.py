@@ -1,6 +1,6 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
-conversations and Inspect AI eval logs. Each is a test of a file's first record and a reader:
+conversations, Inspect AI eval logs and Claude Code transcripts. Each is a test of a file's first record and a reader:
 the chat mapping with that producer's keys, and the producer's own record conversion or
 container. Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from transforms.chat import ChatRecord
 
 __all__ = [
+    "claude_code_reader",
     "inspect_reader",
+    "is_claude_code",
     "is_inspect",
     "is_openhands",
     "is_swe_agent",
@@ -93,6 +95,19 @@ def inspect_reader(config: str | None) -> FileFormat:
     )
 
 
+def claude_code_reader(config: str | None) -> FileFormat:
+    from storage.inputs.claude_code_files import CLAUDE_CODE_EXTENSIONS, iter_claude_code_records
+    from transforms.claude_code import CLAUDE_CODE_KEYS
+
+    return _reader(
+        config,
+        CLAUDE_CODE_KEYS,
+        CLAUDE_CODE_EXTENSIONS,
+        "Claude Code transcripts",
+        records=iter_claude_code_records,
+    )
+
+
 def is_toolbench(look: Peek) -> bool:
     from transforms.toolbench import is_toolbench as holds_toolbench
 
@@ -118,3 +133,9 @@ def is_inspect(look: Peek) -> bool:
 
     # an `.eval` log is a zip, which no first record shows
     return look.suffix == ".eval" or is_inspect_log(look.record)
+
+
+def is_claude_code(look: Peek) -> bool:
+    from transforms.claude_code import is_claude_code_event
+
+    return is_claude_code_event(look.record)

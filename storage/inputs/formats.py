@@ -7,8 +7,8 @@ the reader that turns a file into canonical rows (a `storage.inputs.readers.File
 format named, `AutoFormat` reads each file with the first format that recognises it, and
 quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
 which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
-OpenHands, Inspect AI) keep their tests and readers in `storage.inputs.chat_formats`. The table of
-formats and what each maps: docs/formats.md.
+OpenHands, Inspect AI, Claude Code) keep their tests and readers in
+`storage.inputs.chat_formats`. The table of formats and what each maps: docs/formats.md.
 """
 
 from __future__ import annotations
@@ -211,6 +211,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: chat_formats.is_inspect(look),
         chat_formats.inspect_reader,
         "Inspect AI eval logs (.eval zips and .json logs: each sample's messages and scores)",
+    ),
+    TraceFormat(
+        "claude-code",
+        "Claude Code transcripts",
+        (".jsonl", ".ndjson"),
+        lambda look, _reader: chat_formats.is_claude_code(look),
+        chat_formats.claude_code_reader,
+        "Claude Code session transcripts (~/.claude/projects/*/*.jsonl: one session's events "
+        "a line; a subagent's file too)",
     ),
     TraceFormat(
         "chat",

@@ -23,6 +23,7 @@ _FORMATS = (
     "swe-agent",
     "openhands",
     "inspect",
+    "claude-code",
     "chat",
 )
 """`--format`: auto and the names of storage.inputs.formats.FORMATS (a test holds them equal)."""
@@ -230,7 +231,8 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
-        "chat: chat-message trajectories (docs/formats.md)",
+        "claude-code: Claude Code session transcripts; chat: chat-message trajectories "
+        "(docs/formats.md)",
     )
     score.add_argument(
         "--otel-config", metavar="FILE", help="a TOML file of mapping keys for OTel and Langfuse"

@@ -1,0 +1,130 @@
+"""Claude Code transcripts as Claude Code writes them (tests/data/SOURCES.md: two sessions and a
+subagent's file, sanitised, from a public repository) score with no format flag: each session
+is one trace, the first prompt the user typed its objective, the last assistant text its
+answer, the tool calls in order, the results flagged `is_error` failed calls that the levels
+count, the model the agent, the outcome unknown. Expectations are read from the raw events
+here, not with the code under test."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "claude-code"
+TRACE_SQL = (
+    "SELECT regexp_extract(source_file, '[^/]+$'), objective, result_summary, agent_id, "
+    "success, list_transform(list_filter(steps, s -> s.type IN ('tool_call', 'error_recovery')), "
+    "  s -> s.tool_name), "
+    "len(list_filter(steps, s -> s.type = 'observation' AND s.content LIKE '{\"error\":%')), "
+    "trace_id FROM traces ORDER BY 1"
+)
+FAILED_SQL = (
+    "SELECT count(*) FILTER (WHERE step_kind = 'tool_call' AND tool_success_rate = 0) "
+    "FROM confidence_steps c JOIN traces t USING (trace_id) "
+    "WHERE regexp_extract(t.source_file, '[^/]+$') = '{name}'"
+)
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _blocks(event: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    content = event["message"]["content"]
+    return [b for b in content if b.get("type") == kind] if isinstance(content, list) else []
+
+
+def _expected(events: list[dict[str, Any]]) -> tuple[Any, ...]:
+    said = [e for e in events if e.get("type") in ("user", "assistant")]
+    prompts = [
+        e["message"]["content"]
+        for e in said
+        if e["type"] == "user"
+        and isinstance(e["message"]["content"], str)
+        and not e.get("isMeta")
+        and not e["message"]["content"].lstrip().startswith("<")
+    ]
+    texts = [b["text"] for e in said if e["type"] == "assistant" for b in _blocks(e, "text")]
+    calls = [b["name"] for e in said if e["type"] == "assistant" for b in _blocks(e, "tool_use")]
+    failed = [b for e in said if e["type"] == "user" for b in _blocks(e, "tool_result")]
+    model = next(e["message"]["model"] for e in said if e["type"] == "assistant")
+    answer = [text for text in texts if text.strip()][-1]
+    errors = sum(1 for b in failed if b.get("is_error") is True)
+    return prompts[0], answer, model, None, calls, errors
+
+
+def test_each_transcript_is_one_trace_as_written(tmp_path: Path) -> None:
+    folder = tmp_path / "sessions"
+    shutil.copytree(DATA, folder)
+    db = tmp_path / "c.duckdb"
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    rows = query_rows(db, TRACE_SQL)
+    assert [row[0] for row in rows] == sorted(path.name for path in DATA.iterdir())
+    for name, objective, answer, agent, success, calls, errors, _ in rows:
+        expected = _expected(_events(DATA / name))
+        assert (objective, answer, agent, success, calls, errors) == expected, name
+        # every failed call is one the levels count as failed (none retried alike here)
+        ((counted,),) = query_rows(db, FAILED_SQL.format(name=name))
+        assert counted == expected[-1], name
+    failed = {row[0]: row[6] for row in rows}
+    assert failed["short.jsonl"] == 2 and failed["agent-a2898e3.jsonl"] == 8
+    levels = dict(
+        query_rows(
+            db,
+            "SELECT regexp_extract(t.source_file, '[^/]+$'), c.level FROM confidence_traces c "
+            "JOIN traces t USING (trace_id)",
+        )
+    )
+    # both of its calls refused and the session interrupted: the least calm level
+    assert levels["short.jsonl"] == "ESCALATE"
+
+
+def test_a_subagent_inline_is_a_trace_of_its_own_and_a_bad_line_is_reported(
+    tmp_path: Path,
+) -> None:
+    """Sessions joined into one file are a trace each; a subagent's events (`isSidechain`,
+    its `agentId`) are one of their own, as when read from its own file; a line that is not
+    JSON is a quarantine row with its line, and the sessions around it still import."""
+    lines = (DATA / "tool_heavy.jsonl").read_text().splitlines()
+    lines.insert(5, '{"type": "user", "message": ')
+    lines += (DATA / "agent-a2898e3.jsonl").read_text().splitlines()
+    joined = tmp_path / "joined.jsonl"
+    joined.write_text("\n".join(lines) + "\n")
+    apart = tmp_path / "apart"
+    apart.mkdir()
+    for name in ("tool_heavy.jsonl", "agent-a2898e3.jsonl"):
+        shutil.copy(DATA / name, apart / name)
+
+    db = tmp_path / "joined.duckdb"
+    assert main(["score", str(joined), "--db", str(db), "--no-embedder"]) == 0
+    found = sorted(query_rows(db, "SELECT objective, result_summary, trace_id FROM traces"))
+    alone = tmp_path / "apart.duckdb"
+    assert main(["score", str(apart), "--db", str(alone), "--no-embedder"]) == 0
+    assert found == sorted(
+        query_rows(alone, "SELECT objective, result_summary, trace_id FROM traces")
+    )
+    assert len(found) == 2
+    ((rule, reason),) = query_rows(db, "SELECT rule, reason FROM quarantine")
+    assert rule == "malformed_record" and "line 6" in reason
+
+
+def test_only_claude_codes_own_lines_is_no_trace_and_never_loaded(tmp_path: Path) -> None:
+    """A transcript that holds no conversation (its snapshot and progress lines alone) yields
+    no trace: the run says so and exits 1, and the file is not recorded as loaded."""
+    own = [
+        line
+        for line in (DATA / "short.jsonl").read_text().splitlines()
+        if json.loads(line)["type"] not in ("user", "assistant")
+    ]
+    path = tmp_path / "empty-session.jsonl"
+    path.write_text("\n".join(own) + "\n")
+    db = tmp_path / "e.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT count(*) FROM traces") == [(0,)]
+    assert query_rows(db, "SELECT status FROM files") != [("loaded",)]
