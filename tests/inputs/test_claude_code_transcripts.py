@@ -1,5 +1,5 @@
-"""Claude Code transcripts as Claude Code writes them (tests/data/SOURCES.md: two sessions and a
-subagent's file, sanitised, from a public repository) score with no format flag: each session
+"""Claude Code transcripts as Claude Code writes them (tests/data/SOURCES.md: three sessions
+of Claude Code 2.0.64 to 2.1.39 and a subagent's file, from two public repositories) score with no format flag: each session
 is one trace, the first prompt the user typed its objective, the last assistant text its
 answer, the tool calls in order, the results flagged `is_error` failed calls that the levels
 count, the model the agent, the outcome unknown. Expectations are read from the raw events
