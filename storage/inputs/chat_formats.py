@@ -1,6 +1,6 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
-conversations, Inspect AI eval logs and Claude Code transcripts. Each is a test of a file's first record and a reader:
+conversations, Inspect AI eval logs, Claude Code transcripts and Codex rollouts. Each is a test of a file's first record and a reader:
 the chat mapping with that producer's keys, and the producer's own record conversion or
 container. Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "claude_code_reader",
+    "codex_reader",
     "inspect_reader",
     "is_claude_code",
+    "is_codex",
     "is_inspect",
     "is_openhands",
     "is_swe_agent",
@@ -96,16 +98,19 @@ def inspect_reader(config: str | None) -> FileFormat:
 
 
 def claude_code_reader(config: str | None) -> FileFormat:
-    from storage.inputs.claude_code_files import CLAUDE_CODE_EXTENSIONS, iter_claude_code_records
-    from transforms.claude_code import CLAUDE_CODE_KEYS
+    from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
+    from transforms.claude_code import CLAUDE_CODE_KEYS, claude_code_records, is_claude_code_event
 
-    return _reader(
-        config,
-        CLAUDE_CODE_KEYS,
-        CLAUDE_CODE_EXTENSIONS,
-        "Claude Code transcripts",
-        records=iter_claude_code_records,
-    )
+    log = SessionLog("Claude Code transcripts", is_claude_code_event, claude_code_records)
+    return _reader(config, CLAUDE_CODE_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
+
+
+def codex_reader(config: str | None) -> FileFormat:
+    from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
+    from transforms.codex import CODEX_KEYS, codex_records, is_codex_event
+
+    log = SessionLog("Codex session rollouts", is_codex_event, codex_records)
+    return _reader(config, CODEX_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
 
 
 def is_toolbench(look: Peek) -> bool:
@@ -139,3 +144,9 @@ def is_claude_code(look: Peek) -> bool:
     from transforms.claude_code import is_claude_code_event
 
     return is_claude_code_event(look.record)
+
+
+def is_codex(look: Peek) -> bool:
+    from transforms.codex import is_codex_event
+
+    return is_codex_event(look.record)

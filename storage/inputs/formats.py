@@ -7,7 +7,7 @@ the reader that turns a file into canonical rows (a `storage.inputs.readers.File
 format named, `AutoFormat` reads each file with the first format that recognises it, and
 quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
 which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
-OpenHands, Inspect AI, Claude Code) keep their tests and readers in
+OpenHands, Inspect AI, Claude Code, Codex) keep their tests and readers in
 `storage.inputs.chat_formats`. The table of formats and what each maps: docs/formats.md.
 """
 
@@ -220,6 +220,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         chat_formats.claude_code_reader,
         "Claude Code session transcripts (~/.claude/projects/*/*.jsonl: one session's events "
         "a line; a subagent's file too)",
+    ),
+    TraceFormat(
+        "codex",
+        "Codex session rollouts",
+        (".jsonl", ".ndjson"),
+        lambda look, _reader: chat_formats.is_codex(look),
+        chat_formats.codex_reader,
+        "Codex session rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl: one session's "
+        "events a line)",
     ),
     TraceFormat(
         "chat",

@@ -24,6 +24,7 @@ _FORMATS = (
     "openhands",
     "inspect",
     "claude-code",
+    "codex",
     "chat",
 )
 """`--format`: auto and the names of storage.inputs.formats.FORMATS (a test holds them equal)."""
@@ -231,7 +232,8 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
-        "claude-code: Claude Code session transcripts; chat: chat-message trajectories "
+        "claude-code: Claude Code session transcripts; codex: Codex session rollouts; "
+        "chat: chat-message trajectories "
         "(docs/formats.md)",
     )
     score.add_argument(

@@ -1,0 +1,199 @@
+"""Codex session rollouts (the JSON lines OpenAI's Codex CLI and Codex Desktop write to
+`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`) as chat trajectories, mapped by the
+chat mapping with `CODEX_KEYS` (docs/formats.md).
+
+Each line is an event with a `timestamp`, a `type` and a `payload`: `session_meta` (the
+session's id, time, working directory, Codex's version), `turn_context` (the model of a turn),
+`response_item` (an item of OpenAI's Responses API: a `message`, a `function_call` or
+`custom_tool_call` and its `..._output`, `reasoning`, a `web_search_call`) and `event_msg`
+(what the UI showed: the `user_message` as typed, a command's end with its exit code, a
+patch's result, token counts). The trajectory:
+- one a session (a file holds one; a second `session_meta` of another id starts another);
+- the user's messages as typed (`user_message` events) are the user's, the first the
+  objective; the `message` items of role user or developer that Codex writes of its own
+  (`<environment_context>`, `<permissions instructions>`, AGENTS.md) are not read, except that
+  a rollout with no `user_message` event takes its first user item that is no such block;
+- an assistant `message` item is the assistant's text, the last its answer;
+- a `function_call` or `custom_tool_call` (apply_patch) is a call, its output the
+  observation, a failed call where the command exited with a code other than 0 (the
+  `exec_command_end` event of that call; in a rollout without such events, the output's
+  "Process exited with code N" or its JSON's `metadata.exit_code`) or the patch did not apply
+  (`patch_apply_end`); a `web_search_call` is
+  a call of `web_search` that has no output in the rollout;
+- `reasoning` items (encrypted) and token counts are not read;
+- the model of the first `turn_context` (else of `session_meta`) is the agent.
+A rollout records no outcome: unknown (SPEC 1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+__all__ = ["CODEX_KEYS", "codex_records", "is_codex_event"]
+
+CODEX_KEYS: dict[str, Any] = {
+    "messages_field": "messages",
+    "id_fields": ["session"],
+    "agent_id_field": "model",
+    "created_at_field": "started",
+}
+"""The chat mapping's keys for a record of `codex_records` (no success field: unknown)."""
+
+_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+_EXIT = re.compile(r"Process exited with code (-?\d+)")
+
+_CONTEXT = re.compile(r"^\s*(<[A-Za-z_ -]+>|# AGENTS\.md)")
+"""A user item Codex writes of its own: an `<environment_context>`-like block, AGENTS.md."""
+
+
+def is_codex_event(value: Any) -> bool:
+    """One line of a Codex rollout: a `timestamp`, one of its event types, a `payload`."""
+    return (
+        isinstance(value, dict)
+        and value.get("type") in _TYPES
+        and isinstance(value.get("payload"), dict)
+        and "timestamp" in value
+    )
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
+    """A call's output as text, and the exit code it reports (None where it reports none)."""
+    output = payload.get("output")
+    if isinstance(output, dict):  # some versions write the content items' object
+        output = output.get("content", output)
+    text = output if isinstance(output, str) else _text(output)
+    try:
+        parsed = json.loads(text) if text.lstrip().startswith("{") else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+        metadata = parsed.get("metadata")
+        code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+        return parsed["output"], code if isinstance(code, int) else None
+    found = _EXIT.search(text[:500])
+    return text, int(found.group(1)) if found else None
+
+
+def _failed_calls(events: list[dict[str, Any]]) -> tuple[set[str], bool]:
+    """The call ids that the UI's events report failed (a command's nonzero exit, a patch
+    that did not apply), and whether the rollout reports commands' ends at all."""
+    failed, ends = set(), False
+    for event in events:
+        payload = event["payload"]
+        if event["type"] != "event_msg" or not isinstance(payload.get("call_id"), str):
+            continue
+        code = payload.get("exit_code")
+        ends = ends or payload.get("type") == "exec_command_end"
+        if payload.get("type") == "exec_command_end" and isinstance(code, int) and code != 0:
+            failed.add(payload["call_id"])
+        if payload.get("type") == "patch_apply_end" and payload.get("success") is False:
+            failed.add(payload["call_id"])
+    return failed, ends
+
+
+def _call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        ],
+    }
+
+
+def _message(payload: dict[str, Any], failed: set[str], ends: bool) -> dict[str, Any] | None:
+    """A response item as a chat message; None for one that is not a step."""
+    kind = payload.get("type")
+    if kind == "message" and payload.get("role") == "assistant":
+        return {"role": "assistant", "content": _text(payload.get("content"))}
+    if kind == "function_call":
+        return _call(payload.get("call_id"), payload.get("name"), payload.get("arguments"))
+    if kind == "custom_tool_call":
+        return _call(payload.get("call_id"), payload.get("name"), payload.get("input"))
+    if kind == "local_shell_call":
+        arguments = json.dumps(payload.get("action"), sort_keys=True)
+        return _call(payload.get("call_id"), "local_shell", arguments)
+    if kind == "web_search_call":
+        return _call(None, "web_search", json.dumps(payload.get("action"), sort_keys=True))
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        text, code = _output(payload)
+        answer: dict[str, Any] = {
+            "role": "tool",
+            "tool_call_id": payload.get("call_id"),
+            "content": text,
+        }
+        # Where the rollout reports commands' ends, they say which call failed: a command
+        # left running ends later under its own call, and a poll of it that shows the exit
+        # is not a second failure. Older rollouts say it in the output alone.
+        if payload.get("call_id") in failed or (not ends and code is not None and code != 0):
+            answer["is_error"] = True
+        return answer
+    return None
+
+
+def _record(key: str, events: list[dict[str, Any]]) -> dict[str, Any]:
+    """One session's events as one chat record."""
+    failed, ends = _failed_calls(events)
+    typed = any(
+        e["type"] == "event_msg" and e["payload"].get("type") == "user_message" for e in events
+    )
+    messages: list[Any] = []
+    meta: dict[str, Any] = {}
+    model = None
+    for event in events:
+        payload = event["payload"]
+        if event["type"] == "session_meta":
+            meta = meta or payload
+        elif event["type"] == "turn_context" and model is None:
+            model = payload.get("model")
+        elif event["type"] == "event_msg" and payload.get("type") == "user_message":
+            messages.append({"role": "user", "content": str(payload.get("message") or "")})
+        elif event["type"] == "response_item":
+            if payload.get("type") == "message" and payload.get("role") == "user" and not typed:
+                text = _text(payload.get("content"))
+                if text.strip() and not _CONTEXT.match(text):
+                    messages.append({"role": "user", "content": text})
+                continue
+            message = _message(payload, failed, ends)
+            if message is not None:
+                messages.append(message)
+    model = model or meta.get("model")
+    return {
+        "messages": messages,
+        "session": key,
+        "started": meta.get("timestamp") or events[0].get("timestamp"),
+        "model": model if isinstance(model, str) and model else None,
+    }
+
+
+def codex_records(events: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The rollout's events (`is_codex_event`) as chat records, one a session (`session` its
+    id), each with its first event."""
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    key = "(no session_meta)"
+    for event in events:
+        if not is_codex_event(event):
+            continue
+        if event["type"] == "session_meta" and isinstance(event["payload"].get("id"), str):
+            key = event["payload"]["id"]
+        sessions.setdefault(key, []).append(event)
+    return [(found[0], _record(key, found)) for key, found in sessions.items()]
