@@ -101,7 +101,7 @@ def _kind(event: dict[str, Any]) -> str:
     ):
         return "added"
     text = _text(content)
-    if _ADDED.match(text):
+    if not text.strip() or _ADDED.match(text):  # an image alone, an empty line: no prompt
         return "added"
     return "command" if _COMMAND.match(text) else "prompt"
 

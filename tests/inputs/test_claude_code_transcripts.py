@@ -128,3 +128,38 @@ def test_only_claude_codes_own_lines_is_no_trace_and_never_loaded(tmp_path: Path
     assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
     assert query_rows(db, "SELECT count(*) FROM traces") == [(0,)]
     assert query_rows(db, "SELECT status FROM files") != [("loaded",)]
+
+
+def test_what_claude_code_adds_as_the_users_is_not_the_objective() -> None:
+    """Claude Code's own messages in the user's role (a note marked `isMeta`, a local
+    command's output, a pasted image alone) are not prompts; a slash command's line is the
+    objective only where the session holds no typed prompt."""
+    from transforms.claude_code import claude_code_records
+
+    def user(content: object, **extra: object) -> dict[str, object]:
+        return {
+            "type": "user",
+            "sessionId": "s",
+            "message": {"role": "user", "content": content},
+        } | extra
+
+    command = "<command-name>/review</command-name><command-args>42</command-args>"
+    image = [{"type": "image", "source": {"type": "base64", "data": "AA=="}}]
+    reply = {
+        "type": "assistant",
+        "sessionId": "s",
+        "message": {"role": "assistant", "content": "ok"},
+    }
+    events = [
+        user("<local-command-caveat>Caveat: ...</local-command-caveat>", isMeta=True),
+        user("<local-command-stdout>Reconnected.</local-command-stdout>"),
+        user(command),
+        user(image),
+        user("fix the failing test"),
+        reply,
+    ]
+    ((_, record),) = claude_code_records(events)
+    users = [m["content"] for m in record["messages"] if m["role"] == "user"]
+    assert users == ["fix the failing test"]
+    ((_, only_command),) = claude_code_records([user(command), reply])
+    assert [m["content"] for m in only_command["messages"] if m["role"] == "user"] == [command]
