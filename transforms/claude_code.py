@@ -20,7 +20,8 @@ the calls (`is_error` where the call failed, was refused or interrupted). The ot
 - the assistant's text blocks are thoughts and the last one is the answer; each `tool_use`
   block a call, its `tool_result` the observation, a failed call where `is_error` is true;
 - the model of the first assistant event Claude Code did not write itself (`<synthetic>`:
-  an API error, a usage limit) is the agent.
+  an API error, a usage limit) is the agent; such a message is the assistant's text all the
+  same (a session that ended on an API error has that error as its answer: what it showed).
 A transcript records no outcome: unknown (SPEC 1). A conversation rewound in place keeps its
 abandoned turns in the file, which are read as written.
 """
@@ -44,9 +45,6 @@ CLAUDE_CODE_KEYS: dict[str, Any] = {
 }
 """The chat mapping's keys for a record of `claude_code_records` (no success field: unknown)."""
 
-_OWN_EVENTS = frozenset({"file-history-snapshot", "summary", "queue-operation"})
-"""Event types Claude Code writes of its own, the first line of many transcripts."""
-
 _SYNTHETIC = "<synthetic>"
 """The model Claude Code names on an assistant message it wrote itself."""
 
@@ -59,15 +57,16 @@ _COMMAND = re.compile(r"^\s*<command-(name|message|args)>")
 
 def is_claude_code_event(value: Any) -> bool:
     """One line of a Claude Code transcript: an event of a session (its `type` and
-    `sessionId`, with the `uuid` of a conversation event or Claude Code's own kinds), or a
-    summary or file snapshot line that opens many transcripts."""
+    `sessionId`: a conversation event, a progress or system line, a title Claude Code gave
+    the session, ...), or a summary or file snapshot line that opens many transcripts; not a
+    record holding a list of `messages` (a chat trajectory of some other tool)."""
     if not isinstance(value, dict) or not isinstance(value.get("type"), str):
         return False
     if value["type"] == "file-history-snapshot":
         return "snapshot" in value and "messageId" in value
     if value["type"] == "summary":
         return "leafUuid" in value
-    return "sessionId" in value and ("uuid" in value or value["type"] in _OWN_EVENTS)
+    return isinstance(value.get("sessionId"), str) and not isinstance(value.get("messages"), list)
 
 
 def _text(content: Any) -> str:

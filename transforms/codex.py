@@ -8,11 +8,14 @@ session's id, time, working directory, Codex's version), `turn_context` (the mod
 `custom_tool_call` and its `..._output`, `reasoning`, a `web_search_call`) and `event_msg`
 (what the UI showed: the `user_message` as typed, a command's end with its exit code, a
 patch's result, token counts). The trajectory:
-- one a session (a file holds one; a second `session_meta` of another id starts another);
+- a file is one session, the first `session_meta`'s (a fork's file goes on with its
+  parent's items, the parent's own `session_meta` among them: they are the fork's history);
 - the user's messages as typed (`user_message` events) are the user's, the first the
-  objective; the `message` items of role user or developer that Codex writes of its own
-  (`<environment_context>`, `<permissions instructions>`, AGENTS.md) are not read, except that
-  a rollout with no `user_message` event takes its first user item that is no such block;
+  objective; what Codex writes of its own in the user's name (`<environment_context>`,
+  `<permissions instructions>`, AGENTS.md, as `message` items of role user or developer or,
+  in some versions, as `user_message` events of such a `kind`) is not read, nor a message
+  with no text (images alone); a rollout with no `user_message` event takes its first user
+  item that is no such block;
 - an assistant `message` item is the assistant's text, the last its answer;
 - a `function_call` or `custom_tool_call` (apply_patch) is a call, its output the
   observation, a failed call where the command exited with a code other than 0 (the
@@ -129,9 +132,9 @@ def _message(payload: dict[str, Any], failed: set[str], ends: bool) -> dict[str,
         return _call(payload.get("call_id"), payload.get("name"), payload.get("arguments"))
     if kind == "custom_tool_call":
         return _call(payload.get("call_id"), payload.get("name"), payload.get("input"))
-    if kind == "local_shell_call":
+    if kind == "local_shell_call":  # its output answers its call_id, else its id
         arguments = json.dumps(payload.get("action"), sort_keys=True)
-        return _call(payload.get("call_id"), "local_shell", arguments)
+        return _call(payload.get("call_id") or payload.get("id"), "local_shell", arguments)
     if kind == "web_search_call":
         return _call(None, "web_search", json.dumps(payload.get("action"), sort_keys=True))
     if kind in ("function_call_output", "custom_tool_call_output"):
@@ -166,7 +169,9 @@ def _record(key: str, events: list[dict[str, Any]]) -> dict[str, Any]:
         elif event["type"] == "turn_context" and model is None:
             model = payload.get("model")
         elif event["type"] == "event_msg" and payload.get("type") == "user_message":
-            messages.append({"role": "user", "content": str(payload.get("message") or "")})
+            text = str(payload.get("message") or "")
+            if payload.get("kind") in (None, "plain") and text.strip() and not _CONTEXT.match(text):
+                messages.append({"role": "user", "content": text})
         elif event["type"] == "response_item":
             if payload.get("type") == "message" and payload.get("role") == "user" and not typed:
                 text = _text(payload.get("content"))
@@ -186,14 +191,15 @@ def _record(key: str, events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def codex_records(events: list[Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """The rollout's events (`is_codex_event`) as chat records, one a session (`session` its
-    id), each with its first event."""
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    key = "(no session_meta)"
-    for event in events:
-        if not is_codex_event(event):
-            continue
-        if event["type"] == "session_meta" and isinstance(event["payload"].get("id"), str):
-            key = event["payload"]["id"]
-        sessions.setdefault(key, []).append(event)
-    return [(found[0], _record(key, found)) for key, found in sessions.items()]
+    """The rollout's events (`is_codex_event`) as one chat record (`session` the first
+    `session_meta`'s id), with its first event; none when it holds no event."""
+    found = [event for event in events if is_codex_event(event)]
+    if not found:
+        return []
+    ids = (
+        e["payload"].get("id")
+        for e in found
+        if e["type"] == "session_meta" and isinstance(e["payload"].get("id"), str)
+    )
+    key = next(ids, "(no session_meta)")
+    return [(found[0], _record(key, found))]

@@ -163,3 +163,21 @@ def test_what_claude_code_adds_as_the_users_is_not_the_objective() -> None:
     assert users == ["fix the failing test"]
     ((_, only_command),) = claude_code_records([user(command), reply])
     assert [m["content"] for m in only_command["messages"] if m["role"] == "user"] == [command]
+
+
+def test_a_transcript_opening_with_a_title_line_is_recognised(tmp_path: Path) -> None:
+    """Claude Code writes some lines of its own with only the session's id (a title it gave
+    the session): a transcript opening with one is still a transcript; a record holding a
+    list of messages is some other tool's chat trajectory, not Claude Code's."""
+    from transforms.claude_code import is_claude_code_event
+
+    session = json.loads((DATA / "short.jsonl").read_text().splitlines()[-1])["sessionId"]
+    title = json.dumps({"type": "custom-title", "customTitle": "phoenix", "sessionId": session})
+    path = tmp_path / "titled.jsonl"
+    path.write_text(title + "\n" + (DATA / "short.jsonl").read_text())
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((objective,),) = query_rows(db, "SELECT objective FROM traces")
+    assert objective == "mix phx.server doesnt seem to start"
+    chat = {"type": "conversation", "sessionId": "s1", "uuid": "u1", "messages": []}
+    assert not is_claude_code_event(chat)

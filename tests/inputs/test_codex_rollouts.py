@@ -89,3 +89,43 @@ def test_a_rollout_without_command_ends_reads_the_exit_in_the_output(tmp_path: P
         and "Process exited with code 0" not in p["output"]
     ]
     assert errors == len(exited) and errors > 0
+
+
+def test_a_fork_is_one_session_and_codexs_own_user_messages_are_not_prompts() -> None:
+    """A forked session's file starts with its own `session_meta`, then its parent's items,
+    the parent's `session_meta` among them: one session, the fork's. What Codex writes as
+    the user's (an environment context, AGENTS.md, a message with no text) is no prompt."""
+    from transforms.codex import codex_records
+
+    def event(line_type: str, **payload: object) -> dict[str, object]:
+        return {"timestamp": "2026-05-11T08:27:17.490Z", "type": line_type, "payload": payload}
+
+    events = [
+        event("session_meta", id="fork", forked_from_id="parent", timestamp="2026-05-12T00:00:00Z"),
+        event("session_meta", id="parent", timestamp="2026-05-11T00:00:00Z"),
+        event(
+            "event_msg",
+            type="user_message",
+            kind="user_instructions",
+            message="<user_instructions>be terse",
+        ),
+        event(
+            "event_msg",
+            type="user_message",
+            message="<environment_context>cwd</environment_context>",
+        ),
+        event("event_msg", type="user_message", message="", images=["data:image/png;base64,AA=="]),
+        event("event_msg", type="user_message", kind="plain", message="fix the bug"),
+        event(
+            "response_item",
+            type="message",
+            role="assistant",
+            content=[{"type": "output_text", "text": "done"}],
+        ),
+        event("event_msg", type="user_message", message="now add a test"),
+    ]
+    ((first, record),) = codex_records(events)
+    assert first is events[0] and record["session"] == "fork"
+    assert record["started"] == "2026-05-12T00:00:00Z"
+    users = [m["content"] for m in record["messages"] if m["role"] == "user"]
+    assert users == ["fix the bug", "now add a test"]
