@@ -12,12 +12,36 @@ import re
 from collections import deque
 from typing import Any
 
-__all__ = ["final_answer", "is_error_result", "with_content_blocks", "with_tool_calls"]
+__all__ = [
+    "final_answer",
+    "is_error_result",
+    "parts_text",
+    "with_content_blocks",
+    "with_tool_calls",
+]
 
 _ANSWER_KEYS = ("final_answer", "answer", "result", "output", "text")
 _ERROR_FIELD = re.compile(r'^\{\s*"error"\s*:\s*(null|"((?:[^"\\]|\\.)*)")')
 """The `error` field that opens a JSON result cut short (ToolBench cuts long results)."""
 """The argument of a final-answer tool that holds the answer, tried in this order."""
+
+
+def parts_text(content: Any, kind: str | None = None) -> str:
+    """A message's text, read leniently: a string as it is, a list of parts as the string
+    `text` of its parts joined by line breaks (only parts of type `kind` where one is
+    given), anything else as "". For recognising what a message is (a prompt, a context
+    block), not for the mapping's own reading, which says why content is malformed."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        part["text"]
+        for part in content
+        if isinstance(part, dict)
+        and isinstance(part.get("text"), str)
+        and (kind is None or part.get("type") == kind)
+    )
 
 
 def with_tool_calls(messages: list[Any]) -> list[Any]:

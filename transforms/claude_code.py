@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from transforms._chat_shapes import parts_text
+
 __all__ = [
     "CLAUDE_CODE_KEYS",
     "claude_code_records",
@@ -69,18 +71,6 @@ def is_claude_code_event(value: Any) -> bool:
     return isinstance(value.get("sessionId"), str) and not isinstance(value.get("messages"), list)
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
-
-
 def _is_result(content: Any) -> bool:
     return isinstance(content, list) and any(
         isinstance(part, dict) and part.get("type") == "tool_result" for part in content
@@ -99,7 +89,7 @@ def _kind(event: dict[str, Any]) -> str:
         or event.get("isVisibleInTranscriptOnly")
     ):
         return "added"
-    text = _text(content)
+    text = parts_text(content, "text")
     if not text.strip() or _ADDED.match(text):  # an image alone, an empty line: no prompt
         return "added"
     return "command" if _COMMAND.match(text) else "prompt"

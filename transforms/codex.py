@@ -34,6 +34,8 @@ import json
 import re
 from typing import Any
 
+from transforms._chat_shapes import parts_text
+
 __all__ = ["CODEX_KEYS", "codex_records", "is_codex_event"]
 
 CODEX_KEYS: dict[str, Any] = {
@@ -62,24 +64,12 @@ def is_codex_event(value: Any) -> bool:
     )
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
 def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
     """A call's output as text, and the exit code it reports (None where it reports none)."""
     output = payload.get("output")
     if isinstance(output, dict):  # some versions write the content items' object
         output = output.get("content", output)
-    text = output if isinstance(output, str) else _text(output)
+    text = output if isinstance(output, str) else parts_text(output)
     try:
         parsed = json.loads(text) if text.lstrip().startswith("{") else None
     except ValueError:
@@ -127,7 +117,7 @@ def _message(payload: dict[str, Any], failed: set[str], ends: bool) -> dict[str,
     """A response item as a chat message; None for one that is not a step."""
     kind = payload.get("type")
     if kind == "message" and payload.get("role") == "assistant":
-        return {"role": "assistant", "content": _text(payload.get("content"))}
+        return {"role": "assistant", "content": parts_text(payload.get("content"))}
     if kind == "function_call":
         return _call(payload.get("call_id"), payload.get("name"), payload.get("arguments"))
     if kind == "custom_tool_call":
@@ -174,7 +164,7 @@ def _record(key: str, events: list[dict[str, Any]]) -> dict[str, Any]:
                 messages.append({"role": "user", "content": text})
         elif event["type"] == "response_item":
             if payload.get("type") == "message" and payload.get("role") == "user" and not typed:
-                text = _text(payload.get("content"))
+                text = parts_text(payload.get("content"))
                 if text.strip() and not _CONTEXT.match(text):
                     messages.append({"role": "user", "content": text})
                 continue

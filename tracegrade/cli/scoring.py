@@ -233,8 +233,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "claude-code: Claude Code session transcripts; codex: Codex session rollouts; "
-        "chat: chat-message trajectories "
-        "(docs/formats.md)",
+        "chat: chat-message trajectories (docs/formats.md)",
     )
     score.add_argument(
         "--otel-config", metavar="FILE", help="a TOML file of mapping keys for OTel and Langfuse"
