@@ -20,8 +20,9 @@ patch's result, token counts). The trajectory:
 - a `function_call` or `custom_tool_call` (apply_patch) is a call, its output the
   observation, a failed call where the command exited with a code other than 0 (the
   `exec_command_end` event of that call; in a rollout without such events, the output's
-  "Process exited with code N" or its JSON's `metadata.exit_code`) or the patch did not apply
-  (`patch_apply_end`); a `web_search_call` is
+  "Process exited with code N" or its JSON's `metadata.exit_code`), the patch did not apply
+  (`patch_apply_end`) or an MCP tool's call failed (`mcp_tool_call_end` with an `Err`
+  result, or an `Ok` one flagged `isError`, as Codex itself reads it); a `web_search_call` is
   a call of `web_search` that has no output in the rollout;
 - `reasoning` items (encrypted) and token counts are not read;
 - the model of the first `turn_context` (else of `session_meta`) is the agent.
@@ -84,7 +85,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None]:
 
 def _failed_calls(events: list[dict[str, Any]]) -> tuple[set[str], bool]:
     """The call ids that the UI's events report failed (a command's nonzero exit, a patch
-    that did not apply), and whether the rollout reports commands' ends at all."""
+    that did not apply, an MCP call that failed), and whether the rollout reports commands'
+    ends at all."""
     failed, ends = set(), False
     for event in events:
         payload = event["payload"]
@@ -96,7 +98,25 @@ def _failed_calls(events: list[dict[str, Any]]) -> tuple[set[str], bool]:
             failed.add(payload["call_id"])
         if payload.get("type") == "patch_apply_end" and payload.get("success") is False:
             failed.add(payload["call_id"])
+        if payload.get("type") == "mcp_tool_call_end" and not _mcp_succeeded(payload.get("result")):
+            failed.add(payload["call_id"])
     return failed, ends
+
+
+def _mcp_succeeded(result: Any) -> bool:
+    """Codex's own reading of an MCP call's end (`McpToolCallEndEvent.is_success`): the
+    result is `{"Ok": CallToolResult}` unless the call failed (`{"Err": text}`), and a tool
+    that answered with `isError` true failed too. A result in neither shape is taken as given
+    (not a failure): only what Codex says failed is counted."""
+    if not isinstance(result, dict):
+        return True
+    if "Err" in result:
+        return False
+    answer = result.get("Ok", result)
+    return not (
+        isinstance(answer, dict)
+        and (answer.get("isError") is True or answer.get("is_error") is True)
+    )
 
 
 def _call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:

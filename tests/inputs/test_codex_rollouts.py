@@ -129,3 +129,74 @@ def test_a_fork_is_one_session_and_codexs_own_user_messages_are_not_prompts() ->
     assert record["started"] == "2026-05-12T00:00:00Z"
     users = [m["content"] for m in record["messages"] if m["role"] == "user"]
     assert users == ["fix the bug", "now add a test"]
+
+
+def test_failed_mcp_calls_are_the_ones_codex_says_failed(tmp_path: Path) -> None:
+    """An MCP tool's call is answered by a `function_call_output` whose text does not say
+    whether it failed; Codex's `mcp_tool_call_end` event does (`McpToolCallEndEvent` in
+    codex-rs/protocol: `{"Err": text}` for a call that failed, `{"Ok": CallToolResult}`
+    otherwise, a failure too when the tool flags `isError`). A call whose end is missing, or
+    that succeeded, is no failure."""
+
+    def event(line_type: str, **payload: object) -> str:
+        line = {"timestamp": "2026-05-11T08:27:17.490Z", "type": line_type, "payload": payload}
+        return json.dumps(line)
+
+    def call(call_id: str, text: str, result: object | None) -> list[str]:
+        lines = [
+            event(
+                "response_item",
+                type="function_call",
+                name="mcp__docs__search",
+                arguments='{"q": "retry policy"}',
+                call_id=call_id,
+            ),
+            event("response_item", type="function_call_output", call_id=call_id, output=text),
+        ]
+        if result is not None:
+            invocation = {"server": "docs", "tool": "search", "arguments": {"q": "retry policy"}}
+            end = event(
+                "event_msg",
+                type="mcp_tool_call_end",
+                call_id=call_id,
+                invocation=invocation,
+                duration={"secs": 0, "nanos": 5},
+                result=result,
+            )
+            lines.insert(1, end)
+        return lines
+
+    text = [{"type": "text", "text": "3 pages"}]
+    lines = [
+        event("session_meta", id="mcp-session", timestamp="2026-05-11T08:27:17Z"),
+        event("turn_context", model="gpt-5.5-codex"),
+        event("event_msg", type="user_message", message="find the retry policy"),
+        *call("c1", "tool call error: connection closed", {"Err": "connection closed"}),
+        *call(
+            "c2",
+            '{"content":[{"type":"text","text":"bad query"}]}',
+            {"Ok": {"content": text, "isError": True}},
+        ),
+        *call("c3", "3 pages", {"Ok": {"content": text, "isError": False}}),
+        *call("c4", "3 pages", {"Ok": {"content": text}}),
+        *call("c5", "3 pages", None),
+        event(
+            "response_item",
+            type="message",
+            role="assistant",
+            content=[{"type": "output_text", "text": "It retries three times."}],
+        ),
+    ]
+    path = tmp_path / "rollout-mcp.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    db = tmp_path / "m.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((observed, failed),) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content), "
+        "(SELECT count(*) FROM confidence_steps WHERE step_kind = 'tool_call' "
+        "AND tool_success_rate = 0) FROM traces",
+    )
+    flagged = [content.startswith('{"error":') for content in observed]
+    assert flagged == [True, True, False, False, False]
+    assert failed == 2
