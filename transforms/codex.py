@@ -92,13 +92,13 @@ def _failed_calls(events: list[dict[str, Any]]) -> tuple[set[str], bool]:
         payload = event["payload"]
         if event["type"] != "event_msg" or not isinstance(payload.get("call_id"), str):
             continue
-        code = payload.get("exit_code")
-        ends = ends or payload.get("type") == "exec_command_end"
-        if payload.get("type") == "exec_command_end" and isinstance(code, int) and code != 0:
-            failed.add(payload["call_id"])
-        if payload.get("type") == "patch_apply_end" and payload.get("success") is False:
-            failed.add(payload["call_id"])
-        if payload.get("type") == "mcp_tool_call_end" and not _mcp_succeeded(payload.get("result")):
+        kind, code = payload.get("type"), payload.get("exit_code")
+        ends = ends or kind == "exec_command_end"
+        if (
+            (kind == "exec_command_end" and isinstance(code, int) and code != 0)
+            or (kind == "patch_apply_end" and payload.get("success") is False)
+            or (kind == "mcp_tool_call_end" and not _mcp_succeeded(payload.get("result")))
+        ):
             failed.add(payload["call_id"])
     return failed, ends
 
@@ -106,8 +106,9 @@ def _failed_calls(events: list[dict[str, Any]]) -> tuple[set[str], bool]:
 def _mcp_succeeded(result: Any) -> bool:
     """Codex's own reading of an MCP call's end (`McpToolCallEndEvent.is_success`): the
     result is `{"Ok": CallToolResult}` unless the call failed (`{"Err": text}`), and a tool
-    that answered with `isError` true failed too. A result in neither shape is taken as given
-    (not a failure): only what Codex says failed is counted."""
+    that answered with `isError` (or `is_error`) true failed too; a result without the `Ok`
+    wrapper is read as the CallToolResult itself. Anything else is no failure: only what
+    Codex says failed is counted."""
     if not isinstance(result, dict):
         return True
     if "Err" in result:

@@ -2,7 +2,8 @@
 through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
 conversations, Inspect AI eval logs, Claude Code transcripts and Codex rollouts. Each is a
 test of a file's first record and a reader: the chat mapping with that producer's keys, and
-the producer's own record conversion or container. Everything a reader needs is imported when it is built (a rerun loads none)."""
+the producer's own record conversion or container. Everything a reader needs is imported
+when it is built (a rerun loads none)."""
 
 from __future__ import annotations
 
