@@ -4,13 +4,16 @@ retrieval, agent, other), its tool, its texts, its error.
 The readers (storage) turn OTLP JSON, OTLP protobuf and Phoenix span tables into rows of
 `RAW_SPAN_SCHEMA`, keeping only the attributes `is_wanted_key` names; `span_facts` turns those
 into `FACT_SCHEMA` rows, which is what the trace mapping (`transforms.otel`) reads. Both
-conventions are read here, GenAI (`gen_ai.*`) and OpenInference; docs/import.md has the tables.
+conventions are read here, GenAI (`gen_ai.*`) and OpenInference, and Traceloop's OpenLLMetry
+(`traceloop.*`, `llm.request.type`) before it took the GenAI names; docs/import.md has the
+tables.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from transforms._openllmetry import entity_arguments, entity_result
 from transforms._otel_messages import (
     FLAT_MESSAGE_PREFIXES,
     flat_message_texts,
@@ -64,6 +67,17 @@ ADK_KEYS = (
 """Google ADK's own span attributes: a model call's Gemini request and reply, a tool call's
 arguments and result (JSON text; `{}` where a span has none)."""
 
+TRACELOOP_KEYS = (
+    "llm.request.type",
+    "traceloop.span.kind",
+    "traceloop.entity.name",
+    "traceloop.entity.input",
+    "traceloop.entity.output",
+)
+"""Traceloop's OpenLLMetry names (traceloop-sdk 0.52 and before; later versions add the GenAI
+ones): a model call's request type (`chat`, `completion`), a decorated function's kind
+(`workflow`, `task`, `agent`, `tool`), name, arguments and result (JSON text)."""
+
 ATTRIBUTE_KEYS = (
     "gen_ai.operation.name",
     "gen_ai.agent.name",
@@ -86,6 +100,7 @@ ATTRIBUTE_KEYS = (
     "tag.tags",
     "langfuse.trace.tags",
     *ADK_KEYS,
+    *TRACELOOP_KEYS,
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
 
@@ -120,6 +135,8 @@ _LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "call_llm")
 _TOOL_CALLS_OUTPUT = r'^\s*\[\s*\{\s*"tool\.name"'
 """A `gen_ai.output` that lists the tool calls a model asked for (any-agent), not text."""
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
+_TRACELOOP_KINDS = {"tool": "tool", "agent": "agent", "workflow": "chain"}
+"""`traceloop.span.kind` as what a span is; `task` (any other decorated function) says nothing."""
 _OI_KINDS = {
     "LLM": "llm",
     "TOOL": "tool",
@@ -138,9 +155,18 @@ def wanted_key_filter(key: pl.Expr, config: OtelImportConfig) -> pl.Expr:
     return wanted
 
 
-def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr, adk_reply: pl.Expr) -> pl.Expr:
-    """gen_ai.operation.name first, then openinference.span.kind, then ADK's model reply
-    (its `call_llm` span names no operation), then a gen_ai.tool.name."""
+def _kind(
+    operation: pl.Expr,
+    oi_kind: pl.Expr,
+    tool_name: pl.Expr,
+    adk_reply: pl.Expr,
+    traceloop: tuple[pl.Expr, pl.Expr],
+) -> pl.Expr:
+    """gen_ai.operation.name first, then OpenLLMetry's request type and span kind (its 0.53
+    and 0.54 name a model call's operation `llm_request`, beside `llm.request.type`), then
+    any other operation, openinference.span.kind, ADK's model reply (its `call_llm` span
+    names no operation), then a gen_ai.tool.name."""
+    request_type, traceloop_kind = traceloop
     genai = (
         pl.when(operation.is_in(_LLM_OPERATIONS))
         .then(pl.lit("llm"))
@@ -148,8 +174,11 @@ def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr, adk_reply: p
         .then(pl.lit("tool"))
         .when(operation.is_in(_AGENT_OPERATIONS))
         .then(pl.lit("agent"))
-        .when(operation.is_not_null())
-        .then(pl.lit("other"))
+    )
+    openllmetry = (
+        pl.when(request_type.is_in(["chat", "completion"]))
+        .then(pl.lit("llm"))
+        .otherwise(traceloop_kind.replace_strict(_TRACELOOP_KINDS, default=None))
     )
     openinference = oi_kind.str.to_uppercase().replace_strict(
         _OI_KINDS, default=pl.when(oi_kind.is_not_null()).then(pl.lit("other"))
@@ -157,6 +186,8 @@ def _kind(operation: pl.Expr, oi_kind: pl.Expr, tool_name: pl.Expr, adk_reply: p
     adk = pl.when(adk_reply.str.strip_chars().is_in(["", "{}"]).not_()).then(pl.lit("llm"))
     return pl.coalesce(
         genai,
+        openllmetry,
+        pl.when(operation.is_not_null()).then(pl.lit("other")),
         openinference,
         adk,
         pl.when(tool_name.is_not_null()).then(pl.lit("tool")),
@@ -220,7 +251,13 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
         json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded")
     ).select(
         "_row",
-        pl.coalesce("final_result", "_decoded", "output.value", "gen_ai.output").alias("text"),
+        pl.coalesce(
+            "final_result",
+            "_decoded",
+            "output.value",
+            "gen_ai.output",
+            "_tl_output",
+        ).alias("text"),
     )
     return _aligned(frame, pl.concat([model_texts, run_texts]))
 
@@ -261,10 +298,39 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 pl.col("openinference.span.kind"),
                 pl.col("gen_ai.tool.name"),
                 pl.col("gcp.vertex.agent.llm_response"),
+                (pl.col("llm.request.type"), pl.col("traceloop.span.kind")),
             ).alias("kind")
         )
     )
-    return _facts(frame, config)
+    return _facts(_openllmetry_texts(frame), config)
+
+
+def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_tl_input`, `_tl_output`: what a tool's or a run's OpenLLMetry arguments and result
+    say (`entity_arguments`, `entity_result`: JSON that Python reads), null elsewhere."""
+    given, got = pl.col("traceloop.entity.input"), pl.col("traceloop.entity.output")
+    picked = frame.filter(
+        pl.col("kind").is_in(["tool", "agent", "chain"]) & (given.is_not_null() | got.is_not_null())
+    )
+    if picked.is_empty():
+        return frame.with_columns(
+            _tl_input=pl.lit(None, pl.String), _tl_output=pl.lit(None, pl.String)
+        )
+    schema: dict[str, pl.DataType] = {
+        "_row": frame.schema["_row"],
+        "_tl_input": pl.String(),
+        "_tl_output": pl.String(),
+    }
+    rows = [
+        (
+            row,
+            entity_arguments(arguments) if arguments is not None and kind == "tool" else None,
+            entity_result(result) if result is not None else None,
+        )
+        for row, kind, arguments, result in picked.select("_row", "kind", given, got).iter_rows()
+    ]
+    texts = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.join(texts, on="_row", how="left", maintain_order="left")
 
 
 def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
@@ -301,10 +367,19 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             tags=pl.coalesce("tag.tags", "langfuse.trace.tags"),
             tool_name=pl.when(retrieval)
             .then(pl.lit(config.retrieval_tool))
-            .otherwise(pl.coalesce("gen_ai.tool.name", "tool.name")),
+            .otherwise(
+                pl.coalesce(
+                    "gen_ai.tool.name",
+                    "tool.name",
+                    pl.when(pl.col("traceloop.span.kind") == "tool").then("traceloop.entity.name"),
+                )
+            ),
             # OpenInference's tool.parameters is the tool's parameter schema (smolagents,
             # LlamaIndex); the call's own arguments are the TOOL span's input.value
+            # OpenLLMetry's LangChain tools wrap the arguments and result the same way in
+            # traceloop.entity.* and (0.55 on) gen_ai.tool.call.*: unwrapped first
             tool_input=pl.coalesce(
+                "_tl_input",
                 "gen_ai.tool.call.arguments",
                 "gen_ai.tool.args",
                 "gcp.vertex.agent.tool_call_args",
@@ -315,6 +390,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             .then(pl.coalesce("documents", "output.value"))
             .otherwise(
                 pl.coalesce(
+                    "_tl_output",
                     "gen_ai.tool.call.result",
                     "output.value",
                     "gen_ai.output",
