@@ -1,6 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
-conversations, Inspect AI eval logs, Claude Code transcripts and Codex rollouts. Each is a
+conversations, Inspect AI eval logs, tau2-bench results files, Claude Code transcripts and
+Codex rollouts. Each is a
 test of a file's first record and a reader: the chat mapping with that producer's keys, and
 the producer's own record conversion or container. Everything a reader needs is imported
 when it is built (a rerun loads none)."""
@@ -27,9 +28,11 @@ __all__ = [
     "is_inspect",
     "is_openhands",
     "is_swe_agent",
+    "is_tau2",
     "is_toolbench",
     "openhands_reader",
     "swe_agent_reader",
+    "tau2_reader",
     "toolbench_reader",
 ]
 
@@ -98,6 +101,15 @@ def inspect_reader(config: str | None) -> FileFormat:
     )
 
 
+def tau2_reader(config: str | None) -> FileFormat:
+    from storage.inputs.tau2_files import iter_tau2_records
+    from transforms.tau2 import TAU2_KEYS
+
+    return _reader(
+        config, TAU2_KEYS, (".json",), "tau2-bench results files", records=iter_tau2_records
+    )
+
+
 def claude_code_reader(config: str | None) -> FileFormat:
     from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
     from transforms.claude_code import CLAUDE_CODE_KEYS, claude_code_records, is_claude_code_event
@@ -139,6 +151,14 @@ def is_inspect(look: Peek) -> bool:
 
     # an `.eval` log is a zip, which no first record shows
     return look.suffix == ".eval" or is_inspect_log(look.record)
+
+
+def is_tau2(look: Peek) -> bool:
+    from transforms.tau2 import is_tau2_info, is_tau2_results
+
+    # A results file too large to peek whole is known by its `info`, which comes first.
+    large = look.record is None and is_tau2_info(look.leading.get("info"))
+    return is_tau2_results(look.record) or large
 
 
 def is_claude_code(look: Peek) -> bool:

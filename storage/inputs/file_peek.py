@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ class Peek:
             when it is an object, or the first JSON line that parses; None when none could be
             parsed.
         first_key: The first key of a JSON object too large to parse from its head.
+        leading: The members of such an object that its head holds whole, in order (its
+            first members up to the first that runs past the head).
         damaged: The file cannot be taken for what its extension says (a Parquet file whose
             footer cannot be read, bytes that are not UTF-8 text): the reader of its extension
             says why, as it would for a file named with a format.
@@ -42,6 +44,7 @@ class Peek:
     columns: tuple[str, ...] | None = None
     record: Any = None
     first_key: str | None = None
+    leading: dict[str, Any] = field(default_factory=dict)
     damaged: bool = False
 
 
@@ -68,6 +71,29 @@ def _first_value(text: str) -> tuple[Any, bool]:
         return decoder.raw_decode(text, start)[0], True
     except ValueError:
         return None, False
+
+
+def _leading_members(text: str) -> dict[str, Any]:
+    """The members of the JSON object `text` opens that it holds whole, up to the first that
+    it cuts (or that does not parse)."""
+    decoder = json.JSONDecoder()
+    members: dict[str, Any] = {}
+    at = len(text) - len(text.lstrip()) + 1  # past the opening brace
+    try:
+        while True:
+            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            key, at = decoder.raw_decode(text, at)
+            at = _COLON.match(text, at).end()  # type: ignore[union-attr]
+            value, at = decoder.raw_decode(text, _SPACE.match(text, at).end())  # type: ignore[union-attr]
+            members[key] = value
+            at = _COMMA.match(text, at).end()  # type: ignore[union-attr]
+    except (ValueError, AttributeError):
+        return members
+
+
+_SPACE = re.compile(r"\s*")
+_COLON = re.compile(r"\s*:")
+_COMMA = re.compile(r"\s*,")
 
 
 def _first_line_record(text: str) -> Any:
@@ -123,4 +149,10 @@ def peek(path: Path) -> Peek:
     key = _FIRST_KEY.match(head.removeprefix(b"\xef\xbb\xbf"))
     if key is None and stripped[:1] in ("{", "["):  # JSON that does not parse: say where
         return Peek(suffix, damaged=True)
-    return Peek(suffix, first_key=key.group(1).decode("utf-8", "replace") if key else None)
+    if key is None:
+        return Peek(suffix)
+    return Peek(
+        suffix,
+        first_key=key.group(1).decode("utf-8", "replace"),
+        leading=_leading_members(stripped),
+    )

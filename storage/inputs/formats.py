@@ -7,7 +7,7 @@ the reader that turns a file into canonical rows (a `storage.inputs.readers.File
 format named, `AutoFormat` reads each file with the first format that recognises it, and
 quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
 which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
-OpenHands, Inspect AI, Claude Code, Codex) keep their tests and readers in
+OpenHands, Inspect AI, tau2-bench, Claude Code, Codex) keep their tests and readers in
 `storage.inputs.chat_formats`. The table of formats and what each maps: docs/formats.md.
 """
 
@@ -213,6 +213,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         "Inspect AI eval logs (.eval zips and .json logs: each sample's messages and scores)",
     ),
     TraceFormat(
+        "tau2",
+        "tau2-bench results files",
+        (".json",),
+        lambda look, _reader: chat_formats.is_tau2(look),
+        chat_formats.tau2_reader,
+        "tau2-bench results files (info, tasks, simulations with their messages and rewards)",
+    ),
+    TraceFormat(
         "claude-code",
         "Claude Code transcripts",
         (".jsonl", ".ndjson"),
@@ -347,7 +355,9 @@ def file_format(
     keys (None: the defaults)."""
     configs = {
         **dict.fromkeys(("otel", "langfuse"), otel_config),
-        **dict.fromkeys(("chat", "toolbench", "swe-agent", "openhands", "inspect"), chat_config),
+        **dict.fromkeys(
+            ("chat", "toolbench", "swe-agent", "openhands", "inspect", "tau2"), chat_config
+        ),
     }
     if name != "auto":
         return NamedFormat(_entry(name), configs.get(name))

@@ -23,6 +23,7 @@ _FORMATS = (
     "swe-agent",
     "openhands",
     "inspect",
+    "tau2",
     "claude-code",
     "codex",
     "chat",
@@ -232,7 +233,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
-        "claude-code: Claude Code session transcripts; codex: Codex session rollouts; "
+        "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; codex: Codex session rollouts; "
         "chat: chat-message trajectories (docs/formats.md)",
     )
     score.add_argument(

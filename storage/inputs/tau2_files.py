@@ -1,0 +1,49 @@
+"""tau2-bench results files read as chat records (`transforms.tau2` turns each simulation into
+one): the JSON document tau2-bench saves a run as, parsed whole. Simulations are numbered in
+the order the file holds them; one whose messages nest too deep or hold a lone surrogate (the
+checks every chat record gets) is a malformed record with its reason, never skipped."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from storage.errors import InputError
+from storage.inputs.chat_files import checked_record
+from storage.inputs.surrogates import SURROGATE_ESCAPE
+from transforms.chat import ChatRecord
+from transforms.tau2 import is_tau2_results, tau2_simulations
+
+__all__ = ["iter_tau2_records"]
+
+
+def iter_tau2_records(path: str | Path) -> Iterator[ChatRecord]:
+    """Each simulation of a tau2-bench results file as a chat record, in the file's order.
+
+    Raises:
+        InputError: the file is not readable JSON, not a results document, or holds no
+            simulation.
+    """
+    source = Path(path)
+    try:
+        text = source.read_bytes().decode("utf-8-sig")
+        document = json.loads(text)
+    except (ValueError, OSError, RecursionError) as exc:
+        raise InputError(
+            f"{source} is not readable JSON ({exc!r}); give the results file tau2-bench saved"
+        ) from None
+    if not is_tau2_results(document):
+        raise InputError(
+            f"{source} is not a tau2-bench results file (info with agent_info, user_info and "
+            "environment_info; simulations with their messages)"
+        )
+    if not document["simulations"]:
+        raise InputError(
+            f"{source} is a tau2-bench results file with no simulation (a results.json saved "
+            "in the dir format keeps them in simulations/ beside it); give a results file "
+            "that holds its simulations"
+        )
+    escapes = SURROGATE_ESCAPE.search(text) is not None
+    for index, record in enumerate(tau2_simulations(document)):
+        yield checked_record(index + 1, index, record, escapes, f"simulation {index + 1}")
