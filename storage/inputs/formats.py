@@ -32,6 +32,7 @@ from storage.inputs.input_paths import (
 )
 from storage.spans.mlflow import mlflow_page, mlflow_spans
 from storage.spans.phoenix import page_spans
+from storage.spans.tempo import is_tempo_export
 
 if TYPE_CHECKING:  # the readers load with the first file read: a rerun with nothing new needs none
     import polars as pl
@@ -68,6 +69,8 @@ def _is_otel(look: Peek) -> bool:
         return True
     if look.columns is not None:
         return "context.span_id" in look.columns or "span_id" in look.columns
+    if is_tempo_export(look.record):  # Grafana Tempo's export: OTLP's names before 1.0
+        return True
     keys = _keys(look)
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
     if spans is None:  # a page of Phoenix's REST API, an MLflow trace (info, data.spans)

@@ -41,6 +41,7 @@ from storage.spans._otlp_arrow import arrow_rows
 from storage.spans._otlp_frames import protobuf_messages
 from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
 from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
+from storage.spans.tempo import otlp_request
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA
 from transforms.otel_spans import (
@@ -156,6 +157,7 @@ def _parsed_value(
             number,
             f"line {number} is a JSON {type(value).__name__}, not an ExportTraceServiceRequest object",
         )
+    value = otlp_request(value)  # Grafana Tempo's export: OTLP's names before 1.0
     _with_base64_ids(value)
     request = ExportTraceServiceRequest()
     try:
@@ -220,6 +222,9 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
         raise UnrecognisedFile(
             f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
         ) from None
+    value = (
+        [otlp_request(item) for item in value] if isinstance(value, list) else otlp_request(value)
+    )
     if isinstance(value, list):
         requests, found = value, [span_rows(item) for item in value]
     else:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order

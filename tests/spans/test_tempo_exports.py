@@ -1,0 +1,100 @@
+"""Grafana Tempo's trace exports score with no flag (tests/data/SOURCES.md: a kagent run of its
+Helm agent, as Tempo exported it: `batches` of `instrumentationLibrarySpans`, OTLP's JSON names
+before 1.0). The expectations are read from the file here with `json`, not with the code under
+test; the same spans in Tempo's v2 shape (`{"trace": {"resourceSpans": ...}}`) and on one line
+read to the same trace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "tempo" / "tempo_export_with_batches.json"
+
+_TRACE = (
+    "SELECT objective, result_summary, agent_id, success, "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
+    "  s -> [s.tool_name, s.input, s.output_summary]) FROM traces"
+)
+
+
+def _attributes(span: dict[str, Any]) -> dict[str, Any]:
+    return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+
+
+def _expected(export: dict[str, Any]) -> tuple[Any, ...]:
+    """The run as the raw spans say it: the first model call's user prompt, the last model
+    call's completion, the tool span's name, arguments and response, the agent's name on
+    the first invoke_agent span (the controller's); no outcome (no span says one)."""
+    spans = [
+        span
+        for batch in export["batches"]
+        for scope in batch["instrumentationLibrarySpans"]
+        for span in scope["spans"]
+    ]
+    chats = sorted(
+        (s for s in spans if _attributes(s).get("llm.request.type") == "chat"),
+        key=lambda s: s["startTimeUnixNano"],
+    )
+    tools = [s for s in spans if _attributes(s).get("gen_ai.operation.name") == "execute_tool"]
+    agents = sorted(
+        (s for s in spans if _attributes(s).get("gen_ai.operation.name") == "invoke_agent"),
+        key=lambda s: s["startTimeUnixNano"],
+    )
+    calls = [
+        [
+            _attributes(t)["gen_ai.tool.name"],
+            _attributes(t)["gcp.vertex.agent.tool_call_args"],
+            _attributes(t)["gcp.vertex.agent.tool_response"],
+        ]
+        for t in tools
+    ]
+    return (
+        _attributes(chats[0])["gen_ai.prompt.1.content"],
+        _attributes(chats[-1])["gen_ai.completion.0.content"],
+        _attributes(agents[0])["gen_ai.agent.name"],
+        None,
+        calls,
+    )
+
+
+def _score(path: Path, tmp_path: Path) -> list[tuple[Any, ...]]:
+    db = tmp_path / f"{path.stem}.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT status, rows_read FROM files") == [("loaded", 1)]
+    return query_rows(db, _TRACE)
+
+
+def test_a_tempo_export_is_one_trace_as_its_spans_say(tmp_path: Path) -> None:
+    export = json.loads(DATA.read_text())
+    path = tmp_path / DATA.name
+    path.write_bytes(DATA.read_bytes())
+    assert _score(path, tmp_path) == [_expected(export)]
+
+
+def test_tempo_s_v2_shape_and_one_line_read_the_same(tmp_path: Path) -> None:
+    export = json.loads(DATA.read_text())
+    v2 = {
+        "trace": {
+            "resourceSpans": [
+                {
+                    "resource": batch["resource"],
+                    "scopeSpans": [
+                        {"scope": scope["instrumentationLibrary"], "spans": scope["spans"]}
+                        for scope in batch["instrumentationLibrarySpans"]
+                    ],
+                }
+                for batch in export["batches"]
+            ]
+        }
+    }
+    (tmp_path / "v2.json").write_text(json.dumps(v2, indent=2))
+    (tmp_path / "line.jsonl").write_text(json.dumps(export) + "\n")
+    expected = [_expected(export)]
+    assert _score(tmp_path / "v2.json", tmp_path) == expected
+    assert _score(tmp_path / "line.jsonl", tmp_path) == expected
