@@ -247,13 +247,20 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
         gemini_texts(model["gcp.vertex.agent.llm_response"], user=False).alias("_adk"),
     ).select("_row", pl.coalesce("_decoded", "flat_output_text", said, "_adk").alias("text"))
     runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
+    # Google ADK's run gives the last event as its output (OpenInference's ADK instrumentation:
+    # `{"content": {"parts": ..., "role": "model"}, ...}`): its text is the answer
+    events = runs.select(
+        pl.when(pl.col("output.value").str.starts_with('{"content"')).then("output.value")
+    ).to_series()
     run_texts = runs.with_columns(
-        json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded")
+        json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded"),
+        gemini_texts(events, user=False).alias("_event"),
     ).select(
         "_row",
         pl.coalesce(
             "final_result",
             "_decoded",
+            "_event",
             "output.value",
             "gen_ai.output",
             "_tl_output",

@@ -59,6 +59,12 @@ EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
         ],
         None,
     ),
+    "google-adk-2025-08-28": (
+        "hi",  # the text of ADK's new_message (the run's input is the whole request)
+        "Hello Langfuse 👋!\n",  # the text of the run's last event, not the event's JSON
+        [("say_hello", {})],
+        "agent_run [hello_agent]",  # OpenInference's ADK span: the agent's name in its own
+    ),
     "csharp-agent-with-gemini-2026-03-09": (
         "What are my month over month performance insights the past quarter, by cost, "
         "displays, clicks, CTR, sales, CVR? Please split by campaign taxonomy",
