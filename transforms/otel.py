@@ -173,7 +173,16 @@ def _roots(live: pl.DataFrame) -> pl.DataFrame:
             "record_number",
             pl.col("start_ns").alias("root_start"),
             pl.col("status").alias("root_status"),
-            pl.col("text").alias("root_text"),
+            # a root typed as a model call that holds no model text (an app's own span that
+            # Langfuse's SDK typed GENERATION): what it returned, where that is plain text
+            pl.coalesce(
+                "text",
+                pl.when(
+                    (pl.col("kind") == "llm")
+                    & (pl.col("tool_output").str.strip_chars() != "")
+                    & ~pl.col("tool_output").str.strip_chars_start().str.contains(r"^[\[{]")
+                ).then("tool_output"),
+            ).alias("root_text"),
             pl.col("success_value").alias("root_success"),
             pl.col("confidence_value").alias("root_confidence"),
         )

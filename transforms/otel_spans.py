@@ -78,6 +78,17 @@ TRACELOOP_KEYS = (
 ones): a model call's request type (`chat`, `completion`), a decorated function's kind
 (`workflow`, `task`, `agent`, `tool`), name, arguments and result (JSON text)."""
 
+VERCEL_KEYS = (
+    "ai.operationId",
+    "ai.response.text",
+    "ai.toolCall.name",
+    "ai.toolCall.args",
+    "ai.toolCall.result",
+)
+"""The Vercel AI SDK's telemetry names: what a span is (`ai.generateText`, a run; its
+`.doGenerate`, a model call; `ai.toolCall`), the text a call or run generated, a tool call's
+name, arguments and result (JSON text)."""
+
 ATTRIBUTE_KEYS = (
     "gen_ai.operation.name",
     "gen_ai.agent.name",
@@ -101,6 +112,7 @@ ATTRIBUTE_KEYS = (
     "langfuse.trace.tags",
     *ADK_KEYS,
     *TRACELOOP_KEYS,
+    *VERCEL_KEYS,
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
 
@@ -137,6 +149,8 @@ _TOOL_CALLS_OUTPUT = r'^\s*\[\s*\{\s*"tool\.name"'
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 _TRACELOOP_KINDS = {"tool": "tool", "agent": "agent", "workflow": "chain"}
 """`traceloop.span.kind` as what a span is; `task` (any other decorated function) says nothing."""
+_VERCEL_RUNS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
+"""The Vercel AI SDK's operations that are a run (one or more model calls and their tools)."""
 _OI_KINDS = {
     "LLM": "llm",
     "TOOL": "tool",
@@ -161,11 +175,12 @@ def _kind(
     tool_name: pl.Expr,
     adk_reply: pl.Expr,
     traceloop: tuple[pl.Expr, pl.Expr],
+    vercel: pl.Expr,
 ) -> pl.Expr:
     """gen_ai.operation.name first, then OpenLLMetry's request type and span kind (its 0.53
     and 0.54 name a model call's operation `llm_request`, beside `llm.request.type`), then
-    any other operation, openinference.span.kind, ADK's model reply (its `call_llm` span
-    names no operation), then a gen_ai.tool.name."""
+    the Vercel AI SDK's operation id, then any other operation, openinference.span.kind, ADK's
+    model reply (its `call_llm` span names no operation), then a gen_ai.tool.name."""
     request_type, traceloop_kind = traceloop
     genai = (
         pl.when(operation.is_in(_LLM_OPERATIONS))
@@ -180,6 +195,14 @@ def _kind(
         .then(pl.lit("llm"))
         .otherwise(traceloop_kind.replace_strict(_TRACELOOP_KINDS, default=None))
     )
+    vercel_kind = (
+        pl.when(vercel.str.ends_with(".doGenerate") | vercel.str.ends_with(".doStream"))
+        .then(pl.lit("llm"))
+        .when(vercel == "ai.toolCall")
+        .then(pl.lit("tool"))
+        .when(vercel.is_in(_VERCEL_RUNS))
+        .then(pl.lit("chain"))
+    )
     openinference = oi_kind.str.to_uppercase().replace_strict(
         _OI_KINDS, default=pl.when(oi_kind.is_not_null()).then(pl.lit("other"))
     )
@@ -187,6 +210,7 @@ def _kind(
     return pl.coalesce(
         genai,
         openllmetry,
+        vercel_kind,
         pl.when(operation.is_not_null()).then(pl.lit("other")),
         openinference,
         adk,
@@ -242,10 +266,13 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
     """A model call's output text; an agent or chain span's final answer."""
     model = frame.filter(pl.col("kind") == "llm")
     said = pl.when(~pl.col("gen_ai.output").str.contains(_TOOL_CALLS_OUTPUT)).then("gen_ai.output")
+    generated = pl.when(pl.col("ai.response.text") != "").then("ai.response.text")
     model_texts = model.with_columns(
         json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded"),
         gemini_texts(model["gcp.vertex.agent.llm_response"], user=False).alias("_adk"),
-    ).select("_row", pl.coalesce("_decoded", "flat_output_text", said, "_adk").alias("text"))
+    ).select(
+        "_row", pl.coalesce("_decoded", "flat_output_text", said, "_adk", generated).alias("text")
+    )
     runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
     # Google ADK's run gives the last event as its output (OpenInference's ADK instrumentation:
     # `{"content": {"parts": ..., "role": "model"}, ...}`): its text is the answer
@@ -261,6 +288,7 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
             "final_result",
             "_decoded",
             "_event",
+            generated,
             "output.value",
             "gen_ai.output",
             "_tl_output",
@@ -306,6 +334,7 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 pl.col("gen_ai.tool.name"),
                 pl.col("gcp.vertex.agent.llm_response"),
                 (pl.col("llm.request.type"), pl.col("traceloop.span.kind")),
+                pl.col("ai.operationId"),
             ).alias("kind")
         )
     )
@@ -377,6 +406,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             .otherwise(
                 pl.coalesce(
                     "gen_ai.tool.name",
+                    "ai.toolCall.name",
                     "tool.name",
                     pl.when(pl.col("traceloop.span.kind") == "tool").then("traceloop.entity.name"),
                 )
@@ -390,6 +420,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 "gen_ai.tool.call.arguments",
                 "gen_ai.tool.args",
                 "gcp.vertex.agent.tool_call_args",
+                "ai.toolCall.args",
                 "input.value",
                 "tool.parameters",
             ),
@@ -399,6 +430,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 pl.coalesce(
                     "_tl_output",
                     "gen_ai.tool.call.result",
+                    "ai.toolCall.result",
                     "output.value",
                     "gen_ai.output",
                     "gcp.vertex.agent.tool_response",

@@ -65,6 +65,20 @@ EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
         [("say_hello", {})],
         "agent_run [hello_agent]",  # OpenInference's ADK span: the agent's name in its own
     ),
+    "vercel-ai-sdk-2025-09-18": (
+        "what is a dataset",
+        "# What is a dataset in Langfuse?",  # the app's root observation's output: its answer
+        [  # the AI SDK's ai.toolCall span: the tool named in ai.toolCall.name, not the span's
+            (
+                "searchLangfuseDocs",
+                {
+                    "query": "What is a dataset in Langfuse? definition, use cases, evaluation, "
+                    "prompt testing, datasets feature docs"
+                },
+            )
+        ],
+        None,  # unknown_service:node
+    ),
     "csharp-agent-with-gemini-2026-03-09": (
         "What are my month over month performance insights the past quarter, by cost, "
         "displays, clicks, CTR, sales, CVR? Please split by campaign taxonomy",
