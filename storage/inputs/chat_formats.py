@@ -1,6 +1,6 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
-conversations, Inspect AI eval logs, tau2-bench results files, Claude Code transcripts and
+conversations, mini-swe-agent trajectories, Inspect AI eval logs, tau2-bench results files, Claude Code transcripts and
 Codex rollouts. Each is a
 test of a file's first record and a reader: the chat mapping with that producer's keys, and
 the producer's own record conversion or container. Everything a reader needs is imported
@@ -23,9 +23,11 @@ __all__ = [
     "claude_code_reader",
     "codex_reader",
     "inspect_reader",
+    "mini_swe_agent_reader",
     "is_claude_code",
     "is_codex",
     "is_inspect",
+    "is_mini_swe_agent",
     "is_openhands",
     "is_swe_agent",
     "is_tau2",
@@ -72,6 +74,18 @@ def swe_agent_reader(config: str | None) -> FileFormat:
         SWE_AGENT_EXTENSIONS,
         "SWE-agent trajectories",
         convert=swe_agent_record,
+    )
+
+
+def mini_swe_agent_reader(config: str | None) -> FileFormat:
+    from transforms.mini_swe_agent import MINI_SWE_AGENT_KEYS, mini_swe_agent_record
+
+    return _reader(
+        config,
+        MINI_SWE_AGENT_KEYS,
+        (".json",),
+        "mini-swe-agent trajectories",
+        convert=mini_swe_agent_record,
     )
 
 
@@ -138,6 +152,16 @@ def is_swe_agent(look: Peek) -> bool:
     # A `.traj` document too large to peek whole is known by its first key.
     large = look.record is None and look.first_key in ("environment", "trajectory", "history")
     return holds_trajectory(look.record) or (look.suffix == ".traj" and large)
+
+
+def is_mini_swe_agent(look: Peek) -> bool:
+    from transforms.mini_swe_agent import is_mini_swe_agent as holds_trajectory
+
+    # A trajectory too large to peek whole (its `trajectory_format` comes after its messages)
+    # is known by its `info`, which comes first and names the harness's version.
+    info = look.leading.get("info")
+    large = look.record is None and isinstance(info, dict) and "mini_version" in info
+    return holds_trajectory(look.record) or large
 
 
 def is_openhands(look: Peek) -> bool:

@@ -7,7 +7,7 @@ the reader that turns a file into canonical rows (a `storage.inputs.readers.File
 format named, `AutoFormat` reads each file with the first format that recognises it, and
 quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
 which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
-OpenHands, Inspect AI, tau2-bench, Claude Code, Codex) keep their tests and readers in
+mini-swe-agent, OpenHands, Inspect AI, tau2-bench, Claude Code, Codex) keep their tests and readers in
 `storage.inputs.chat_formats`. The table of formats and what each maps: docs/formats.md.
 """
 
@@ -199,6 +199,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         "SWE-agent trajectories (.traj: history, trajectory, info.submission)",
     ),
     TraceFormat(
+        "mini-swe-agent",
+        "mini-swe-agent trajectories",
+        (".json",),
+        lambda look, _reader: chat_formats.is_mini_swe_agent(look),
+        chat_formats.mini_swe_agent_reader,
+        "mini-swe-agent trajectories (*.traj.json: info, messages, trajectory_format)",
+    ),
+    TraceFormat(
         "openhands",
         "OpenHands trajectories",
         CHAT_EXTENSIONS,
@@ -359,7 +367,16 @@ def file_format(
     configs = {
         **dict.fromkeys(("otel", "langfuse"), otel_config),
         **dict.fromkeys(
-            ("chat", "toolbench", "swe-agent", "openhands", "inspect", "tau2"), chat_config
+            (
+                "chat",
+                "toolbench",
+                "swe-agent",
+                "mini-swe-agent",
+                "openhands",
+                "inspect",
+                "tau2",
+            ),
+            chat_config,
         ),
     }
     if name != "auto":

@@ -21,6 +21,7 @@ _FORMATS = (
     "langfuse",
     "toolbench",
     "swe-agent",
+    "mini-swe-agent",
     "openhands",
     "inspect",
     "tau2",
@@ -232,6 +233,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "ReasoningTrace exports; otel: OpenTelemetry span files (OTLP JSON or protobuf, span "
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
+        "mini-swe-agent: mini-swe-agent trajectories (.traj.json); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; codex: Codex session rollouts; "
         "chat: chat-message trajectories (docs/formats.md)",

@@ -1,0 +1,126 @@
+"""mini-swe-agent trajectories as mini-swe-agent writes them (tests/data/SOURCES.md: a SWE-bench
+Verified run of mini-swe-agent 1.15 with gemini-3-pro-preview) score with no flag: the task
+is the objective, each command in a fenced block a call of `bash` with its output the result,
+the submission the answer, the model the agent, the outcome unknown. The expectations are read
+from the file here with `json` and string splits, not with the code under test. The shapes of
+mini-swe-agent 2.0 (commands in `extra.actions`; a tool-calling model's `tool_calls` and tool
+messages; the closing `exit` message), built from the same run, read to the same calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import query_rows
+
+from storage.inputs.formats import AutoFormat
+from tracegrade.cli import main
+
+DATA = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "mini-swe-agent"
+    / "django__django-10999.traj.json"
+)
+
+_TRACE = (
+    "SELECT objective, result_summary, agent_id, success, "
+    "list_transform(list_filter(steps, s -> s.type IN ('tool_call', 'error_recovery')), "
+    "  s -> [s.tool_name, s.input]), "
+    "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content), "
+    "list_transform(steps, s -> s.type) FROM traces"
+)
+
+
+def _command(content: str) -> str:
+    return content.split("```bash\n", 1)[1].split("\n```", 1)[0]
+
+
+def _expected(run: dict[str, Any]) -> tuple[Any, ...]:
+    messages = run["messages"]
+    turns = messages[2:]  # after the system prompt and the task
+    commands = [_command(m["content"]) for m in turns if m["role"] == "assistant"]
+    outputs = [m["content"] for m in turns if m["role"] == "user"]
+    calls = [["bash", json.dumps({"command": c}, ensure_ascii=False)] for c in commands]
+    return (
+        messages[1]["content"],
+        run["info"]["submission"],
+        run["info"]["config"]["model"]["model_name"],
+        None,
+        calls,
+        outputs,
+    )
+
+
+def _score(path: Path, tmp_path: Path) -> tuple[Any, ...]:
+    db = tmp_path / f"{path.stem}.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT status, rows_read FROM files") == [("loaded", 1)]
+    ((*row, kinds),) = query_rows(db, _TRACE)
+    return (*row, kinds)
+
+
+def test_a_trajectory_is_one_trace_as_its_messages_say(tmp_path: Path) -> None:
+    run = json.loads(DATA.read_text())
+    path = tmp_path / DATA.name
+    path.write_bytes(DATA.read_bytes())
+    *got, kinds = _score(path, tmp_path)
+    expected = _expected(run)
+    assert tuple(got) == expected
+    assert len(expected[4]) == 18 and "error_recovery" not in kinds  # every command exited 0
+
+
+def test_a_command_that_exits_non_zero_is_a_failed_call(tmp_path: Path) -> None:
+    run = json.loads(DATA.read_text())
+    messages = run["messages"]
+    first_output = next(i for i, m in enumerate(messages) if i > 2 and m["role"] == "user")
+    failed = messages[first_output]["content"].replace(
+        "<returncode>0</returncode>", "<returncode>2</returncode>"
+    )
+    messages[first_output]["content"] = failed
+    path = tmp_path / "failed.traj.json"
+    path.write_text(json.dumps(run))
+    *_, observations, kinds = _score(path, tmp_path)
+    assert json.loads(observations[0]) == {"error": failed}
+    assert kinds.count("error_recovery") == 1  # the next command, bash again, retries it
+
+
+def test_the_shapes_of_mini_swe_agent_2_read_to_the_same_calls(tmp_path: Path) -> None:
+    run = json.loads(DATA.read_text())
+    expected = _expected(run)
+    task, turns = run["messages"][:2], run["messages"][2:]
+    actions, tools = [], []
+    for number, message in enumerate(turns):
+        if message["role"] == "assistant":
+            command = _command(message["content"])
+            actions.append({**message, "extra": {"actions": [{"command": command}]}})
+            call = {"name": "bash", "arguments": json.dumps({"command": command})}
+            tools.append(
+                {
+                    "role": "assistant",
+                    "content": message["content"].split("```bash", 1)[0].strip(),
+                    "tool_calls": [{"id": f"c{number}", "type": "function", "function": call}],
+                }
+            )
+        else:
+            actions.append(message)
+            tools.append(
+                {"role": "tool", "tool_call_id": f"c{number - 1}", "content": message["content"]}
+            )
+    closing = {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}
+    for name, messages in (("actions", actions), ("tools", tools)):
+        document = {**run, "messages": [*task, *messages, closing]}
+        document["trajectory_format"] = "mini-swe-agent-1.1"
+        path = tmp_path / f"{name}.traj.json"
+        path.write_text(json.dumps(document))
+        *got, _ = _score(path, tmp_path)
+        assert tuple(got) == expected, name
+
+
+def test_a_trajectory_too_large_to_peek_whole_is_recognised(tmp_path: Path) -> None:
+    run = json.loads(DATA.read_text())
+    run["messages"][3]["content"] += "x" * (9 << 20)  # a command that printed 9 MB
+    path = tmp_path / "large.traj.json"
+    path.write_text(json.dumps(run))
+    assert AutoFormat().chosen(path).name == "mini-swe-agent"  # type: ignore[union-attr]
