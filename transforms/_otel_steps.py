@@ -10,7 +10,7 @@ import polars as pl
 
 from transforms.config.otel import OtelImportConfig
 
-__all__ = ["STEP_KINDS", "step_rows", "step_spans", "steps_per_group"]
+__all__ = ["STEP_KINDS", "echoed_calls", "step_rows", "step_spans", "steps_per_group"]
 
 STEP_KINDS = ("llm", "tool", "retrieval")
 """Span kinds that become steps."""
@@ -51,17 +51,42 @@ def _retries(config: OtelImportConfig) -> dict[str, pl.Expr]:
     return {"retry": (tool_retry | model_retry).fill_null(False)}
 
 
+def echoed_calls(candidates: pl.DataFrame) -> pl.DataFrame:
+    """The model calls (`group`, `span_hex`) that repeat one enclosing them: the same text
+    within another model call's time in the same group. One call traced twice (a framework's
+    own span and, inside it, an instrumented client's: ADK's `call_llm` and OpenLLMetry's
+    `openai.chat`) is one step, the outer one."""
+    texts = candidates.filter(
+        (pl.col("kind") == "llm") & (pl.col("text").str.strip_chars() != "")
+    ).select("group", "span_hex", "start_ns", "end_ns", _text=pl.col("text").str.strip_chars())
+    outer = texts.rename({"span_hex": "_outer", "start_ns": "_start", "end_ns": "_end"})
+    within = (pl.col("_start") <= pl.col("start_ns")) & (pl.col("_end") >= pl.col("end_ns"))
+    longer = (pl.col("_start") < pl.col("start_ns")) | (pl.col("_end") > pl.col("end_ns"))
+    return (
+        texts.join(outer, on=["group", "_text"])
+        .filter(
+            (pl.col("_outer") != pl.col("span_hex"))
+            & within
+            & (longer | (pl.col("_outer") < pl.col("span_hex")))
+        )
+        .select("group", "span_hex")
+        .unique()
+    )
+
+
 def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
     """Every span that may be a step, in step order, with `retry`, `keep` and `_g` (the
     group's number in this order: windows over an integer run faster than over the text id).
 
     A model call is kept when its output has text, when it failed, or when it is a retry;
     a model call that only asked for tool calls is not kept: the tool spans that follow are
-    its steps (docs/import.md says why).
+    its steps (docs/import.md says why). A model call that repeats one enclosing it
+    (`echoed_calls`) is no step.
     """
-    candidates = spans.filter(pl.col("kind").is_in(STEP_KINDS)).sort(
-        "group", "start_ns", "span_hex"
-    )
+    candidates = spans.filter(pl.col("kind").is_in(STEP_KINDS))
+    candidates = candidates.join(
+        echoed_calls(candidates), on=["group", "span_hex"], how="anti", maintain_order="left"
+    ).sort("group", "start_ns", "span_hex")
     is_tool = pl.col("kind") != "llm"
     if config.tool_error_pattern is not None:
         said = is_tool & pl.col("tool_output").str.contains(config.tool_error_pattern)

@@ -21,7 +21,7 @@ from transforms._otel_checks import (
     rule_and_reason,
     success_of,
 )
-from transforms._otel_steps import step_rows, step_spans, steps_per_group
+from transforms._otel_steps import echoed_calls, step_rows, step_spans, steps_per_group
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
@@ -38,6 +38,7 @@ DROP_RULES = (
     "agent_span",
     "not_agent_work",
     "no_text_output",
+    "echoed_model_call",
     "duplicate_span",
     "invalid_span",
     "outside_agent",
@@ -320,14 +321,17 @@ def _span_outcomes(
     """How many spans were mapped to steps, and dropped per rule."""
     keep = rows.select("group", "span_hex", pl.col("keep").alias("_keep"))
     failed = rejected.select("group", _rejected=pl.lit(True))
+    echoes = echoed_calls(spans.filter(pl.col("kind") == "llm")).with_columns(_echo=pl.lit(True))
     outcome = (
         spans.join(keep, on=["group", "span_hex"], how="left")
         .join(failed, on="group", how="left")
+        .join(echoes, on=["group", "span_hex"], how="left")
         .select(
             pl.coalesce(
                 "outcome",
                 pl.when(pl.col("_rejected")).then(pl.lit("rejected_trace")),
                 pl.when(pl.col("kind").is_in(["agent", "chain"])).then(pl.lit("agent_span")),
+                pl.when(pl.col("_echo")).then(pl.lit("echoed_model_call")),
                 pl.when(pl.col("_keep")).then(pl.lit("mapped")),
                 pl.when(pl.col("_keep").not_()).then(pl.lit("no_text_output")),
                 pl.lit("not_agent_work"),

@@ -71,6 +71,7 @@ def test_pydantic_ai_run_with_a_retried_tool_imports_step_by_step(
         "agent_span": 1,
         "not_agent_work": 0,
         "no_text_output": 2,
+        "echoed_model_call": 0,
         "duplicate_span": 0,
         "invalid_span": 0,
         "outside_agent": 0,

@@ -75,6 +75,12 @@ def test_a_tempo_export_is_one_trace_as_its_spans_say(tmp_path: Path) -> None:
     path = tmp_path / DATA.name
     path.write_bytes(DATA.read_bytes())
     assert _score(path, tmp_path) == [_expected(export)]
+    # The model's one text reply is held twice, by ADK's call_llm span and by OpenLLMetry's
+    # openai.chat span inside it (the same call traced by two instrumentations): one step.
+    steps = query_rows(
+        tmp_path / f"{path.stem}.duckdb", "SELECT list_transform(steps, s -> s.type) FROM traces"
+    )
+    assert steps == [(["tool_call", "thought"],)]
 
 
 def test_tempo_s_v2_shape_and_one_line_read_the_same(tmp_path: Path) -> None:

@@ -53,6 +53,10 @@ def test_embedding_keys_hash_the_model_key_a_nul_byte_and_the_texts_hash() -> No
     )
 
 
+_ADDED = {"google-adk-2025-08-28.trace.json", "vercel-ai-sdk-2025-09-18.trace.json"}
+"""Files added to those folders after 2026-11-29."""
+
+
 @pytest.mark.parametrize(
     ("folder", "rows", "digest"),
     [
@@ -65,8 +69,10 @@ def test_content_hashes_of_real_files_are_the_ones_stored_before(
     folder: str, rows: int, digest: str
 ) -> None:
     """The digests (all of a folder's, joined) taken with the per-row hashlib code of
-    2026-11-29 (f165211): databases written before keep matching what is read now."""
-    hashes = read_traces([DATA / folder]).rows["content_hash"].to_list()
+    2026-11-29 (f165211): databases written before keep matching what is read now. The
+    folder's files of that day: those added since have no digest of then."""
+    files = sorted(path for path in (DATA / folder).iterdir() if path.name not in _ADDED)
+    hashes = read_traces(files).rows["content_hash"].to_list()
 
     assert len(hashes) == rows
     assert hashlib.sha256("\n".join(hashes).encode()).hexdigest() == digest
