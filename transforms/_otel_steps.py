@@ -10,7 +10,7 @@ import polars as pl
 
 from transforms.config.otel import OtelImportConfig
 
-__all__ = ["STEP_KINDS", "echoed_calls", "step_rows", "step_spans", "steps_per_group"]
+__all__ = ["STEP_KINDS", "step_rows", "step_spans", "steps_per_group"]
 
 STEP_KINDS = ("llm", "tool", "retrieval")
 """Span kinds that become steps."""
@@ -51,7 +51,7 @@ def _retries(config: OtelImportConfig) -> dict[str, pl.Expr]:
     return {"retry": (tool_retry | model_retry).fill_null(False)}
 
 
-def echoed_calls(candidates: pl.DataFrame) -> pl.DataFrame:
+def _echoed_calls(candidates: pl.DataFrame) -> pl.DataFrame:
     """The model calls (`group`, `span_hex`) that repeat one enclosing them: the same text
     within another model call's time in the same group. One call traced twice (a framework's
     own span and, inside it, an instrumented client's: ADK's `call_llm` and OpenLLMetry's
@@ -81,11 +81,12 @@ def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
     A model call is kept when its output has text, when it failed, or when it is a retry;
     a model call that only asked for tool calls is not kept: the tool spans that follow are
     its steps (docs/import.md says why). A model call that repeats one enclosing it
-    (`echoed_calls`) is no step.
+    (`_echoed_calls`) is no step: it comes last, `echo` true and not kept.
     """
     candidates = spans.filter(pl.col("kind").is_in(STEP_KINDS))
+    echoes = _echoed_calls(candidates)
     candidates = candidates.join(
-        echoed_calls(candidates), on=["group", "span_hex"], how="anti", maintain_order="left"
+        echoes, on=["group", "span_hex"], how="anti", maintain_order="left"
     ).sort("group", "start_ns", "span_hex")
     is_tool = pl.col("kind") != "llm"
     if config.tool_error_pattern is not None:
@@ -104,9 +105,14 @@ def step_rows(spans: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         .with_columns(**_retries(config))
     )
     text_present = pl.col("text").str.strip_chars().str.len_chars().fill_null(0) > 0
-    return marked.with_columns(
-        keep=pl.col("_is_tool") | pl.col("retry") | (pl.col("status") == _ERROR) | text_present
+    steps = marked.with_columns(
+        keep=pl.col("_is_tool") | pl.col("retry") | (pl.col("status") == _ERROR) | text_present,
+        echo=pl.lit(False),
     )
+    if echoes.is_empty():
+        return steps
+    echoed = echoes.with_columns(keep=pl.lit(False), echo=pl.lit(True))
+    return pl.concat([steps, echoed], how="diagonal_relaxed")
 
 
 def _error_object(limit: int) -> pl.Expr:

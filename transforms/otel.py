@@ -21,7 +21,7 @@ from transforms._otel_checks import (
     rule_and_reason,
     success_of,
 )
-from transforms._otel_steps import echoed_calls, step_rows, step_spans, steps_per_group
+from transforms._otel_steps import step_rows, step_spans, steps_per_group
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
@@ -319,13 +319,11 @@ def _span_outcomes(
     spans: pl.DataFrame, rows: pl.DataFrame, rejected: pl.DataFrame
 ) -> dict[str, int]:
     """How many spans were mapped to steps, and dropped per rule."""
-    keep = rows.select("group", "span_hex", pl.col("keep").alias("_keep"))
+    keep = rows.select("group", "span_hex", pl.col("keep").alias("_keep"), _echo="echo")
     failed = rejected.select("group", _rejected=pl.lit(True))
-    echoes = echoed_calls(spans.filter(pl.col("kind") == "llm")).with_columns(_echo=pl.lit(True))
     outcome = (
         spans.join(keep, on=["group", "span_hex"], how="left")
         .join(failed, on="group", how="left")
-        .join(echoes, on=["group", "span_hex"], how="left")
         .select(
             pl.coalesce(
                 "outcome",
