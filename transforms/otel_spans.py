@@ -220,11 +220,12 @@ def _kind(
 
 
 def _exact_values(long: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """One column per key (the first value of that key per span row)."""
+    """One column per key (the first value of that key per span row), in one pivot: a
+    filtered aggregation per key cost twice as much with 35 keys."""
     picked = long.filter(pl.col("key").is_in(keys))
-    return picked.group_by("_row").agg(
-        pl.col("value").filter(pl.col("key") == key).first().alias(key) for key in keys
-    )
+    found = picked.pivot(on="key", index="_row", values="value", aggregate_function="first")
+    missing = [pl.lit(None, pl.String).alias(key) for key in keys if key not in found.columns]
+    return found.with_columns(missing).select("_row", *keys)
 
 
 def _documents(long: pl.DataFrame) -> pl.DataFrame:
