@@ -13,6 +13,7 @@ from collections import deque
 from typing import Any
 
 __all__ = [
+    "as_openai_call",
     "final_answer",
     "is_error_result",
     "parts_text",
@@ -24,6 +25,19 @@ _ANSWER_KEYS = ("final_answer", "answer", "result", "output", "text")
 _ERROR_FIELD = re.compile(r'^\{\s*"error"\s*:\s*(null|"((?:[^"\\]|\\.)*)")')
 """The `error` field that opens a JSON result cut short (ToolBench cuts long results)."""
 """The argument of a final-answer tool that holds the answer, tried in this order."""
+
+
+def as_openai_call(call: Any, name_key: str) -> Any:
+    """A tool call that names its tool in `name_key` and gives `arguments` as an object
+    (Inspect AI's `function`, tau2-bench's `name`) in OpenAI's shape; a call already in that
+    shape, or not a call at all, as it is (the mapping says why)."""
+    if not isinstance(call, dict) or isinstance(call.get("function"), dict):
+        return call
+    return {
+        "id": call.get("id"),
+        "type": "function",
+        "function": {"name": call.get(name_key), "arguments": call.get("arguments")},
+    }
 
 
 def parts_text(content: Any, kind: str | None = None) -> str:

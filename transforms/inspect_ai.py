@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from transforms._chat_shapes import as_openai_call
+
 __all__ = ["INSPECT_KEYS", "inspect_samples", "is_inspect_header", "is_inspect_log"]
 
 INSPECT_KEYS: dict[str, Any] = {
@@ -57,23 +59,12 @@ def _correct(scores: Any) -> bool | None:
     return None
 
 
-def _call(call: Any) -> Any:
-    """An Inspect tool call (`function` the name, `arguments` an object) in OpenAI's shape."""
-    if not isinstance(call, dict) or isinstance(call.get("function"), dict):
-        return call  # already OpenAI's shape, or not a call: the mapping says why
-    return {
-        "id": call.get("id"),
-        "type": "function",
-        "function": {"name": call.get("function"), "arguments": call.get("arguments")},
-    }
-
-
 def _message(message: Any) -> Any:
     if not isinstance(message, dict):
         return message
     out = {key: message[key] for key in ("role", "content", "tool_call_id") if key in message}
     if isinstance(message.get("tool_calls"), list):
-        out["tool_calls"] = [_call(call) for call in message["tool_calls"]]
+        out["tool_calls"] = [as_openai_call(call, "function") for call in message["tool_calls"]]
     error = message.get("error")
     if message.get("role") == "tool" and isinstance(error, dict):
         out["is_error"] = True  # Inspect records a failed call as the result's `error`

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from transforms._chat_shapes import as_openai_call
+
 __all__ = ["TAU2_KEYS", "is_tau2_info", "is_tau2_results", "tau2_simulations"]
 
 TAU2_KEYS: dict[str, Any] = {
@@ -55,17 +57,6 @@ def is_tau2_results(value: Any) -> bool:
     return first is None or (isinstance(first, dict) and {"messages", "task_id"} <= set(first))
 
 
-def _call(call: Any) -> Any:
-    """A tau2 tool call (`name`, `arguments` an object) in OpenAI's shape."""
-    if not isinstance(call, dict) or isinstance(call.get("function"), dict):
-        return call  # already OpenAI's shape, or not a call: the mapping says why
-    return {
-        "id": call.get("id"),
-        "type": "function",
-        "function": {"name": call.get("name"), "arguments": call.get("arguments")},
-    }
-
-
 def _by_user(call: Any) -> bool:
     return isinstance(call, dict) and call.get("requestor") == "user"
 
@@ -93,7 +84,7 @@ def _message(message: Any) -> Any:
     out = {key: message[key] for key in ("role", "content") if key in message}
     calls = message.get("tool_calls")
     if role == "assistant" and isinstance(calls, list):
-        out["tool_calls"] = [_call(call) for call in calls if not _by_user(call)]
+        out["tool_calls"] = [as_openai_call(call, "name") for call in calls if not _by_user(call)]
     elif role == "assistant" and calls is not None:
         out["tool_calls"] = calls  # not a list: the mapping says why
     return out
