@@ -38,6 +38,7 @@ __all__ = [
     "TRACE_ARROW_SCHEMA",
     "checked_record",
     "iter_chat_records",
+    "json_document",
     "read_chat_records",
     "report_path_for",
     "trace_parquet_writer",
@@ -106,6 +107,22 @@ def checked_record(number: int, position: int, value: Any, escapes: bool, where:
     if escapes and holds_lone_surrogate(value):
         return ChatRecord(number, position, None, surrogate_reason(where))
     return ChatRecord(number, position, value)
+
+
+def json_document(path: Path, advice: str) -> tuple[Any, bool]:
+    """The JSON document `path` holds, parsed whole, and whether its text has an escape that
+    may be a lone surrogate (`checked_record`'s `escapes`).
+
+    Raises:
+        InputError: the file cannot be read or is not JSON ("... is not readable JSON
+            (...); " and `advice`).
+    """
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+        document = json.loads(text)
+    except (ValueError, OSError, RecursionError) as exc:
+        raise InputError(f"{path} is not readable JSON ({exc!r}); {advice}") from None
+    return document, SURROGATE_ESCAPE.search(text) is not None
 
 
 def _array_records(path: Path) -> Iterator[ChatRecord]:

@@ -5,14 +5,12 @@ evaluated instance a line (or a `.json` array of them), each one trajectory."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.inputs.chat_files import checked_record, iter_chat_records
-from storage.inputs.surrogates import SURROGATE_ESCAPE
+from storage.inputs.chat_files import checked_record, iter_chat_records, json_document
 from transforms.chat import ChatRecord
 from transforms.openhands import (
     is_openhands_event,
@@ -41,13 +39,7 @@ def iter_openhands_records(path: str | Path) -> Iterator[ChatRecord]:
     if source.suffix.lower() in (".jsonl", ".ndjson"):
         yield from _evaluated(iter_chat_records(source))
         return
-    try:
-        text = source.read_bytes().decode("utf-8-sig")
-        events = json.loads(text)
-    except (ValueError, OSError, RecursionError) as exc:
-        raise InputError(
-            f"{source} is not readable JSON ({exc!r}); give the saved trajectory"
-        ) from None
+    events, escapes = json_document(source, "give the saved trajectory")
     if is_openhands_output(events) or (
         isinstance(events, list) and events and is_openhands_output(events[0])
     ):
@@ -60,5 +52,4 @@ def iter_openhands_records(path: str | Path) -> Iterator[ChatRecord]:
             "test_result)"
         )
     # the checks every chat record gets (nesting, lone surrogates), on what the trace keeps
-    escapes = SURROGATE_ESCAPE.search(text) is not None
     yield checked_record(1, 0, openhands_record(events), escapes, "the trajectory")

@@ -5,13 +5,11 @@ checks every chat record gets) is a malformed record with its reason, never skip
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 from storage.errors import InputError
-from storage.inputs.chat_files import checked_record
-from storage.inputs.surrogates import SURROGATE_ESCAPE
+from storage.inputs.chat_files import checked_record, json_document
 from transforms.chat import ChatRecord
 from transforms.tau2 import is_tau2_results, tau2_simulations
 
@@ -26,13 +24,7 @@ def iter_tau2_records(path: str | Path) -> Iterator[ChatRecord]:
             simulation.
     """
     source = Path(path)
-    try:
-        text = source.read_bytes().decode("utf-8-sig")
-        document = json.loads(text)
-    except (ValueError, OSError, RecursionError) as exc:
-        raise InputError(
-            f"{source} is not readable JSON ({exc!r}); give the results file tau2-bench saved"
-        ) from None
+    document, escapes = json_document(source, "give the results file tau2-bench saved")
     if not is_tau2_results(document):
         raise InputError(
             f"{source} is not a tau2-bench results file (info with agent_info, user_info and "
@@ -44,6 +36,5 @@ def iter_tau2_records(path: str | Path) -> Iterator[ChatRecord]:
             "in the dir format keeps them in simulations/ beside it); give a results file "
             "that holds its simulations"
         )
-    escapes = SURROGATE_ESCAPE.search(text) is not None
     for index, record in enumerate(tau2_simulations(document)):
         yield checked_record(index + 1, index, record, escapes, f"simulation {index + 1}")
