@@ -143,7 +143,8 @@ def parsed_line(
         value = parse_record(text, f"line {number}")
     except RecordRejected as problem:
         return [], malformed(source, number, problem.reason)
-    return _parsed_value(value, number, source, wanted)
+    # Grafana Tempo's export: OTLP's names before 1.0 (a document is renamed by document_chunk)
+    return _parsed_value(otlp_request(value), number, source, wanted)
 
 
 def _parsed_value(
@@ -157,7 +158,6 @@ def _parsed_value(
             number,
             f"line {number} is a JSON {type(value).__name__}, not an ExportTraceServiceRequest object",
         )
-    value = otlp_request(value)  # Grafana Tempo's export: OTLP's names before 1.0
     _with_base64_ids(value)
     request = ExportTraceServiceRequest()
     try:
