@@ -1,10 +1,9 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
-through the chat mapping: ToolBench answer files, SWE-agent trajectories, OpenHands saved
-conversations, mini-swe-agent trajectories, Inspect AI eval logs, tau2-bench results files, Claude Code transcripts and
-Codex rollouts. Each is a
-test of a file's first record and a reader: the chat mapping with that producer's keys, and
-the producer's own record conversion or container. Everything a reader needs is imported
-when it is built (a rerun loads none)."""
+through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
+OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
+transcripts and Codex rollouts. Each is a test of a file's first record and a reader: the chat
+mapping with that producer's keys, and the producer's own record conversion or container.
+Everything a reader needs is imported when it is built (a rerun loads none)."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ __all__ = [
     "claude_code_reader",
     "codex_reader",
     "inspect_reader",
-    "mini_swe_agent_reader",
     "is_claude_code",
     "is_codex",
     "is_inspect",
@@ -32,6 +30,7 @@ __all__ = [
     "is_swe_agent",
     "is_tau2",
     "is_toolbench",
+    "mini_swe_agent_reader",
     "openhands_reader",
     "swe_agent_reader",
     "tau2_reader",

@@ -7,8 +7,8 @@ the reader that turns a file into canonical rows (a `storage.inputs.readers.File
 format named, `AutoFormat` reads each file with the first format that recognises it, and
 quarantines a file that none recognises as `unrecognised_file`, saying what the file holds and
 which formats exist. The formats read through the chat mapping (ToolBench, SWE-agent,
-mini-swe-agent, OpenHands, Inspect AI, tau2-bench, Claude Code, Codex) keep their tests and readers in
-`storage.inputs.chat_formats`. The table of formats and what each maps: docs/formats.md.
+mini-swe-agent, OpenHands, Inspect AI, tau2-bench, Claude Code, Codex) keep their tests and
+readers in `storage.inputs.chat_formats`. The table of formats and what each maps: docs/formats.md.
 """
 
 from __future__ import annotations

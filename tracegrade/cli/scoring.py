@@ -235,7 +235,8 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "mini-swe-agent: mini-swe-agent trajectories (.traj.json); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
-        "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; codex: Codex session rollouts; "
+        "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
+        "codex: Codex session rollouts; "
         "chat: chat-message trajectories (docs/formats.md)",
     )
     score.add_argument(
