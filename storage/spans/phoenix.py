@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from storage.spans.monocle import is_monocle_span, monocle_attributes
+
 __all__ = [
     "PHOENIX_COLUMNS",
     "flat_pairs",
@@ -333,11 +335,26 @@ def _exception_message(events: Any) -> str | None:
     return None
 
 
+def _monocle_pairs(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a Monocle span's type, events and entities say (`storage.spans.monocle`), for the
+    keys the span does not set itself."""
+    given = {
+        column.removeprefix("attributes."): value
+        for column, value in row.items()
+        if column.startswith("attributes.")
+    }
+    if not is_monocle_span(given, row.get("events")):
+        return []
+    return [(k, v) for k, v in monocle_attributes(given, row.get("events")) if k not in given]
+
+
 def _attributes(row: Mapping[str, Any], wanted: Callable[[str], bool]) -> list[dict[str, str]]:
     pairs: list[tuple[str, Any]] = []
     for column, value in row.items():
         if column.startswith("attributes."):
             _flat(column.removeprefix("attributes."), value, pairs)
+    if row.get("attributes.span.type") is not None:
+        pairs.extend(_monocle_pairs(row))
     attributes = [{"key": key, "value": _text(value)} for key, value in pairs if wanted(key)]
     kinds = {item["key"] for item in attributes}
     kind = row.get("span_kind")

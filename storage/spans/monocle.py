@@ -1,0 +1,158 @@
+"""Monocle's spans (monocle2ai/monocle's `monocle_apptrace`; its default file exporter writes
+`.monocle/monocle_trace_*.json`, a JSON array of the SDK's spans) as the attributes the
+mapping reads.
+
+Monocle says what a span is in `span.type` and keeps a span's input and output in events,
+not attributes: `data.input` (`input`, or `query`) and `data.output` (`response`, or
+`output`). A tool's or agent's name is an entity's: `entity.N.name` beside an
+`entity.N.type` of `tool.*` or `agent.*`. `monocle_attributes` gives them as the
+OpenInference and GenAI keys (`openinference.span.kind`, `input.value`, `output.value`,
+`tool.name`, `gen_ai.agent.name`, a model call's `gen_ai.input.messages` and
+`gen_ai.output.messages`); a key the span sets itself is kept.
+
+A model call's messages are one JSON object a message keyed by its role (LangChain's
+`{"human": ...}`, `{"ai": ...}`; Gemini's `model`), its content a text or a list of parts; a
+reply that asks for a tool (`{"ai": {"name": ...}}`, `{"assistant": null}`, Bedrock's
+`tool_use` written by Python) holds no text. Microsoft Agent Framework's are written as Python's `repr` and are not read:
+its agent spans give the objective. Not steps: the provider's own call inside a framework's
+(`inference.modelapi`, events only on an exception), the MCP request inside a tool's call
+(`agentic.mcp.invocation`), a hand-off (`agentic.delegation`) and `generic` spans.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["is_monocle_span", "monocle_attributes"]
+
+_KINDS = {
+    "workflow": "CHAIN",
+    "agentic.turn": "CHAIN",
+    "agentic.request": "CHAIN",  # agentic.turn's name before monocle_apptrace 0.6
+    "agentic.invocation": "AGENT",
+    "agentic.tool.invocation": "TOOL",
+    "inference": "LLM",
+    "inference.framework": "LLM",
+    "inference.modelapi": "LLM",
+    "retrieval": "RETRIEVER",
+}
+"""`span.type` as the OpenInference kind; any other type names no kind."""
+
+_ROLES = {"human": "user", "ai": "assistant", "model": "assistant"}
+"""LangChain's message types and Gemini's `model` as roles (`system`, `user`, `assistant`,
+`tool` as they are)."""
+
+_TOOL_USE = "'type': 'tool_use'"
+"""Anthropic's request for a tool as Python writes it (`{'toolUseId': ..., 'type':
+'tool_use'}`): what Monocle gives as the text of a Bedrock reply that asks for a tool."""
+
+
+def _events(events: Any) -> dict[str, Mapping[str, Any]]:
+    found: dict[str, Mapping[str, Any]] = {}
+    for event in events if isinstance(events, list) else []:
+        if isinstance(event, Mapping) and isinstance(event.get("attributes"), Mapping):
+            found.setdefault(str(event.get("name")), event["attributes"])
+    return found
+
+
+def is_monocle_span(attributes: Mapping[str, Any], events: Any) -> bool:
+    """A span Monocle recorded: a `span.type` of its own, with its version or its data events."""
+    if attributes.get("span.type") not in (*_KINDS, "generic", "agentic.mcp.invocation"):
+        return False
+    return "monocle_apptrace.version" in attributes or bool(
+        {"data.input", "data.output"} & set(_events(events))
+    )
+
+
+def _text(value: Any) -> str | None:
+    """An event attribute as text: a text as it is, a list of one text as that text, any other
+    list as JSON."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
+        value = value[0]
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if value is None or value == [] or value == {}:
+        return None
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _entity(attributes: Mapping[str, Any], prefix: str) -> str | None:
+    """The name of the first entity whose type starts with `prefix`."""
+    for index in range(1, 10):
+        kind = attributes.get(f"entity.{index}.type")
+        name = attributes.get(f"entity.{index}.name")
+        if isinstance(kind, str) and kind.startswith(prefix) and isinstance(name, str) and name:
+            return name
+    return None
+
+
+def _content(content: Any) -> str:
+    """A message's text: a text as it is, a list of parts as their texts, else none."""
+    if isinstance(content, str):
+        return "" if content.startswith("{'") and _TOOL_USE in content else content
+    parts = content if isinstance(content, list) else []
+    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return "\n".join(texts)
+
+
+def _message(text: Any) -> dict[str, str] | None:
+    """One of a model call's messages (`{"human": "..."}`) as a role and its text."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    ((key, content),) = value.items()
+    role = str(key)
+    return {"role": _ROLES.get(role, role), "content": _content(content)}
+
+
+def _messages(value: Any, role: str | None = None) -> str | None:
+    """A model call's messages that hold text, as a GenAI messages list (JSON text); None
+    where one of them is not a message, or none holds text (of `role`, where given)."""
+    items = value if isinstance(value, list) else [value]
+    messages = [_message(item) for item in items]
+    if not messages or any(message is None for message in messages):
+        return None
+    kept = [m for m in messages if m and m["content"] and role in (None, m["role"])]
+    return json.dumps(kept, ensure_ascii=False) if kept else None
+
+
+def monocle_attributes(attributes: Mapping[str, Any], events: Any) -> list[tuple[str, str]]:
+    """The attributes (key, text) a Monocle span's type, events and entities give."""
+    span_type = attributes.get("span.type")
+    data = _events(events)
+    given = data.get("data.input", {})
+    got = data.get("data.output", {})
+    kind = _KINDS.get(str(span_type))
+    if span_type == "inference.modelapi" and not given and not got:
+        kind = None
+    pairs: list[tuple[str, str]] = []
+    if kind is not None:
+        pairs.append(("openinference.span.kind", kind))
+    asked = given.get("input", given.get("query"))
+    said = got.get("response", got.get("output"))
+    if kind == "LLM":
+        for key, text in (
+            ("gen_ai.input.messages", _messages(asked)),
+            ("gen_ai.output.messages", _messages(said, role="assistant")),
+        ):
+            if text is not None:
+                pairs.append((key, text))
+    else:
+        for key, value in (("input.value", asked), ("output.value", said)):
+            text = _text(value)
+            if text is not None:
+                pairs.append((key, text))
+    if kind == "TOOL":
+        name = _entity(attributes, "tool.")
+        if name is not None:
+            pairs.append(("tool.name", name))
+    if kind in ("AGENT", "CHAIN"):
+        agent = _entity(attributes, "agent.")
+        if agent is not None:
+            pairs.append(("gen_ai.agent.name", agent))
+    return pairs

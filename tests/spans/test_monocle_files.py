@@ -1,0 +1,102 @@
+"""Monocle's trace files score with no flag (tests/data/SOURCES.md: its file exporter's output
+for Microsoft Agent Framework, LangGraph, Google ADK and Strands agents). The expectations are
+read from each file here with `json`: the request span's (`agentic.turn`, before 0.6
+`agentic.request`) input and response are the objective and the answer, the
+`agentic.tool.invocation` spans in time order the tool calls (the tool entity's name, the
+`data.input` and `data.output` events), a span with status ERROR a failed call, and the first
+agent invoked the agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "monocle"
+FILES = sorted(DATA.glob("*.json"))
+
+_TRACE = (
+    "SELECT objective, result_summary, agent_id, "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
+    "  s -> [s.tool_name, s.input, s.output_summary]), "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
+    "  s -> s.output_summary LIKE '{\"error\"%') FROM traces"
+)
+
+
+def _event(span: dict[str, Any], name: str) -> dict[str, Any]:
+    return next((e["attributes"] for e in span["events"] if e["name"] == name), {})
+
+
+def _entity(span: dict[str, Any], kind: str) -> str:
+    attributes = span["attributes"]
+    index = next(n for n in range(1, 10) if attributes.get(f"entity.{n}.type", "").startswith(kind))
+    return str(attributes[f"entity.{index}.name"])
+
+
+def _one(value: Any) -> Any:
+    return value[0] if isinstance(value, list) and len(value) == 1 else value
+
+
+def _expected(spans: list[dict[str, Any]]) -> tuple[Any, ...]:
+    spans = sorted(spans, key=lambda s: s["start_time"])
+    typed = {s["attributes"].get("span.type"): s for s in spans}
+    request = typed.get("agentic.turn") or typed["agentic.request"]
+    agent = next(s for s in spans if s["attributes"].get("span.type") == "agentic.invocation")
+    tools = [s for s in spans if s["attributes"].get("span.type") == "agentic.tool.invocation"]
+    calls = [
+        [
+            _entity(tool, "tool."),
+            _one(_event(tool, "data.input")["input"]),
+            _event(tool, "data.output")["response"],
+        ]
+        for tool in tools
+    ]
+    return (
+        _one(_event(request, "data.input")["input"]),
+        _event(request, "data.output")["response"],
+        _entity(agent, "agent."),
+        calls,
+        [tool["status"]["status_code"] == "ERROR" for tool in tools],
+    )
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_a_monocle_file_is_one_trace_as_its_spans_say(path: Path, tmp_path: Path) -> None:
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT status, rows_read FROM files") == [("loaded", 1)]
+    assert query_rows(db, _TRACE) == [_expected(json.loads(path.read_text()))]
+
+
+def test_model_replies_are_thoughts_and_the_mcp_request_is_no_second_call(
+    tmp_path: Path,
+) -> None:
+    """LangGraph's run: each model reply that says something is a thought (a reply that asks
+    for a tool, `{"ai": {"name": ...}}`, says nothing), in time order with the tool calls;
+    the weather tool's MCP request inside its call is not a call of its own."""
+    path = DATA / "langgraph-travel-agent.json"
+    spans = sorted(json.loads(path.read_text()), key=lambda s: s["start_time"])
+    expected = []
+    for span in spans:
+        kind = span["attributes"].get("span.type")
+        if kind == "agentic.tool.invocation":
+            expected.append(("tool_call", None))
+        elif kind == "inference.framework":
+            reply = json.loads(_event(span, "data.output")["response"])["ai"]
+            if isinstance(reply, str):
+                expected.append(("thought", reply))
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    steps = query_rows(
+        db,
+        "SELECT s.type, CASE WHEN s.type = 'thought' THEN s.content END "
+        "FROM (SELECT unnest(steps) AS s FROM traces)",
+    )
+    assert steps == expected
+    assert sum(kind == "tool_call" for kind, _ in expected) == 3
