@@ -22,6 +22,7 @@ __all__ = [
     "json_depth",
     "nesting_depth",
     "parse_record",
+    "parse_values",
     "too_deep",
 ]
 
@@ -126,14 +127,45 @@ def parse_record(text: str, where: str) -> Any:
     except RecursionError:
         raise too_deep(where) from None
     except json.JSONDecodeError as exc:
+        at = f"line {exc.lineno}, column {exc.colno}" if exc.lineno > 1 else f"column {exc.colno}"
         raise RecordRejected(
-            "invalid_json", f"{where} is not valid JSON ({exc.msg} at column {exc.colno})"
+            "invalid_json", f"{where} is not valid JSON ({exc.msg} at {at})"
         ) from None
     if _deeper_than_allowed(text, value):
         raise too_deep(where)
     if SURROGATE_ESCAPE.search(text) and holds_lone_surrogate(value):
         raise RecordRejected("invalid_text", surrogate_reason(where))
     return value
+
+
+def parse_values(text: str, where: str) -> list[Any]:
+    """The JSON values of a text that holds several one after another, separated by white
+    space and nothing else (what the OpenTelemetry SDK's `ConsoleSpanExporter` prints: each
+    span pretty-printed, then a newline), each checked as `parse_record` checks a record.
+
+    Raises:
+        RecordRejected: a piece that is not JSON (its line and column in the text), or a
+            value `parse_record` refuses (named `where` and its number).
+    """
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    at = 0
+    while True:
+        while at < len(text) and text[at] in " \t\r\n":
+            at += 1
+        if at == len(text):
+            return values
+        try:
+            _, end = decoder.raw_decode(text, at)
+        except RecursionError:
+            raise too_deep(f"{where}, value {len(values) + 1}") from None
+        except json.JSONDecodeError as exc:
+            raise RecordRejected(
+                "invalid_json",
+                f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            ) from None
+        values.append(parse_record(text[at:end], f"{where}, value {len(values) + 1}"))
+        at = end
 
 
 def too_deep(where: str) -> RecordRejected:

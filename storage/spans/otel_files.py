@@ -31,7 +31,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from storage.errors import InputError, RecordRejected, UnrecognisedFile
 from storage.inputs.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
-from storage.inputs.json_values import parse_record
+from storage.inputs.json_values import parse_record, parse_values
 from storage.inputs.surrogates import SURROGATE_ESCAPE_BYTES
 from storage.names import path_text
 from storage.spans._langfuse_lines import langfuse_block
@@ -202,6 +202,23 @@ def is_one_document(path: Path) -> bool:
     return False
 
 
+def _several_documents(path: Path, text: str, unreadable: RecordRejected) -> list[Any]:
+    """A file of JSON documents one after another (the OpenTelemetry SDK's
+    `ConsoleSpanExporter` output saved from a terminal: each span pretty-printed), as the list
+    of them; anything else refuses the file with what made the first reading fail."""
+    if "Extra data" in unreadable.reason:
+        try:
+            values = parse_values(text, "the file")
+        except RecordRejected as problem:
+            unreadable = problem
+        else:
+            if len(values) > 1:
+                return values
+    raise UnrecognisedFile(
+        f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
+    ) from None
+
+
 def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
     """A whole-document JSON file: one OTLP request object, or an array of them; one trace of
     spans (any-agent's, a Langfuse trace with its observations) or an array of spans or of
@@ -216,12 +233,11 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
             f"{path} is one JSON document of {size:,} bytes, over the {_DOCUMENT_BYTES:,} a "
             "span file may be; export OTLP JSON lines (one request a line) instead"
         )
+    text = path.read_bytes().decode("utf-8-sig", errors="replace")
     try:
-        value = parse_record(path.read_bytes().decode("utf-8-sig", errors="replace"), "the file")
+        value = parse_record(text, "the file")
     except RecordRejected as unreadable:
-        raise UnrecognisedFile(
-            f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
-        ) from None
+        value = _several_documents(path, text, unreadable)
     value = (
         [otlp_request(item) for item in value] if isinstance(value, list) else otlp_request(value)
     )

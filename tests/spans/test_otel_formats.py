@@ -4,6 +4,7 @@ OTel trace or per agent run, and a success rule that rejects a trace with its sp
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from conftest import query_rows
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 from otel_helpers import (
     CollectorFileExporter,
     close_agent_loop,  # noqa: F401 (autouse)
@@ -302,6 +304,60 @@ def test_a_pretty_printed_otlp_request_reads_like_its_json_line(tmp_path: Path) 
     assert [same(t) for t in _traces(tmp_path / "pretty.parquet")] == [
         same(t) for t in _traces(tmp_path / "lines.parquet")
     ]
+
+
+def test_console_exporter_output_reads_like_the_collector_s_lines(tmp_path: Path) -> None:
+    """What the SDK's ConsoleSpanExporter prints (each span pretty-printed, one after another,
+    no array), saved to a file, was refused as "not valid JSON (Extra data)": it is the same
+    spans, and `tracegrade score` reads it with no flag."""
+    (tmp_path / "lines").mkdir()
+    exporter = CollectorFileExporter(tmp_path / "lines" / "spans.jsonl")
+    printed = io.StringIO()
+    provider = tracer_provider(exporter)
+    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=printed)))
+    weather_agent(provider, fail_first_convert=True).run_sync(QUESTION)
+    (tmp_path / "console").mkdir()
+    (tmp_path / "console" / "spans.json").write_text(printed.getvalue())
+    assert printed.getvalue().startswith("{\n") and not printed.getvalue().startswith("[")
+
+    lines = import_otel([str(tmp_path / "lines")], str(tmp_path / "lines.parquet"))
+    console = import_otel([str(tmp_path / "console")], str(tmp_path / "console.parquet"))
+    assert (console.records, console.records_rejected) == (len(exporter.spans), 0)
+    assert (console.spans_read, console.imported) == (lines.spans_read, lines.imported) > (0, 0)
+
+    def same(trace: dict[str, Any]) -> dict[str, Any]:
+        # The SDK prints a time as float seconds to the microsecond (`ns / 1e9`), which can
+        # round up where the Collector's integer nanoseconds, cut to microseconds, do not.
+        metadata = {k: v for k, v in trace["metadata"].items() if k != "created_at"}
+        kept = {k: v for k, v in _without_latency(trace).items() if k != "source_file"}
+        return {**kept, "metadata": metadata}
+
+    printed_traces = _traces(tmp_path / "console.parquet")
+    collected = _traces(tmp_path / "lines.parquet")
+    assert [same(t) for t in printed_traces] == [same(t) for t in collected]
+    for console_trace, line_trace in zip(printed_traces, collected, strict=True):
+        apart = console_trace["metadata"]["created_at"] - line_trace["metadata"]["created_at"]
+        assert abs(apart.total_seconds()) <= 1e-6
+    db = tmp_path / "console.duckdb"
+    assert (
+        main(["score", str(tmp_path / "console" / "spans.json"), "--db", str(db), "--no-embedder"])
+        == 0
+    )
+    assert query_rows(db, "SELECT status, rows_read FROM files") == [("loaded", 1)]
+
+
+def test_console_output_with_other_text_is_refused_where_it_breaks(tmp_path: Path) -> None:
+    """Spans printed with something else between them (a program's own output) are one clear
+    line naming where the JSON breaks, not a guess."""
+    span = {"name": "chat", "context": {"trace_id": "0x" + "1" * 32, "span_id": "0x" + "2" * 16}}
+    text = json.dumps(span, indent=4) + "\nINFO done\n" + json.dumps(span, indent=4) + "\n"
+    path = tmp_path / "spans.json"
+    path.write_text(text)
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
+    ((status, reason),) = query_rows(db, "SELECT status, reason FROM files")
+    assert status == "quarantined"
+    assert reason.endswith("(Expecting value at line 8, column 1)"), reason
 
 
 def test_collector_lines_longer_than_the_first_look_are_json_lines(tmp_path: Path) -> None:
