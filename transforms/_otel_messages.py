@@ -35,6 +35,8 @@ _INPUT_FAMILIES = ("llm.input_messages", "gen_ai.prompt")
 _ROLE_FIELDS = ("message.role", "role")
 _CONTENT_FIELDS = ("message.content", "content")
 _PART_TEXT = r"^message\.contents\.(\d+)\.message_content\.text$"
+_CONTENT_PARTS = r'"content"\s*:\s*\['
+"""A message whose `content` is a list of parts rather than text."""
 _MESSAGES = pl.List(
     pl.Struct(
         {
@@ -114,12 +116,17 @@ def _python_texts(value: str | None, user: bool) -> str | None:
 
 
 def _message_text(message: dict[str, Any]) -> str:
-    pieces = [message["content"]] if isinstance(message.get("content"), str) else []
-    for part in message.get("parts") or []:
+    """A message's text: its `content` when that is text, and the text parts of its `parts`
+    (GenAI's, the text in `content`) or of a `content` list (OpenAI's and the Vercel AI SDK's,
+    the text in `text`)."""
+    content = message.get("content")
+    pieces = [content] if isinstance(content, str) else []
+    parts = [*(message.get("parts") or []), *(content if isinstance(content, list) else [])]
+    for part in parts:
         if isinstance(part, dict) and part.get("type") == "text":
-            content = part.get("content")
-            if isinstance(content, str):
-                pieces.append(content)
+            text = part.get("content", part.get("text"))
+            if isinstance(text, str):
+                pieces.append(text)
     return "\n".join(pieces)
 
 
@@ -152,6 +159,13 @@ def json_message_texts(values: pl.Series, user: bool) -> pl.Series:
     Values that are not a JSON list of messages give null. The list is decoded by Polars in one
     pass; when one value breaks the expected shape, the values are decoded one by one instead.
     """
+    parted = values.str.contains(_CONTENT_PARTS).fill_null(False)
+    if parted.any():
+        # content given as a list of parts (OpenAI's `[{"type": "text", "text": ...}]`, the
+        # Vercel AI SDK's): decoded in Python, where Polars would read the content as nothing
+        texts = [_python_texts(v, user) if p else None for v, p in zip(values, parted, strict=True)]
+        rest = json_message_texts(values.set(parted, None), user)
+        return rest.zip_with(~parted, pl.Series(values.name, texts, dtype=pl.String))
     try:
         return _decoded_texts(values, user).rename(values.name)
     except pl.exceptions.PolarsError:

@@ -11,6 +11,8 @@ tables.
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from transforms._openllmetry import entity_arguments, entity_result
@@ -80,14 +82,17 @@ ones): a model call's request type (`chat`, `completion`), a decorated function'
 
 VERCEL_KEYS = (
     "ai.operationId",
+    "ai.prompt",
+    "ai.prompt.messages",
     "ai.response.text",
     "ai.toolCall.name",
     "ai.toolCall.args",
     "ai.toolCall.result",
 )
 """The Vercel AI SDK's telemetry names: what a span is (`ai.generateText`, a run; its
-`.doGenerate`, a model call; `ai.toolCall`), the text a call or run generated, a tool call's
-name, arguments and result (JSON text)."""
+`.doGenerate`, a model call; `ai.toolCall`), what a run was asked (`{"system", "prompt"}` or
+`{"system", "messages"}`) and the messages a model call was sent (JSON text, content as parts),
+the text a call or run generated, a tool call's name, arguments and result (JSON text)."""
 
 ATTRIBUTE_KEYS = (
     "gen_ai.operation.name",
@@ -257,10 +262,33 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
     )
     decoded = json_message_texts(candidates["gen_ai.input.messages"], user=True)
     adk = gemini_texts(candidates["gcp.vertex.agent.llm_request"], user=True)
-    texts = candidates.with_columns(decoded.alias("_decoded"), adk.alias("_adk")).select(
-        "_row", pl.coalesce("_decoded", "flat_user_text", "_adk", "input.value").alias("text")
+    vercel = json_message_texts(candidates["ai.prompt.messages"], user=True)
+    # a Vercel AI SDK run's `ai.prompt`: its prompt text, or its messages' first user message
+    asked = candidates["ai.prompt"].str.json_path_match("$.prompt")
+    listed = json_message_texts(candidates["ai.prompt"].str.json_path_match("$.messages"), True)
+    texts = candidates.with_columns(
+        decoded.alias("_decoded"),
+        adk.alias("_adk"),
+        vercel.alias("_vercel"),
+        pl.coalesce(asked, listed).alias("_vercel_run"),
+    ).select(
+        "_row",
+        pl.coalesce(
+            "_decoded", "flat_user_text", "_adk", "_vercel", "input.value", "_vercel_run"
+        ).alias("text"),
     )
     return _aligned(frame, texts)
+
+
+def _json_text(values: pl.Series) -> pl.Series:
+    """A value that is a JSON string as its text (a tool's result is JSON in the GenAI
+    conventions and the Vercel AI SDK's: `"21 C"` is `21 C`, so a result `"Error: ..."` reads
+    as the failure it reports); any other value as it is."""
+    quoted = values.str.contains(r'^"(?:[^"\\]|\\.)*"$').fill_null(False)
+    if not quoted.any():
+        return values
+    texts = [json.loads(v) if q else None for v, q in zip(values, quoted, strict=True)]
+    return values.zip_with(~quoted, pl.Series(values.name, texts, dtype=pl.String))
 
 
 def _output_texts(frame: pl.DataFrame) -> pl.Series:
@@ -376,7 +404,12 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
 
     retrieval = pl.col("kind") == "retrieval"
     return (
-        frame.with_columns(text=_output_texts(frame), user_text=_user_texts(frame))
+        frame.with_columns(
+            _json_text(frame["ai.toolCall.result"]),
+            _json_text(frame["gen_ai.tool.call.result"]),
+            text=_output_texts(frame),
+            user_text=_user_texts(frame),
+        )
         .select(
             *(
                 name
