@@ -262,15 +262,22 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
     )
     decoded = json_message_texts(candidates["gen_ai.input.messages"], user=True)
     adk = gemini_texts(candidates["gcp.vertex.agent.llm_request"], user=True)
-    vercel = json_message_texts(candidates["ai.prompt.messages"], user=True)
-    # a Vercel AI SDK run's `ai.prompt`: its prompt text, or its messages' first user message
-    asked = candidates["ai.prompt"].str.json_path_match("$.prompt")
-    listed = json_message_texts(candidates["ai.prompt"].str.json_path_match("$.messages"), True)
+    vercel = pl.Series(dtype=pl.String).extend_constant(None, candidates.height)
+    run = vercel
+    if candidates["ai.prompt.messages"].null_count() < candidates.height:
+        vercel = json_message_texts(candidates["ai.prompt.messages"], user=True)
+    if candidates["ai.prompt"].null_count() < candidates.height:
+        # a Vercel AI SDK run's `ai.prompt`: its prompt text, else its first user message
+        prompt = candidates["ai.prompt"]
+        listed = json_message_texts(prompt.str.json_path_match("$.messages"), user=True)
+        run = prompt.str.json_path_match("$.prompt").zip_with(
+            prompt.str.json_path_match("$.prompt").is_not_null(), listed
+        )
     texts = candidates.with_columns(
         decoded.alias("_decoded"),
         adk.alias("_adk"),
         vercel.alias("_vercel"),
-        pl.coalesce(asked, listed).alias("_vercel_run"),
+        run.alias("_vercel_run"),
     ).select(
         "_row",
         pl.coalesce(
@@ -284,11 +291,20 @@ def _json_text(values: pl.Series) -> pl.Series:
     """A value that is a JSON string as its text (a tool's result is JSON in the GenAI
     conventions and the Vercel AI SDK's: `"21 C"` is `21 C`, so a result `"Error: ..."` reads
     as the failure it reports); any other value as it is."""
-    quoted = values.str.contains(r'^"(?:[^"\\]|\\.)*"$').fill_null(False)
+    quoted = (values.str.starts_with('"') & values.str.ends_with('"')).fill_null(False)
     if not quoted.any():
         return values
-    texts = [json.loads(v) if q else None for v, q in zip(values, quoted, strict=True)]
+    texts = [_string(v) if q else None for v, q in zip(values, quoted, strict=True)]
     return values.zip_with(~quoted, pl.Series(values.name, texts, dtype=pl.String))
+
+
+def _string(value: str) -> str:
+    """A JSON string's text; the value as it is where it is not one (`"a" and "b"`)."""
+    try:
+        text = json.loads(value)
+    except ValueError:
+        return value
+    return text if isinstance(text, str) else value
 
 
 def _output_texts(frame: pl.DataFrame) -> pl.Series:
