@@ -20,6 +20,7 @@ __all__ = [
     "confidence_of",
     "created_at_of",
     "field_value",
+    "is_message",
     "key_of",
     "kind",
     "present",
@@ -34,6 +35,17 @@ _SHOWN = 60
 
 MISSING: Any = object()
 """What `field_value` returns for a path the record does not have."""
+
+
+def is_message(value: Any) -> bool:
+    """An OpenAI-style message rather than a trajectory: an object with a text `role` and its
+    `content` or `tool_calls` (a file that is one message list, or one list a line, starts
+    with one)."""
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("role"), str)
+        and ("content" in value or "tool_calls" in value)
+    )
 
 
 def _json(value: Any) -> str:

@@ -20,8 +20,10 @@ from transforms._chat_fields import (
     confidence_of,
     created_at_of,
     field_value,
+    is_message,
     key_of,
     kind,
+    present,
     shown,
     success_of,
     text_field,
@@ -44,6 +46,7 @@ __all__ = [
     "ChatRejection",
     "DuplicateTracker",
     "map_trajectories",
+    "is_message",
     "map_trajectory",
 ]
 
@@ -263,12 +266,24 @@ class _Walk:
 
 def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     value = record.value
+    if isinstance(value, list) and value and is_message(value[0]):
+        # the messages alone (`json.dump(messages)`): no field names the trajectory, so its
+        # content does (the same messages are the same trace)
+        value = {config.messages_field: value}
+        config = config.model_copy(update={"id_fields": ()})
     if not isinstance(value, dict):
         raise TraceRejected(
             "malformed_record",
-            f"the record is {kind(value)}; expected an object holding {config.messages_field}",
+            f"the record is {kind(value)}; expected an object holding {config.messages_field}, "
+            "or a list of messages",
         )
     messages = field_value(value, config.messages_field)
+    if messages is MISSING and isinstance(value.get("messages"), list):
+        # OpenAI's chat shape, `{"messages": [...]}` (its fine-tuning files, most chat logs):
+        # where no configured id field is there either, the content names the trajectory
+        messages = value["messages"]
+        if not any(present(field_value(value, path)) for path in config.id_fields):
+            config = config.model_copy(update={"id_fields": ()})
     if not isinstance(messages, list):
         found = "missing" if messages is MISSING else kind(messages)
         raise TraceRejected(

@@ -29,7 +29,7 @@ from storage.inputs.json_values import (
 )
 from storage.inputs.surrogates import SURROGATE_ESCAPE, holds_lone_surrogate, surrogate_reason
 from storage.store.whole_files import replacing
-from transforms.chat import ChatRecord, ChatRejection
+from transforms.chat import ChatRecord, ChatRejection, is_message
 from transforms.trace_schema import nested_arrow_schema
 
 __all__ = [
@@ -145,8 +145,10 @@ def _array_records(path: Path) -> Iterator[ChatRecord]:
     except RecursionError:
         yield from _deep_array_records(path, data)
         return
-    if isinstance(document, dict):
-        document = [document]
+    if isinstance(document, dict) or (
+        isinstance(document, list) and document and is_message(document[0])
+    ):
+        document = [document]  # one trajectory: an object, or its messages alone
     if not isinstance(document, list):
         raise InputError(
             f"{path} holds a JSON {type(document).__name__}; expected an array of trajectories"

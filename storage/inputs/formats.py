@@ -84,9 +84,16 @@ def _is_otel(look: Peek) -> bool:
 
 
 def _is_chat(look: Peek, messages_field: str) -> bool:
+    """A trajectory object holding its messages, or messages themselves: the first record
+    of a file of message lists (one list a line, or the whole file one list) is a message."""
+    from transforms.chat import is_message
+
     record = look.record
+    if is_message(record):
+        return True
     if isinstance(record, dict):
-        record = record.get(messages_field)
+        found = record.get(messages_field)
+        record = record.get("messages") if found is None else found
     return (
         isinstance(record, list)
         and bool(record)

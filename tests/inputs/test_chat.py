@@ -494,7 +494,7 @@ def test_empty_trajectories_are_rejected(value: dict[str, Any], says: str) -> No
 @pytest.mark.parametrize(
     ("value", "says"),
     [
-        ([USER, say("a")], "the record is list"),
+        (["not", "messages"], "the record is list"),  # a list of messages is one (below)
         ({"task_id": 1, "trial": 0, "reward": 1}, "'traj' is missing"),
         ({"task_id": 1, "trial": 0, "reward": 1, "traj": "hello"}, "'traj' is str"),
         (record("not a message"), "message 3 is str"),

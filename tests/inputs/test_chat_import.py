@@ -357,3 +357,47 @@ def test_a_later_duplicate_replaces_the_earlier_row_in_the_written_file(tmp_path
     report = pl.read_csv(summary.report)
     assert report.select("record_number", "rule").rows() == [(1, "duplicate_id")]
     assert "record 3 has the same trace id (key [1,0])" in report["reason"][0]
+
+
+def _content(traces: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """What each trace says, apart from its id and outcome: objective, steps, answer."""
+    return sorted(
+        (row["task"]["objective"], json.dumps(row["steps"]), row["outcome"]["result_summary"])
+        for row in traces.to_dicts()
+    )
+
+
+@needs_tau_bench
+def test_messages_alone_or_under_messages_read_as_the_trajectories_they_are(
+    tmp_path: Path,
+) -> None:
+    """tau-bench's 200 message lists written as a program that keeps only its messages writes
+    them: one list a line, `{"messages": [...]}` a line (OpenAI's chat shape), and one list a
+    file. Each is read with no flag to the same objectives, steps and answers as the
+    trajectories the records hold; the content names each trace (no id field is there), and
+    the outcome is unknown (no reward is there)."""
+    _, expected = imported(tmp_path / "records")
+    records = json.loads(TAU_BENCH.read_text(encoding="utf-8"))
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("".join(json.dumps(r["traj"]) + "\n" for r in records), encoding="utf-8")
+    wrapped = tmp_path / "wrapped.jsonl"
+    wrapped.write_text(
+        "".join(json.dumps({"messages": r["traj"]}) + "\n" for r in records), encoding="utf-8"
+    )
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(records[0]["traj"], indent=2), encoding="utf-8")
+    for path, count in ((bare, 200), (wrapped, 200), (one, 1)):
+        db = tmp_path / f"{path.stem}.duckdb"
+        assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+        with duckdb.connect(str(db), read_only=True) as con:
+            found = con.sql(
+                "SELECT count(*), count(DISTINCT trace_id), count(success) FROM traces"
+            ).fetchone()
+        assert found == (count, count, 0)
+    out = tmp_path / "bare.parquet"
+    import_chat(str(bare), str(out), None, None, OPTIONS)
+    assert _content(pl.read_parquet(out)) == _content(expected)
+    import_chat(str(wrapped), str(out), None, None, OPTIONS)
+    assert _content(pl.read_parquet(out)) == _content(expected)
+    import_chat(str(one), str(out), None, None, OPTIONS)
+    assert _content(pl.read_parquet(out)) == _content(expected.head(1))
