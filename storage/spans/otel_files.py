@@ -8,14 +8,13 @@ stops at a bad record: a line or message that cannot be parsed becomes a `malfor
 rejection and the file goes on. A file that cannot be read at all raises `InputError`.
 A chunk of JSON lines is read column-wise by Arrow (`storage.spans._otlp_arrow`) when it can
 be; otherwise, and for a whole-document file, each record goes through the official protobuf
-parser on its own, into its span rows or the rejection that says why it holds none.
+parser on its own (`storage.spans._otlp_records`), into its span rows or the rejection that
+says why it holds none.
 docs/import.md describes the formats.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
-from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -39,11 +37,11 @@ from storage.spans._langfuse_read import held_back
 from storage.spans._otlp import collector_schema, request_rows, rows_frame
 from storage.spans._otlp_arrow import arrow_rows
 from storage.spans._otlp_frames import protobuf_messages
+from storage.spans._otlp_records import malformed, parsed_line, parsed_value
 from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
 from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage.spans.tempo import otlp_request
 from transforms.config.otel import OtelImportConfig
-from transforms.otel import REJECTION_SCHEMA
 from transforms.otel_spans import (
     ATTRIBUTE_KEYS,
     ATTRIBUTE_PREFIXES,
@@ -81,92 +79,6 @@ def key_check(config: OtelImportConfig) -> Callable[[str], bool]:
         return key in exact or key.startswith(ATTRIBUTE_PREFIXES)
 
     return wanted
-
-
-def malformed(
-    source: str, number: int, reason: str, rule: str = "malformed_record"
-) -> dict[str, Any]:
-    return dict.fromkeys(REJECTION_SCHEMA) | {
-        "source_file": source,
-        "record_number": number,
-        "rule": rule,
-        "reason": reason,
-    }
-
-
-def _no_spans(source: str, number: int, value: dict[str, Any]) -> dict[str, Any]:
-    """The rejection of a JSON line that parsed and holds no span: never dropped silently."""
-    keys = ", ".join(list(value)[:6]) + (", ..." if len(value) > 6 else "")
-    if "context" in value and "attributes" in value:
-        what = (
-            "it looks like one span as the OpenTelemetry SDK writes it (span.to_json()), which "
-            "is not an OTLP request"
-        )
-    else:
-        what = "an OTLP ExportTraceServiceRequest holds its spans under resourceSpans"
-    reason = f"line {number} holds no span (its keys: {keys or 'none'}); {what}"
-    return malformed(source, number, reason, "no_spans")
-
-
-def _with_base64_ids(request: Any) -> None:
-    """Turn the hex ids of OTLP JSON into the base64 the protobuf JSON mapping reads."""
-    for resource_spans in _objects(request, "resourceSpans", "resource_spans"):
-        for scope_spans in _objects(resource_spans, "scopeSpans", "scope_spans"):
-            for span in _objects(scope_spans, "spans"):
-                for key in (
-                    "traceId",
-                    "trace_id",
-                    "spanId",
-                    "span_id",
-                    "parentSpanId",
-                    "parent_span_id",
-                ):
-                    text = span.get(key)
-                    if isinstance(text, str) and len(text) in (16, 32):
-                        with contextlib.suppress(ValueError):
-                            span[key] = base64.b64encode(bytes.fromhex(text)).decode("ascii")
-
-
-def _objects(parent: Any, *keys: str) -> list[dict[str, Any]]:
-    for key in keys:
-        value = parent.get(key) if isinstance(parent, dict) else None
-        if isinstance(value, list):
-            return [item for item in value if isinstance(item, dict)]
-    return []
-
-
-def parsed_line(
-    text: str, number: int, source: str, wanted: Callable[[str], bool]
-) -> tuple[list[Any], dict[str, Any] | None]:
-    """One JSON line through the official parser: its span rows, or its rejection."""
-    try:
-        value = parse_record(text, f"line {number}")
-    except RecordRejected as problem:
-        return [], malformed(source, number, problem.reason)
-    # Grafana Tempo's export: OTLP's names before 1.0 (a document is renamed by document_chunk)
-    return _parsed_value(otlp_request(value), number, source, wanted)
-
-
-def _parsed_value(
-    value: Any, number: int, source: str, wanted: Callable[[str], bool]
-) -> tuple[list[Any], dict[str, Any] | None]:
-    """One parsed JSON record (line `number`) as an OTLP request: its span rows, or its
-    rejection."""
-    if not isinstance(value, dict):
-        return [], malformed(
-            source,
-            number,
-            f"line {number} is a JSON {type(value).__name__}, not an ExportTraceServiceRequest object",
-        )
-    _with_base64_ids(value)
-    request = ExportTraceServiceRequest()
-    try:
-        json_format.ParseDict(value, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        reason = f"line {number} is not an OTLP ExportTraceServiceRequest ({exc}); re-export it with the Collector's file exporter"
-        return [], malformed(source, number, reason)
-    rows = request_rows(request, wanted, source, number)
-    return rows, None if rows else _no_spans(source, number, value)
 
 
 _DOCUMENT_BYTES = 256 << 20
@@ -266,7 +178,7 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
     rows: list[Any] = []
     chunk = SpanChunk(rows_frame([]), records=len(requests))
     for number, request in enumerate(requests, start=1):
-        parsed, problem = _parsed_value(request, number, source, wanted)
+        parsed, problem = parsed_value(request, number, source, wanted)
         rows.extend(parsed)
         if problem is not None:
             chunk.rejections.append(problem)
