@@ -267,10 +267,7 @@ class _Walk:
 def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     value = record.value
     if isinstance(value, list) and value and is_message(value[0]):
-        # the messages alone (`json.dump(messages)`): no field names the trajectory, so its
-        # content does (the same messages are the same trace)
-        value = {config.messages_field: value}
-        config = config.model_copy(update={"id_fields": ()})
+        value = {"messages": value}  # the messages alone (`json.dump(messages)`): read below
     if not isinstance(value, dict):
         raise TraceRejected(
             "malformed_record",
@@ -279,8 +276,9 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
         )
     messages = field_value(value, config.messages_field)
     if messages is MISSING and isinstance(value.get("messages"), list):
-        # OpenAI's chat shape, `{"messages": [...]}` (its fine-tuning files, most chat logs):
-        # where no configured id field is there either, the content names the trajectory
+        # OpenAI's chat shape, `{"messages": [...]}` (its fine-tuning files, most chat logs),
+        # or the messages alone: where no configured id field is there either, the content
+        # names the trajectory (the same messages are the same trace, in either shape)
         messages = value["messages"]
         if not any(present(field_value(value, path)) for path in config.id_fields):
             config = config.model_copy(update={"id_fields": ()})

@@ -386,6 +386,7 @@ def test_messages_alone_or_under_messages_read_as_the_trajectories_they_are(
     )
     one = tmp_path / "one.json"
     one.write_text(json.dumps(records[0]["traj"], indent=2), encoding="utf-8")
+    ids = {}
     for path, count in ((bare, 200), (wrapped, 200), (one, 1)):
         db = tmp_path / f"{path.stem}.duckdb"
         assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
@@ -393,7 +394,10 @@ def test_messages_alone_or_under_messages_read_as_the_trajectories_they_are(
             found = con.sql(
                 "SELECT count(*), count(DISTINCT trace_id), count(success) FROM traces"
             ).fetchone()
+            ids[path.stem] = {row[0] for row in con.sql("SELECT trace_id FROM traces").fetchall()}
         assert found == (count, count, 0)
+    # the same messages are the same trace, alone or under `messages`
+    assert ids["bare"] == ids["wrapped"] and ids["one"] < ids["bare"]
     out = tmp_path / "bare.parquet"
     import_chat(str(bare), str(out), None, None, OPTIONS)
     assert _content(pl.read_parquet(out)) == _content(expected)
