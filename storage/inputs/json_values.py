@@ -21,6 +21,7 @@ __all__ = [
     "array_elements",
     "json_depth",
     "nesting_depth",
+    "cut_array",
     "parse_record",
     "parse_values",
     "too_deep",
@@ -166,6 +167,47 @@ def parse_values(text: str, where: str) -> list[Any]:
             ) from None
         values.append(parse_record(text[at:end], f"{where}, value {len(values) + 1}"))
         at = end
+
+
+def cut_array(text: str, where: str) -> tuple[list[Any], str] | None:
+    """The complete elements of a JSON array that `text` opens and never closes, because it
+    ends inside it (a file cut off while it was written: an exporter that writes `[` first and
+    `]` when it closes the file, killed before), and the reason the rest is not read; None
+    when `text` is not such an array (it breaks elsewhere, or is not cut at all).
+
+    Raises:
+        RecordRejected: a complete element that `parse_record` refuses.
+    """
+    decoder = json.JSONDecoder()
+    at = len(text) - len(text.lstrip())
+    if text[at : at + 1] != "[":
+        return None
+    end = len(text.rstrip())
+    values: list[Any] = []
+    at += 1
+    while True:
+        while at < end and text[at] in " \t\r\n,":
+            at += 1
+        if at >= end:
+            break
+        try:
+            _, after = decoder.raw_decode(text, at)
+        except json.JSONDecodeError as exc:
+            if exc.pos < end - 1 and not exc.msg.startswith("Unterminated"):
+                return None  # broken before the text ends: not a cut
+            break
+        except RecursionError:
+            raise too_deep(f"{where}, element {len(values) + 1}") from None
+        values.append(parse_record(text[at:after], f"{where}, element {len(values) + 1}"))
+        at = after
+        if text[at:end].lstrip(" \t\r\n").startswith("]"):
+            return None  # the array closes: whatever breaks is after it
+    line = text.count("\n", 0, at) + 1
+    reason = (
+        f"{where} ends inside its JSON array after {len(values)} complete elements (cut off "
+        f"while it was written?): the rest, from line {line}, is not read"
+    )
+    return values, reason
 
 
 def too_deep(where: str) -> RecordRejected:

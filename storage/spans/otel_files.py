@@ -29,7 +29,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from storage.errors import InputError, RecordRejected, UnrecognisedFile
 from storage.inputs.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
-from storage.inputs.json_values import parse_record, parse_values
+from storage.inputs.json_values import cut_array, parse_record, parse_values
 from storage.inputs.surrogates import SURROGATE_ESCAPE_BYTES
 from storage.names import path_text
 from storage.spans._langfuse_lines import langfuse_block
@@ -114,10 +114,14 @@ def is_one_document(path: Path) -> bool:
     return False
 
 
-def _several_documents(path: Path, text: str, unreadable: RecordRejected) -> list[Any]:
-    """A file of JSON documents one after another (the OpenTelemetry SDK's
-    `ConsoleSpanExporter` output saved from a terminal: each span pretty-printed), as the list
-    of them; anything else refuses the file with what made the first reading fail."""
+def _several_documents(
+    path: Path, text: str, unreadable: RecordRejected
+) -> tuple[list[Any], str | None]:
+    """The documents of a file that is not one JSON document, and why its end is not read
+    (None when all of it is): JSON documents one after another (the OpenTelemetry SDK's
+    `ConsoleSpanExporter` output saved from a terminal: each span pretty-printed), or an
+    array cut off while it was written (its complete elements). Anything else refuses the
+    file with what made the first reading fail."""
     if "Extra data" in unreadable.reason:
         try:
             values = parse_values(text, "the file")
@@ -125,7 +129,14 @@ def _several_documents(path: Path, text: str, unreadable: RecordRejected) -> lis
             unreadable = problem
         else:
             if len(values) > 1:
-                return values
+                return values, None
+    else:
+        try:
+            cut = cut_array(text, "the file")
+        except RecordRejected as problem:
+            unreadable, cut = problem, None
+        if cut is not None and cut[0]:
+            return cut
     raise UnrecognisedFile(
         f"{path} is neither JSON lines nor one JSON document: {unreadable.reason}"
     ) from None
@@ -135,9 +146,8 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
     """A whole-document JSON file: one OTLP request object, or an array of them; one trace of
     spans (any-agent's, a Langfuse trace with its observations) or an array of spans or of
     such traces. Anything else is not a span file, and the file is refused with what it
-    holds instead of a rejection per line."""
-    from storage.inputs.sniff import describe_json
-
+    holds instead of a rejection per line; an array cut off while it was written gives its
+    complete elements, and its tail is rejected with the reason."""
     size = path.stat().st_size
     source, wanted = path_text(path), key_check(config)
     if size > _DOCUMENT_BYTES:
@@ -146,10 +156,23 @@ def document_chunk(path: Path, config: OtelImportConfig) -> SpanChunk:
             "span file may be; export OTLP JSON lines (one request a line) instead"
         )
     text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    cut = None
     try:
         value = parse_record(text, "the file")
     except RecordRejected as unreadable:
-        value = _several_documents(path, text, unreadable)
+        value, cut = _several_documents(path, text, unreadable)
+    chunk = _document_spans(path, value, source, wanted)
+    if cut is not None:
+        chunk.rejections.append(malformed(source, len(value) + 1, cut))
+    return chunk
+
+
+def _document_spans(
+    path: Path, value: Any, source: str, wanted: Callable[[str], bool]
+) -> SpanChunk:
+    """The span rows of a parsed whole-document file (`document_chunk`)."""
+    from storage.inputs.sniff import describe_json
+
     value = (
         [otlp_request(item) for item in value] if isinstance(value, list) else otlp_request(value)
     )

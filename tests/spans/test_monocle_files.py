@@ -100,3 +100,33 @@ def test_model_replies_are_thoughts_and_the_mcp_request_is_no_second_call(
     )
     assert steps == expected
     assert sum(kind == "tool_call" for kind, _ in expected) == 3
+
+
+def test_a_file_cut_off_while_it_was_written_gives_its_complete_spans(tmp_path: Path) -> None:
+    """Monocle writes `[` when it opens a trace's file and `]` when it closes it: a process
+    killed between leaves an array that never closes, cut inside a span. The complete spans
+    are read, as the same spans in a closed array are, and the cut tail is rejected with its
+    place; the file was refused whole as not JSON."""
+    text = (DATA / "langgraph-travel-agent.json").read_text()
+    cut_at = int(len(text) * 0.6)
+    decoder, complete, at = json.JSONDecoder(), [], text.index("[") + 1
+    while True:
+        at = len(text) - len(text[at:].lstrip(" \n,"))
+        value, end = decoder.raw_decode(text, at)
+        if end > cut_at:
+            break
+        complete.append(value)
+        at = end
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[:cut_at])
+    closed = tmp_path / "closed.json"
+    closed.write_text(json.dumps(complete, indent=4))
+    found = {}
+    for path in (cut, closed):
+        db = tmp_path / f"{path.stem}.duckdb"
+        assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+        found[path.stem] = query_rows(db, _TRACE)
+    assert found["cut"] == found["closed"] and len(found["cut"]) == 1
+    reasons = query_rows(tmp_path / "cut.duckdb", "SELECT rule, reason FROM quarantine")
+    assert len(reasons) == 1 and reasons[0][0] == "malformed_record"
+    assert f"after {len(complete)} complete elements" in reasons[0][1]
