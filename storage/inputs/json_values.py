@@ -132,6 +132,12 @@ def parse_record(text: str, where: str) -> Any:
         raise RecordRejected(
             "invalid_json", f"{where} is not valid JSON ({exc.msg} at {at})"
         ) from None
+    return _checked(text, value, where)
+
+
+def _checked(text: str, value: Any, where: str) -> Any:
+    """The `value` parsed from `text`, once the limits hold: no nesting past MAX_JSON_DEPTH,
+    no lone UTF-16 surrogate."""
     if _deeper_than_allowed(text, value):
         raise too_deep(where)
     if SURROGATE_ESCAPE.search(text) and holds_lone_surrogate(value):
@@ -142,7 +148,8 @@ def parse_record(text: str, where: str) -> Any:
 def parse_values(text: str, where: str) -> list[Any]:
     """The JSON values of a text that holds several one after another, separated by white
     space and nothing else (what the OpenTelemetry SDK's `ConsoleSpanExporter` prints: each
-    span pretty-printed, then a newline), each checked as `parse_record` checks a record.
+    span pretty-printed, then a newline), each parsed once and checked as `parse_record`
+    checks a record.
 
     Raises:
         RecordRejected: a piece that is not JSON (its line and column in the text), or a
@@ -156,16 +163,17 @@ def parse_values(text: str, where: str) -> list[Any]:
             at += 1
         if at == len(text):
             return values
+        named = f"{where}, value {len(values) + 1}"
         try:
-            _, end = decoder.raw_decode(text, at)
+            value, end = decoder.raw_decode(text, at)
         except RecursionError:
-            raise too_deep(f"{where}, value {len(values) + 1}") from None
+            raise too_deep(named) from None
         except json.JSONDecodeError as exc:
             raise RecordRejected(
                 "invalid_json",
                 f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
             ) from None
-        values.append(parse_record(text[at:end], f"{where}, value {len(values) + 1}"))
+        values.append(_checked(text[at:end], value, named))
         at = end
 
 
@@ -176,7 +184,7 @@ def cut_array(text: str, where: str) -> tuple[list[Any], str] | None:
     when `text` is not such an array (it breaks elsewhere, or is not cut at all).
 
     Raises:
-        RecordRejected: a complete element that `parse_record` refuses.
+        RecordRejected: a complete element past the limits `parse_record` checks.
     """
     decoder = json.JSONDecoder()
     at = len(text) - len(text.lstrip())
@@ -190,15 +198,16 @@ def cut_array(text: str, where: str) -> tuple[list[Any], str] | None:
             at += 1
         if at >= end:
             break
+        named = f"{where}, element {len(values) + 1}"
         try:
-            _, after = decoder.raw_decode(text, at)
+            value, after = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
             if exc.pos < end - 1 and not exc.msg.startswith("Unterminated"):
                 return None  # broken before the text ends: not a cut
             break
         except RecursionError:
-            raise too_deep(f"{where}, element {len(values) + 1}") from None
-        values.append(parse_record(text[at:after], f"{where}, element {len(values) + 1}"))
+            raise too_deep(named) from None
+        values.append(_checked(text[at:after], value, named))
         at = after
         if text[at:end].lstrip(" \t\r\n").startswith("]"):
             return None  # the array closes: whatever breaks is after it
