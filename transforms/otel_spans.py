@@ -270,9 +270,8 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
         # a Vercel AI SDK run's `ai.prompt`: its prompt text, else its first user message
         prompt = candidates["ai.prompt"]
         listed = json_message_texts(prompt.str.json_path_match("$.messages"), user=True)
-        run = prompt.str.json_path_match("$.prompt").zip_with(
-            prompt.str.json_path_match("$.prompt").is_not_null(), listed
-        )
+        asked = prompt.str.json_path_match("$.prompt")
+        run = asked.zip_with(asked.is_not_null(), listed)
     texts = candidates.with_columns(
         decoded.alias("_decoded"),
         adk.alias("_adk"),

@@ -25,7 +25,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["is_monocle_span", "monocle_attributes"]
+from storage.spans._messages import message_list
+
+__all__ = ["monocle_attributes"]
 
 _KINDS = {
     "workflow": "CHAIN",
@@ -57,12 +59,12 @@ def _events(events: Any) -> dict[str, Mapping[str, Any]]:
     return found
 
 
-def is_monocle_span(attributes: Mapping[str, Any], events: Any) -> bool:
+def _is_monocle(attributes: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
     """A span Monocle recorded: a `span.type` of its own, with its version or its data events."""
     if attributes.get("span.type") not in (*_KINDS, "generic", "agentic.mcp.invocation"):
         return False
     return "monocle_apptrace.version" in attributes or bool(
-        {"data.input", "data.output"} & set(_events(events))
+        {"data.input", "data.output"} & set(data)
     )
 
 
@@ -88,17 +90,15 @@ def _entity(attributes: Mapping[str, Any], prefix: str) -> str | None:
     return None
 
 
-def _content(content: Any) -> str:
-    """A message's text: a text as it is, a list of parts as their texts, else none."""
-    if isinstance(content, str):
-        return "" if content.startswith("{'") and _TOOL_USE in content else content
-    parts = content if isinstance(content, list) else []
-    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return "\n".join(texts)
+def _said(content: Any) -> bool:
+    """A message's content says something: text, not Bedrock's `tool_use` as Python writes it."""
+    if not isinstance(content, str) or not content:
+        return False
+    return not (content.startswith("{'") and _TOOL_USE in content)
 
 
-def _message(text: Any) -> dict[str, str] | None:
-    """One of a model call's messages (`{"human": "..."}`) as a role and its text."""
+def _message(text: Any) -> dict[str, Any] | None:
+    """One of a model call's messages (`{"human": "..."}`) as a role and its content."""
     try:
         value = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -107,24 +107,29 @@ def _message(text: Any) -> dict[str, str] | None:
         return None
     ((key, content),) = value.items()
     role = str(key)
-    return {"role": _ROLES.get(role, role), "content": _content(content)}
+    return {"role": _ROLES.get(role, role), "content": content}
 
 
 def _messages(value: Any, role: str | None = None) -> str | None:
-    """A model call's messages that hold text, as a GenAI messages list (JSON text); None
-    where one of them is not a message, or none holds text (of `role`, where given)."""
+    """A model call's messages that say something, as a GenAI messages list (JSON text), their
+    content parts joined as `message_list` joins every export's; None where one of them is not
+    a message, or none says something (as `role`, where given)."""
     items = value if isinstance(value, list) else [value]
-    messages = [_message(item) for item in items]
-    if not messages or any(message is None for message in messages):
+    found = [_message(item) for item in items]
+    if not found or any(message is None for message in found):
         return None
-    kept = [m for m in messages if m and m["content"] and role in (None, m["role"])]
+    messages = message_list(found) or []
+    kept = [m for m in messages if _said(m["content"]) and role in (None, m["role"])]
     return json.dumps(kept, ensure_ascii=False) if kept else None
 
 
 def monocle_attributes(attributes: Mapping[str, Any], events: Any) -> list[tuple[str, str]]:
-    """The attributes (key, text) a Monocle span's type, events and entities give."""
-    span_type = attributes.get("span.type")
+    """The attributes (key, text) a Monocle span's type, events and entities give; none for
+    a span Monocle did not record."""
     data = _events(events)
+    if not _is_monocle(attributes, data):
+        return []
+    span_type = attributes.get("span.type")
     given = data.get("data.input", {})
     got = data.get("data.output", {})
     kind = _KINDS.get(str(span_type))

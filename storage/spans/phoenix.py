@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from storage.spans.monocle import is_monocle_span, monocle_attributes
+from storage.spans.monocle import monocle_attributes
 
 __all__ = [
     "PHOENIX_COLUMNS",
@@ -343,8 +343,6 @@ def _monocle_pairs(row: Mapping[str, Any]) -> list[tuple[str, str]]:
         for column, value in row.items()
         if column.startswith("attributes.")
     }
-    if not is_monocle_span(given, row.get("events")):
-        return []
     return [(k, v) for k, v in monocle_attributes(given, row.get("events")) if k not in given]
 
 
