@@ -27,7 +27,7 @@ from typing import Any
 
 from storage.spans._messages import message_list
 
-__all__ = ["monocle_attributes"]
+__all__ = ["monocle_attributes", "with_request_data"]
 
 _KINDS = {
     "workflow": "CHAIN",
@@ -161,3 +161,39 @@ def monocle_attributes(attributes: Mapping[str, Any], events: Any) -> list[tuple
         if agent is not None:
             pairs.append(("gen_ai.agent.name", agent))
     return pairs
+
+
+_REQUESTS = ("agentic.turn", "agentic.request")
+
+
+def with_request_data(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Phoenix rows of one file (`storage.spans.phoenix`), Monocle's top `workflow` span given
+    the user's task and the answer its request spans hold (`agentic.turn`: the first one's
+    `data.input`, the last one's `data.output`) where it holds no such event itself. It holds
+    no input at all, and for some frameworks (CrewAI, Google ADK) no output: the trace's
+    objective was then its first model call's prompt (CrewAI's composed task text) and its
+    answer that call's raw reply."""
+    workflows = {
+        (row.get("context.trace_id"), row.get("context.span_id")): at
+        for at, row in enumerate(rows)
+        if row.get("attributes.span.type") == "workflow"
+    }
+    requests = sorted(
+        (row for row in rows if row.get("attributes.span.type") in _REQUESTS),
+        key=lambda row: str(row.get("start_time")),
+    )
+    added: dict[int, list[dict[str, Any]]] = {}
+    for name, ordered in (("data.input", requests), ("data.output", requests[::-1])):
+        given: set[int] = set()
+        for request in ordered:
+            at = workflows.get((request.get("context.trace_id"), request.get("parent_id")))
+            event = _events(request.get("events")).get(name)
+            if at is None or at in given or event is None:
+                continue
+            given.add(at)
+            if name not in _events(rows[at].get("events")):
+                added.setdefault(at, []).append({"name": name, "attributes": event})
+    return [
+        {**row, "events": [*(row.get("events") or []), *added[at]]} if at in added else row
+        for at, row in enumerate(rows)
+    ]

@@ -39,6 +39,7 @@ from storage.spans._otlp_arrow import arrow_rows
 from storage.spans._otlp_frames import protobuf_messages
 from storage.spans._otlp_records import malformed, parsed_line, parsed_value
 from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
+from storage.spans.monocle import with_request_data
 from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage.spans.tempo import otlp_request
 from transforms.config.otel import OtelImportConfig
@@ -188,6 +189,8 @@ def _document_spans(
         numbered = [
             (number, row) for number, rows in enumerate(found, start=1) for row in rows or ()
         ]
+        given = with_request_data([row for _, row in numbered])  # Monocle's: a file a trace
+        numbered = [(number, row) for (number, _), row in zip(numbered, given, strict=True)]
         return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(found))
     if not requests or not all(
         isinstance(r, dict) and ("resourceSpans" in r or "resource_spans" in r) for r in requests

@@ -1,5 +1,5 @@
 """Monocle's trace files score with no flag (tests/data/SOURCES.md: its file exporter's output
-for Microsoft Agent Framework, LangGraph, Google ADK and Strands agents). The expectations are
+for Microsoft Agent Framework, LangGraph, Google ADK, Strands and CrewAI agents). The expectations are
 read from each file here with `json`: the request span's (`agentic.turn`, before 0.6
 `agentic.request`) input and response are the objective and the answer, the
 `agentic.tool.invocation` spans in time order the tool calls (the tool entity's name, the
