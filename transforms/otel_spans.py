@@ -151,6 +151,10 @@ _LLM_OPERATIONS = ("chat", "text_completion", "generate_content", "call_llm")
 """GenAI operation names of a model call (`call_llm`: any-agent's spelling)."""
 _TOOL_CALLS_OUTPUT = r'^\s*\[\s*\{\s*"tool\.name"'
 """A `gen_ai.output` that lists the tool calls a model asked for (any-agent), not text."""
+_TOOL_CALLS_TEXT = r'^\s*\[\s*\{[^{}]*"function"\s*:\s*\{\s*"name"\s*:'
+"""A reply whose text is the JSON of OpenAI tool calls (`[{"function": {"name": ...}, "id":
+...}]`): JetBrains Koog writes the calls a model asked for as the message's content. It asks
+for tools and says nothing, as a reply with `tool_calls` and no content does."""
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 _TRACELOOP_KINDS = {"tool": "tool", "agent": "agent", "workflow": "chain"}
 """`traceloop.span.kind` as what a span is; `task` (any other decorated function) says nothing."""
@@ -317,6 +321,8 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
     ).select(
         "_row", pl.coalesce("_decoded", "flat_output_text", said, "_adk", generated).alias("text")
     )
+    calls_only = pl.col("text").str.contains(_TOOL_CALLS_TEXT).fill_null(False)
+    model_texts = model_texts.with_columns(pl.when(~calls_only).then("text").alias("text"))
     runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
     # Google ADK's run gives the last event as its output (OpenInference's ADK instrumentation:
     # `{"content": {"parts": ..., "role": "model"}, ...}`): its text is the answer

@@ -86,6 +86,16 @@ EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
         [("get_custom_report", None), ("final_result", None)],
         "agentic-clientinsights",  # the service that ran it; the root's parent is not in the file
     ),
+    "koog-2025-08-26": (
+        "Greet and say goodbye to the user in the same message. Use provided tools to generate "
+        "a proper greeting. The user name is Bob.",
+        "Hello my darling Bob! And, bye my dear Bob!",
+        # Both tools started in the same millisecond (Langfuse keeps milliseconds): the file
+        # does not say which ran first, and they are ordered by span id. The model asked for
+        # HelloTool first (docs/import.md, "What is lost").
+        [("ByeTool", {"name": "Bob"}), ("HelloTool", {"name": "Bob"})],
+        "ai.koog",  # no agent name: the service that ran it
+    ),
 }
 
 NAME = "regexp_extract(source_file, '([^/]+)\\.trace\\.json', 1)"
@@ -266,15 +276,17 @@ def test_the_blob_export_s_observation_rows_read_as_the_download_does(
 def test_the_agent_version_is_the_resource_s_else_the_trace_s_version_else_its_release(
     tmp_path: Path,
 ) -> None:
-    """The C# agent's OTel resource says service.version 105537 (so does its trace's version);
-    the other downloads say none. A trace's own `version`, else its `release`, tags the traces
-    whose spans say none, whole-document JSON and one trace a line alike."""
+    """The C# agent's OTel resource says service.version 105537 (so does its trace's version),
+    Koog's says 0.3.0 (Koog's own version, its service being ai.koog); the other downloads say
+    none. A trace's own `version`, else its `release`, tags the traces whose spans say none,
+    whole-document JSON and one trace a line alike."""
     db = tmp_path / "lf.duckdb"
     folder = tmp_path / "exports"
     shutil.copytree(DATA, folder)
     assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
     versions = dict(query_rows(db, f"SELECT {NAME}, agent_version FROM traces"))
-    assert versions == {name: "105537" if name.startswith("csharp") else None for name in EXPECTED}
+    said = {"csharp-agent-with-gemini-2026-03-09": "105537", "koog-2025-08-26": "0.3.0"}
+    assert versions == {name: said.get(name) for name in EXPECTED}
 
     download = json.loads((DATA / "openai-agents-2025-09-30.trace.json").read_text())
     trace = {key: value for key, value in download["trace"].items() if key != "observations"}
@@ -314,3 +326,25 @@ def test_a_trace_s_tags_are_kept_for_selections(tmp_path: Path) -> None:
         db, f"SELECT {NAME} FROM traces WHERE list_contains(tags, 'joke-generator')"
     )
     assert selected == "pydantic-ai-tools-2025-12-04"
+
+
+def test_a_reply_that_only_asks_for_tools_is_no_thought(tmp_path: Path) -> None:
+    """JetBrains Koog writes the tool calls a model asked for as its message's content, the
+    calls' JSON (`[{"function": {"name": "HelloTool", ...}, "id": ...}]`): the reply says
+    nothing, so it is no thought (before, the first model call's step was that JSON)."""
+    export = tmp_path / "koog.trace.json"
+    shutil.copyfile(DATA / "koog-2025-08-26.trace.json", export)
+    db = tmp_path / "koog.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    kinds = query_rows(
+        db, "SELECT list_transform(steps, s -> [s.type, s.content, s.tool_name]) FROM traces"
+    )
+    assert kinds == [
+        (
+            [
+                ["tool_call", None, "ByeTool"],
+                ["tool_call", None, "HelloTool"],
+                ["thought", "Hello my darling Bob! And, bye my dear Bob!", None],
+            ],
+        )
+    ]

@@ -53,7 +53,11 @@ def test_embedding_keys_hash_the_model_key_a_nul_byte_and_the_texts_hash() -> No
     )
 
 
-_ADDED = {"google-adk-2025-08-28.trace.json", "vercel-ai-sdk-2025-09-18.trace.json"}
+_ADDED = {
+    "google-adk-2025-08-28.trace.json",
+    "vercel-ai-sdk-2025-09-18.trace.json",
+    "koog-2025-08-26.trace.json",
+}
 """Files added to those folders after 2026-11-29."""
 
 
