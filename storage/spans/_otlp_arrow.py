@@ -128,7 +128,8 @@ def arrow_rows(
     wanted: Callable[[pl.Expr], pl.Expr],
 ) -> pl.DataFrame | None:
     """The span rows of JSON lines Arrow read (`records`: each line's number), or None when a
-    wanted attribute nests deeper than the schema holds."""
+    wanted attribute nests deeper than the schema holds, or a span is Monocle's (a `span.type`:
+    its inputs and outputs are span events, which the full parser reads)."""
     resources = (
         pl.from_arrow(table)
         .with_columns(record_number=pl.Series(records, dtype=pl.Int64))  # type: ignore[union-attr]
@@ -145,7 +146,10 @@ def arrow_rows(
         .unnest("_s")
         .with_row_index("_span")
     )
-    own = _long(spans.select("_span", "attributes"), "attributes", wanted)
+    every = spans.select("_span", "attributes").explode("attributes").unnest("attributes")
+    if (every["key"] == "span.type").any():
+        return None
+    own = every.drop_nulls("key").filter(wanted(pl.col("key")))
     shared = _long(
         resources.select("_res", _a=pl.col("resource").struct.field("attributes")), "_a", wanted
     )

@@ -70,7 +70,15 @@ def _is_monocle(attributes: Mapping[str, Any], data: Mapping[str, Any]) -> bool:
 
 def _text(value: Any) -> str | None:
     """An event attribute as text: a text as it is, a list of one text as that text, any other
-    list as JSON."""
+    list as JSON. A text that is a JSON list of texts is that list (monocle_apptrace 0.8
+    writes an agent's input so: `["What is the weather in Paris?"]`)."""
+    if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+        try:
+            found = json.loads(value)
+        except ValueError:
+            found = None
+        if isinstance(found, list) and found and all(isinstance(v, str) for v in found):
+            value = found
     if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str):
         value = value[0]
     if isinstance(value, str):

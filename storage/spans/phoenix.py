@@ -94,7 +94,9 @@ def _sdk_span_row(value: Mapping[str, Any]) -> dict[str, Any]:
     parent = value.get("parent")
     parent_id = parent.get("span_id") if isinstance(parent, Mapping) else value.get("parent_id")
     code = status.get("status_code") or value.get("status_code") or "UNSET"
-    message = status.get("description") if status else value.get("status_message")
+    # the SDK's to_json() says `description`, Monocle's file exporter `message`
+    said = status.get("description") or status.get("message")
+    message = said if status else value.get("status_message")
     row: dict[str, Any] = {
         "context.trace_id": _sdk_id(context.get("trace_id"), 16),
         "context.span_id": _sdk_id(context.get("span_id"), 8),
