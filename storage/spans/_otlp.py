@@ -20,6 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
+from storage.spans.genai_events import EVENT_NAMES, event_attributes
 from storage.spans.monocle import monocle_attributes
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
@@ -207,28 +208,29 @@ def request_rows(
                         STATUS_NAMES.get(status.code, "UNSET"),
                         status.message or None,
                         _exception_message(span),
-                        _attributes(span.attributes, wanted) + _monocle(span, wanted) + resource,
+                        _attributes(span.attributes, wanted)
+                        + _from_events(span, wanted)
+                        + resource,
                     )
                 )
     return rows
 
 
-def _monocle(span: Any, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
-    """What a Monocle span's type, data events and entities say (`storage.spans.monocle`), as
-    attributes after the span's own: Monocle's `otlp` exporter sends its spans as its file
-    exporter writes them, inputs and outputs in span events."""
-    if not any(item.key == "span.type" for item in span.attributes):
+def _from_events(span: Any, wanted: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """What a span's events say, as attributes after the span's own: a Monocle span's type,
+    data events and entities (`storage.spans.monocle`: its `otlp` exporter sends its spans as
+    its file exporter writes them, inputs and outputs in events), or the GenAI content events
+    (`storage.spans.genai_events`: Strands Agents, the conventions before 1.37)."""
+    monocle = any(item.key == "span.type" for item in span.attributes)
+    if not monocle and not any(event.name in EVENT_NAMES for event in span.events):
         return []
     given = {item.key: _python(item.value) for item in span.attributes}
     events = [
         {"name": event.name, "attributes": {i.key: _python(i.value) for i in event.attributes}}
         for event in span.events
     ]
-    return [
-        {"key": key, "value": text}
-        for key, text in monocle_attributes(given, events)
-        if key not in given and wanted(key)
-    ]
+    found = monocle_attributes(given, events) if monocle else event_attributes(given, events)
+    return [{"key": key, "value": text} for key, text in found if key not in given and wanted(key)]
 
 
 def _attributes(items: Iterable[Any], wanted: Callable[[str], bool]) -> list[dict[str, Any]]:

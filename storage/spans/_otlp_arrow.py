@@ -16,6 +16,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from storage.spans._otlp import any_value_text
+from storage.spans.genai_events import EVENT_NAMES
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
 __all__ = ["arrow_rows"]
@@ -128,8 +129,8 @@ def arrow_rows(
     wanted: Callable[[pl.Expr], pl.Expr],
 ) -> pl.DataFrame | None:
     """The span rows of JSON lines Arrow read (`records`: each line's number), or None when a
-    wanted attribute nests deeper than the schema holds, or a span is Monocle's (a `span.type`:
-    its inputs and outputs are span events, which the full parser reads)."""
+    wanted attribute nests deeper than the schema holds, or a span keeps its content in events
+    (Monocle's, with a `span.type`; GenAI content events), which the full parser reads."""
     resources = (
         pl.from_arrow(table)
         .with_columns(record_number=pl.Series(records, dtype=pl.Int64))  # type: ignore[union-attr]
@@ -147,7 +148,7 @@ def arrow_rows(
         .with_row_index("_span")
     )
     every = spans.select("_span", "attributes").explode("attributes").unnest("attributes")
-    if (every["key"] == "span.type").any():
+    if (every["key"] == "span.type").any() or _content_events(spans):
         return None
     own = every.drop_nulls("key").filter(wanted(pl.col("key")))
     shared = _long(
@@ -158,6 +159,12 @@ def arrow_rows(
     if deeper_than_schema(attributes):
         return None
     return _span_frame(spans, attributes, source)
+
+
+def _content_events(spans: pl.DataFrame) -> bool:
+    """Some span keeps a call's content in events (`storage.spans.genai_events`)."""
+    named = pl.element().struct.field("name").is_in(list(EVENT_NAMES))
+    return bool(spans.select(pl.col("events").list.eval(named).list.any().any()).item())
 
 
 def _long(frame: pl.DataFrame, column: str, wanted: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from storage.spans.genai_events import event_attributes
 from storage.spans.monocle import monocle_attributes
 
 __all__ = [
@@ -337,15 +338,21 @@ def _exception_message(events: Any) -> str | None:
     return None
 
 
-def _monocle_pairs(row: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What a Monocle span's type, events and entities say (`storage.spans.monocle`), for the
-    keys the span does not set itself."""
+def _event_pairs(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a span's events say, for the keys the span does not set itself: a Monocle span's
+    type, events and entities (`storage.spans.monocle`), or the GenAI content events
+    (`storage.spans.genai_events`)."""
     given = {
         column.removeprefix("attributes."): value
         for column, value in row.items()
         if column.startswith("attributes.")
     }
-    return [(k, v) for k, v in monocle_attributes(given, row.get("events")) if k not in given]
+    events = row.get("events")
+    if row.get("attributes.span.type") is not None:
+        found = monocle_attributes(given, events)
+    else:
+        found = event_attributes(given, events)
+    return [(k, v) for k, v in found if k not in given]
 
 
 def _attributes(row: Mapping[str, Any], wanted: Callable[[str], bool]) -> list[dict[str, str]]:
@@ -353,8 +360,8 @@ def _attributes(row: Mapping[str, Any], wanted: Callable[[str], bool]) -> list[d
     for column, value in row.items():
         if column.startswith("attributes."):
             _flat(column.removeprefix("attributes."), value, pairs)
-    if row.get("attributes.span.type") is not None:
-        pairs.extend(_monocle_pairs(row))
+    if row.get("events") or row.get("attributes.span.type") is not None:
+        pairs.extend(_event_pairs(row))
     attributes = [{"key": key, "value": _text(value)} for key, value in pairs if wanted(key)]
     kinds = {item["key"] for item in attributes}
     kind = row.get("span_kind")

@@ -1,0 +1,79 @@
+"""Strands Agents' own spans (tests/data/strands, made by its capture.py: a weather agent asked
+three questions, the third's tool raising, Strands handing the error back to the model) score
+with no flag, from a Collector's file (OTLP JSON lines and protobuf) and from the SDK's console
+exporter alike. Strands keeps a call's messages in span events by default (`gen_ai.user.message`,
+`gen_ai.choice`, ...; a tool's arguments and result too), which the readers dropped: every trace
+was quarantined `missing_objective`. With the conventions' newest names (`latest/`) the messages
+are in a `gen_ai.client.inference.operation.details` event, and a tool's arguments and result
+are the span's own attributes (the result as Strands writes it, its content blocks as JSON)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "strands"
+
+_TRACES = (
+    "SELECT objective, result_summary, agent_id, success, "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
+    "  s -> [s.tool_name, s.input, s.output_summary]), "
+    "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content) "
+    "FROM traces ORDER BY objective"
+)
+
+PARIS, TOKYO = "Paris: 18 C, cloudy", "Tokyo: 24 C, sunny"
+LIMA_ERROR = "weather service unavailable for Lima"
+
+
+def _expected(blocks: bool) -> list[tuple[object, ...]]:
+    """The three traces; with `blocks`, a tool's result as Strands' attribute writes it."""
+
+    def result(text: str) -> str:
+        return f'[{{"text": "{text}"}}]' if blocks else text
+
+    answers = [
+        f"Here is what I found: {PARIS} {TOKYO}",
+        f"Here is what I found: Error: {LIMA_ERROR}",
+        f"Here is what I found: {PARIS}",
+    ]
+    calls = [
+        [
+            ["get_weather", '{"city": "Paris"}', result(PARIS)],
+            ["get_weather", '{"city": "Tokyo"}', result(TOKYO)],
+        ],
+        # the tool raised: its span's status is ERROR, with the exception's message
+        [["get_weather", '{"city": "Lima"}', f'{{"error":"{LIMA_ERROR}"}}']],
+        [["get_weather", '{"city": "Paris"}', result(PARIS)]],
+    ]
+    objectives = [
+        "Compare the weather in Tokyo and Paris.",
+        "Is it raining in Lima?",
+        "What is the weather in Paris?",
+    ]
+    return [
+        # Strands' agent span ends its answer with a newline; the model's reply has none
+        (objective, answer + "\n", "weather_agent", True, tools, [answer])
+        for objective, answer, tools in zip(objectives, answers, calls, strict=True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("form", "blocks"),
+    [("otlp.json", False), ("otlp.pb", False), ("console.json", False), ("latest", True)],
+)
+def test_strands_spans_score_from_each_exporter(form: str, blocks: bool, tmp_path: Path) -> None:
+    source, copied = DATA / form, tmp_path / form
+    if source.is_dir():
+        shutil.copytree(source, copied)
+    else:
+        shutil.copyfile(source, copied)
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(copied), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, _TRACES) == _expected(blocks)
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
