@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from storage.spans._otlp import any_value_text
-from storage.spans.genai_events import EVENT_NAMES
+from storage.spans.genai_events import EVENT_NAMES, event_attributes
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
 __all__ = ["arrow_rows"]
@@ -148,9 +148,13 @@ def arrow_rows(
         .with_row_index("_span")
     )
     every = spans.select("_span", "attributes").explode("attributes").unnest("attributes")
-    if (every["key"] == "span.type").any() or _content_events(spans):
-        return None
+    if (every["key"] == "span.type").any():
+        return None  # Monocle's: its events may hold arrays, which this schema does not read
     own = every.drop_nulls("key").filter(wanted(pl.col("key")))
+    said = _content_rows(spans, own.schema["value"])
+    if said is None:
+        return None
+    own = pl.concat([own, said.filter(wanted(pl.col("key")))])
     shared = _long(
         resources.select("_res", _a=pl.col("resource").struct.field("attributes")), "_a", wanted
     )
@@ -161,10 +165,51 @@ def arrow_rows(
     return _span_frame(spans, attributes, source)
 
 
-def _content_events(spans: pl.DataFrame) -> bool:
-    """Some span keeps a call's content in events (`storage.spans.genai_events`)."""
+def _content_rows(spans: pl.DataFrame, value_type: pl.DataType) -> pl.DataFrame | None:
+    """Attribute rows (`_span`, `key`, `value` as an AnyValue of `value_type`) of what the
+    spans' content events say (`storage.spans.genai_events`), for the keys a span does not set
+    itself; worked out in Python for those spans only. None when an event's attribute is not
+    a scalar (this schema reads an event's scalars only: the full parser reads the rest)."""
     named = pl.element().struct.field("name").is_in(list(EVENT_NAMES))
-    return bool(spans.select(pl.col("events").list.eval(named).list.any().any()).item())
+    picked = spans.filter(pl.col("events").list.eval(named).list.any())
+    item = pl.element().struct
+    keys = pl.col("attributes").list.eval(item.field("key")).alias("_keys")
+    operation = (
+        pl.col("attributes")
+        .list.eval(
+            item.field("value")
+            .struct.field("stringValue")
+            .filter(item.field("key") == "gen_ai.operation.name")
+        )
+        .list.first()
+        .alias("_operation")
+    )
+    rows: list[tuple[int, str, dict[str, str]]] = []
+    for span, names, called, events in picked.select(
+        "_span", keys, operation, "events"
+    ).iter_rows():
+        # the span's own keys (a key it sets is kept) and its operation: all the reading needs
+        given = {**dict.fromkeys(names or []), "gen_ai.operation.name": called}
+        listed = []
+        for event in events or []:
+            values = {item["key"]: _scalar(item["value"]) for item in event["attributes"] or []}
+            if event["name"] in EVENT_NAMES and None in values.values():
+                return None
+            listed.append({"name": event["name"], "attributes": values})
+        found = event_attributes(given, listed)
+        rows.extend((span, key, {"stringValue": text}) for key, text in found if key not in given)
+    schema = {"_span": spans.schema["_span"], "key": pl.String(), "value": value_type}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _scalar(value: dict[str, Any] | None) -> Any:
+    """A scalar AnyValue as Arrow read it (`_value_text`'s fields), as Python's value; None for
+    an array or a key-value list, whose values this schema does not hold."""
+    for field in (*_SCALARS, "boolValue"):
+        found = None if value is None else value.get(field)
+        if found is not None:
+            return found
+    return None
 
 
 def _long(frame: pl.DataFrame, column: str, wanted: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:
