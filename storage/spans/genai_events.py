@@ -8,9 +8,6 @@ Until the GenAI conventions put a call's messages in span attributes (`gen_ai.in
   `[{"toolUse": ...}]`, `[{"toolResult": ...}]`), then `gen_ai.choice` (its `message`: blocks
   as JSON, or the agent's answer as text). On a tool's span (`execute_tool`) the
   `gen_ai.tool.message` is the call's arguments and the `gen_ai.choice` its result.
-- The conventions 1.26 and 1.27 (OpenLIT, Semantic Kernel's model diagnostics):
-  `gen_ai.content.prompt` with `gen_ai.prompt` and `gen_ai.content.completion` with
-  `gen_ai.completion`, each a JSON list of messages (`role`, `content`).
 - The conventions from 1.37 on, where the messages are not the span's own attributes:
   `gen_ai.client.inference.operation.details` holding `gen_ai.input.messages` or
   `gen_ai.output.messages` (Strands Agents with `OTEL_SEMCONV_STABILITY_OPT_IN=
@@ -35,15 +32,11 @@ _ROLES = {
     "gen_ai.assistant.message": "assistant",
     "gen_ai.tool.message": "tool",
 }
-_CHOICE, _PROMPT, _COMPLETION = (
-    "gen_ai.choice",
-    "gen_ai.content.prompt",
-    "gen_ai.content.completion",
-)
+_CHOICE = "gen_ai.choice"
 _DETAILS = "gen_ai.client.inference.operation.details"
 _MESSAGES = ("gen_ai.input.messages", "gen_ai.output.messages")
 
-EVENT_NAMES = frozenset({*_ROLES, _CHOICE, _PROMPT, _COMPLETION, _DETAILS})
+EVENT_NAMES = frozenset({*_ROLES, _CHOICE, _DETAILS})
 """The span events that hold a call's content."""
 
 
@@ -74,17 +67,6 @@ def _content(text: Any) -> str | None:
         except ValueError:
             return text
     return text
-
-
-def _messages(text: Any) -> str | None:
-    """A JSON list of messages (`gen_ai.prompt`, `gen_ai.completion`) as it is, when it is one."""
-    try:
-        found = json.loads(text) if isinstance(text, str) else None
-    except ValueError:
-        return None
-    if isinstance(found, list) and found and all(isinstance(m, Mapping) for m in found):
-        return text
-    return None
 
 
 def _listed(messages: list[dict[str, str]]) -> str | None:
@@ -120,15 +102,6 @@ def event_attributes(attributes: Mapping[str, Any], events: Any) -> list[tuple[s
         *((key, given.get(key)) for name, given in found if name == _DETAILS for key in _MESSAGES),
         ("gen_ai.input.messages", _listed(asked)),
         ("gen_ai.output.messages", _listed(said)),
-        *(
-            (key, _messages(given.get(field)))
-            for name, given in found
-            for event, key, field in (
-                (_PROMPT, "gen_ai.input.messages", "gen_ai.prompt"),
-                (_COMPLETION, "gen_ai.output.messages", "gen_ai.completion"),
-            )
-            if name == event
-        ),
     ]
     kept: dict[str, str] = {}
     for key, text in pairs:
