@@ -15,6 +15,7 @@ import json
 
 import polars as pl
 
+from transforms._haystack import HAYSTACK_KEYS, replies_text, run_answer, run_objective
 from transforms._openllmetry import entity_arguments, entity_result
 from transforms._otel_messages import (
     FLAT_MESSAGE_PREFIXES,
@@ -118,6 +119,7 @@ ATTRIBUTE_KEYS = (
     *ADK_KEYS,
     *TRACELOOP_KEYS,
     *VERCEL_KEYS,
+    *HAYSTACK_KEYS,
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
 
@@ -185,6 +187,7 @@ def _kind(
     adk_reply: pl.Expr,
     traceloop: tuple[pl.Expr, pl.Expr],
     vercel: pl.Expr,
+    haystack: pl.Expr,
 ) -> pl.Expr:
     """gen_ai.operation.name first, then OpenLLMetry's request type and span kind (its 0.53
     and 0.54 name a model call's operation `llm_request`, beside `llm.request.type`), then
@@ -220,6 +223,7 @@ def _kind(
         genai,
         openllmetry,
         vercel_kind,
+        haystack,
         pl.when(operation.is_not_null()).then(pl.lit("other")),
         openinference,
         adk,
@@ -284,7 +288,13 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
     ).select(
         "_row",
         pl.coalesce(
-            "_decoded", "flat_user_text", "_adk", "_vercel", "input.value", "_vercel_run"
+            "_decoded",
+            "flat_user_text",
+            "_adk",
+            "_vercel",
+            "input.value",
+            "_vercel_run",
+            "_hs_user",
         ).alias("text"),
     )
     return _aligned(frame, texts)
@@ -319,7 +329,10 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
         json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded"),
         gemini_texts(model["gcp.vertex.agent.llm_response"], user=False).alias("_adk"),
     ).select(
-        "_row", pl.coalesce("_decoded", "flat_output_text", said, "_adk", generated).alias("text")
+        "_row",
+        pl.coalesce("_decoded", "flat_output_text", said, "_adk", generated, "_hs_text").alias(
+            "text"
+        ),
     )
     calls_only = pl.col("text").str.contains(_TOOL_CALLS_TEXT).fill_null(False)
     model_texts = model_texts.with_columns(pl.when(~calls_only).then("text").alias("text"))
@@ -342,6 +355,7 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
             "output.value",
             "gen_ai.output",
             "_tl_output",
+            "_hs_text",
         ).alias("text"),
     )
     return _aligned(frame, pl.concat([model_texts, run_texts]))
@@ -385,10 +399,43 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 pl.col("gcp.vertex.agent.llm_response"),
                 (pl.col("llm.request.type"), pl.col("traceloop.span.kind")),
                 pl.col("ai.operationId"),
+                _haystack_kind(),
             ).alias("kind")
         )
     )
-    return _facts(_openllmetry_texts(frame), config)
+    return _facts(_haystack_texts(_openllmetry_texts(frame)), config)
+
+
+def _haystack_kind() -> pl.Expr:
+    """What Haystack's spans are (`transforms._haystack`): a step's model call, a tool call, an
+    agent's run."""
+    return (
+        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null())
+        .then(pl.lit("llm"))
+        .when(pl.col("haystack.tool.name").is_not_null())
+        .then(pl.lit("tool"))
+        .when(pl.col("haystack.agent.input").is_not_null())
+        .then(pl.lit("agent"))
+    )
+
+
+def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_hs_user`, `_hs_text`: a Haystack run's task and answer, a model call's replies (JSON
+    that Python reads, `transforms._haystack`), null elsewhere."""
+    given, got = pl.col("haystack.agent.input"), pl.col("haystack.agent.output")
+    replies = pl.col("haystack.agent.step.llm.output")
+    picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
+    schema: dict[str, pl.DataType] = {
+        "_row": frame.schema["_row"],
+        "_hs_user": pl.String(),
+        "_hs_text": pl.String(),
+    }
+    rows = [
+        (row, run_objective(asked), replies_text(said) if said is not None else run_answer(ended))
+        for row, asked, ended, said in picked.select("_row", given, got, replies).iter_rows()
+    ]
+    texts = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.join(texts, on="_row", how="left", maintain_order="left")
 
 
 def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
@@ -464,6 +511,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                     "ai.toolCall.name",
                     "tool.name",
                     pl.when(pl.col("traceloop.span.kind") == "tool").then("traceloop.entity.name"),
+                    "haystack.tool.name",
                 )
             ),
             # OpenInference's tool.parameters is the tool's parameter schema (smolagents,
@@ -478,6 +526,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 "ai.toolCall.args",
                 "input.value",
                 "tool.parameters",
+                "haystack.agent.step.tool.input",
             ),
             tool_output=pl.when(retrieval)
             .then(pl.coalesce("documents", "output.value"))
@@ -489,6 +538,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                     "output.value",
                     "gen_ai.output",
                     "gcp.vertex.agent.tool_response",
+                    "haystack.agent.step.tool.output",
                 )
             ),
             text="text",

@@ -1,0 +1,68 @@
+"""Haystack's own spans (tests/data/haystack, made by its capture.py: an Agent with one tool
+asked three questions, the third's tool raising, the Agent handing the error back to the model)
+score with no flag, from a Collector's file (OTLP JSON lines and protobuf) and from the SDK's
+console exporter alike: Haystack's run span gives the task and the answer, its model call spans
+the replies, its tool call spans the tool, arguments and result. Haystack names none of these
+with the GenAI or OpenInference keys: every trace was quarantined `empty_trajectory`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import query_rows
+
+from tracegrade.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "haystack"
+
+_TRACES = (
+    "SELECT objective, result_summary, agent_id, success, "
+    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
+    "  s -> [s.tool_name, s.input, s.output_summary]), "
+    "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content) "
+    "FROM traces ORDER BY objective"
+)
+
+PARIS, TOKYO = "Paris: 18 C, cloudy", "Tokyo: 24 C, sunny"
+FAILED = (
+    "Failed to invoke Tool `get_weather` with parameters {'city': 'Lima'}. "
+    "Error: weather service unavailable for Lima"
+)
+EXPECTED = [
+    (
+        "Compare the weather in Tokyo and Paris.",
+        [
+            ["get_weather", '{"city": "Paris"}', PARIS],
+            ["get_weather", '{"city": "Tokyo"}', TOKYO],
+        ],
+        f"Here is what I found: {PARIS} {TOKYO}",
+    ),
+    (
+        "Is it raining in Lima?",
+        # Haystack's output of a failed call: `{"error": ...}`, which reads as a failure
+        [["get_weather", '{"city": "Lima"}', f'{{"error": "{FAILED}"}}']],
+        f"Here is what I found: {FAILED}",
+    ),
+    (
+        "What is the weather in Paris?",
+        [["get_weather", '{"city": "Paris"}', PARIS]],
+        f"Here is what I found: {PARIS}",
+    ),
+]
+
+
+@pytest.mark.parametrize("form", ["otlp.json", "otlp.pb", "console.json"])
+def test_haystack_spans_score_from_each_exporter(form: str, tmp_path: Path) -> None:
+    copied = tmp_path / form
+    shutil.copyfile(DATA / form, copied)
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(copied), "--db", str(db), "--no-embedder"]) == 0
+    # no outcome is recorded (status UNSET): unknown; the agent is the service's name
+    expected = [
+        (objective, answer, "weather_agent", None, tools, [answer])
+        for objective, tools, answer in EXPECTED
+    ]
+    assert query_rows(db, _TRACES) == expected
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
