@@ -6,9 +6,12 @@ given, `haystack.agent.output` the whole conversation at its end, each as `{"mes
 Each model call is a `haystack.agent.step.llm` span whose `haystack.agent.step.llm.output` is
 `{"replies": [...]}` (its input is Python's `repr` of the messages, not read), and each tool call
 a `haystack.agent.step.tool` span (`haystack.tool.name`, `haystack.agent.step.tool.input` and
-`.output`; a failed call's output `{"error": ...}`, with `haystack.tool.error` true). A message is
-`{"role", "content": [{"text": ...}, {"tool_call": ...}, {"tool_call_result": ...}]}`. Checked on
-the spans of tests/data/haystack.
+`.output`; a failed call's output `{"error": ...}`, with `haystack.tool.error` true). In a pipeline, each
+component is a `haystack.component.run` span; a chat generator's (`haystack.component.type`
+ending in `ChatGenerator`) is a model call, its `haystack.component.input` the messages it was
+sent (`{"messages": [...]}`) and its `haystack.component.output` its replies. A message is
+`{"role", "content": [{"text": ...}, {"tool_call": ...}, {"tool_call_result": ...}]}`. Checked
+on the spans of tests/data/haystack.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ HAYSTACK_KEYS = (
     "haystack.tool.name",
     "haystack.agent.step.tool.input",
     "haystack.agent.step.tool.output",
+    "haystack.component.type",
+    "haystack.component.input",
+    "haystack.component.output",
 )
 """Haystack's names the mapping reads: a run's messages, a model call's replies, a tool call."""
 

@@ -407,10 +407,11 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
 
 
 def _haystack_kind() -> pl.Expr:
-    """What Haystack's spans are (`transforms._haystack`): a step's model call, a tool call, an
-    agent's run."""
+    """What Haystack's spans are (`transforms._haystack`): an agent step's model call or a
+    pipeline's chat generator, a tool call, an agent's run."""
+    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
     return (
-        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null())
+        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null() | generator)
         .then(pl.lit("llm"))
         .when(pl.col("haystack.tool.name").is_not_null())
         .then(pl.lit("tool"))
@@ -420,10 +421,15 @@ def _haystack_kind() -> pl.Expr:
 
 
 def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
-    """`_hs_user`, `_hs_text`: a Haystack run's task and answer, a model call's replies (JSON
-    that Python reads, `transforms._haystack`), null elsewhere."""
-    given, got = pl.col("haystack.agent.input"), pl.col("haystack.agent.output")
-    replies = pl.col("haystack.agent.step.llm.output")
+    """`_hs_user`, `_hs_text`: a Haystack run's task and answer, a model call's replies (and a
+    chat generator's first user message), JSON that Python reads (`transforms._haystack`); null
+    elsewhere."""
+    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
+    given = pl.coalesce("haystack.agent.input", pl.when(generator).then("haystack.component.input"))
+    got = pl.col("haystack.agent.output")
+    replies = pl.coalesce(
+        "haystack.agent.step.llm.output", pl.when(generator).then("haystack.component.output")
+    )
     picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
     schema: dict[str, pl.DataType] = {
         "_row": frame.schema["_row"],
@@ -432,7 +438,9 @@ def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
     }
     rows = [
         (row, run_objective(asked), replies_text(said) if said is not None else run_answer(ended))
-        for row, asked, ended, said in picked.select("_row", given, got, replies).iter_rows()
+        for row, asked, ended, said in picked.select(
+            "_row", given.alias("_in"), got.alias("_out"), replies.alias("_said")
+        ).iter_rows()
     ]
     texts = pl.DataFrame(rows, schema=schema, orient="row")
     return frame.join(texts, on="_row", how="left", maintain_order="left")

@@ -1,9 +1,11 @@
 """Haystack's own spans (tests/data/haystack, made by its capture.py: an Agent with one tool
-asked three questions, the third's tool raising, the Agent handing the error back to the model)
-score with no flag, from a Collector's file (OTLP JSON lines and protobuf) and from the SDK's
-console exporter alike: Haystack's run span gives the task and the answer, its model call spans
-the replies, its tool call spans the tool, arguments and result. Haystack names none of these
-with the GenAI or OpenInference keys: every trace was quarantined `empty_trajectory`."""
+asked three questions, the third's tool raising, the Agent handing the error back to the model;
+then a pipeline of a prompt builder and the chat generator) score with no flag, from a
+Collector's file (OTLP JSON lines and protobuf) and from the SDK's console exporter alike:
+Haystack's run span gives the task and the answer, its model call spans the replies, its tool
+call spans the tool, arguments and result; a pipeline's chat generator is a model call, its
+first user message the task. Haystack names none of these with the GenAI or OpenInference keys:
+every trace was quarantined `empty_trajectory`."""
 
 from __future__ import annotations
 
@@ -31,6 +33,11 @@ FAILED = (
     "Error: weather service unavailable for Lima"
 )
 EXPECTED = [
+    (  # the pipeline: the prompt the builder rendered is what the model was asked
+        "Answer briefly: What is a weather front?",
+        [],
+        "A front is where two air masses meet.",
+    ),
     (
         "Compare the weather in Tokyo and Paris.",
         [

@@ -1,7 +1,8 @@
 """How this folder was made: Haystack's own OpenTelemetry spans (haystack-ai 3.4.1, its
 `opentelemetry-haystack` tracer, `HAYSTACK_CONTENT_TRACING_ENABLED=true`, opentelemetry-sdk
 1.45) of an Agent with one tool asked three questions, the third's tool raising (the Agent hands
-the error back to the model, which answers with it).
+the error back to the model, which answers with it), and of a pipeline (a prompt builder, then
+the chat generator) asked a fourth.
 
 The model is a fake OpenAI server on 127.0.0.1 (Haystack's OpenAIChatGenerator) that asks for
 get_weather once for each city named in the question, then answers with the tool results. Two
@@ -39,13 +40,16 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def _message(body: dict[str, Any]) -> dict[str, Any]:
-    """The fake model: tool calls for the cities the question names, then the results."""
+    """The fake model: tool calls for the cities the question names, then the results; a
+    question that names none, a fixed answer."""
     messages = body["messages"]
     if messages[-1]["role"] == "tool":
         results = " ".join(_text(m) for m in messages if m["role"] == "tool")
         return {"role": "assistant", "content": "Here is what I found: " + results}
     question = _text(next(m for m in messages if m["role"] == "user"))
     calls = [c for c in CITIES if c in question]
+    if not calls:
+        return {"role": "assistant", "content": "A front is where two air masses meet."}
     return {
         "role": "assistant",
         "content": None,
@@ -136,8 +140,9 @@ def _serve(port, handler):
 
 def _run_agent(out: str) -> None:
     os.environ["HAYSTACK_CONTENT_TRACING_ENABLED"] = "true"
-    from haystack import tracing
+    from haystack import Pipeline, tracing
     from haystack.components.agents import Agent
+    from haystack.components.builders import ChatPromptBuilder
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.dataclasses import ChatMessage
     from haystack.tools import tool
@@ -182,6 +187,13 @@ def _run_agent(out: str) -> None:
         "Is it raining in Lima?",
     ):
         agent.run(messages=[ChatMessage.from_user(question)])
+    # a pipeline too: a prompt builder, then a chat generator (no tools)
+    pipeline = Pipeline()
+    template = [ChatMessage.from_user("Answer briefly: {{question}}")]
+    pipeline.add_component("prompt", ChatPromptBuilder(template, required_variables=["question"]))
+    pipeline.add_component("llm", generator)
+    pipeline.connect("prompt.prompt", "llm.messages")
+    pipeline.run({"prompt": {"question": "What is a weather front?"}})
     provider.force_flush()
 
 
