@@ -431,6 +431,10 @@ def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
         "haystack.agent.step.llm.output", pl.when(generator).then("haystack.component.output")
     )
     picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
+    if picked.is_empty():
+        return frame.with_columns(
+            _hs_user=pl.lit(None, pl.String), _hs_text=pl.lit(None, pl.String)
+        )
     schema: dict[str, pl.DataType] = {
         "_row": frame.schema["_row"],
         "_hs_user": pl.String(),
