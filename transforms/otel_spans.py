@@ -12,6 +12,7 @@ tables.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import polars as pl
 
@@ -431,21 +432,27 @@ def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
         "haystack.agent.step.llm.output", pl.when(generator).then("haystack.component.output")
     )
     picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
-    if picked.is_empty():
-        return frame.with_columns(
-            _hs_user=pl.lit(None, pl.String), _hs_text=pl.lit(None, pl.String)
-        )
-    schema: dict[str, pl.DataType] = {
-        "_row": frame.schema["_row"],
-        "_hs_user": pl.String(),
-        "_hs_text": pl.String(),
-    }
     rows = [
         (row, run_objective(asked), replies_text(said) if said is not None else run_answer(ended))
         for row, asked, ended, said in picked.select(
             "_row", given.alias("_in"), got.alias("_out"), replies.alias("_said")
         ).iter_rows()
     ]
+    return _with_texts(frame, ("_hs_user", "_hs_text"), rows)
+
+
+def _with_texts(
+    frame: pl.DataFrame, names: tuple[str, str], rows: list[tuple[Any, str | None, str | None]]
+) -> pl.DataFrame:
+    """`frame` with two text columns `names`: set on the rows given (`_row` and the two texts,
+    worked out in Python), null elsewhere."""
+    if not rows:
+        return frame.with_columns(pl.lit(None, pl.String).alias(name) for name in names)
+    schema: dict[str, pl.DataType] = {
+        "_row": frame.schema["_row"],
+        names[0]: pl.String(),
+        names[1]: pl.String(),
+    }
     texts = pl.DataFrame(rows, schema=schema, orient="row")
     return frame.join(texts, on="_row", how="left", maintain_order="left")
 
@@ -457,15 +464,6 @@ def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
     picked = frame.filter(
         pl.col("kind").is_in(["tool", "agent", "chain"]) & (given.is_not_null() | got.is_not_null())
     )
-    if picked.is_empty():
-        return frame.with_columns(
-            _tl_input=pl.lit(None, pl.String), _tl_output=pl.lit(None, pl.String)
-        )
-    schema: dict[str, pl.DataType] = {
-        "_row": frame.schema["_row"],
-        "_tl_input": pl.String(),
-        "_tl_output": pl.String(),
-    }
     rows = [
         (
             row,
@@ -474,8 +472,7 @@ def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
         )
         for row, kind, arguments, result in picked.select("_row", "kind", given, got).iter_rows()
     ]
-    texts = pl.DataFrame(rows, schema=schema, orient="row")
-    return frame.join(texts, on="_row", how="left", maintain_order="left")
+    return _with_texts(frame, ("_tl_input", "_tl_output"), rows)
 
 
 def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
