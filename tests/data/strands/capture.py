@@ -2,14 +2,14 @@
 opentelemetry-sdk 1.45.1) of a weather agent asked three questions, the third's tool raising
 (Strands hands the error back to the model, which answers with it).
 
-The model is a fake OpenAI server on 127.0.0.1 (streaming, as Strands' OpenAIModel asks) that
-asks for get_weather once for each city named in the question, then answers with the tool
-results. Strands' telemetry as its documentation sets it up, two exporters at once: the OTLP
-exporter (OTLP/HTTP protobuf, sent to a receiver on 127.0.0.1 that keeps each request's bytes)
-and the console exporter (the SDK's ConsoleSpanExporter, written to `console.json`). The
-requests are written as the Collector's file exporter writes them: `otlp.json` (OTLP JSON, one
-request a line, hex ids, enums as numbers) and `otlp.pb` (each request's bytes after its 4-byte
-big-endian length).
+The model is a fake OpenAI server on 127.0.0.1 (`../otlp_capture.py`, with the receiver)
+(streaming, as Strands' OpenAIModel asks) that asks for get_weather once for each city named in
+the question, then answers with the tool results. Strands' telemetry as its documentation sets
+it up, two exporters at once: the OTLP exporter (OTLP/HTTP protobuf, sent to a receiver on
+127.0.0.1 that keeps each request's bytes) and the console exporter (the SDK's
+ConsoleSpanExporter, written to `console.json`). The requests are written as the Collector's
+file exporter writes them: `otlp.json` (OTLP JSON, one request a line, hex ids, enums as
+numbers) and `otlp.pb` (each request's bytes after its 4-byte big-endian length).
 
 Run, with no network, in a virtual environment holding strands-agents[openai,otel] 1.62.0 and
 opentelemetry-exporter-otlp-proto-http:
@@ -21,120 +21,11 @@ opentelemetry-exporter-otlp-proto-http:
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import sys
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
-REQUESTS: list[bytes] = []
-CITIES = ("Paris", "Tokyo", "Lima")
-
-
-def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return content or ""
-
-
-def _message(body: dict[str, Any]) -> dict[str, Any]:
-    """The fake model: tool calls for the cities the question names, then the results."""
-    messages = body["messages"]
-    if messages[-1]["role"] == "tool":
-        results = " ".join(_text(m) for m in messages if m["role"] == "tool")
-        return {"role": "assistant", "content": "Here is what I found: " + results}
-    question = _text(next(m for m in messages if m["role"] == "user"))
-    calls = [c for c in CITIES if c in question]
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": f"call_{n}_{c.lower()}",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": json.dumps({"city": c})},
-            }
-            for n, c in enumerate(calls)
-        ],
-    }
-
-
-class _Model(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        message = _message(body)
-        finish = "tool_calls" if message.get("tool_calls") else "stop"
-        if body.get("stream"):
-            chunks = []
-            delta: dict[str, Any] = {"role": "assistant"}
-            if message.get("content"):
-                delta["content"] = message["content"]
-            if message.get("tool_calls"):
-                delta["tool_calls"] = [
-                    {"index": i, **c} for i, c in enumerate(message["tool_calls"])
-                ]
-            base = {
-                "id": "chatcmpl-fake",
-                "object": "chat.completion.chunk",
-                "created": int(time.time()),
-                "model": body.get("model"),
-            }
-            chunks.append(
-                {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-            )
-            chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-            chunks.append(
-                {
-                    **base,
-                    "choices": [],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-                }
-            )
-            out = (
-                b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
-                + b"data: [DONE]\n\n"
-            )
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-        else:
-            out = json.dumps(
-                {
-                    "id": "chatcmpl-fake",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body.get("model"),
-                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-                }
-            ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def do_POST(self):
-        REQUESTS.append(self.rfile.read(int(self.headers["Content-Length"])))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-
-def _serve(port, handler):
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from otlp_capture import MODEL_URL, capture  # noqa: E402 (tests/data/otlp_capture.py)
 
 
 def _run_agent(out: str) -> None:
@@ -153,7 +44,7 @@ def _run_agent(out: str) -> None:
         return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
 
     model = OpenAIModel(
-        client_args={"api_key": "not-a-key", "base_url": "http://127.0.0.1:18080/v1"},
+        client_args={"api_key": "not-a-key", "base_url": MODEL_URL},
         model_id="gpt-4o-mini",
     )
     for question in (
@@ -162,46 +53,11 @@ def _run_agent(out: str) -> None:
         "Is it raining in Lima?",
     ):
         agent = Agent(model=model, tools=[get_weather], name="weather_agent", callback_handler=None)
-        try:
-            agent(question)
-        except Exception as exc:
-            print("run failed:", exc)
-
-
-def _write(out: str) -> None:
-    from google.protobuf import json_format
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-    with (
-        open(os.path.join(out, "otlp.json"), "w") as lines,
-        open(os.path.join(out, "otlp.pb"), "wb") as frames,
-    ):
-        for body in REQUESTS:
-            request = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            value = json_format.MessageToDict(request, use_integers_for_enums=True)
-            for resource in value.get("resourceSpans", []):
-                for scope in resource.get("scopeSpans", []):
-                    for span in scope.get("spans", []):
-                        for key in ("traceId", "spanId", "parentSpanId"):
-                            if key in span:
-                                span[key] = base64.b64decode(span[key]).hex()
-            lines.write(json.dumps(value, separators=(",", ":")) + "\n")
-            frames.write(len(body).to_bytes(4, "big") + body)
-
-
-def main() -> None:
-    _serve(18080, _Model)
-    _serve(14318, _Receiver)
-    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:14318"
-    _run_agent(sys.argv[1])
+        agent(question)  # the tool's error is handed back to the model, not raised
     from opentelemetry import trace
 
-    trace.get_tracer_provider().force_flush()
-    time.sleep(1)
-    _write(sys.argv[1])
-    print(len(REQUESTS), "requests")
+    trace.get_tracer_provider().force_flush()  # type: ignore[attr-defined]
 
 
 if __name__ == "__main__":
-    main()
+    capture(sys.argv[1], lambda: _run_agent(sys.argv[1]))

@@ -1,0 +1,166 @@
+"""What the capture scripts of tests/data share (`strands/`, `haystack/`, `monocle-0.8/`): a
+fake OpenAI chat server and an OTLP/HTTP receiver on 127.0.0.1, and the received requests
+written as the Collector's file exporter writes them.
+
+The fake model asks for the tool `get_weather` once for each city a question names (Paris,
+Tokyo, Lima), then answers "Here is what I found: " and the tool results; a question that names
+none gets a fixed answer. It answers streamed (server-sent events) when asked to. The receiver
+keeps the bytes of each request to /v1/traces. `capture` starts both, runs the agent, and
+writes `otlp.json` (OTLP JSON, one request a line, hex ids, enums as numbers) and `otlp.pb`
+(each request's bytes after its 4-byte big-endian length).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MODEL_URL = "http://127.0.0.1:18080/v1"
+"""The fake OpenAI server's base URL."""
+
+REQUESTS: list[bytes] = []
+CITIES = ("Paris", "Tokyo", "Lima")
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def _message(body: dict[str, Any]) -> dict[str, Any]:
+    """The fake model: tool calls for the cities the question names, then the results; a
+    question that names none, a fixed answer."""
+    messages = body["messages"]
+    if messages[-1]["role"] == "tool":
+        results = " ".join(_text(m) for m in messages if m["role"] == "tool")
+        return {"role": "assistant", "content": "Here is what I found: " + results}
+    question = _text(next(m for m in messages if m["role"] == "user"))
+    calls = [c for c in CITIES if c in question]
+    if not calls:
+        return {"role": "assistant", "content": "A front is where two air masses meet."}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{n}_{c.lower()}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": json.dumps({"city": c})},
+            }
+            for n, c in enumerate(calls)
+        ],
+    }
+
+
+_USAGE = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
+
+
+def _events(body: dict[str, Any], message: dict[str, Any], finish: str) -> bytes:
+    """A chat completion streamed as server-sent events: the whole message in one chunk, then
+    the finish reason, then the usage."""
+    delta: dict[str, Any] = {"role": "assistant"}
+    if message.get("content"):
+        delta["content"] = message["content"]
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(message["tool_calls"])]
+    base = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": body.get("model"),
+    }
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+        {**base, "choices": [], "usage": _USAGE},
+    ]
+    sent = b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks)
+    return sent + b"data: [DONE]\n\n"
+
+
+class _Model(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        message = _message(body)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        if body.get("stream"):
+            out, kind = _events(body, message, finish), "text/event-stream"
+        else:
+            completion = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": _USAGE,
+            }
+            out, kind = json.dumps(completion).encode(), "application/json"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path.endswith("/v1/traces"):  # not logs or metrics an SDK may send too
+            REQUESTS.append(body)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def _serve(port: int, handler: type[BaseHTTPRequestHandler]) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+
+def _write(out: str) -> None:
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    with (
+        open(os.path.join(out, "otlp.json"), "w") as lines,
+        open(os.path.join(out, "otlp.pb"), "wb") as frames,
+    ):
+        for body in REQUESTS:
+            request = ExportTraceServiceRequest()
+            request.ParseFromString(body)
+            value = json_format.MessageToDict(request, use_integers_for_enums=True)
+            for resource in value.get("resourceSpans", []):
+                for scope in resource.get("scopeSpans", []):
+                    for span in scope.get("spans", []):
+                        for key in ("traceId", "spanId", "parentSpanId"):
+                            if key in span:
+                                span[key] = base64.b64decode(span[key]).hex()
+            lines.write(json.dumps(value, separators=(",", ":")) + "\n")
+            frames.write(len(body).to_bytes(4, "big") + body)
+
+
+def capture(out: str, run_agent: Callable[[], None]) -> None:
+    """Start the fake model and the receiver, run the agent (its spans exported to the
+    receiver by the OTLP/HTTP exporter the environment names), write what was received."""
+    _serve(18080, _Model)
+    _serve(14318, _Receiver)
+    os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://127.0.0.1:14318/v1/traces"
+    os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    run_agent()
+    time.sleep(1)
+    _write(out)
+    print(len(REQUESTS), "requests")
