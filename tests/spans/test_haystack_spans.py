@@ -9,25 +9,13 @@ every trace was quarantined `empty_trajectory`."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import query_rows
-
-from tracegrade.cli import main
+from captured import PARIS, TOKYO, scored
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "haystack"
 
-_TRACES = (
-    "SELECT objective, result_summary, agent_id, success, "
-    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
-    "  s -> [s.tool_name, s.input, s.output_summary]), "
-    "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content) "
-    "FROM traces ORDER BY objective"
-)
-
-PARIS, TOKYO = "Paris: 18 C, cloudy", "Tokyo: 24 C, sunny"
 FAILED = (
     "Failed to invoke Tool `get_weather` with parameters {'city': 'Lima'}. "
     "Error: weather service unavailable for Lima"
@@ -62,14 +50,9 @@ EXPECTED = [
 
 @pytest.mark.parametrize("form", ["otlp.json", "otlp.pb", "console.json"])
 def test_haystack_spans_score_from_each_exporter(form: str, tmp_path: Path) -> None:
-    copied = tmp_path / form
-    shutil.copyfile(DATA / form, copied)
-    db = tmp_path / "t.duckdb"
-    assert main(["score", str(copied), "--db", str(db), "--no-embedder"]) == 0
     # no outcome is recorded (status UNSET): unknown; the agent is the service's name
     expected = [
         (objective, answer, "weather_agent", None, tools, [answer])
         for objective, tools, answer in EXPECTED
     ]
-    assert query_rows(db, _TRACES) == expected
-    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+    assert scored(DATA / form, tmp_path) == expected

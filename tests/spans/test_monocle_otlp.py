@@ -10,24 +10,13 @@ spans were read without them, and every trace was quarantined."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import query_rows
-
-from tracegrade.cli import main
+from captured import PARIS, TOKYO, scored
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "monocle-0.8"
 
-_TRACES = (
-    "SELECT objective, result_summary, agent_id, success, "
-    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
-    "  s -> [s.tool_name, s.input, s.output_summary]) FROM traces ORDER BY objective"
-)
-
-PARIS = "Paris: 18 C, cloudy"
-TOKYO = "Tokyo: 24 C, sunny"
 EXPECTED = [
     (
         "Compare the weather in Tokyo and Paris.",
@@ -38,6 +27,7 @@ EXPECTED = [
             ["get_weather", "{'city': 'Paris'}", PARIS],
             ["get_weather", "{'city': 'Tokyo'}", TOKYO],
         ],
+        [f"Here is what I found: {PARIS} {TOKYO}"],
     ),
     (
         "Is it raining in Lima?",
@@ -51,6 +41,7 @@ EXPECTED = [
                 '{"error":"weather service unavailable for Lima"}',
             ]
         ],
+        [],  # the model was not asked again
     ),
     (
         "What is the weather in Paris?",
@@ -58,6 +49,7 @@ EXPECTED = [
         "weather_agent",
         True,
         [["get_weather", "{'city': 'Paris'}", PARIS]],
+        [f"Here is what I found: {PARIS}"],
     ),
 ]
 
@@ -66,13 +58,4 @@ EXPECTED = [
 def test_monocle_spans_read_the_same_from_its_files_and_over_otlp(
     form: str, tmp_path: Path
 ) -> None:
-    source = DATA / form
-    copied = tmp_path / form
-    if source.is_dir():
-        shutil.copytree(source, copied)
-    else:
-        shutil.copyfile(source, copied)
-    db = tmp_path / "t.duckdb"
-    assert main(["score", str(copied), "--db", str(db), "--no-embedder"]) == 0
-    assert query_rows(db, _TRACES) == EXPECTED
-    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+    assert scored(DATA / form, tmp_path) == EXPECTED

@@ -9,25 +9,13 @@ are the span's own attributes (the result as Strands writes it, its content bloc
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import query_rows
-
-from tracegrade.cli import main
+from captured import PARIS, TOKYO, scored
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "strands"
 
-_TRACES = (
-    "SELECT objective, result_summary, agent_id, success, "
-    "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
-    "  s -> [s.tool_name, s.input, s.output_summary]), "
-    "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content) "
-    "FROM traces ORDER BY objective"
-)
-
-PARIS, TOKYO = "Paris: 18 C, cloudy", "Tokyo: 24 C, sunny"
 LIMA_ERROR = "weather service unavailable for Lima"
 
 
@@ -68,12 +56,4 @@ def _expected(blocks: bool) -> list[tuple[object, ...]]:
     [("otlp.json", False), ("otlp.pb", False), ("console.json", False), ("latest", True)],
 )
 def test_strands_spans_score_from_each_exporter(form: str, blocks: bool, tmp_path: Path) -> None:
-    source, copied = DATA / form, tmp_path / form
-    if source.is_dir():
-        shutil.copytree(source, copied)
-    else:
-        shutil.copyfile(source, copied)
-    db = tmp_path / "t.duckdb"
-    assert main(["score", str(copied), "--db", str(db), "--no-embedder"]) == 0
-    assert query_rows(db, _TRACES) == _expected(blocks)
-    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+    assert scored(DATA / form, tmp_path) == _expected(blocks)
