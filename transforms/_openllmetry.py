@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from transforms._langchain import message_content, messages_answer
+
 __all__ = ["entity_arguments", "entity_result"]
 
 
@@ -41,41 +43,6 @@ def entity_arguments(text: str) -> str:
     return text
 
 
-def _is_message(value: Any) -> bool:
-    """LangChain's serialisation of a message (`dumpd`)."""
-    return (
-        isinstance(value, dict)
-        and value.get("type") == "constructor"
-        and isinstance(value.get("id"), list)
-        and str(value["id"][-1]).endswith("Message")
-        and isinstance(value.get("kwargs"), dict)
-    )
-
-
-def _content(content: Any) -> str | None:
-    """A message's content as text: a string, or its text parts joined by newlines."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            part if isinstance(part, str) else part.get("text")
-            for part in content
-            if isinstance(part, str) or (isinstance(part, dict) and part.get("type") == "text")
-        ]
-        return "\n".join(text for text in texts if isinstance(text, str)) or None
-    return None
-
-
-def _answer(messages: list[Any]) -> str | None:
-    """The text of the last model message among LangChain's serialised messages."""
-    for message in reversed(messages):
-        if _is_message(message) and message["id"][-1] in ("AIMessage", "AIMessageChunk"):
-            text = _content(message["kwargs"].get("content"))
-            if text:
-                return text
-    return None
-
-
 def entity_result(text: str) -> str:
     """A tool's result or a run's answer: a JSON string's text; LangChain's wrapped result
     unwrapped, a message as its content, a LangGraph state as its last model message's text;
@@ -91,12 +58,11 @@ def entity_result(text: str) -> str:
                 break
     if isinstance(value, str):
         return value
-    if _is_message(value):
-        said = _content(value["kwargs"].get("content"))
-        if said is not None:
-            return said
-    elif isinstance(value, dict) and isinstance(value.get("messages"), list):
-        answer = _answer(value["messages"])
+    said = message_content(value)
+    if said is not None:
+        return said
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        answer = messages_answer(value["messages"])
         if answer is not None:
             return answer
     return _json(value) if wrapped else text

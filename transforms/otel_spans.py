@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from transforms._haystack import HAYSTACK_KEYS, replies_text, run_answer, run_objective
+from transforms._langchain import output_text
 from transforms._openllmetry import entity_arguments, entity_result
 from transforms._otel_messages import (
     FLAT_MESSAGE_PREFIXES,
@@ -353,6 +354,7 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
             "_decoded",
             "_event",
             generated,
+            "_lc_output",
             "output.value",
             "gen_ai.output",
             "_tl_output",
@@ -404,7 +406,20 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             ).alias("kind")
         )
     )
-    return _facts(_haystack_texts(_openllmetry_texts(frame)), config)
+    return _facts(_langchain_texts(_haystack_texts(_openllmetry_texts(frame))), config)
+
+
+def _langchain_texts(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_lc_output`: what a run's or tool's `output.value` says where it is LangChain's
+    serialisation (OpenInference's LangChain instrumentation: a LangGraph state's last model
+    message, a tool's `ToolMessage`; `transforms._langchain.output_text`), null elsewhere."""
+    output = pl.col("output.value")
+    picked = frame.filter(
+        pl.col("kind").is_in(["tool", "agent", "chain"])
+        & output.str.contains(r'^\{"(messages|type|lc)"').fill_null(False)
+    )
+    rows = [(row, output_text(text)) for row, text in picked.select("_row", output).iter_rows()]
+    return _with_texts(frame, ("_lc_output",), rows)
 
 
 def _haystack_kind() -> pl.Expr:
@@ -442,16 +457,15 @@ def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _with_texts(
-    frame: pl.DataFrame, names: tuple[str, str], rows: list[tuple[Any, str | None, str | None]]
+    frame: pl.DataFrame, names: tuple[str, ...], rows: list[tuple[Any, ...]]
 ) -> pl.DataFrame:
-    """`frame` with two text columns `names`: set on the rows given (`_row` and the two texts,
+    """`frame` with text columns `names`: set on the rows given (`_row` and a text each,
     worked out in Python), null elsewhere."""
     if not rows:
         return frame.with_columns(pl.lit(None, pl.String).alias(name) for name in names)
     schema: dict[str, pl.DataType] = {
         "_row": frame.schema["_row"],
-        names[0]: pl.String(),
-        names[1]: pl.String(),
+        **{name: pl.String() for name in names},
     }
     texts = pl.DataFrame(rows, schema=schema, orient="row")
     return frame.join(texts, on="_row", how="left", maintain_order="left")
@@ -544,6 +558,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                     "_tl_output",
                     "gen_ai.tool.call.result",
                     "ai.toolCall.result",
+                    "_lc_output",
                     "output.value",
                     "gen_ai.output",
                     "gcp.vertex.agent.tool_response",
