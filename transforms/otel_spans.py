@@ -12,13 +12,12 @@ tables.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import polars as pl
 
-from transforms._haystack import HAYSTACK_KEYS, replies_text, run_answer, run_objective
-from transforms._langchain import output_text
-from transforms._openllmetry import entity_arguments, entity_result
+from transforms._haystack import HAYSTACK_KEYS
+from transforms._llama_index import EVENT_REPR
+from transforms._otel_frameworks import framework_texts, haystack_kind
 from transforms._otel_messages import (
     FLAT_MESSAGE_PREFIXES,
     flat_message_texts,
@@ -257,10 +256,20 @@ def _documents(long: pl.DataFrame) -> pl.DataFrame:
 def _first_model_calls(frame: pl.DataFrame) -> pl.Series:
     """True for the earliest model call under each parent span in this frame: the one whose
     input holds the objective of its agent run (an OTel trace may hold several runs, each its
-    own trace when grouped by agent). Later calls repeat the history, so they are not decoded."""
+    own trace when grouped by agent). Later calls repeat the history, so they are not decoded.
+    A call that says what it was sent comes first: LlamaIndex's `_prepare_chat_with_tools`,
+    which OpenInference types LLM, comes before the call and holds no messages."""
     model_call = pl.col("kind") == "llm"
-    rank = pl.col("start_ns").rank("ordinal").over("trace_hex", "parent_hex", model_call)
-    return frame.select((pl.col("kind") == "llm") & (rank == 1)).to_series()
+    sent = pl.any_horizontal(
+        pl.col(name).is_not_null()
+        for name in ("gen_ai.input.messages", "flat_user_text", "gcp.vertex.agent.llm_request")
+    )
+    parent = ("trace_hex", "parent_hex", model_call)
+    first = pl.col("start_ns").rank("ordinal").over(*parent) == 1
+    first_sent = pl.col("start_ns").rank("ordinal").over(*parent, sent) == 1
+    any_sent = (model_call & sent).any().over(*parent)
+    chosen = model_call & pl.when(any_sent).then(sent & first_sent).otherwise(first)
+    return frame.select(chosen).to_series()
 
 
 def _user_texts(frame: pl.DataFrame) -> pl.Series:
@@ -354,8 +363,9 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
             "_decoded",
             "_event",
             generated,
-            "_lc_output",
-            "output.value",
+            "_fw_output",
+            # LlamaIndex's workflow writes its final event's repr, cut short: no answer
+            pl.when(~pl.col("output.value").str.contains(EVENT_REPR)).then("output.value"),
             "gen_ai.output",
             "_tl_output",
             "_hs_text",
@@ -402,98 +412,64 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 pl.col("gcp.vertex.agent.llm_response"),
                 (pl.col("llm.request.type"), pl.col("traceloop.span.kind")),
                 pl.col("ai.operationId"),
-                _haystack_kind(),
+                haystack_kind(),
             ).alias("kind")
         )
     )
-    return _facts(_langchain_texts(_haystack_texts(_openllmetry_texts(frame))), config)
+    return _facts(framework_texts(frame), config)
 
 
-def _langchain_texts(frame: pl.DataFrame) -> pl.DataFrame:
-    """`_lc_output`: what a run's or tool's `output.value` says where it is LangChain's
-    serialisation (OpenInference's LangChain instrumentation: a LangGraph state's last model
-    message, a tool's `ToolMessage`; `transforms._langchain.output_text`), null elsewhere."""
-    output = pl.col("output.value")
-    picked = frame.filter(
-        pl.col("kind").is_in(["tool", "agent", "chain"])
-        & output.str.contains(r'^\{"(messages|type|lc)"').fill_null(False)
+def _tool_columns(config: OtelImportConfig) -> dict[str, pl.Expr]:
+    """A tool call's tool, arguments and result (`FACT_SCHEMA`), by each convention's names;
+    a retrieval's tool is `retrieval_tool`, its result its documents."""
+    retrieval = pl.col("kind") == "retrieval"
+    return dict(
+        tool_name=pl.when(retrieval)
+        .then(pl.lit(config.retrieval_tool))
+        .otherwise(
+            pl.coalesce(
+                "gen_ai.tool.name",
+                "ai.toolCall.name",
+                "tool.name",
+                pl.when(pl.col("traceloop.span.kind") == "tool").then("traceloop.entity.name"),
+                "haystack.tool.name",
+            )
+        ),
+        # OpenInference's tool.parameters is the tool's parameter schema (smolagents,
+        # LlamaIndex); the call's own arguments are the TOOL span's input.value
+        # OpenLLMetry's LangChain tools wrap the arguments and result the same way in
+        # traceloop.entity.* and (0.55 on) gen_ai.tool.call.*: unwrapped first
+        tool_input=pl.coalesce(
+            "_tl_input",
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.args",
+            "gcp.vertex.agent.tool_call_args",
+            "ai.toolCall.args",
+            "input.value",
+            "tool.parameters",
+            "haystack.agent.step.tool.input",
+        ),
+        tool_output=pl.when(retrieval)
+        .then(pl.coalesce("documents", "output.value"))
+        .otherwise(
+            pl.coalesce(
+                "_tl_output",
+                "gen_ai.tool.call.result",
+                "ai.toolCall.result",
+                "_fw_output",
+                "output.value",
+                "gen_ai.output",
+                "gcp.vertex.agent.tool_response",
+                "haystack.agent.step.tool.output",
+            )
+        ),
     )
-    rows = [(row, output_text(text)) for row, text in picked.select("_row", output).iter_rows()]
-    return _with_texts(frame, ("_lc_output",), rows)
-
-
-def _haystack_kind() -> pl.Expr:
-    """What Haystack's spans are (`transforms._haystack`): an agent step's model call or a
-    pipeline's chat generator, a tool call, an agent's run."""
-    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
-    return (
-        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null() | generator)
-        .then(pl.lit("llm"))
-        .when(pl.col("haystack.tool.name").is_not_null())
-        .then(pl.lit("tool"))
-        .when(pl.col("haystack.agent.input").is_not_null())
-        .then(pl.lit("agent"))
-    )
-
-
-def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
-    """`_hs_user`, `_hs_text`: a Haystack run's task and answer, a model call's replies (and a
-    chat generator's first user message), JSON that Python reads (`transforms._haystack`); null
-    elsewhere."""
-    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
-    given = pl.coalesce("haystack.agent.input", pl.when(generator).then("haystack.component.input"))
-    got = pl.col("haystack.agent.output")
-    replies = pl.coalesce(
-        "haystack.agent.step.llm.output", pl.when(generator).then("haystack.component.output")
-    )
-    picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
-    rows = [
-        (row, run_objective(asked), replies_text(said) if said is not None else run_answer(ended))
-        for row, asked, ended, said in picked.select(
-            "_row", given.alias("_in"), got.alias("_out"), replies.alias("_said")
-        ).iter_rows()
-    ]
-    return _with_texts(frame, ("_hs_user", "_hs_text"), rows)
-
-
-def _with_texts(
-    frame: pl.DataFrame, names: tuple[str, ...], rows: list[tuple[Any, ...]]
-) -> pl.DataFrame:
-    """`frame` with text columns `names`: set on the rows given (`_row` and a text each,
-    worked out in Python), null elsewhere."""
-    if not rows:
-        return frame.with_columns(pl.lit(None, pl.String).alias(name) for name in names)
-    schema: dict[str, pl.DataType] = {
-        "_row": frame.schema["_row"],
-        **{name: pl.String() for name in names},
-    }
-    texts = pl.DataFrame(rows, schema=schema, orient="row")
-    return frame.join(texts, on="_row", how="left", maintain_order="left")
-
-
-def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
-    """`_tl_input`, `_tl_output`: what a tool's or a run's OpenLLMetry arguments and result
-    say (`entity_arguments`, `entity_result`: JSON that Python reads), null elsewhere."""
-    given, got = pl.col("traceloop.entity.input"), pl.col("traceloop.entity.output")
-    picked = frame.filter(
-        pl.col("kind").is_in(["tool", "agent", "chain"]) & (given.is_not_null() | got.is_not_null())
-    )
-    rows = [
-        (
-            row,
-            entity_arguments(arguments) if arguments is not None and kind == "tool" else None,
-            entity_result(result) if result is not None else None,
-        )
-        for row, kind, arguments, result in picked.select("_row", "kind", given, got).iter_rows()
-    ]
-    return _with_texts(frame, ("_tl_input", "_tl_output"), rows)
 
 
 def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
     def attribute(key: str | None) -> pl.Expr:
         return pl.lit(None, dtype=pl.String) if key is None else pl.col(key)
 
-    retrieval = pl.col("kind") == "retrieval"
     return (
         frame.with_columns(
             _json_text(frame["ai.toolCall.result"]),
@@ -526,45 +502,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             service_version="service.version",
             # OpenInference's tag.tags; Langfuse's own SDKs set langfuse.trace.tags
             tags=pl.coalesce("tag.tags", "langfuse.trace.tags"),
-            tool_name=pl.when(retrieval)
-            .then(pl.lit(config.retrieval_tool))
-            .otherwise(
-                pl.coalesce(
-                    "gen_ai.tool.name",
-                    "ai.toolCall.name",
-                    "tool.name",
-                    pl.when(pl.col("traceloop.span.kind") == "tool").then("traceloop.entity.name"),
-                    "haystack.tool.name",
-                )
-            ),
-            # OpenInference's tool.parameters is the tool's parameter schema (smolagents,
-            # LlamaIndex); the call's own arguments are the TOOL span's input.value
-            # OpenLLMetry's LangChain tools wrap the arguments and result the same way in
-            # traceloop.entity.* and (0.55 on) gen_ai.tool.call.*: unwrapped first
-            tool_input=pl.coalesce(
-                "_tl_input",
-                "gen_ai.tool.call.arguments",
-                "gen_ai.tool.args",
-                "gcp.vertex.agent.tool_call_args",
-                "ai.toolCall.args",
-                "input.value",
-                "tool.parameters",
-                "haystack.agent.step.tool.input",
-            ),
-            tool_output=pl.when(retrieval)
-            .then(pl.coalesce("documents", "output.value"))
-            .otherwise(
-                pl.coalesce(
-                    "_tl_output",
-                    "gen_ai.tool.call.result",
-                    "ai.toolCall.result",
-                    "_lc_output",
-                    "output.value",
-                    "gen_ai.output",
-                    "gcp.vertex.agent.tool_response",
-                    "haystack.agent.step.tool.output",
-                )
-            ),
+            **_tool_columns(config),
             text="text",
             user_text="user_text",
             domain=attribute(config.task_domain_attribute),

@@ -64,21 +64,22 @@ _USAGE = {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60}
 
 
 def _events(body: dict[str, Any], message: dict[str, Any], finish: str) -> bytes:
-    """A chat completion streamed as server-sent events: the whole message in one chunk, then
-    the finish reason, then the usage."""
-    delta: dict[str, Any] = {"role": "assistant"}
-    if message.get("content"):
-        delta["content"] = message["content"]
-    if message.get("tool_calls"):
-        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(message["tool_calls"])]
+    """A chat completion streamed as server-sent events, as OpenAI's API streams one: the
+    text in one chunk, each tool call in a chunk of its own, then the finish reason, then the
+    usage."""
     base = {
         "id": "chatcmpl-fake",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": body.get("model"),
     }
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": message.get("content")}]
+    deltas += [
+        {"tool_calls": [{"index": index, **call}]}
+        for index, call in enumerate(message.get("tool_calls") or [])
+    ]
     chunks = [
-        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        *({**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas),
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
         {**base, "choices": [], "usage": _USAGE},
     ]

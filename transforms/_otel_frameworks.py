@@ -1,0 +1,108 @@
+"""What frameworks write in their own shapes into OpenInference's and their own span
+attributes, worked out in Python for the spans that hold them, for `transforms.otel_spans`:
+OpenLLMetry's entity arguments and results, Haystack's runs and model calls, LangChain's and
+LlamaIndex's serialised outputs. Each adds its text columns to the span frame (`_row`-keyed),
+null where a span holds none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from transforms._haystack import replies_text, run_answer, run_objective
+from transforms._langchain import output_text
+from transforms._llama_index import tool_output_text
+from transforms._openllmetry import entity_arguments, entity_result
+
+__all__ = ["framework_texts", "haystack_kind"]
+
+
+def framework_texts(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` (span rows with their `kind`) with `_tl_input`, `_tl_output` (OpenLLMetry),
+    `_hs_user`, `_hs_text` (Haystack) and `_fw_output` (LangChain, LlamaIndex)."""
+    return _framework_outputs(_haystack_texts(_openllmetry_texts(frame)))
+
+
+def haystack_kind() -> pl.Expr:
+    """What Haystack's spans are (`transforms._haystack`): an agent step's model call or a
+    pipeline's chat generator, a tool call, an agent's run."""
+    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
+    return (
+        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null() | generator)
+        .then(pl.lit("llm"))
+        .when(pl.col("haystack.tool.name").is_not_null())
+        .then(pl.lit("tool"))
+        .when(pl.col("haystack.agent.input").is_not_null())
+        .then(pl.lit("agent"))
+    )
+
+
+def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_hs_user`, `_hs_text`: a Haystack run's task and answer, a model call's replies (and a
+    chat generator's first user message), JSON that Python reads (`transforms._haystack`); null
+    elsewhere."""
+    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
+    given = pl.coalesce("haystack.agent.input", pl.when(generator).then("haystack.component.input"))
+    got = pl.col("haystack.agent.output")
+    replies = pl.coalesce(
+        "haystack.agent.step.llm.output", pl.when(generator).then("haystack.component.output")
+    )
+    picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
+    rows = [
+        (row, run_objective(asked), replies_text(said) if said is not None else run_answer(ended))
+        for row, asked, ended, said in picked.select(
+            "_row", given.alias("_in"), got.alias("_out"), replies.alias("_said")
+        ).iter_rows()
+    ]
+    return _with_texts(frame, ("_hs_user", "_hs_text"), rows)
+
+
+def _with_texts(
+    frame: pl.DataFrame, names: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> pl.DataFrame:
+    """`frame` with text columns `names`: set on the rows given (`_row` and a text each,
+    worked out in Python), null elsewhere."""
+    if not rows:
+        return frame.with_columns(pl.lit(None, pl.String).alias(name) for name in names)
+    schema: dict[str, pl.DataType] = {
+        "_row": frame.schema["_row"],
+        **{name: pl.String() for name in names},
+    }
+    texts = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.join(texts, on="_row", how="left", maintain_order="left")
+
+
+def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_tl_input`, `_tl_output`: what a tool's or a run's OpenLLMetry arguments and result
+    say (`entity_arguments`, `entity_result`: JSON that Python reads), null elsewhere."""
+    given, got = pl.col("traceloop.entity.input"), pl.col("traceloop.entity.output")
+    picked = frame.filter(
+        pl.col("kind").is_in(["tool", "agent", "chain"]) & (given.is_not_null() | got.is_not_null())
+    )
+    rows = [
+        (
+            row,
+            entity_arguments(arguments) if arguments is not None and kind == "tool" else None,
+            entity_result(result) if result is not None else None,
+        )
+        for row, kind, arguments, result in picked.select("_row", "kind", given, got).iter_rows()
+    ]
+    return _with_texts(frame, ("_tl_input", "_tl_output"), rows)
+
+
+def _framework_outputs(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_fw_output`: what a run's or tool's `output.value` says where a framework's own
+    serialisation is written there (OpenInference's instrumentations): LangChain's (a LangGraph
+    state's last model message, a tool's `ToolMessage`; `transforms._langchain.output_text`)
+    or a LlamaIndex `ToolOutput` (`transforms._llama_index`); null elsewhere."""
+    output = pl.col("output.value")
+    picked = frame.filter(
+        pl.col("kind").is_in(["tool", "agent", "chain"])
+        & output.str.contains(r'^\{"(messages|type|lc|blocks)"').fill_null(False)
+    )
+    rows = [
+        (row, output_text(text) or tool_output_text(text))
+        for row, text in picked.select("_row", output).iter_rows()
+    ]
+    return _with_texts(frame, ("_fw_output",), rows)
