@@ -10,6 +10,7 @@ from typing import Any
 
 import polars as pl
 
+from transforms._crewai import crew_output
 from transforms._haystack import replies_text, run_answer, run_objective
 from transforms._langchain import output_text
 from transforms._llama_index import tool_output_text
@@ -20,7 +21,8 @@ __all__ = ["framework_texts", "haystack_kind"]
 
 def framework_texts(frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` (span rows with their `kind`) with `_tl_input`, `_tl_output` (OpenLLMetry),
-    `_hs_user`, `_hs_text` (Haystack) and `_fw_output` (LangChain, LlamaIndex)."""
+    `_hs_user`, `_hs_text` (Haystack), `_fw_output` and `_fw_task` (LangChain, LlamaIndex,
+    CrewAI)."""
     return _framework_outputs(_haystack_texts(_openllmetry_texts(frame)))
 
 
@@ -92,17 +94,18 @@ def _openllmetry_texts(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _framework_outputs(frame: pl.DataFrame) -> pl.DataFrame:
-    """`_fw_output`: what a run's or tool's `output.value` says where a framework's own
-    serialisation is written there (OpenInference's instrumentations): LangChain's (a LangGraph
-    state's last model message, a tool's `ToolMessage`; `transforms._langchain.output_text`)
-    or a LlamaIndex `ToolOutput` (`transforms._llama_index`); null elsewhere."""
+    """`_fw_output`, `_fw_task`: what a run's or tool's `output.value` says where a framework's
+    own serialisation is written there (OpenInference's instrumentations): LangChain's (a
+    LangGraph state's last model message, a tool's `ToolMessage`; `transforms._langchain`), a
+    LlamaIndex `ToolOutput` (`transforms._llama_index`), or a CrewAI crew's or task's output
+    (its answer, and the task it was given; `transforms._crewai`); null elsewhere."""
     output = pl.col("output.value")
     picked = frame.filter(
         pl.col("kind").is_in(["tool", "agent", "chain"])
-        & output.str.contains(r'^\{"(messages|type|lc|blocks)"').fill_null(False)
+        & output.str.contains(r'^\{"(messages|type|lc|blocks|raw|description)"').fill_null(False)
     )
-    rows = [
-        (row, output_text(text) or tool_output_text(text))
-        for row, text in picked.select("_row", output).iter_rows()
-    ]
-    return _with_texts(frame, ("_fw_output",), rows)
+    rows = []
+    for row, text in picked.select("_row", output).iter_rows():
+        task, answer = crew_output(text)
+        rows.append((row, answer or output_text(text) or tool_output_text(text), task))
+    return _with_texts(frame, ("_fw_output", "_fw_task"), rows)

@@ -306,6 +306,7 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
             "input.value",
             "_vercel_run",
             "_hs_user",
+            "_fw_task",
         ).alias("text"),
     )
     return _aligned(frame, texts)
