@@ -265,10 +265,12 @@ def _first_model_calls(frame: pl.DataFrame) -> pl.Series:
         for name in ("gen_ai.input.messages", "flat_user_text", "gcp.vertex.agent.llm_request")
     )
     parent = ("trace_hex", "parent_hex", model_call)
-    first = pl.col("start_ns").rank("ordinal").over(*parent) == 1
+    first = model_call & (pl.col("start_ns").rank("ordinal").over(*parent) == 1)
+    if not frame.select((model_call & ~sent).any()).item():
+        return frame.select(first).to_series()  # every call says what it was sent
     first_sent = pl.col("start_ns").rank("ordinal").over(*parent, sent) == 1
     any_sent = (model_call & sent).any().over(*parent)
-    chosen = model_call & pl.when(any_sent).then(sent & first_sent).otherwise(first)
+    chosen = pl.when(any_sent).then(model_call & sent & first_sent).otherwise(first)
     return frame.select(chosen).to_series()
 
 
