@@ -367,8 +367,12 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
             "_event",
             generated,
             "_fw_output",
-            # LlamaIndex's workflow writes its final event's repr, cut short: no answer
-            pl.when(~pl.col("output.value").str.contains(EVENT_REPR)).then("output.value"),
+            # no answer: LlamaIndex's workflow writes its final event's repr, cut short, and
+            # OpenInference writes Python's None as "None" (a smolagents run out of steps)
+            pl.when(
+                ~pl.col("output.value").str.contains(EVENT_REPR)
+                & (pl.col("output.value") != "None")
+            ).then("output.value"),
             "gen_ai.output",
             "_tl_output",
             "_hs_text",

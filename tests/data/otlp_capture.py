@@ -37,25 +37,42 @@ def _text(message: dict[str, Any]) -> str:
 
 def _message(body: dict[str, Any]) -> dict[str, Any]:
     """The fake model: tool calls for the cities the question names, then the results; a
-    question that names none, a fixed answer."""
+    question that names none, a fixed answer. Where the agent offers a `final_answer` tool
+    (smolagents), the answer is given through it, as that framework asks."""
     messages = body["messages"]
-    if messages[-1]["role"] == "tool":
-        results = " ".join(_text(m) for m in messages if m["role"] == "tool")
-        return {"role": "assistant", "content": "Here is what I found: " + results}
+    # a tool's result: a `tool` message, or smolagents' user message "Observation:\n..."
+    observed = [
+        _text(m).removeprefix("Observation:\n")
+        for m in messages
+        if m["role"] == "tool" or (m["role"] == "user" and _text(m).startswith("Observation:"))
+    ]
+    if observed and (messages[-1]["role"] == "tool" or _text(messages[-1]).startswith("Obs")):
+        answer = "Here is what I found: " + " ".join(observed)
+        offered = [t.get("function", {}).get("name") for t in body.get("tools") or []]
+        if "final_answer" in offered and not any(
+            "final_answer" in json.dumps(m.get("tool_calls") or []) for m in messages
+        ):
+            return _calls([("final_answer", {"answer": answer})])
+        return {"role": "assistant", "content": answer}
     question = _text(next(m for m in messages if m["role"] == "user"))
     calls = [c for c in CITIES if c in question]
     if not calls:
         return {"role": "assistant", "content": "A front is where two air masses meet."}
+    return _calls([("get_weather", {"city": city}) for city in calls])
+
+
+def _calls(calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """A reply that asks for these tools (name, arguments) and says nothing."""
     return {
         "role": "assistant",
         "content": None,
         "tool_calls": [
             {
-                "id": f"call_{n}_{c.lower()}",
+                "id": f"call_{n}_{(arguments.get('city') or name).lower()}",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": json.dumps({"city": c})},
+                "function": {"name": name, "arguments": json.dumps(arguments)},
             }
-            for n, c in enumerate(calls)
+            for n, (name, arguments) in enumerate(calls)
         ],
     }
 

@@ -24,9 +24,9 @@ PARIS, TOKYO = "Paris: 18 C, cloudy", "Tokyo: 24 C, sunny"
 """What the capture's get_weather tool answers."""
 
 
-def scored(source: Path, tmp_path: Path) -> list[tuple[object, ...]]:
-    """`TRACES_SQL`'s rows once `source` (a file or a folder, copied) is scored with no flag
-    but `--no-embedder`; no row or file may be quarantined."""
+def scored(source: Path, tmp_path: Path, sql: str = TRACES_SQL) -> list[tuple[object, ...]]:
+    """`sql`'s rows once `source` (a file or a folder, copied) is scored with no flag but
+    `--no-embedder`; no row or file may be quarantined."""
     copied = tmp_path / source.name
     if source.is_dir():
         shutil.copytree(source, copied)
@@ -35,4 +35,4 @@ def scored(source: Path, tmp_path: Path) -> list[tuple[object, ...]]:
     db = tmp_path / "t.duckdb"
     assert main(["score", str(copied), "--db", str(db), "--no-embedder"]) == 0
     assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
-    return query_rows(db, TRACES_SQL)
+    return query_rows(db, sql)
