@@ -24,6 +24,36 @@ from typing import Any
 MODEL_URL = "http://127.0.0.1:18080/v1"
 """The fake OpenAI server's base URL."""
 
+QUESTIONS = (
+    "What is the weather in Paris?",
+    "Compare the weather in Tokyo and Paris.",
+    "Is it raining in Lima?",
+)
+"""What each capture asks its agent, one run each."""
+
+
+def weather(city: str) -> str:
+    """The captures' tool: the weather in Paris or Tokyo; for Lima it raises."""
+    if city == "Lima":
+        raise ValueError("weather service unavailable for Lima")
+    return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
+
+
+def tracer_provider() -> Any:
+    """The OpenTelemetry SDK's tracer provider, set as the global one, whose spans (service
+    `weather_agent`) go to the receiver with the OTLP/HTTP exporter."""
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather_agent"}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    return provider
+
+
 REQUESTS: list[bytes] = []
 CITIES = ("Paris", "Tokyo", "Lima")
 

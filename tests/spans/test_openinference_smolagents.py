@@ -34,7 +34,9 @@ EXPECTED = [
     (
         "Compare the weather in Tokyo and Paris.",
         f"Here is what I found: {PARIS}\n{TOKYO}",
-        _answered(f"Here is what I found: {PARIS}\n{TOKYO}", [PARIS, TOKYO]),
+        # smolagents ran the two calls at once, on threads: they are in the order they started,
+        # Tokyo's first in this file (the model asked for Paris first)
+        _answered(f"Here is what I found: {PARIS}\n{TOKYO}", [TOKYO, PARIS]),
     ),
     (
         "Is it raining in Lima?",

@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, capture  # noqa: E402 (tests/data/otlp_capture.py)
+from otlp_capture import MODEL_URL, QUESTIONS, capture, weather  # noqa: E402
 
 
 def _run_agent(out: str) -> None:
@@ -56,9 +56,7 @@ def _run_agent(out: str) -> None:
     @tool
     def get_weather(city: str) -> str:
         """The current weather in a city."""
-        if city == "Lima":
-            raise ValueError("weather service unavailable for Lima")
-        return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
+        return weather(city)
 
     generator = OpenAIChatGenerator(
         api_key=Secret.from_token("not-a-key"),
@@ -69,11 +67,7 @@ def _run_agent(out: str) -> None:
         chat_generator=generator, tools=[get_weather], system_prompt="You are a weather assistant."
     )
     agent.warm_up()
-    for question in (
-        "What is the weather in Paris?",
-        "Compare the weather in Tokyo and Paris.",
-        "Is it raining in Lima?",
-    ):
+    for question in QUESTIONS:
         agent.run(messages=[ChatMessage.from_user(question)])
     # a pipeline too: a prompt builder, then a chat generator (no tools)
     pipeline = Pipeline()

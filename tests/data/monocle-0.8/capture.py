@@ -20,7 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, capture  # noqa: E402 (tests/data/otlp_capture.py)
+from otlp_capture import MODEL_URL, QUESTIONS, capture, weather  # noqa: E402
 
 
 def _run_agent() -> None:
@@ -34,17 +34,11 @@ def _run_agent() -> None:
     @tool
     def get_weather(city: str) -> str:
         """The current weather in a city."""
-        if city == "Lima":
-            raise ValueError("weather service unavailable for Lima")
-        return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
+        return weather(city)
 
     model = ChatOpenAI(model="gpt-4o-mini", base_url=MODEL_URL, api_key="not-a-key", temperature=0)
     agent = create_react_agent(model, [get_weather], name="weather_agent")
-    for question in (
-        "What is the weather in Paris?",
-        "Compare the weather in Tokyo and Paris.",
-        "Is it raining in Lima?",
-    ):
+    for question in QUESTIONS:
         try:
             agent.invoke({"messages": [{"role": "user", "content": question}]})
         except ValueError as exc:

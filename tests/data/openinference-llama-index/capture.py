@@ -3,16 +3,9 @@ llama-index-llms-openai) with one tool, traced by OpenInference's LlamaIndex ins
 (openinference-instrumentation-llama-index, opentelemetry-sdk 1.45), asked three questions, the
 third's tool raising (the agent hands the error back to the model, which answers with it).
 
-The model is a fake OpenAI server on 127.0.0.1 (`../otlp_capture.py`, with the receiver) that
-asks for get_weather once for each city named in the question, then answers with the tool
-results. The spans are sent with the OTLP/HTTP exporter to a receiver on 127.0.0.1 that keeps
-each request's bytes, and written as the Collector's file exporter writes them: `otlp.json`
-(OTLP JSON, one request a line, hex ids, enums as numbers) and `otlp.pb` (each request's bytes
-after its 4-byte big-endian length).
-
-Run, with no network, in a virtual environment holding the packages above and
-opentelemetry-exporter-otlp-proto-http:
-    python capture.py OUT_FOLDER
+The fake model, the receiver and the two files written: `../otlp_capture.py`. Run with no
+network, the packages above and opentelemetry-exporter-otlp-proto-http installed:
+`python capture.py OUT_FOLDER`.
 """
 
 from __future__ import annotations
@@ -22,29 +15,20 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, capture  # noqa: E402 (tests/data/otlp_capture.py)
+from otlp_capture import MODEL_URL, QUESTIONS, capture, tracer_provider, weather  # noqa: E402
 
 
 def _run_agent() -> None:
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.llms.openai import OpenAI
     from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
-    from opentelemetry import trace
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "weather_agent"}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
+    provider = tracer_provider()
     LlamaIndexInstrumentor().instrument(tracer_provider=provider)
 
     def get_weather(city: str) -> str:
         """The current weather in a city."""
-        if city == "Lima":
-            raise ValueError("weather service unavailable for Lima")
-        return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
+        return weather(city)
 
     agent = FunctionAgent(
         tools=[get_weather],
@@ -54,11 +38,7 @@ def _run_agent() -> None:
     )
 
     async def ask() -> None:
-        for question in (
-            "What is the weather in Paris?",
-            "Compare the weather in Tokyo and Paris.",
-            "Is it raining in Lima?",
-        ):
+        for question in QUESTIONS:
             await agent.run(question)
 
     asyncio.run(ask())

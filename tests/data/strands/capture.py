@@ -25,7 +25,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, capture  # noqa: E402 (tests/data/otlp_capture.py)
+from otlp_capture import MODEL_URL, QUESTIONS, capture, weather  # noqa: E402
 
 
 def _run_agent(out: str) -> None:
@@ -39,19 +39,13 @@ def _run_agent(out: str) -> None:
     @tool
     def get_weather(city: str) -> str:
         """The current weather in a city."""
-        if city == "Lima":
-            raise ValueError("weather service unavailable for Lima")
-        return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
+        return weather(city)
 
     model = OpenAIModel(
         client_args={"api_key": "not-a-key", "base_url": MODEL_URL},
         model_id="gpt-4o-mini",
     )
-    for question in (
-        "What is the weather in Paris?",
-        "Compare the weather in Tokyo and Paris.",
-        "Is it raining in Lima?",
-    ):
+    for question in QUESTIONS:
         agent = Agent(model=model, tools=[get_weather], name="weather_agent", callback_handler=None)
         agent(question)  # the tool's error is handed back to the model, not raised
     from opentelemetry import trace
