@@ -159,6 +159,9 @@ _TOOL_CALLS_TEXT = r'^\s*\[\s*\{[^{}]*"function"\s*:\s*\{\s*"name"\s*:'
 ...}]`): JetBrains Koog writes the calls a model asked for as the message's content. It asks
 for tools and says nothing, as a reply with `tool_calls` and no content does."""
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
+_ADK_MERGED = "(merged tools)"
+"""The tool Google ADK names on the span that sums up a model's parallel tool calls (each call
+has a span of its own beside it)."""
 _TRACELOOP_KINDS = {"tool": "tool", "agent": "agent", "workflow": "chain"}
 """`traceloop.span.kind` as what a span is; `task` (any other decorated function) says nothing."""
 _VERCEL_RUNS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
@@ -198,8 +201,11 @@ def _kind(
     genai = (
         pl.when(operation.is_in(_LLM_OPERATIONS))
         .then(pl.lit("llm"))
-        .when(operation == "execute_tool")
+        # Google ADK sums up a model's parallel calls in one more span, "(merged tools)"
+        .when((operation == "execute_tool") & (tool_name != _ADK_MERGED).fill_null(True))
         .then(pl.lit("tool"))
+        .when(operation == "execute_tool")
+        .then(pl.lit("other"))
         .when(operation.is_in(_AGENT_OPERATIONS))
         .then(pl.lit("agent"))
     )
