@@ -18,6 +18,9 @@ from transforms._openllmetry import entity_arguments, entity_result
 
 __all__ = ["framework_texts", "haystack_kind"]
 
+_GENERATOR = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
+"""A Haystack pipeline's chat generator: a model call."""
+
 
 def framework_texts(frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` (span rows with their `kind`) with `_tl_input`, `_tl_output` (OpenLLMetry),
@@ -29,9 +32,8 @@ def framework_texts(frame: pl.DataFrame) -> pl.DataFrame:
 def haystack_kind() -> pl.Expr:
     """What Haystack's spans are (`transforms._haystack`): an agent step's model call or a
     pipeline's chat generator, a tool call, an agent's run."""
-    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
     return (
-        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null() | generator)
+        pl.when(pl.col("haystack.agent.step.llm.output").is_not_null() | _GENERATOR)
         .then(pl.lit("llm"))
         .when(pl.col("haystack.tool.name").is_not_null())
         .then(pl.lit("tool"))
@@ -44,11 +46,12 @@ def _haystack_texts(frame: pl.DataFrame) -> pl.DataFrame:
     """`_hs_user`, `_hs_text`: a Haystack run's task and answer, a model call's replies (and a
     chat generator's first user message), JSON that Python reads (`transforms._haystack`); null
     elsewhere."""
-    generator = pl.col("haystack.component.type").str.ends_with("ChatGenerator")
-    given = pl.coalesce("haystack.agent.input", pl.when(generator).then("haystack.component.input"))
+    given = pl.coalesce(
+        "haystack.agent.input", pl.when(_GENERATOR).then("haystack.component.input")
+    )
     got = pl.col("haystack.agent.output")
     replies = pl.coalesce(
-        "haystack.agent.step.llm.output", pl.when(generator).then("haystack.component.output")
+        "haystack.agent.step.llm.output", pl.when(_GENERATOR).then("haystack.component.output")
     )
     picked = frame.filter(given.is_not_null() | got.is_not_null() | replies.is_not_null())
     rows = [

@@ -20,8 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-from storage.spans.genai_events import EVENT_NAMES, event_attributes
-from storage.spans.monocle import monocle_attributes
+from storage.spans.genai_events import EVENT_NAMES, span_event_attributes
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
 __all__ = ["any_value_text", "collector_schema", "request_rows", "rows_frame"]
@@ -229,8 +228,8 @@ def _from_events(span: Any, wanted: Callable[[str], bool]) -> list[dict[str, Any
         {"name": event.name, "attributes": {i.key: _python(i.value) for i in event.attributes}}
         for event in span.events
     ]
-    found = monocle_attributes(given, events) if monocle else event_attributes(given, events)
-    return [{"key": key, "value": text} for key, text in found if key not in given and wanted(key)]
+    found = span_event_attributes(given, events)
+    return [{"key": key, "value": text} for key, text in found if wanted(key)]
 
 
 def _attributes(items: Iterable[Any], wanted: Callable[[str], bool]) -> list[dict[str, Any]]:

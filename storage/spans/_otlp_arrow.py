@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from storage.spans._otlp import any_value_text
-from storage.spans.genai_events import EVENT_NAMES, event_attributes
+from storage.spans.genai_events import EVENT_NAMES, span_event_attributes
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
 __all__ = ["arrow_rows"]
@@ -196,8 +196,8 @@ def _content_rows(spans: pl.DataFrame, value_type: pl.DataType) -> pl.DataFrame 
             if event["name"] in EVENT_NAMES and None in values.values():
                 return None
             listed.append({"name": event["name"], "attributes": values})
-        found = event_attributes(given, listed)
-        rows.extend((span, key, {"stringValue": text}) for key, text in found if key not in given)
+        found = span_event_attributes(given, listed)
+        rows.extend((span, key, {"stringValue": text}) for key, text in found)
     schema = {"_span": spans.schema["_span"], "key": pl.String(), "value": value_type}
     return pl.DataFrame(rows, schema=schema, orient="row")
 

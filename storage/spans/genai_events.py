@@ -15,7 +15,9 @@ Until the GenAI conventions put a call's messages in span attributes (`gen_ai.in
 
 `event_attributes` gives them as `gen_ai.input.messages` and `gen_ai.output.messages` (messages
 of a role and text content), and a tool's as `gen_ai.tool.call.arguments` and
-`gen_ai.tool.call.result`. A key the span sets itself is kept (the caller drops these).
+`gen_ai.tool.call.result`. `span_event_attributes` is what every reader calls: a Monocle span's
+events read by `storage.spans.monocle`, any other span's by `event_attributes`, and a key the
+span sets itself kept.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["EVENT_NAMES", "event_attributes"]
+from storage.spans.monocle import monocle_attributes
+
+__all__ = ["EVENT_NAMES", "event_attributes", "span_event_attributes"]
 
 _ROLES = {
     "gen_ai.system.message": "system",
@@ -108,3 +112,14 @@ def event_attributes(attributes: Mapping[str, Any], events: Any) -> list[tuple[s
         if isinstance(text, str):
             kept.setdefault(key, text)
     return list(kept.items())
+
+
+def span_event_attributes(attributes: Mapping[str, Any], events: Any) -> list[tuple[str, str]]:
+    """What a span's events say, as attributes (key, text) the span does not set itself: a
+    Monocle span's (one with a `span.type`) as `storage.spans.monocle` reads them, any other
+    span's content events as `event_attributes` does. `attributes` holds the span's own."""
+    if attributes.get("span.type") is not None:
+        found = monocle_attributes(attributes, events)
+    else:
+        found = event_attributes(attributes, events)
+    return [(key, text) for key, text in found if key not in attributes]

@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from storage.spans.genai_events import event_attributes
-from storage.spans.monocle import monocle_attributes
+from storage.spans.genai_events import span_event_attributes
 
 __all__ = [
     "PHOENIX_COLUMNS",
@@ -338,30 +337,17 @@ def _exception_message(events: Any) -> str | None:
     return None
 
 
-def _event_pairs(row: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """What a span's events say, for the keys the span does not set itself: a Monocle span's
-    type, events and entities (`storage.spans.monocle`), or the GenAI content events
-    (`storage.spans.genai_events`)."""
-    given = {
+def _attributes(row: Mapping[str, Any], wanted: Callable[[str], bool]) -> list[dict[str, str]]:
+    own = {
         column.removeprefix("attributes."): value
         for column, value in row.items()
         if column.startswith("attributes.")
     }
-    events = row.get("events")
-    if row.get("attributes.span.type") is not None:
-        found = monocle_attributes(given, events)
-    else:
-        found = event_attributes(given, events)
-    return [(k, v) for k, v in found if k not in given]
-
-
-def _attributes(row: Mapping[str, Any], wanted: Callable[[str], bool]) -> list[dict[str, str]]:
     pairs: list[tuple[str, Any]] = []
-    for column, value in row.items():
-        if column.startswith("attributes."):
-            _flat(column.removeprefix("attributes."), value, pairs)
-    if row.get("events") or row.get("attributes.span.type") is not None:
-        pairs.extend(_event_pairs(row))
+    for key, value in own.items():
+        _flat(key, value, pairs)
+    if row.get("events") or own.get("span.type") is not None:
+        pairs.extend(span_event_attributes(own, row.get("events")))
     attributes = [{"key": key, "value": _text(value)} for key, value in pairs if wanted(key)]
     kinds = {item["key"] for item in attributes}
     kind = row.get("span_kind")
