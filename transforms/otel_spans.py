@@ -268,7 +268,12 @@ def _first_model_calls(frame: pl.DataFrame) -> pl.Series:
     model_call = pl.col("kind") == "llm"
     sent = pl.any_horizontal(
         pl.col(name).is_not_null()
-        for name in ("gen_ai.input.messages", "flat_user_text", "gcp.vertex.agent.llm_request")
+        for name in (
+            "gen_ai.input.messages",
+            "flat_user_text",
+            "gcp.vertex.agent.llm_request",
+            "ai.prompt.messages",
+        )
     )
     parent = ("trace_hex", "parent_hex", model_call)
     first = model_call & (pl.col("start_ns").rank("ordinal").over(*parent) == 1)
