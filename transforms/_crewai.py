@@ -11,25 +11,15 @@ calls, whose prompt CrewAI composes from the task anyway.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 __all__ = ["crew_output"]
 
 
-def _loaded(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text) if text.startswith('{"') else None
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def crew_output(text: str) -> tuple[str | None, str | None]:
-    """A `CrewOutput` or `TaskOutput` (JSON text) as (its first task's description, its raw
-    answer); (None, None) for anything else."""
-    value = _loaded(text)
-    if value is None or not {"raw", "pydantic", "json_dict"} <= value.keys():
+def crew_output(value: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A `CrewOutput` or `TaskOutput` (a decoded JSON object) as (its first task's
+    description, its raw answer); (None, None) for anything else."""
+    if not {"raw", "pydantic", "json_dict"} <= value.keys():
         return None, None
     tasks = value.get("tasks_output")
     first = tasks[0] if isinstance(tasks, list) and tasks and isinstance(tasks[0], dict) else value

@@ -9,10 +9,9 @@ under `messages`. Checked on the spans of tests/data/openllmetry and tests/data/
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-__all__ = ["message_content", "messages_answer", "output_text"]
+__all__ = ["message_content", "messages_answer", "output_said"]
 
 _KINDS = {
     "ai": "AIMessage",
@@ -71,15 +70,10 @@ def messages_answer(messages: list[Any]) -> str | None:
     return None
 
 
-def output_text(text: str) -> str | None:
-    """What a chain's or tool's output says where it is LangChain's (JSON text): a message's
-    text (a tool's `ToolMessage`), or a state's last model message's; None otherwise."""
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
+def output_said(value: Any) -> str | None:
+    """What a chain's or tool's output (decoded JSON) says where it is LangChain's: a
+    message's text (a tool's `ToolMessage`), or a state's last model message's; None
+    otherwise."""
     said = message_content(value)
     if said is not None:
         return said

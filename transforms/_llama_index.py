@@ -12,6 +12,7 @@ and `{"error": text}` where `is_error` is true.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 __all__ = ["EVENT_REPR", "tool_output_text"]
 
@@ -19,14 +20,11 @@ EVENT_REPR = r"^(StopEvent|AgentOutput|AgentInput|AgentSetup|AgentStream|ToolCal
 """A workflow event written as Python's `repr`, as a step's output."""
 
 
-def tool_output_text(text: str) -> str | None:
-    """A `ToolOutput`'s text (its blocks' text, else its raw output as text), as `{"error":
-    text}` where it says it is an error; None for anything else."""
-    try:
-        value = json.loads(text) if text.startswith('{"blocks"') else None
-    except ValueError:
-        return None
-    if not isinstance(value, dict) or not {"blocks", "raw_output", "is_error"} <= value.keys():
+def tool_output_text(value: dict[str, Any]) -> str | None:
+    """A `ToolOutput` (a decoded JSON object, `blocks` first)'s text (its blocks' text, else its
+    raw output as text), as `{"error": text}` where it says it is an error; None for anything
+    else."""
+    if next(iter(value), None) != "blocks" or not {"raw_output", "is_error"} <= value.keys():
         return None
     blocks = value["blocks"] if isinstance(value["blocks"], list) else []
     texts = [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]

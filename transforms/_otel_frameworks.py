@@ -6,13 +6,14 @@ null where a span holds none."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import polars as pl
 
 from transforms._crewai import crew_output
 from transforms._haystack import replies_text, run_answer, run_objective
-from transforms._langchain import output_text
+from transforms._langchain import output_said
 from transforms._llama_index import tool_output_text
 from transforms._openllmetry import entity_arguments, entity_result
 
@@ -109,6 +110,10 @@ def _framework_outputs(frame: pl.DataFrame) -> pl.DataFrame:
     )
     rows = []
     for row, text in picked.select("_row", output).iter_rows():
-        task, answer = crew_output(text)
-        rows.append((row, answer or output_text(text) or tool_output_text(text), task))
+        try:
+            value = json.loads(text)  # decoded once for the three readings
+        except ValueError:
+            continue
+        task, answer = crew_output(value)
+        rows.append((row, answer or output_said(value) or tool_output_text(value), task))
     return _with_texts(frame, ("_fw_output", "_fw_task"), rows)

@@ -101,12 +101,12 @@ def parse_error_hint(config: JudgeConfig) -> str:
     if fixes:
         return (
             "the replies are not the judgement's JSON; for a llama.cpp or other local server "
-            "these keys usually fix it: " + "; ".join(fixes) + " (docs/judge.md, \"Judging "
+            "these keys usually fix it: " + "; ".join(fixes) + ' (docs/judge.md, "Judging '
             'with a local model"; tracegrade judge --check --probe tries one call)'
         )
     return (
         'the replies are not the judgement\'s JSON; try output_mode = "tool" or "native" for '
-        "the model (docs/judge.md, \"Output modes\"; tracegrade judge --check --probe tries "
+        'the model (docs/judge.md, "Output modes"; tracegrade judge --check --probe tries '
         "one call)"
     )
 
