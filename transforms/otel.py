@@ -204,6 +204,12 @@ def _final_answers(live: pl.DataFrame, tools: list[str]) -> pl.DataFrame:
     return last.select("group", final_answer=pl.Series(answers, dtype=pl.String))
 
 
+_CREWAI_TASK = (
+    r"(?s)^\s*Current Task: (.+?)\n\nThis is the expected criteria for your final answer:.*$"
+)
+"""The prompt CrewAI composes from a task (the model call's user message): the task is group 1."""
+
+
 def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     """Per group: the objective, the answer of its last model call, agent and domain."""
     priority = pl.when(pl.col("is_root")).then(0).when(pl.col("kind") == "llm").then(1).otherwise(2)
@@ -216,11 +222,14 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
     # are the objective only where no span holds the task as text.
     structured = pl.col("user_text").str.strip_chars_start().str.contains(r"^[\[{]")
     fields = ordered.group_by("group", maintain_order=True).agg(
-        # smolagents sends the task as "New task:\n" + task (its TaskStep): the task is the rest
+        # smolagents sends the task as "New task:\n" + task (its TaskStep), CrewAI as
+        # "Current Task: " + task + its expected output and instructions: the task alone
         objective=pl.coalesce(
             pl.col("user_text").filter(~structured).drop_nulls().first(),
             pl.col("user_text").drop_nulls().first(),
-        ).str.replace(r"^New task:\n", ""),
+        )
+        .str.replace(r"^New task:\n", "")
+        .str.replace(_CREWAI_TASK, "${1}"),
         last_model_text=model_text.sort_by(
             pl.col("start_ns").filter(
                 (pl.col("kind") == "llm") & (pl.col("text").str.strip_chars() != "")

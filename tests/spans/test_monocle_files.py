@@ -130,3 +130,24 @@ def test_a_file_cut_off_while_it_was_written_gives_its_complete_spans(tmp_path: 
     reasons = query_rows(tmp_path / "cut.duckdb", "SELECT rule, reason FROM quarantine")
     assert len(reasons) == 1 and reasons[0][0] == "malformed_record"
     assert f"after {len(complete)} complete elements" in reasons[0][1]
+
+
+def test_a_crew_given_no_input_has_its_first_task_as_the_objective(tmp_path: Path) -> None:
+    """A CrewAI crew of three agents (tests/data/monocle/crew) kicked off with no input: its
+    request span holds no task, so the first model call's prompt was the objective, CrewAI's
+    composition of the first task ("Current Task: ...", then the expected output and
+    instructions). The task alone is the objective now, read from the file: the first agent's
+    input."""
+    path = DATA / "crew" / "crewai-travel-crew.json"
+    spans = sorted(json.loads(path.read_text()), key=lambda s: s["start_time"])
+    agents = [s for s in spans if s["attributes"].get("span.type") == "agentic.invocation"]
+    first_task = _one(_event(agents[0], "data.input")["input"])
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    rows = query_rows(db, _TRACE)
+    assert len(rows) == 1
+    objective, answer, _, calls, _ = rows[0]
+    assert objective == first_task == "Book a hotel room at Marriott in New York for 2 nights."
+    request = next(s for s in spans if s["attributes"].get("span.type") == "agentic.request")
+    assert answer == _event(request, "data.output")["response"]
+    assert [name for name, _, _ in calls] == ["book_hotel", "book_flight"]
