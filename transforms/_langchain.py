@@ -3,8 +3,10 @@
 `dumpd` (OpenLLMetry's LangChain instrumentation, OpenInference's model calls): `{"lc": 1,
 "type": "constructor", "id": [..., "AIMessage"], "kwargs": {"content": ...}}`. `messages_to_dict`
 (OpenInference's LangChain instrumentation, for a chain's or a tool's input and output):
-`{"type": "ai", "data": {"content": ..., ...}}`. A LangGraph state holds the run's messages
-under `messages`. Checked on the spans of tests/data/openllmetry and tests/data/openinference.
+`{"type": "ai", "data": {"content": ..., ...}}`. A message's own fields (LangSmith's runs of a
+chain or a tool): `{"type": "ai", "content": ..., ...}`. A LangGraph state holds the run's
+messages under `messages`. Checked on the spans of tests/data/openllmetry, tests/data/openinference
+and the runs of tests/data/langsmith.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def _message(value: Any) -> tuple[str, Any] | None:
             return None
     elif isinstance(kind, str) and kind in _KINDS and value.keys() <= {"type", "data"}:
         kind = _KINDS[kind]
+    elif isinstance(kind, str) and kind in _KINDS and "content" in value and "data" not in value:
+        kind, fields = _KINDS[kind], value  # the message's own fields (LangSmith's runs)
     else:
         return None
     return (kind, fields.get("content")) if isinstance(fields, dict) else None

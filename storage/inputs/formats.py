@@ -30,6 +30,7 @@ from storage.inputs.input_paths import (
     SUPPORTED_EXTENSIONS,
     SWE_AGENT_EXTENSIONS,
 )
+from storage.spans.langsmith import is_langsmith_run, langsmith_page
 from storage.spans.mlflow import mlflow_page, mlflow_spans
 from storage.spans.phoenix import page_spans
 from storage.spans.tempo import is_tempo_export
@@ -70,6 +71,8 @@ def _is_otel(look: Peek) -> bool:
     if look.columns is not None:
         return "context.span_id" in look.columns or "span_id" in look.columns
     if is_tempo_export(look.record):  # Grafana Tempo's export: OTLP's names before 1.0
+        return True
+    if is_langsmith_run(look.record) or langsmith_page(look.record) is not None:
         return True
     keys = _keys(look)
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
@@ -178,7 +181,8 @@ FORMATS: tuple[TraceFormat, ...] = (
         OTEL_EXTENSIONS,
         lambda look, _reader: _is_otel(look),
         _otel_reader,
-        "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports, MLflow traces",
+        "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports, MLflow "
+        "traces, LangSmith runs",
     ),
     TraceFormat(
         "langfuse",

@@ -224,7 +224,8 @@ def span_rows(value: object) -> list[Mapping[str, Any]] | None:
     """The span rows one JSON value holds: an any-agent trace's spans, a page of Phoenix's
     REST API, a Langfuse trace's observations or one row of a Langfuse blob export's
     observations (`storage.spans.langfuse`), an MLflow trace's spans or a page of MLflow's trace
-    search (`storage.spans.mlflow`), or one span
+    search (`storage.spans.mlflow`), a LangSmith run or a page of runs (`storage.spans.langsmith`),
+    or one span
     (`span_row`); None when it is none of these, or a trace or page with an item that is not a
     span."""
     from storage.spans.langfuse import (
@@ -233,8 +234,14 @@ def span_rows(value: object) -> list[Mapping[str, Any]] | None:
         is_langfuse_trace,
         langfuse_rows,
     )
+    from storage.spans.langsmith import is_langsmith_run, langsmith_page, langsmith_row
     from storage.spans.mlflow import is_mlflow_trace, mlflow_page, mlflow_rows
 
+    if is_langsmith_run(value):
+        return [langsmith_row(value)]  # type: ignore[arg-type]
+    runs = langsmith_page(value)
+    if runs is not None:
+        return [langsmith_row(run) for run in runs]
     if is_langfuse_trace(value):
         return list(langfuse_rows(value))  # type: ignore[arg-type]
     if is_blob_observation(value):

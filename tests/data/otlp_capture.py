@@ -201,10 +201,16 @@ def _write(out: str) -> None:
             frames.write(len(body).to_bytes(4, "big") + body)
 
 
+def serve_model() -> None:
+    """Start the fake OpenAI chat server at `MODEL_URL` (for a capture that receives its
+    telemetry by other means than OTLP: `langsmith/`)."""
+    _serve(18080, _Model)
+
+
 def capture(out: str, run_agent: Callable[[], None]) -> None:
     """Start the fake model and the receiver, run the agent (its spans exported to the
     receiver by the OTLP/HTTP exporter the environment names), write what was received."""
-    _serve(18080, _Model)
+    serve_model()
     _serve(14318, _Receiver)
     os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://127.0.0.1:14318/v1/traces"
     os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)

@@ -1,0 +1,178 @@
+"""LangSmith runs to span rows: a run as LangSmith hands it out.
+
+`Client.list_runs` (and the API's `POST /runs/query`, `{"runs": [...]}`) gives each run of a
+trace as one object: `id`, `trace_id` and `parent_run_id` (UUIDs), `run_type` (llm, chain,
+tool, retriever, embedding, prompt, parser), `name`, `start_time` and `end_time` (ISO-8601),
+`inputs`, `outputs`, `error` (the exception and its traceback, as text), `extra.metadata`,
+`dotted_order`. A file holds an array of runs (`[run.dict() for run in client.list_runs(...)]`,
+dumped with `default=str`), one run a line, or such a page. LangSmith's CLI (`langsmith trace
+export DIR --full`: a file per trace, one run a line) names a run's id `run_id`.
+
+Each run becomes one Phoenix table row (`storage.spans.phoenix`), so the OTel mapping reads it as
+it reads OpenInference's LangChain spans: `run_type` as the span kind; a model call's inputs
+(`{"messages": [[...]]}`, LangChain's `dumpd` of each message) and outputs (`generations`, each
+holding its message) as `gen_ai.input.messages` and `gen_ai.output.messages`; a tool run's name
+as its tool, its inputs as the arguments and its output (a `ToolMessage`'s content) as the
+result; other
+runs' inputs and outputs as `input.value` and `output.value`; a run with an `error` as a failed
+span whose status message is that error. Ids: a trace's UUID is its 32 hex digits, a run's the
+first 16 of the SHA-256 of its UUID (a span id has 8 bytes). Not read: feedback, token counts
+and costs, `serialized`, `events` (docs/import.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from storage.spans._messages import decoded, message_fields, text_of
+
+__all__ = ["is_langsmith_run", "langsmith_page", "langsmith_row"]
+
+_KINDS = {
+    "llm": "LLM",
+    "chain": "CHAIN",
+    "tool": "TOOL",
+    "retriever": "RETRIEVER",
+    "embedding": "EMBEDDING",
+}
+"""LangSmith run types as OpenInference span kinds; prompt and parser runs say nothing."""
+
+_RUN_TYPES = frozenset({*_KINDS, "prompt", "parser"})
+
+
+def is_langsmith_run(value: object) -> bool:
+    """True for a LangSmith run: an object with an `id` (`run_id` as LangSmith's CLI writes
+    it), a known `run_type` and the keys that place it in a trace (`trace_id` or
+    `dotted_order`, and `parent_run_id`)."""
+    return (
+        isinstance(value, Mapping)
+        and value.get("run_type") in _RUN_TYPES
+        and ("id" in value or "run_id" in value)
+        and "parent_run_id" in value
+        and ("trace_id" in value or "dotted_order" in value)
+    )
+
+
+def langsmith_page(value: object) -> list[Any] | None:
+    """The runs of a page of LangSmith's run query (`{"runs": [...], "cursors": ...}`) when
+    each is a run; None for anything else."""
+    if not isinstance(value, Mapping):
+        return None
+    runs = value.get("runs")
+    if not isinstance(runs, list) or not runs or not all(map(is_langsmith_run, runs)):
+        return None
+    return runs
+
+
+def _uuid_hex(value: Any) -> str | None:
+    """A UUID (with or without dashes, any case) as 32 lowercase hex digits, else None."""
+    text = str(value).strip().lower().replace("-", "") if value is not None else ""
+    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+
+
+def _run_id(value: Any) -> str | None:
+    """A run's id as a span id: the first 16 hex digits of the SHA-256 of its UUID's hex."""
+    found = _uuid_hex(value)
+    return None if found is None else hashlib.sha256(found.encode()).hexdigest()[:16]
+
+
+def _trace_id(run: Mapping[str, Any]) -> str | None:
+    """The run's trace as 32 hex digits: `trace_id`, else the root's UUID that starts its
+    `dotted_order` (each part a time stamp of 22 characters, then the run's UUID)."""
+    found = _uuid_hex(run.get("trace_id"))
+    order = run.get("dotted_order")
+    if found is None and isinstance(order, str) and len(order) >= 58:
+        found = _uuid_hex(order.split(".", 1)[0][22:])
+    return found
+
+
+def _lc_message(value: Any) -> Any:
+    """A message of LangChain's `dumpd` (`{"lc": 1, "type": "constructor", "kwargs": ...}`) as
+    its fields (`type` human, ai, tool, system), which `message_list` reads; others as they are."""
+    if isinstance(value, Mapping) and value.get("type") == "constructor":
+        fields = value.get("kwargs")
+        if isinstance(fields, Mapping):
+            return dict(fields)
+    return value
+
+
+def _model_input(inputs: Any) -> Any:
+    """A model call's input as a message list: the first prompt's messages of `messages`
+    (LangChain passes a batch of prompts, one list each); other input as it is."""
+    messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
+    if isinstance(messages, list) and messages and isinstance(messages[0], list):
+        messages = messages[0]
+    if isinstance(messages, list):
+        return [_lc_message(message) for message in messages]
+    return inputs
+
+
+def _model_output(outputs: Any) -> Any:
+    """A model call's output as its messages: each generation's message of the first prompt
+    (`generations`); other output as it is."""
+    generations = outputs.get("generations") if isinstance(outputs, Mapping) else None
+    if isinstance(generations, list) and generations and isinstance(generations[0], list):
+        generations = generations[0]
+    if isinstance(generations, list) and generations:
+        messages = [
+            _lc_message(g.get("message")) if isinstance(g, Mapping) else None for g in generations
+        ]
+        if all(isinstance(message, Mapping) for message in messages):
+            return messages
+    return outputs
+
+
+def _tool_output(outputs: Any) -> Any:
+    """A tool run's result: its `output`, the content of the `ToolMessage` it holds (its
+    text parts joined where the content is a list) or the value the tool returned; other
+    output as it is."""
+    if not isinstance(outputs, Mapping) or outputs.keys() != {"output"}:
+        return outputs
+    found = outputs["output"]
+    if not isinstance(found, Mapping) or found.get("type") != "tool" or "content" not in found:
+        return found
+    content = found["content"]
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("text")]
+        return "\n".join(str(text) for text in texts) if len(texts) == len(content) else content
+    return content
+
+
+def langsmith_row(run: Mapping[str, Any]) -> dict[str, Any]:
+    """One LangSmith run (`is_langsmith_run`) as a Phoenix table row."""
+    kind = _KINDS.get(str(run.get("run_type")))
+    given, got = decoded(run.get("inputs")), decoded(run.get("outputs"))
+    error = run.get("error")
+    failed = isinstance(error, str) and error.strip() != ""
+    row: dict[str, Any] = {
+        "context.trace_id": _trace_id(run),
+        "context.span_id": _run_id(run.get("id") or run.get("run_id")),
+        "parent_id": _run_id(run.get("parent_run_id")),
+        "name": run.get("name"),
+        "start_time": run.get("start_time"),
+        "end_time": run.get("end_time"),
+        "status_code": "ERROR" if failed else "OK",
+        "status_message": error if failed else None,
+        "events": None,
+        "span_kind": kind,
+    }
+    fields: dict[str, Any] = {}
+    if kind == "LLM":
+        fields.update(message_fields(_model_input(given), _model_output(got)))
+    elif kind == "TOOL":
+        fields["tool.name"] = run.get("name")
+        got = _tool_output(got)
+    if run.get("parent_run_id") is None:  # the trace's root: an agent's or a graph's run
+        fields["agent.name"] = run.get("name")
+        # the tags the run was invoked with; an inner run's are LangGraph's (`graph:step:1`)
+        tags = run.get("tags")
+        if isinstance(tags, list) and tags:
+            fields["tag.tags"] = tags
+    fields["input.value"] = text_of(given) if given != {} else None
+    fields["output.value"] = text_of(got) if got != {} else None
+    for key, item in fields.items():
+        if item is not None:
+            row[f"attributes.{key}"] = item
+    return row
