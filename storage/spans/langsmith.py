@@ -13,8 +13,8 @@ it reads OpenInference's LangChain spans: `run_type` as the span kind; a model c
 (`{"messages": [[...]]}`, LangChain's `dumpd` of each message) and outputs (`generations`, each
 holding its message) as `gen_ai.input.messages` and `gen_ai.output.messages`; a tool run's name
 as its tool, its inputs as the arguments and its output (a `ToolMessage`'s content) as the
-result; other
-runs' inputs and outputs as `input.value` and `output.value`; a run with an `error` as a failed
+result; other runs' inputs and outputs as `input.value` and `output.value`, a value LangSmith
+wrapped as `{"output": ...}` unwrapped; a run with an `error` as a failed
 span whose status message is that error. Ids: a trace's UUID is its 32 hex digits, a run's the
 first 16 of the SHA-256 of its UUID (a span id has 8 bytes). Not read: feedback, token counts
 and costs, `serialized`, `events` (docs/import.md).
@@ -124,9 +124,10 @@ def _model_output(outputs: Any) -> Any:
     return outputs
 
 
-def _tool_output(outputs: Any) -> Any:
-    """A tool run's result: its `output`, the content of the `ToolMessage` it holds (its
-    text parts joined where the content is a list) or the value the tool returned; other
+def _output(outputs: Any) -> Any:
+    """What a run that is no model call returned: its `output` where that is all it holds (how
+    LangSmith wraps a value that is not an object: `{"output": "..."}`, `{"output": null}`), and of a
+    `ToolMessage` its content (its text parts joined where the content is a list); other
     output as it is."""
     if not isinstance(outputs, Mapping) or outputs.keys() != {"output"}:
         return outputs
@@ -161,9 +162,10 @@ def langsmith_row(run: Mapping[str, Any]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if kind == "LLM":
         fields.update(message_fields(_model_input(given), _model_output(got)))
-    elif kind == "TOOL":
+    else:
+        got = _output(got)
+    if kind == "TOOL":
         fields["tool.name"] = run.get("name")
-        got = _tool_output(got)
     if run.get("parent_run_id") is None:  # the trace's root: an agent's or a graph's run
         fields["agent.name"] = run.get("name")
         # the tags the run was invoked with; an inner run's are LangGraph's (`graph:step:1`)

@@ -1,10 +1,12 @@
-"""LangSmith's runs as a user exports them (tests/data/langsmith, made by its capture.py: a
-LangGraph agent traced by LangChain's own tracer, three runs, the third failing on a tool's
-exception, read back with `Client.list_runs`) score with no flag: an array of runs, one run a
-line, the run query's page, and the files of LangSmith's CLI. A model call's messages are LangChain's `dumpd`, a chain's
-output the LangGraph state's messages as their own fields, a tool's output its
-`ToolMessage`'s: the answer is the state's last model message, a result the message's content,
-a failed call the run's `error`."""
+"""LangSmith's runs as a user exports them (tests/data/langsmith, made by its capture.py: the
+same agent twice, as a LangGraph graph traced by LangChain's own tracer and as plain functions
+under `@traceable` calling a `wrap_openai` client; three runs each, the third failing on a
+tool's exception; read back with `Client.list_runs`) score with no flag: an array of runs, one
+run a line, the run query's page, and the files of LangSmith's CLI. LangGraph's model calls
+hold LangChain's `dumpd` messages, its chains the state's messages as their own fields, its
+tools a `ToolMessage`; `@traceable` runs hold what the functions took and returned, a value
+wrapped as `{"output": ...}`, and `wrap_openai` the request and the chat completion. The answer
+is the last model message, a result the tool's output, a failed call the run's `error`."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from captured import PARIS, TOKYO, scored
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "langsmith"
 
-ERROR = '{"error":"ValueError(\'weather service unavailable for Lima\')Traceback'
+ERROR = '{"error":"ValueError(\'weather service unavailable for Lima\')'
 """How the failed call's result starts: LangSmith keeps the exception with its traceback."""
 
 EXPECTED = [
@@ -86,17 +88,20 @@ def _cli_export(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("form", ["runs.json", "runs.jsonl", "page", "cli export"])
+@pytest.mark.parametrize(
+    "form", ["runs.json", "runs.jsonl", "page", "cli export", "traceable.json"]
+)
 def test_langsmith_runs_read_as_their_traces(form: str, tmp_path: Path) -> None:
     source = {"page": _page, "cli export": _cli_export}.get(form, lambda _: DATA / form)(tmp_path)
     found = scored(source, tmp_path)
     failed = found[1][4][0]
-    assert failed[2].startswith(ERROR) and "weather service unavailable" in failed[2][len(ERROR) :]
+    assert failed[2].startswith(ERROR) and "Traceback" in failed[2][len(ERROR) :]
     failed[2] = ERROR
     assert found == EXPECTED
 
 
-def test_a_trace_has_the_tags_its_root_run_was_invoked_with(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["runs.jsonl", "traceable.json"])
+def test_a_trace_has_the_tags_its_root_run_was_invoked_with(name: str, tmp_path: Path) -> None:
     # LangGraph tags each inner run with its step (`graph:step:1`, `seq:step:1`): not the trace's
-    found = scored(DATA / "runs.jsonl", tmp_path, "SELECT list_sort(tags) FROM traces")
+    found = scored(DATA / name, tmp_path, "SELECT list_sort(tags) FROM traces")
     assert found == [(["capture", "weather"],)] * 3

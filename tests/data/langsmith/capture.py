@@ -2,7 +2,9 @@
 traced to LangSmith by LangChain's own tracer (`LANGSMITH_TRACING=true`, langsmith 0.15.1),
 three runs (tagged `weather` and `capture`), the third failing on a tool's exception; then the runs read back with
 `Client.list_runs` and written as a user exports them: `runs.json`, `[run.dict() for run in
-runs]` dumped with `default=str`, and `runs.jsonl`, one run a line.
+runs]` dumped with `default=str`, and `runs.jsonl`, one run a line. Then the same agent without
+LangChain (`@traceable` functions, the OpenAI client wrapped by `wrap_openai`), its runs in a
+project of their own, exported the same way to `traceable.json`.
 
 No LangSmith server is reached: a stand-in on 127.0.0.1 takes the SDK's multipart uploads,
 keeps each run as the SDK sent it (its create and its update merged, as LangSmith stores
@@ -24,18 +26,22 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from otlp_capture import MODEL_URL, QUESTIONS, serve_model, weather  # noqa: E402
 
-PROJECT = {
-    "id": str(uuid.UUID(int=1)),
-    "name": "weather-agent",
-    "tenant_id": str(uuid.UUID(int=2)),
-    "reference_dataset_id": None,
-    "start_time": "2026-12-06T00:00:00+00:00",
+PROJECTS = {
+    name: {
+        "id": str(uuid.UUID(int=number)),
+        "name": name,
+        "tenant_id": str(uuid.UUID(int=9)),
+        "reference_dataset_id": None,
+        "start_time": "2026-12-06T00:00:00+00:00",
+    }
+    for number, name in enumerate(("weather-agent", "weather-traceable"), 1)
 }
+"""The two projects: the LangGraph agent's runs, and the `@traceable` agent's."""
 INFO = {
     "version": "0.10.0",
     "batch_ingest_config": {
@@ -88,8 +94,10 @@ class _LangSmith(BaseHTTPRequestHandler):
         self.wfile.write(out)
 
     def do_GET(self) -> None:
-        path = urlparse(self.path).path
-        self._answer(INFO if path.endswith("/info") else [PROJECT])
+        url = urlparse(self.path)
+        if url.path.endswith("/info"):
+            return self._answer(INFO)
+        self._answer([PROJECTS[name] for name in parse_qs(url.query).get("name", [])])
 
     def do_POST(self) -> None:
         path = urlparse(self.path).path
@@ -101,13 +109,15 @@ class _LangSmith(BaseHTTPRequestHandler):
                 _keep(run)
         if not path.endswith("/runs/query"):
             return self._answer({})
+        wanted = json.loads(body).get("session") or []
         runs = [
             {
                 **run,
-                "session_id": PROJECT["id"],
+                "session_id": PROJECTS[run["session_name"]]["id"],
                 "status": "error" if run.get("error") else "success",
             }
             for run in sorted(RUNS.values(), key=lambda run: run.get("dotted_order") or "")
+            if PROJECTS[run["session_name"]]["id"] in wanted
         ]
         self._answer({"runs": runs, "cursors": {"next": None}})
 
@@ -136,6 +146,70 @@ def _run_agent() -> None:
     wait_for_all_tracers()
 
 
+def _run_traceable() -> None:
+    """The same agent without LangChain: `@traceable` functions and the OpenAI client wrapped
+    by `wrap_openai`, as LangSmith's own quick start traces a plain OpenAI agent."""
+    from langsmith import traceable, tracing_context
+    from langsmith.wrappers import wrap_openai
+    from openai import OpenAI
+
+    client = wrap_openai(OpenAI(base_url=MODEL_URL, api_key="not-a-key"))
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "description": "The current weather in a city.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+
+    @traceable(run_type="tool", name="get_weather")
+    def get_weather(city: str) -> str:
+        return weather(city)
+
+    @traceable(name="weather_agent", tags=["weather", "capture"])
+    def agent(question: str) -> str:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+        while True:
+            reply = (
+                client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
+                .choices[0]
+                .message
+            )
+            if not reply.tool_calls:
+                return reply.content or ""
+            messages.append(reply.model_dump(exclude_none=True))
+            for call in reply.tool_calls:
+                city = json.loads(call.function.arguments)["city"]
+                result = get_weather(city)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+    with tracing_context(project_name="weather-traceable"):
+        for question in QUESTIONS:
+            try:
+                agent(question)
+            except ValueError as exc:
+                print("run failed:", exc)
+
+
+def _export(out: str, project: str, stem: str) -> None:
+    from langsmith import Client
+
+    runs = [run.dict() for run in Client().list_runs(project_name=project)]
+    with open(os.path.join(out, f"{stem}.json"), "w") as whole:
+        json.dump(runs, whole, default=str)
+    if stem == "runs":
+        with open(os.path.join(out, f"{stem}.jsonl"), "w") as lines:
+            lines.writelines(json.dumps(run, default=str) + "\n" for run in runs)
+    print(project, len(runs), "runs")
+
+
 def main(out: str) -> None:
     serve_model()
     server = ThreadingHTTPServer(("127.0.0.1", 14319), _LangSmith)
@@ -144,18 +218,16 @@ def main(out: str) -> None:
         LANGSMITH_TRACING="true",
         LANGSMITH_ENDPOINT="http://127.0.0.1:14319",
         LANGSMITH_API_KEY="not-a-key",
-        LANGSMITH_PROJECT=PROJECT["name"],
+        LANGSMITH_PROJECT="weather-agent",
     )
     _run_agent()
-    time.sleep(1)
+    _run_traceable()
     from langsmith import Client
 
-    runs = [run.dict() for run in Client().list_runs(project_name=PROJECT["name"])]
-    with open(os.path.join(out, "runs.json"), "w") as whole:
-        json.dump(runs, whole, default=str)
-    with open(os.path.join(out, "runs.jsonl"), "w") as lines:
-        lines.writelines(json.dumps(run, default=str) + "\n" for run in runs)
-    print(len(runs), "runs")
+    Client().flush()
+    time.sleep(1)
+    _export(out, "weather-agent", "runs")
+    _export(out, "weather-traceable", "traceable")
 
 
 if __name__ == "__main__":
