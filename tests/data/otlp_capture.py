@@ -39,6 +39,22 @@ def weather(city: str) -> str:
     return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
 
 
+def langgraph_agent() -> Any:
+    """LangGraph's prebuilt ReAct agent `weather_agent` on the fake model, `weather` its one tool
+    (the LangGraph captures')."""
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The current weather in a city."""
+        return weather(city)
+
+    model = ChatOpenAI(model="gpt-4o-mini", base_url=MODEL_URL, api_key="not-a-key")
+    return create_react_agent(model, [get_weather], name="weather_agent")
+
+
 def tracer_provider() -> Any:
     """The OpenTelemetry SDK's tracer provider, set as the global one, whose spans (service
     `weather_agent`) go to the receiver with the OTLP/HTTP exporter."""

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, QUESTIONS, serve_model, weather  # noqa: E402
+from otlp_capture import MODEL_URL, QUESTIONS, langgraph_agent, serve_model, weather  # noqa: E402
 
 PROJECTS = {
     name: {
@@ -123,18 +123,9 @@ class _LangSmith(BaseHTTPRequestHandler):
 
 
 def _run_agent() -> None:
-    from langchain_core.tools import tool
     from langchain_core.tracers.langchain import wait_for_all_tracers
-    from langchain_openai import ChatOpenAI
-    from langgraph.prebuilt import create_react_agent
 
-    @tool
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        return weather(city)
-
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=MODEL_URL, api_key="not-a-key")
-    agent = create_react_agent(model, [get_weather], name="weather_agent")
+    agent = langgraph_agent()
     for question in QUESTIONS:
         try:
             agent.invoke(

@@ -14,25 +14,15 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, QUESTIONS, capture, tracer_provider, weather  # noqa: E402
+from otlp_capture import QUESTIONS, capture, langgraph_agent, tracer_provider  # noqa: E402
 
 
 def _run_agent() -> None:
-    from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
-    from langgraph.prebuilt import create_react_agent
     from openinference.instrumentation.langchain import LangChainInstrumentor
 
     provider = tracer_provider()
     LangChainInstrumentor().instrument(tracer_provider=provider)
-
-    @tool
-    def get_weather(city: str) -> str:
-        """The current weather in a city."""
-        return weather(city)
-
-    model = ChatOpenAI(model="gpt-4o-mini", base_url=MODEL_URL, api_key="not-a-key")
-    agent = create_react_agent(model, [get_weather], name="weather_agent")
+    agent = langgraph_agent()
     for question in QUESTIONS:
         try:
             agent.invoke({"messages": [{"role": "user", "content": question}]})
