@@ -32,6 +32,7 @@ from storage.inputs.input_paths import (
 )
 from storage.spans.langsmith import is_langsmith_run, langsmith_page
 from storage.spans.mlflow import mlflow_page, mlflow_spans
+from storage.spans.opik import is_opik_span, is_opik_trace
 from storage.spans.phoenix import page_spans
 from storage.spans.tempo import is_tempo_export
 
@@ -73,6 +74,8 @@ def _is_otel(look: Peek) -> bool:
     if is_tempo_export(look.record):  # Grafana Tempo's export: OTLP's names before 1.0
         return True
     if is_langsmith_run(look.record) or langsmith_page(look.record) is not None:
+        return True
+    if is_opik_trace(look.record) or is_opik_span(look.record):
         return True
     keys = _keys(look)
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
@@ -182,7 +185,7 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_otel(look),
         _otel_reader,
         "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports, MLflow "
-        "traces, LangSmith runs",
+        "traces, LangSmith runs, Opik traces",
     ),
     TraceFormat(
         "langfuse",

@@ -22,11 +22,11 @@ and costs, `serialized`, `events` (docs/import.md).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 from storage.spans._messages import decoded, message_fields, text_of
+from storage.spans._runs import model_input, model_output, returned, uuid_hex, uuid_span_id
 
 __all__ = ["is_langsmith_run", "langsmith_page", "langsmith_row"]
 
@@ -66,79 +66,14 @@ def langsmith_page(value: object) -> list[Any] | None:
     return runs
 
 
-def _uuid_hex(value: Any) -> str | None:
-    """A UUID (with or without dashes, any case) as 32 lowercase hex digits, else None."""
-    text = str(value).strip().lower().replace("-", "") if value is not None else ""
-    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
-
-
-def _run_id(value: Any) -> str | None:
-    """A run's id as a span id: the first 16 hex digits of the SHA-256 of its UUID's hex."""
-    found = _uuid_hex(value)
-    return None if found is None else hashlib.sha256(found.encode()).hexdigest()[:16]
-
-
 def _trace_id(run: Mapping[str, Any]) -> str | None:
     """The run's trace as 32 hex digits: `trace_id`, else the root's UUID that starts its
     `dotted_order` (each part a time stamp of 22 characters, then the run's UUID)."""
-    found = _uuid_hex(run.get("trace_id"))
+    found = uuid_hex(run.get("trace_id"))
     order = run.get("dotted_order")
     if found is None and isinstance(order, str) and len(order) >= 58:
-        found = _uuid_hex(order.split(".", 1)[0][22:])
+        found = uuid_hex(order.split(".", 1)[0][22:])
     return found
-
-
-def _lc_message(value: Any) -> Any:
-    """A message of LangChain's `dumpd` (`{"lc": 1, "type": "constructor", "kwargs": ...}`) as
-    its fields (`type` human, ai, tool, system), which `message_list` reads; others as they are."""
-    if isinstance(value, Mapping) and value.get("type") == "constructor":
-        fields = value.get("kwargs")
-        if isinstance(fields, Mapping):
-            return dict(fields)
-    return value
-
-
-def _model_input(inputs: Any) -> Any:
-    """A model call's input as a message list: the first prompt's messages of `messages`
-    (LangChain passes a batch of prompts, one list each); other input as it is."""
-    messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
-    if isinstance(messages, list) and messages and isinstance(messages[0], list):
-        messages = messages[0]
-    if isinstance(messages, list):
-        return [_lc_message(message) for message in messages]
-    return inputs
-
-
-def _model_output(outputs: Any) -> Any:
-    """A model call's output as its messages: each generation's message of the first prompt
-    (`generations`); other output as it is."""
-    generations = outputs.get("generations") if isinstance(outputs, Mapping) else None
-    if isinstance(generations, list) and generations and isinstance(generations[0], list):
-        generations = generations[0]
-    if isinstance(generations, list) and generations:
-        messages = [
-            _lc_message(g.get("message")) if isinstance(g, Mapping) else None for g in generations
-        ]
-        if all(isinstance(message, Mapping) for message in messages):
-            return messages
-    return outputs
-
-
-def _output(outputs: Any) -> Any:
-    """What a run that is no model call returned: its `output` where that is all it holds (how
-    LangSmith wraps a value that is not an object: `{"output": "..."}`, `{"output": null}`), and of a
-    `ToolMessage` its content (its text parts joined where the content is a list); other
-    output as it is."""
-    if not isinstance(outputs, Mapping) or outputs.keys() != {"output"}:
-        return outputs
-    found = outputs["output"]
-    if not isinstance(found, Mapping) or found.get("type") != "tool" or "content" not in found:
-        return found
-    content = found["content"]
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("text")]
-        return "\n".join(str(text) for text in texts) if len(texts) == len(content) else content
-    return content
 
 
 def langsmith_row(run: Mapping[str, Any]) -> dict[str, Any]:
@@ -149,8 +84,8 @@ def langsmith_row(run: Mapping[str, Any]) -> dict[str, Any]:
     failed = isinstance(error, str) and error.strip() != ""
     row: dict[str, Any] = {
         "context.trace_id": _trace_id(run),
-        "context.span_id": _run_id(run.get("id") or run.get("run_id")),
-        "parent_id": _run_id(run.get("parent_run_id")),
+        "context.span_id": uuid_span_id(run.get("id") or run.get("run_id")),
+        "parent_id": uuid_span_id(run.get("parent_run_id")),
         "name": run.get("name"),
         "start_time": run.get("start_time"),
         "end_time": run.get("end_time"),
@@ -161,9 +96,9 @@ def langsmith_row(run: Mapping[str, Any]) -> dict[str, Any]:
     }
     fields: dict[str, Any] = {}
     if kind == "LLM":
-        fields.update(message_fields(_model_input(given), _model_output(got)))
+        fields.update(message_fields(model_input(given), model_output(got)))
     else:
-        got = _output(got)
+        got = returned(got)
     if kind == "TOOL":
         fields["tool.name"] = run.get("name")
     if run.get("parent_run_id") is None:  # the trace's root: an agent's or a graph's run

@@ -1,0 +1,77 @@
+"""What the tracing SDKs that keep a trace as runs of their own share (LangSmith, Opik): UUIDs as
+OTel ids, a run's return value as the SDK wrapped it, and a LangChain model call's input and
+output (LangChain's callbacks hand both SDKs the same values)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["model_input", "model_output", "returned", "uuid_hex", "uuid_span_id"]
+
+
+def uuid_hex(value: Any) -> str | None:
+    """A UUID (with or without dashes, any case) as 32 lowercase hex digits, else None."""
+    text = str(value).strip().lower().replace("-", "") if value is not None else ""
+    return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
+
+
+def uuid_span_id(value: Any) -> str | None:
+    """A run's UUID as a span id: the first 16 hex digits of the SHA-256 of its hex (a span id
+    has 8 bytes, and a UUIDv7's first 8 are its time, shared by runs of one millisecond)."""
+    found = uuid_hex(value)
+    return None if found is None else hashlib.sha256(found.encode()).hexdigest()[:16]
+
+
+def returned(outputs: Any) -> Any:
+    """What a run that is no model call returned: its `output` where that is all it holds (how
+    LangSmith and Opik wrap a value that is not an object: `{"output": "..."}`, `{"output":
+    null}`), and of a LangChain `ToolMessage` its content (its text parts joined where the
+    content is a list); other output as it is."""
+    if not isinstance(outputs, Mapping) or outputs.keys() != {"output"}:
+        return outputs
+    found = outputs["output"]
+    if not isinstance(found, Mapping) or found.get("type") != "tool" or "content" not in found:
+        return found
+    content = found["content"]
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("text")]
+        return "\n".join(str(text) for text in texts) if len(texts) == len(content) else content
+    return content
+
+
+def _lc_message(value: Any) -> Any:
+    """A message of LangChain's `dumpd` (`{"lc": 1, "type": "constructor", "kwargs": ...}`) as
+    its fields (`type` human, ai, tool, system), which `message_list` reads; others as they are."""
+    if isinstance(value, Mapping) and value.get("type") == "constructor":
+        fields = value.get("kwargs")
+        if isinstance(fields, Mapping):
+            return dict(fields)
+    return value
+
+
+def model_input(inputs: Any) -> Any:
+    """A model call's input as a message list: the first prompt's messages of `messages`
+    (LangChain passes a batch of prompts, one list each); other input as it is."""
+    messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
+    if isinstance(messages, list) and messages and isinstance(messages[0], list):
+        messages = messages[0]
+    if isinstance(messages, list):
+        return [_lc_message(message) for message in messages]
+    return inputs
+
+
+def model_output(outputs: Any) -> Any:
+    """A model call's output as its messages: each generation's message of the first prompt
+    (`generations`); other output as it is."""
+    generations = outputs.get("generations") if isinstance(outputs, Mapping) else None
+    if isinstance(generations, list) and generations and isinstance(generations[0], list):
+        generations = generations[0]
+    if isinstance(generations, list) and generations:
+        messages = [
+            _lc_message(g.get("message")) if isinstance(g, Mapping) else None for g in generations
+        ]
+        if all(isinstance(message, Mapping) for message in messages):
+            return messages
+    return outputs
