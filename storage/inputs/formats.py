@@ -35,6 +35,7 @@ from storage.spans.mlflow import mlflow_page, mlflow_spans
 from storage.spans.opik import is_opik_span, is_opik_trace
 from storage.spans.phoenix import page_spans
 from storage.spans.tempo import is_tempo_export
+from storage.spans.weave import is_weave_call
 
 if TYPE_CHECKING:  # the readers load with the first file read: a rerun with nothing new needs none
     import polars as pl
@@ -75,7 +76,7 @@ def _is_otel(look: Peek) -> bool:
         return True
     if is_langsmith_run(look.record) or langsmith_page(look.record) is not None:
         return True
-    if is_opik_trace(look.record) or is_opik_span(look.record):
+    if is_opik_trace(look.record) or is_opik_span(look.record) or is_weave_call(look.record):
         return True
     keys = _keys(look)
     spans = look.record.get("spans") if isinstance(look.record, dict) else None
@@ -185,7 +186,7 @@ FORMATS: tuple[TraceFormat, ...] = (
         lambda look, _reader: _is_otel(look),
         _otel_reader,
         "OpenTelemetry spans: OTLP JSON or protobuf, span lists, Phoenix span exports, MLflow "
-        "traces, LangSmith runs, Opik traces",
+        "traces, LangSmith runs, Opik traces, Weave calls",
     ),
     TraceFormat(
         "langfuse",

@@ -42,6 +42,7 @@ from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
 from storage.spans.monocle import with_request_data
 from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage.spans.tempo import otlp_request
+from storage.spans.weave import is_weave_call, with_weave_tools
 from transforms.config.otel import OtelImportConfig
 from transforms.otel_spans import (
     ATTRIBUTE_KEYS,
@@ -179,8 +180,10 @@ def _document_spans(
     )
     if isinstance(value, list):
         requests, found = value, [span_rows(item) for item in value]
+        with_weave_tools(_weave_rows(requests, found))
     else:  # one trace of spans (any-agent's, Langfuse's) or one span: numbered in order
         whole = span_rows(value)
+        with_weave_tools(_weave_rows([value], [whole]))
         if whole:
             numbered = list(enumerate(whole, start=1))
             return SpanChunk(rows_frame(phoenix_rows(numbered, source, wanted)), records=len(whole))
@@ -400,6 +403,7 @@ def _phoenix_block(data: bytearray, first: int, path: Path, config: OtelImportCo
     if lines and '"observations"' in lines[0][1]:  # Langfuse traces: column-wise
         taken, left = langfuse_block(lines, source, lambda key: wanted_key_filter(key, config))
     good: list[tuple[int, Mapping[str, Any]]] = []
+    weave: list[dict[str, Any]] = []  # the rows of Weave calls, given their tools at once
     for number, line in lines:
         if number not in left:
             continue
@@ -418,10 +422,23 @@ def _phoenix_block(data: bytearray, first: int, path: Path, config: OtelImportCo
                 )
             )
             continue
+        weave.extend(_weave_rows([value], [rows]))
         good.extend((number, row) for row in rows)
+    with_weave_tools(weave)
     read = rows_frame(phoenix_rows(good, source, wanted))
     chunk.spans = pl.concat([taken, read]).sort("record_number", maintain_order=True)
     return chunk
+
+
+def _weave_rows(values: Sequence[Any], found: Sequence[Any]) -> list[dict[str, Any]]:
+    """The rows of the Weave calls among `values` (each value's rows in `found`), for
+    `with_weave_tools`: a call's trace may hold any of them."""
+    return [
+        row
+        for value, got in zip(values, found, strict=True)
+        if is_weave_call(value)
+        for row in got or ()
+    ]
 
 
 def _decoded(data: bytearray, path: Path) -> str:

@@ -225,7 +225,8 @@ def span_rows(value: object) -> list[Mapping[str, Any]] | None:
     REST API, a Langfuse trace's observations or one row of a Langfuse blob export's
     observations (`storage.spans.langfuse`), an MLflow trace's spans or a page of MLflow's trace
     search (`storage.spans.mlflow`), a LangSmith run or a page of runs (`storage.spans.langsmith`),
-    a trace of Opik's export or an Opik span (`storage.spans.opik`), or one span
+    a trace of Opik's export or an Opik span (`storage.spans.opik`), a Weave call
+    (`storage.spans.weave`), or one span
     (`span_row`); None when it is none of these, or a trace or page with an item that is not a
     span."""
     from storage.spans.langfuse import (
@@ -237,7 +238,10 @@ def span_rows(value: object) -> list[Mapping[str, Any]] | None:
     from storage.spans.langsmith import is_langsmith_run, langsmith_page, langsmith_row
     from storage.spans.mlflow import is_mlflow_trace, mlflow_page, mlflow_rows
     from storage.spans.opik import is_opik_span, is_opik_trace, opik_rows, opik_span_row
+    from storage.spans.weave import is_weave_call, weave_row
 
+    if is_weave_call(value):
+        return [weave_row(value)]  # type: ignore[arg-type]
     if is_opik_trace(value):
         return list(opik_rows(value))  # type: ignore[arg-type]
     if is_opik_span(value):
