@@ -19,11 +19,14 @@ if TYPE_CHECKING:
     from transforms.chat import ChatRecord
 
 __all__ = [
+    "GEMINI_CLI_EXTENSIONS",
     "claude_code_reader",
     "codex_reader",
+    "gemini_cli_reader",
     "inspect_reader",
     "is_claude_code",
     "is_codex",
+    "is_gemini_cli",
     "is_inspect",
     "is_mini_swe_agent",
     "is_openhands",
@@ -139,6 +142,23 @@ def codex_reader(config: str | None) -> FileFormat:
     return _reader(config, CODEX_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
 
 
+def gemini_cli_reader(config: str | None) -> FileFormat:
+    from storage.inputs.session_files import SessionLog
+    from transforms.gemini_cli import GEMINI_CLI_KEYS, gemini_cli_records, is_gemini_cli_record
+
+    log = SessionLog(
+        "Gemini CLI sessions",
+        is_gemini_cli_record,
+        gemini_cli_records,
+        GEMINI_CLI_EXTENSIONS,
+    )
+    return _reader(config, GEMINI_CLI_KEYS, GEMINI_CLI_EXTENSIONS, log.what, records=log.records)
+
+
+GEMINI_CLI_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+"""Gemini CLI writes a session as one JSON document (up to about 0.2x) or as JSON lines."""
+
+
 def is_toolbench(look: Peek) -> bool:
     from transforms.toolbench import is_toolbench as holds_toolbench
 
@@ -188,6 +208,12 @@ def is_claude_code(look: Peek) -> bool:
     from transforms.claude_code import is_claude_code_event
 
     return is_claude_code_event(look.record)
+
+
+def is_gemini_cli(look: Peek) -> bool:
+    from transforms.gemini_cli import is_gemini_cli_session
+
+    return is_gemini_cli_session(look.record)
 
 
 def is_codex(look: Peek) -> bool:

@@ -265,6 +265,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "events a line)",
     ),
     TraceFormat(
+        "gemini-cli",
+        "Gemini CLI sessions",
+        chat_formats.GEMINI_CLI_EXTENSIONS,
+        lambda look, _reader: chat_formats.is_gemini_cli(look),
+        chat_formats.gemini_cli_reader,
+        "Gemini CLI chat sessions (~/.gemini/tmp/*/chats/session-*.json or .jsonl: one "
+        "session a file)",
+    ),
+    TraceFormat(
         "chat",
         "chat trajectory files",
         CHAT_EXTENSIONS,

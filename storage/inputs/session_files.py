@@ -24,12 +24,14 @@ SESSION_EXTENSIONS = (".jsonl", ".ndjson")
 @dataclass(frozen=True)
 class SessionLog:
     """One producer's session logs: `what` they are called, whether a line `is_event` of
-    them (the first that parses must be), and how a file's events make its `sessions` (each
-    chat record with the first event it holds)."""
+    them (the first that parses must be), how a file's events make its `sessions` (each
+    chat record with the first event it holds), and the `extensions` its files have (a
+    `.json` file holds one document: one event)."""
 
     what: str
     is_event: Callable[[Any], bool]
     sessions: Callable[[list[Any]], list[tuple[Any, dict[str, Any]]]]
+    extensions: tuple[str, ...] = SESSION_EXTENSIONS
 
     def records(self, path: str | Path) -> Iterator[ChatRecord]:
         """The file's trajectories, each numbered by the line of its first event, then a
@@ -40,10 +42,10 @@ class SessionLog:
                 one of these logs'.
         """
         source = Path(path)
-        if source.suffix.lower() not in SESSION_EXTENSIONS:
+        if source.suffix.lower() not in self.extensions:
             raise InputError(
                 f"{source} has extension {source.suffix!r}; {self.what} are "
-                f"{', '.join(SESSION_EXTENSIONS)} files (one event a line)"
+                f"{', '.join(self.extensions)} files"
             )
         events: list[Any] = []
         lines: dict[int, int] = {}

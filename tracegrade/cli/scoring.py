@@ -27,6 +27,7 @@ _FORMATS = (
     "tau2",
     "claude-code",
     "codex",
+    "gemini-cli",
     "chat",
 )
 """`--format`: auto and the names of storage.inputs.formats.FORMATS (a test holds them equal)."""
