@@ -8,7 +8,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["model_input", "model_output", "returned", "uuid_hex", "uuid_span_id"]
+from storage.spans._messages import message_fields, text_of
+
+__all__ = ["model_input", "model_output", "returned", "run_row", "uuid_hex", "uuid_span_id"]
 
 
 def uuid_hex(value: Any) -> str | None:
@@ -75,3 +77,49 @@ def model_output(outputs: Any) -> Any:
         if all(isinstance(message, Mapping) for message in messages):
             return messages
     return outputs
+
+
+def run_row(
+    ids: tuple[str | None, Any, Any],
+    name: Any,
+    times: tuple[Any, Any],
+    kind: str | None,
+    failed: str | None,
+    said: tuple[Any, Any],
+    extra: Mapping[str, Any] | None = None,
+    unwrap: bool = True,
+) -> dict[str, Any]:
+    """A run as a Phoenix table row: `ids` its trace's hex id and its own and its parent's
+    UUIDs, `times` its start and end, `failed` its error (None for none), `said` its decoded
+    input and output. A model call's (`kind` LLM) as its messages (`model_input`,
+    `model_output`); another's output unwrapped (`returned`, where `unwrap`); a tool's name
+    its tool; `extra` attributes (the agent, tags) where not None; the input and output as
+    `input.value` and `output.value`."""
+    trace_id, run_id, parent_id = ids
+    given, got = said
+    row: dict[str, Any] = {
+        "context.trace_id": trace_id,
+        "context.span_id": uuid_span_id(run_id),
+        "parent_id": uuid_span_id(parent_id),
+        "name": name,
+        "start_time": times[0],
+        "end_time": times[1],
+        "status_code": "ERROR" if failed else "OK",
+        "status_message": failed or None,
+        "events": None,
+        "span_kind": kind,
+    }
+    fields: dict[str, Any] = {}
+    if kind == "LLM":
+        fields.update(message_fields(model_input(given), model_output(got)))
+    elif unwrap:
+        got = returned(got)
+    if kind == "TOOL":
+        fields["tool.name"] = name
+    fields.update(extra or {})
+    fields["input.value"] = text_of(given) if given not in ({}, None) else None
+    fields["output.value"] = text_of(got) if got not in ({}, None) else None
+    for key, item in fields.items():
+        if item is not None:
+            row[f"attributes.{key}"] = item
+    return row

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from storage.spans._messages import decoded, message_fields, text_of
-from storage.spans._runs import model_input, model_output, returned, uuid_hex, uuid_span_id
+from storage.spans._messages import decoded
+from storage.spans._runs import run_row, uuid_hex
 
 __all__ = ["is_langsmith_run", "langsmith_page", "langsmith_row"]
 
@@ -78,38 +78,20 @@ def _trace_id(run: Mapping[str, Any]) -> str | None:
 
 def langsmith_row(run: Mapping[str, Any]) -> dict[str, Any]:
     """One LangSmith run (`is_langsmith_run`) as a Phoenix table row."""
-    kind = _KINDS.get(str(run.get("run_type")))
-    given, got = decoded(run.get("inputs")), decoded(run.get("outputs"))
     error = run.get("error")
-    failed = isinstance(error, str) and error.strip() != ""
-    row: dict[str, Any] = {
-        "context.trace_id": _trace_id(run),
-        "context.span_id": uuid_span_id(run.get("id") or run.get("run_id")),
-        "parent_id": uuid_span_id(run.get("parent_run_id")),
-        "name": run.get("name"),
-        "start_time": run.get("start_time"),
-        "end_time": run.get("end_time"),
-        "status_code": "ERROR" if failed else "OK",
-        "status_message": error if failed else None,
-        "events": None,
-        "span_kind": kind,
-    }
-    fields: dict[str, Any] = {}
-    if kind == "LLM":
-        fields.update(message_fields(model_input(given), model_output(got)))
-    else:
-        got = returned(got)
-    if kind == "TOOL":
-        fields["tool.name"] = run.get("name")
+    extra: dict[str, Any] = {}
     if run.get("parent_run_id") is None:  # the trace's root: an agent's or a graph's run
-        fields["agent.name"] = run.get("name")
+        extra["agent.name"] = run.get("name")
         # the tags the run was invoked with; an inner run's are LangGraph's (`graph:step:1`)
         tags = run.get("tags")
         if isinstance(tags, list) and tags:
-            fields["tag.tags"] = tags
-    fields["input.value"] = text_of(given) if given != {} else None
-    fields["output.value"] = text_of(got) if got != {} else None
-    for key, item in fields.items():
-        if item is not None:
-            row[f"attributes.{key}"] = item
-    return row
+            extra["tag.tags"] = tags
+    return run_row(
+        (_trace_id(run), run.get("id") or run.get("run_id"), run.get("parent_run_id")),
+        run.get("name"),
+        (run.get("start_time"), run.get("end_time")),
+        _KINDS.get(str(run.get("run_type"))),
+        error if isinstance(error, str) and error.strip() != "" else None,
+        (decoded(run.get("inputs")), decoded(run.get("outputs"))),
+        extra,
+    )

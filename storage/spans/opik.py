@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from storage.spans._messages import decoded, message_fields, text_of
-from storage.spans._runs import model_input, model_output, returned, uuid_hex, uuid_span_id
+from storage.spans._messages import decoded
+from storage.spans._runs import run_row, uuid_hex
 from storage.spans.langfuse import TAGS_KEY, tags_text
 
 __all__ = ["is_opik_span", "is_opik_trace", "opik_rows", "opik_span_row"]
@@ -85,37 +85,17 @@ def opik_span_row(span: Mapping[str, Any], trace_id: Any = None) -> dict[str, An
     """One Opik span (`is_opik_span`) as a Phoenix table row; `trace_id` for a trace's own row,
     which has none of its own. A span with no parent (the agent's run, as `@opik.track` logs
     it) is the agent, named by its name, and has the tags it was called with."""
-    kind = _KINDS.get(str(span.get("type")))
-    given, got = decoded(span.get("input")), decoded(span.get("output"))
-    failed = _failure(span.get("error_info"))
-    row: dict[str, Any] = {
-        "context.trace_id": uuid_hex(span.get("trace_id") or trace_id),
-        "context.span_id": uuid_span_id(span.get("id")),
-        "parent_id": uuid_span_id(span.get("parent_span_id")),
-        "name": span.get("name"),
-        "start_time": span.get("start_time"),
-        "end_time": span.get("end_time"),
-        "status_code": "ERROR" if failed else "OK",
-        "status_message": failed,
-        "events": None,
-        "span_kind": kind,
-    }
-    fields: dict[str, Any] = {}
-    if kind == "LLM":
-        fields.update(message_fields(model_input(given), model_output(got)))
-    else:
-        got = returned(got)
-    if kind == "TOOL":
-        fields["tool.name"] = span.get("name")
-    if span.get("parent_span_id") is None:
-        fields["agent.name"] = span.get("name")
-        fields[TAGS_KEY] = tags_text(span.get("tags"))
-    fields["input.value"] = text_of(given) if given not in ({}, None) else None
-    fields["output.value"] = text_of(got) if got not in ({}, None) else None
-    for key, item in fields.items():
-        if item is not None:
-            row[f"attributes.{key}"] = item
-    return row
+    top = span.get("parent_span_id") is None
+    extra = {"agent.name": span.get("name"), TAGS_KEY: tags_text(span.get("tags"))} if top else {}
+    return run_row(
+        (uuid_hex(span.get("trace_id") or trace_id), span.get("id"), span.get("parent_span_id")),
+        span.get("name"),
+        (span.get("start_time"), span.get("end_time")),
+        _KINDS.get(str(span.get("type"))),
+        _failure(span.get("error_info")),
+        (decoded(span.get("input")), decoded(span.get("output"))),
+        extra,
+    )
 
 
 def opik_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -26,8 +26,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from storage.spans._messages import decoded, message_fields, text_of
-from storage.spans._runs import model_input, model_output, uuid_hex, uuid_span_id
+from storage.spans._messages import decoded
+from storage.spans._runs import run_row, uuid_hex
 from storage.spans.langfuse import called_tools
 
 __all__ = ["is_weave_call", "weave_row", "with_weave_tools"]
@@ -102,30 +102,14 @@ def with_weave_tools(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def weave_row(call: Mapping[str, Any]) -> dict[str, Any]:
     """One Weave call (`is_weave_call`) as a Phoenix table row."""
     given, got = decoded(call.get("inputs")), decoded(call.get("output"))
-    kind, name = _kind(call, got), _op(call)
-    failed = _failure(call.get("exception"))
-    row: dict[str, Any] = {
-        "context.trace_id": uuid_hex(call.get("trace_id")),
-        "context.span_id": uuid_span_id(call.get("id")),
-        "parent_id": uuid_span_id(call.get("parent_id")),
-        "name": name,
-        "start_time": call.get("started_at"),
-        "end_time": call.get("ended_at"),
-        "status_code": "ERROR" if failed else "OK",
-        "status_message": failed,
-        "events": None,
-        "span_kind": kind,
-    }
-    fields: dict[str, Any] = {}
-    if kind == "LLM":
-        fields.update(message_fields(model_input(given), model_output(got)))
-    if kind == "TOOL":
-        fields["tool.name"] = name
-    if call.get("parent_id") is None:  # the trace's root: the agent's run
-        fields["agent.name"] = name
-    fields["input.value"] = text_of(given) if given not in ({}, None) else None
-    fields["output.value"] = text_of(got)
-    for key, item in fields.items():
-        if item is not None:
-            row[f"attributes.{key}"] = item
-    return row
+    name = _op(call)
+    return run_row(
+        (uuid_hex(call.get("trace_id")), call.get("id"), call.get("parent_id")),
+        name,
+        (call.get("started_at"), call.get("ended_at")),
+        _kind(call, got),
+        _failure(call.get("exception")),
+        (given, got),
+        {"agent.name": name} if call.get("parent_id") is None else None,  # the agent's run
+        unwrap=False,  # Weave keeps what an op returned as it is
+    )

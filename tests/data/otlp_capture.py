@@ -39,6 +39,60 @@ def weather(city: str) -> str:
     return {"Paris": "Paris: 18 C, cloudy", "Tokyo": "Tokyo: 24 C, sunny"}[city]
 
 
+WEATHER_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
+"""`weather` as an OpenAI function tool."""
+
+
+def openai_answer(client: Any, question: str, get_weather: Callable[[str], str]) -> str:
+    """The plain OpenAI function-calling agent of the captures that trace functions (LangSmith's
+    `@traceable`, Opik's `@opik.track`, Weave's `@weave.op`): ask the model with `client`, run
+    each tool call it asks for with `get_weather`, until it answers."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    while True:
+        reply = (
+            client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, tools=WEATHER_TOOLS
+            )
+            .choices[0]
+            .message
+        )
+        if not reply.tool_calls:
+            return str(reply.content or "")
+        messages.append(reply.model_dump(exclude_none=True))
+        for call in reply.tool_calls:
+            result = get_weather(json.loads(call.function.arguments)["city"])
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+
+class JsonServer(BaseHTTPRequestHandler):
+    """A stand-in server's handler that logs nothing and answers JSON (`answer`)."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def answer(self, value: Any, kind: str = "application/json") -> None:
+        """Send `value`: bytes as they are, anything else as JSON."""
+        out = value if isinstance(value, bytes) else json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
 def langgraph_agent() -> Any:
     """LangGraph's prebuilt ReAct agent `weather_agent` on the fake model, `weather` its one tool
     (the LangGraph captures')."""

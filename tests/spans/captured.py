@@ -24,6 +24,40 @@ PARIS, TOKYO = "Paris: 18 C, cloudy", "Tokyo: 24 C, sunny"
 """What the capture's get_weather tool answers."""
 
 
+def weather_traces(failed: str) -> list[tuple[object, ...]]:
+    """`TRACES_SQL`'s rows for the three runs of the weather agent whose tool calls name their
+    arguments as `{"city": ...}` and whose tracer names the agent `weather_agent`, the Lima
+    call's result `failed`: the run that raised has no answer."""
+    found = f"Here is what I found: {PARIS} {TOKYO}"
+    city = '{{"city": "{}"}}'.format
+    return [
+        (
+            "Compare the weather in Tokyo and Paris.",
+            found,
+            "weather_agent",
+            True,
+            [["get_weather", city("Paris"), PARIS], ["get_weather", city("Tokyo"), TOKYO]],
+            [found],
+        ),
+        (
+            "Is it raining in Lima?",
+            "",
+            "weather_agent",
+            False,
+            [["get_weather", city("Lima"), failed]],
+            [],
+        ),
+        (
+            "What is the weather in Paris?",
+            f"Here is what I found: {PARIS}",
+            "weather_agent",
+            True,
+            [["get_weather", city("Paris"), PARIS]],
+            [f"Here is what I found: {PARIS}"],
+        ),
+    ]
+
+
 def scored(source: Path, tmp_path: Path, sql: str = TRACES_SQL) -> list[tuple[object, ...]]:
     """`sql`'s rows once `source` (a file or a folder, copied) is scored with no flag but
     `--no-embedder`; no row or file may be quarantined."""

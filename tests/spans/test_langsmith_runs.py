@@ -14,39 +14,14 @@ import json
 from pathlib import Path
 
 import pytest
-from captured import PARIS, TOKYO, scored
+from captured import scored, weather_traces
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "langsmith"
 
 ERROR = '{"error":"ValueError(\'weather service unavailable for Lima\')'
 """How the failed call's result starts: LangSmith keeps the exception with its traceback."""
 
-EXPECTED = [
-    (
-        "Compare the weather in Tokyo and Paris.",
-        f"Here is what I found: {PARIS} {TOKYO}",
-        "weather_agent",
-        True,
-        [["get_weather", '{"city": "Paris"}', PARIS], ["get_weather", '{"city": "Tokyo"}', TOKYO]],
-        [f"Here is what I found: {PARIS} {TOKYO}"],
-    ),
-    (
-        "Is it raining in Lima?",
-        "",  # the run raised: no answer, and the root run holds the error
-        "weather_agent",
-        False,
-        [["get_weather", '{"city": "Lima"}', ERROR]],
-        [],
-    ),
-    (
-        "What is the weather in Paris?",
-        f"Here is what I found: {PARIS}",
-        "weather_agent",
-        True,
-        [["get_weather", '{"city": "Paris"}', PARIS]],
-        [f"Here is what I found: {PARIS}"],
-    ),
-]
+EXPECTED = weather_traces(ERROR)
 
 
 def _page(tmp_path: Path) -> Path:

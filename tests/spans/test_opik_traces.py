@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from captured import PARIS, TOKYO, scored
+from captured import scored, weather_traces
 from conftest import query_rows
 
 from tracegrade.cli import main
@@ -29,41 +29,9 @@ FAILED = {
 """The failed call's result, as each producer keeps the exception."""
 
 
-def _expected(failed: str, agent: str | None = "weather_agent") -> list[tuple[object, ...]]:
-    return [
-        (
-            "Compare the weather in Tokyo and Paris.",
-            f"Here is what I found: {PARIS} {TOKYO}",
-            agent,
-            True,
-            [
-                ["get_weather", '{"city": "Paris"}', PARIS],
-                ["get_weather", '{"city": "Tokyo"}', TOKYO],
-            ],
-            [f"Here is what I found: {PARIS} {TOKYO}"],
-        ),
-        (
-            "Is it raining in Lima?",
-            "",
-            agent,
-            False,
-            [["get_weather", '{"city": "Lima"}', failed]],
-            [],
-        ),
-        (
-            "What is the weather in Paris?",
-            f"Here is what I found: {PARIS}",
-            agent,
-            True,
-            [["get_weather", '{"city": "Paris"}', PARIS]],
-            [f"Here is what I found: {PARIS}"],
-        ),
-    ]
-
-
 @pytest.mark.parametrize("form", ["track", "langgraph", "search_spans.json"])
 def test_opik_exports_read_as_their_traces(form: str, tmp_path: Path) -> None:
-    assert scored(DATA / form, tmp_path) == _expected(FAILED[form])
+    assert scored(DATA / form, tmp_path) == weather_traces(FAILED[form])
 
 
 @pytest.mark.parametrize("form", ["track", "langgraph"])

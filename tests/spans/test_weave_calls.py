@@ -13,38 +13,13 @@ import json
 from pathlib import Path
 
 import pytest
-from captured import PARIS, TOKYO, scored
+from captured import scored, weather_traces
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "weave"
 
 FAILED = '{"error":"ValueError: weather service unavailable for Lima"}'
 
-EXPECTED = [
-    (
-        "Compare the weather in Tokyo and Paris.",
-        f"Here is what I found: {PARIS} {TOKYO}",
-        "weather_agent",
-        True,
-        [["get_weather", '{"city": "Paris"}', PARIS], ["get_weather", '{"city": "Tokyo"}', TOKYO]],
-        [f"Here is what I found: {PARIS} {TOKYO}"],
-    ),
-    (
-        "Is it raining in Lima?",
-        "",
-        "weather_agent",
-        False,
-        [["get_weather", '{"city": "Lima"}', FAILED]],
-        [],
-    ),
-    (
-        "What is the weather in Paris?",
-        f"Here is what I found: {PARIS}",
-        "weather_agent",
-        True,
-        [["get_weather", '{"city": "Paris"}', PARIS]],
-        [f"Here is what I found: {PARIS}"],
-    ),
-]
+EXPECTED = weather_traces(FAILED)
 
 
 @pytest.mark.parametrize("name", ["calls.json", "calls.jsonl", "kinds.json"])

@@ -24,12 +24,20 @@ import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, QUESTIONS, langgraph_agent, serve_model, weather  # noqa: E402
+from otlp_capture import (  # noqa: E402
+    MODEL_URL,
+    QUESTIONS,
+    JsonServer,
+    langgraph_agent,
+    openai_answer,
+    serve_model,
+    weather,
+)
 
 PROJECTS = {
     name: {
@@ -81,23 +89,12 @@ def _multipart(content_type: str, body: bytes) -> None:
             _keep(run)
 
 
-class _LangSmith(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _answer(self, value: Any) -> None:
-        out = json.dumps(value).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
+class _LangSmith(JsonServer):
     def do_GET(self) -> None:
         url = urlparse(self.path)
         if url.path.endswith("/info"):
-            return self._answer(INFO)
-        self._answer([PROJECTS[name] for name in parse_qs(url.query).get("name", [])])
+            return self.answer(INFO)
+        self.answer([PROJECTS[name] for name in parse_qs(url.query).get("name", [])])
 
     def do_POST(self) -> None:
         path = urlparse(self.path).path
@@ -108,7 +105,7 @@ class _LangSmith(BaseHTTPRequestHandler):
             for run in [*json.loads(body).get("post", []), *json.loads(body).get("patch", [])]:
                 _keep(run)
         if not path.endswith("/runs/query"):
-            return self._answer({})
+            return self.answer({})
         wanted = json.loads(body).get("session") or []
         runs = [
             {
@@ -119,7 +116,7 @@ class _LangSmith(BaseHTTPRequestHandler):
             for run in sorted(RUNS.values(), key=lambda run: run.get("dotted_order") or "")
             if PROJECTS[run["session_name"]]["id"] in wanted
         ]
-        self._answer({"runs": runs, "cursors": {"next": None}})
+        self.answer({"runs": runs, "cursors": {"next": None}})
 
 
 def _run_agent() -> None:
@@ -145,20 +142,6 @@ def _run_traceable() -> None:
     from openai import OpenAI
 
     client = wrap_openai(OpenAI(base_url=MODEL_URL, api_key="not-a-key"))
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "The current weather in a city.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }
-    ]
 
     @traceable(run_type="tool", name="get_weather")
     def get_weather(city: str) -> str:
@@ -166,20 +149,7 @@ def _run_traceable() -> None:
 
     @traceable(name="weather_agent", tags=["weather", "capture"])
     def agent(question: str) -> str:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
-        while True:
-            reply = (
-                client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
-                .choices[0]
-                .message
-            )
-            if not reply.tool_calls:
-                return reply.content or ""
-            messages.append(reply.model_dump(exclude_none=True))
-            for call in reply.tool_calls:
-                city = json.loads(call.function.arguments)["city"]
-                result = get_weather(city)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        return openai_answer(client, question, get_weather)
 
     with tracing_context(project_name="weather-traceable"):
         for question in QUESTIONS:

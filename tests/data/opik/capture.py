@@ -29,12 +29,20 @@ import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, QUESTIONS, langgraph_agent, serve_model, weather  # noqa: E402
+from otlp_capture import (  # noqa: E402
+    MODEL_URL,
+    QUESTIONS,
+    JsonServer,
+    langgraph_agent,
+    openai_answer,
+    serve_model,
+    weather,
+)
 
 URL = "http://127.0.0.1:15173/api"
 PROJECTS = {
@@ -54,23 +62,12 @@ def _keep(kind: str, item: dict[str, Any]) -> None:
             kept[key] = value
 
 
-class _Opik(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
-
+class _Opik(JsonServer):
     def _body(self) -> Any:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if body[:2] == b"\x1f\x8b":
             body = gzip.decompress(body)
         return json.loads(body) if body else None
-
-    def _answer(self, value: Any, status: int = 200) -> None:
-        out = json.dumps(value).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
 
     def _search(self, kind: str, query: dict[str, Any]) -> None:
         """A page of the SDK's search (`search_spans`, `search_traces`): JSON lines, newest
@@ -79,11 +76,7 @@ class _Opik(BaseHTTPRequestHandler):
         after = query.get("last_retrieved_id")
         items = [item for item in items if after is None or item["id"] < after]
         out = b"".join(json.dumps(item).encode() + b"\n" for item in items[: query["limit"]])
-        self.send_response(200)
-        self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
+        self.answer(out, "application/octet-stream")
 
     def do_POST(self) -> None:
         path = urlparse(self.path).path
@@ -96,15 +89,15 @@ class _Opik(BaseHTTPRequestHandler):
             if path.endswith(f"/{kind}/search"):
                 return self._search(kind, body)
         if path.endswith("/projects/retrieve"):
-            return self._answer(PROJECTS[body["name"]])
-        self._answer({})
+            return self.answer(PROJECTS[body["name"]])
+        self.answer({})
 
     def do_PATCH(self) -> None:
         path = urlparse(self.path).path
         REQUESTS.append(f"PATCH {path}")
         kind, item_id = path.rstrip("/").split("/")[-2:]
         _keep(kind, {**self._body(), "id": item_id})
-        self._answer({})
+        self.answer({})
 
     def do_GET(self) -> None:
         url = urlparse(self.path)
@@ -115,10 +108,10 @@ class _Opik(BaseHTTPRequestHandler):
             items = _listed(kind, query["project_name"][0])
             page, size = int(query.get("page", ["1"])[0]), int(query.get("size", ["100"])[0])
             content = items[(page - 1) * size : page * size]
-            return self._answer(
+            return self.answer(
                 {"page": page, "size": len(content), "total": len(items), "content": content}
             )
-        self._answer({})
+        self.answer({})
 
 
 def _listed(kind: str, project: str) -> list[dict[str, Any]]:
@@ -141,20 +134,6 @@ def _run_agent() -> None:
     from opik.integrations.openai import track_openai
 
     client = track_openai(OpenAI(base_url=MODEL_URL, api_key="not-a-key"))
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "The current weather in a city.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }
-    ]
 
     @opik.track(type="tool", name="get_weather")
     def get_weather(city: str) -> str:
@@ -162,19 +141,7 @@ def _run_agent() -> None:
 
     @opik.track(name="weather_agent", tags=["weather", "capture"])
     def agent(question: str) -> str:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
-        while True:
-            reply = (
-                client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
-                .choices[0]
-                .message
-            )
-            if not reply.tool_calls:
-                return reply.content or ""
-            messages.append(reply.model_dump(exclude_none=True))
-            for call in reply.tool_calls:
-                result = get_weather(json.loads(call.function.arguments)["city"])
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        return openai_answer(client, question, get_weather)
 
     for question in QUESTIONS:
         try:

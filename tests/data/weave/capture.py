@@ -24,12 +24,12 @@ import os
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from otlp_capture import MODEL_URL, QUESTIONS, serve_model, weather  # noqa: E402
+from otlp_capture import MODEL_URL, QUESTIONS, JsonServer, openai_answer, serve_model, weather  # noqa: E402
 
 URL = "http://127.0.0.1:15174"
 PROJECTS = ("capture/weather-agent", "capture/weather-kinds")
@@ -48,24 +48,13 @@ def _keep(call: dict[str, Any]) -> None:
             kept[key] = value
 
 
-class _Weave(BaseHTTPRequestHandler):
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _answer(self, value: Any) -> None:
-        out = json.dumps(value).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
-
+class _Weave(JsonServer):
     def do_GET(self) -> None:
         if urlparse(self.path).path.endswith("/server_info"):
-            return self._answer(
+            return self.answer(
                 {"min_required_weave_python_version": "0.0.1", "trace_server_version": "99.0.0"}
             )
-        self._answer({})
+        self.answer({})
 
     def do_POST(self) -> None:
         path = urlparse(self.path).path
@@ -75,9 +64,9 @@ class _Weave(BaseHTTPRequestHandler):
         if path.endswith("/graphql"):
             asked = json.loads(body).get("variables") or {}
             project = {"id": "p1", "name": asked.get("name"), "entityName": "capture"}
-            return self._answer({"data": {"viewer": VIEWER, "project": project}})
+            return self.answer({"data": {"viewer": VIEWER, "project": project}})
         if path.endswith(("/obj/create", "/file/create", "/table/create")):
-            return self._answer({"digest": "capture", "row_digests": []})
+            return self.answer({"digest": "capture", "row_digests": []})
         if path.endswith("/calls/complete"):
             for call in json.loads(body)["batch"]:
                 _keep(call)
@@ -86,7 +75,7 @@ class _Weave(BaseHTTPRequestHandler):
                 _keep(item["req"].get("start") or item["req"].get("end"))
         elif path.endswith("/calls/stream_query"):
             return self._stream(json.loads(body))
-        self._answer({})
+        self.answer({})
 
     def _stream(self, query: dict[str, Any]) -> None:
         """`calls/stream_query`: the project's calls, oldest first, one a line."""
@@ -95,11 +84,7 @@ class _Weave(BaseHTTPRequestHandler):
             key=lambda call: call["started_at"],
         )
         out = b"".join(json.dumps(call).encode() + b"\n" for call in calls)
-        self.send_response(200)
-        self.send_header("Content-Type", "application/jsonl")
-        self.send_header("Content-Length", str(len(out)))
-        self.end_headers()
-        self.wfile.write(out)
+        self.answer(out, "application/jsonl")
 
 
 def _run_agent(project: str, kinds: dict[str, Any]) -> Any:
@@ -108,20 +93,6 @@ def _run_agent(project: str, kinds: dict[str, Any]) -> Any:
 
     client = weave.init(project)
     model = OpenAI(base_url=MODEL_URL, api_key="not-a-key")
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "description": "The current weather in a city.",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }
-    ]
 
     @weave.op(name="get_weather", **kinds.get("tool", {}))
     def get_weather(city: str) -> str:
@@ -129,19 +100,7 @@ def _run_agent(project: str, kinds: dict[str, Any]) -> Any:
 
     @weave.op(name="weather_agent", **kinds.get("agent", {}))
     def agent(question: str) -> str:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
-        while True:
-            reply = (
-                model.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
-                .choices[0]
-                .message
-            )
-            if not reply.tool_calls:
-                return reply.content or ""
-            messages.append(reply.model_dump(exclude_none=True))
-            for call in reply.tool_calls:
-                result = get_weather(json.loads(call.function.arguments)["city"])
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        return openai_answer(model, question, get_weather)
 
     for question in QUESTIONS:
         try:
