@@ -59,7 +59,8 @@ def is_codex_event(value: Any) -> bool:
     """One line of a Codex rollout: a `timestamp`, one of its event types, a `payload`."""
     return (
         isinstance(value, dict)
-        and value.get("type") in _TYPES
+        and isinstance(value.get("type"), str)
+        and value["type"] in _TYPES
         and isinstance(value.get("payload"), dict)
         and "timestamp" in value
     )

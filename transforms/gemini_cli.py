@@ -72,7 +72,10 @@ def is_gemini_cli_record(value: Any) -> bool:
 
 def _is_message(value: Any) -> bool:
     return (
-        isinstance(value, dict) and isinstance(value.get("id"), str) and value.get("type") in _TYPES
+        isinstance(value, dict)
+        and isinstance(value.get("id"), str)
+        and isinstance(value.get("type"), str)
+        and value["type"] in _TYPES
     )
 
 

@@ -48,7 +48,8 @@ def is_langsmith_run(value: object) -> bool:
     `dotted_order`, and `parent_run_id`)."""
     return (
         isinstance(value, Mapping)
-        and value.get("run_type") in _RUN_TYPES
+        and isinstance(value.get("run_type"), str)
+        and value["run_type"] in _RUN_TYPES
         and ("id" in value or "run_id" in value)
         and "parent_run_id" in value
         and ("trace_id" in value or "dotted_order" in value)

@@ -44,7 +44,8 @@ def is_opik_span(value: object) -> bool:
     absent for a top span)."""
     return (
         isinstance(value, Mapping)
-        and value.get("type") in _KINDS
+        and isinstance(value.get("type"), str)
+        and value["type"] in _KINDS
         and value.keys() >= {"id", "trace_id", "start_time"}
         and "run_type" not in value
     )

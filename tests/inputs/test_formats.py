@@ -81,6 +81,17 @@ def test_a_folder_of_several_formats_scores_with_no_flag(tmp_path: Path) -> None
         ("other.json", '[{"foo": 1, "bar": 2}]', "a JSON array of 1 objects with keys foo, bar"),
         ("empty.json", "[]", "an empty JSON array"),
         ("table.json", "a,b\n1,2\n", "text whose first line is 'a,b'"),
+        # shaped like a format's record, but its type is no text (detection once raised)
+        (
+            "typed.jsonl",
+            '{"type": ["x"], "payload": {}, "timestamp": 1}\n',
+            "a JSON object with keys type, payload, timestamp",
+        ),
+        (
+            "run.jsonl",
+            '{"id": "r", "run_type": {"a": 1}, "parent_run_id": null, "trace_id": "t"}\n',
+            "a JSON object with keys id, run_type, parent_run_id, trace_id",
+        ),
         (
             # A Langfuse dataset export: dataset items, which hold no trace.
             "dataset.json",
