@@ -178,7 +178,7 @@ def gemini_cli_records(records: list[Any]) -> list[tuple[Any, dict[str, Any]]]:
                 "messages": chat,
                 "session": str(meta.get("sessionId") or "(no sessionId)"),
                 "started": meta.get("startTime")
-                or (messages[0]["timestamp"] if messages else None),
+                or (messages[0].get("timestamp") if messages else None),
                 "model": model if isinstance(model, str) and model else None,
             },
         )
