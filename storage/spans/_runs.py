@@ -10,7 +10,7 @@ from typing import Any
 
 from storage.spans._messages import message_fields, text_of
 
-__all__ = ["model_input", "model_output", "returned", "run_row", "uuid_hex", "uuid_span_id"]
+__all__ = ["run_row", "uuid_hex"]
 
 
 def uuid_hex(value: Any) -> str | None:
@@ -19,14 +19,14 @@ def uuid_hex(value: Any) -> str | None:
     return text if len(text) == 32 and all(c in "0123456789abcdef" for c in text) else None
 
 
-def uuid_span_id(value: Any) -> str | None:
+def _uuid_span_id(value: Any) -> str | None:
     """A run's UUID as a span id: the first 16 hex digits of the SHA-256 of its hex (a span id
     has 8 bytes, and a UUIDv7's first 8 are its time, shared by runs of one millisecond)."""
     found = uuid_hex(value)
     return None if found is None else hashlib.sha256(found.encode()).hexdigest()[:16]
 
 
-def returned(outputs: Any) -> Any:
+def _returned(outputs: Any) -> Any:
     """What a run that is no model call returned: its `output` where that is all it holds (how
     LangSmith and Opik wrap a value that is not an object: `{"output": "..."}`, `{"output":
     null}`), and of a LangChain `ToolMessage` its content (its text parts joined where the
@@ -53,7 +53,7 @@ def _lc_message(value: Any) -> Any:
     return value
 
 
-def model_input(inputs: Any) -> Any:
+def _model_input(inputs: Any) -> Any:
     """A model call's input as a message list: the first prompt's messages of `messages`
     (LangChain passes a batch of prompts, one list each); other input as it is."""
     messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
@@ -64,7 +64,7 @@ def model_input(inputs: Any) -> Any:
     return inputs
 
 
-def model_output(outputs: Any) -> Any:
+def _model_output(outputs: Any) -> Any:
     """A model call's output as its messages: each generation's message of the first prompt
     (`generations`); other output as it is."""
     generations = outputs.get("generations") if isinstance(outputs, Mapping) else None
@@ -91,16 +91,16 @@ def run_row(
 ) -> dict[str, Any]:
     """A run as a Phoenix table row: `ids` its trace's hex id and its own and its parent's
     UUIDs, `times` its start and end, `failed` its error (None for none), `said` its decoded
-    input and output. A model call's (`kind` LLM) as its messages (`model_input`,
-    `model_output`); another's output unwrapped (`returned`, where `unwrap`); a tool's name
+    input and output. A model call's (`kind` LLM) as its messages (`_model_input`,
+    `_model_output`); another's output unwrapped (`_returned`, where `unwrap`); a tool's name
     its tool; `extra` attributes (the agent, tags) where not None; the input and output as
     `input.value` and `output.value`."""
     trace_id, run_id, parent_id = ids
     given, got = said
     row: dict[str, Any] = {
         "context.trace_id": trace_id,
-        "context.span_id": uuid_span_id(run_id),
-        "parent_id": uuid_span_id(parent_id),
+        "context.span_id": _uuid_span_id(run_id),
+        "parent_id": _uuid_span_id(parent_id),
         "name": name,
         "start_time": times[0],
         "end_time": times[1],
@@ -111,9 +111,9 @@ def run_row(
     }
     fields: dict[str, Any] = {}
     if kind == "LLM":
-        fields.update(message_fields(model_input(given), model_output(got)))
+        fields.update(message_fields(_model_input(given), _model_output(got)))
     elif unwrap:
-        got = returned(got)
+        got = _returned(got)
     if kind == "TOOL":
         fields["tool.name"] = name
     fields.update(extra or {})
