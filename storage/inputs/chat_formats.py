@@ -27,6 +27,7 @@ __all__ = [
     "is_claude_code",
     "is_codex",
     "is_gemini_cli",
+    "is_pydantic_ai",
     "is_inspect",
     "is_mini_swe_agent",
     "is_openhands",
@@ -35,6 +36,7 @@ __all__ = [
     "is_toolbench",
     "mini_swe_agent_reader",
     "openhands_reader",
+    "pydantic_ai_reader",
     "swe_agent_reader",
     "tau2_reader",
     "toolbench_reader",
@@ -156,6 +158,21 @@ def gemini_cli_reader(config: str | None) -> FileFormat:
 
 
 GEMINI_CLI_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+
+
+def pydantic_ai_reader(config: str | None) -> FileFormat:
+    from storage.inputs.pydantic_ai_files import iter_pydantic_ai_records
+    from transforms.pydantic_ai_messages import PYDANTIC_AI_KEYS
+
+    return _reader(
+        config,
+        PYDANTIC_AI_KEYS,
+        CHAT_EXTENSIONS,
+        "pydantic-ai message histories",
+        records=iter_pydantic_ai_records,
+    )
+
+
 """Gemini CLI writes a session as one JSON document (up to about 0.2x) or as JSON lines."""
 
 
@@ -214,6 +231,13 @@ def is_gemini_cli(look: Peek) -> bool:
     from transforms.gemini_cli import is_gemini_cli_session
 
     return is_gemini_cli_session(look.record)
+
+
+def is_pydantic_ai(look: Peek) -> bool:
+    from transforms.pydantic_ai_messages import is_pydantic_ai_history, is_pydantic_ai_message
+
+    # a `.json` history shows its first message; a file of histories, its first history
+    return is_pydantic_ai_message(look.record) or is_pydantic_ai_history(look.record)
 
 
 def is_codex(look: Peek) -> bool:

@@ -274,6 +274,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "session a file)",
     ),
     TraceFormat(
+        "pydantic-ai",
+        "pydantic-ai message histories",
+        CHAT_EXTENSIONS,
+        lambda look, _reader: chat_formats.is_pydantic_ai(look),
+        chat_formats.pydantic_ai_reader,
+        "pydantic-ai message histories (all_messages_json(): a history a file, an array of "
+        "them, or one a line)",
+    ),
+    TraceFormat(
         "chat",
         "chat trajectory files",
         CHAT_EXTENSIONS,

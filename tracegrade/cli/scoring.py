@@ -28,6 +28,7 @@ _FORMATS = (
     "claude-code",
     "codex",
     "gemini-cli",
+    "pydantic-ai",
     "chat",
 )
 """`--format`: auto and the names of storage.inputs.formats.FORMATS (a test holds them equal)."""
