@@ -155,6 +155,17 @@ def query_rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
+SESSION_SQL = (
+    "SELECT objective, result_summary, agent_id, success, "
+    "list_transform(list_filter(steps, s -> s.type IN ('tool_call', 'error_recovery')), "
+    "  s -> [s.tool_name, s.input]), "
+    "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
+    "FROM traces ORDER BY objective"
+)
+"""Per trace of a chat-mapped file: objective, answer, agent, success, the tool calls (tool,
+arguments) and the observations, in step order."""
+
+
 def with_escalating_llm_levels(db: Path, copy: Path, where: str, later: bool) -> Path:
     """`db` copied to `copy`, where the traces whose level rows `where` selects get a second
     source of levels: an LLM's ESCALATE, an hour newer (`later`) or older than their own."""

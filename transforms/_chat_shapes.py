@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "as_openai_call",
+    "assistant_reply",
     "final_answer",
     "is_error_result",
     "parts_text",
@@ -38,6 +39,19 @@ def as_openai_call(call: Any, name_key: str) -> Any:
         "type": "function",
         "function": {"name": call.get(name_key), "arguments": call.get("arguments")},
     }
+
+
+def assistant_reply(text: str, calls: list[tuple[Any, Any, str]]) -> dict[str, Any]:
+    """An assistant message in OpenAI's shape: its text, and the tool calls it makes (each
+    its id, its tool's name, its arguments as JSON text), for producers that keep them in a
+    shape of their own (Gemini CLI, pydantic-ai)."""
+    reply: dict[str, Any] = {"role": "assistant", "content": text}
+    if calls:
+        reply["tool_calls"] = [
+            {"id": ident, "type": "function", "function": {"name": name, "arguments": arguments}}
+            for ident, name, arguments in calls
+        ]
+    return reply
 
 
 def parts_text(content: Any, kind: str | None = None) -> str:

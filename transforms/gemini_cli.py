@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from transforms._chat_shapes import parts_text
+from transforms._chat_shapes import assistant_reply, parts_text
 
 __all__ = ["GEMINI_CLI_KEYS", "gemini_cli_records", "is_gemini_cli_record", "is_gemini_cli_session"]
 
@@ -123,20 +123,9 @@ def _said(message: dict[str, Any]) -> list[dict[str, Any]]:
     text = parts_text(message.get("content"))
     said: list[dict[str, Any]] = []
     if text.strip() or calls:
-        reply: dict[str, Any] = {"role": "assistant", "content": text}
-        if calls:
-            reply["tool_calls"] = [
-                {
-                    "id": call.get("id"),
-                    "type": "function",
-                    "function": {
-                        "name": call.get("name"),
-                        "arguments": json.dumps(call.get("args") or {}, ensure_ascii=False),
-                    },
-                }
-                for call in calls
-            ]
-        said.append(reply)
+        arguments = [json.dumps(call.get("args") or {}, ensure_ascii=False) for call in calls]
+        made = [(c.get("id"), c.get("name"), a) for c, a in zip(calls, arguments, strict=True)]
+        said.append(assistant_reply(text, made))
     for call in calls:
         result = {"role": "tool", "tool_call_id": call.get("id"), "content": _result(call)}
         if call.get("status") in ("error", "cancelled"):

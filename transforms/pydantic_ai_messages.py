@@ -30,6 +30,8 @@ import hashlib
 import json
 from typing import Any
 
+from transforms._chat_shapes import assistant_reply
+
 __all__ = [
     "PYDANTIC_AI_KEYS",
     "is_pydantic_ai_history",
@@ -122,20 +124,10 @@ def _response(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     calls = [p for p in parts if p["part_kind"] in ("tool-call", "builtin-tool-call")]
     said: list[dict[str, Any]] = []
     if any(text.strip() for text in texts) or calls:
-        reply: dict[str, Any] = {"role": "assistant", "content": "".join(texts)}
-        if calls:
-            reply["tool_calls"] = [
-                {
-                    "id": call.get("tool_call_id"),
-                    "type": "function",
-                    "function": {
-                        "name": call.get("tool_name"),
-                        "arguments": _arguments(call.get("args")),
-                    },
-                }
-                for call in calls
-            ]
-        said.append(reply)
+        made = [
+            (c.get("tool_call_id"), c.get("tool_name"), _arguments(c.get("args"))) for c in calls
+        ]
+        said.append(assistant_reply("".join(texts), made))
     for part in parts:  # a provider's own tool (web search) answers in the same response
         if part["part_kind"] == "builtin-tool-return":
             content = _said(part.get("content"))

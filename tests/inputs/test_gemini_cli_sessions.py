@@ -13,19 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import query_rows
+from conftest import SESSION_SQL, query_rows
 
 from tracegrade.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gemini-cli"
 
-SQL = (
-    "SELECT objective, result_summary, agent_id, success, "
-    "list_transform(list_filter(steps, s -> s.type IN ('tool_call', 'error_recovery')), "
-    "  s -> [s.tool_name, s.input]), "
-    "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
-    "FROM traces ORDER BY objective"
-)
+SQL = SESSION_SQL
 
 
 def _messages(path: Path) -> list[dict[str, Any]]:
