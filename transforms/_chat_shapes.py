@@ -19,6 +19,7 @@ __all__ = [
     "is_error_result",
     "parts_text",
     "with_content_blocks",
+    "with_response_items",
     "with_tool_calls",
 ]
 
@@ -116,6 +117,68 @@ def _blocks(content: Any, kind: str) -> list[dict[str, Any]]:
     if not isinstance(content, list):
         return []
     return [part for part in content if isinstance(part, dict) and part.get("type") == kind]
+
+
+_CALL_ITEMS = {"function_call": "arguments", "custom_tool_call": "input"}
+"""Responses API items that call a tool, with the field holding the call's arguments."""
+
+_OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+_TEXT_PARTS = frozenset({"input_text", "output_text", "refusal"})
+"""The text parts of a Responses API `message` item's content."""
+
+_AGENTS_SDK_FAILURE = "An error occurred while running the tool."
+"""How the OpenAI Agents SDK's default `failure_error_function` opens the output it gives the
+model in place of a tool's result when the tool raised."""
+
+
+def _response_message(item: dict[str, Any]) -> Any:
+    """A Responses API `message` item (a role, content parts `input_text` / `output_text`)
+    as a chat message with its text; another item as it is."""
+    content = item.get("content")
+    parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+    if not parts or not all(p.get("type") in _TEXT_PARTS for p in parts):
+        return item
+    text = "\n".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
+    return {"role": item.get("role"), "content": text}
+
+
+def _response_item(item: Any) -> list[Any]:
+    """One Responses API item as chat messages (none for a `reasoning` item)."""
+    if not isinstance(item, dict):
+        return [item]
+    kind = item.get("type")
+    if kind in _CALL_ITEMS:
+        call = {"id": item.get("call_id"), "type": "function"}
+        call["function"] = {"name": item.get("name"), "arguments": item.get(_CALL_ITEMS[kind])}
+        return [{"role": "assistant", "content": None, "tool_calls": [call]}]
+    if kind in _OUTPUT_ITEMS:
+        output = item.get("output")
+        text = output if isinstance(output, str) else parts_text(output)
+        said = {"role": "tool", "tool_call_id": item.get("call_id"), "content": text}
+        if text.startswith(_AGENTS_SDK_FAILURE):
+            said["is_error"] = True
+        return [said]
+    if kind == "reasoning":
+        return []
+    if kind == "message" or (kind is None and "role" in item):
+        return [_response_message(item)]
+    return [item]
+
+
+def with_response_items(messages: list[Any]) -> list[Any]:
+    """`messages` with OpenAI Responses API items (what the OpenAI Agents SDK's
+    `result.to_input_list()` gives, and its sessions keep) written as chat messages: a
+    `message` item's text parts joined, a `function_call` (or `custom_tool_call`) an
+    assistant's tool call, its `..._output` the tool message answering it (failed where it
+    is the Agents SDK's default text for a tool that raised), `reasoning` items left out.
+    Lists without a tool call item or output are kept as they are."""
+    if not any(
+        isinstance(m, dict) and (m.get("type") in _CALL_ITEMS or m.get("type") in _OUTPUT_ITEMS)
+        for m in messages
+    ):
+        return messages
+    return [said for item in messages for said in _response_item(item)]
 
 
 def with_content_blocks(messages: list[Any]) -> list[Any]:

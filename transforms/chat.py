@@ -33,6 +33,7 @@ from transforms._chat_shapes import (
     final_answer,
     is_error_result,
     with_content_blocks,
+    with_response_items,
     with_tool_calls,
 )
 from transforms.config.chat import ChatImportConfig
@@ -292,7 +293,7 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     agent_id = text_field(value, config.agent_id_field, config.agent_id, "agent id")
     domain = text_field(value, config.task_domain_field, config.task_domain, "domain")
     walk = _Walk(config)
-    walk.walk(with_content_blocks(with_tool_calls(messages)))
+    walk.walk(with_content_blocks(with_tool_calls(with_response_items(messages))))
     if not walk.assistant_messages:
         what = f"{len(messages)} messages but no assistant message" if messages else "no messages"
         raise TraceRejected(
