@@ -32,7 +32,13 @@ from typing import Any
 
 from transforms._chat_shapes import assistant_reply, parts_text
 
-__all__ = ["GEMINI_CLI_KEYS", "gemini_cli_records", "is_gemini_cli_record", "is_gemini_cli_session"]
+__all__ = [
+    "GEMINI_CLI_KEYS",
+    "gemini_cli_records",
+    "is_gemini_cli_record",
+    "is_gemini_cli_session",
+    "response_text",
+]
 
 GEMINI_CLI_KEYS: dict[str, Any] = {
     "messages_field": "messages",
@@ -102,10 +108,11 @@ def _replayed(records: list[Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return meta, list(messages.values())
 
 
-def _result(call: dict[str, Any]) -> str:
-    """A tool call's observation: its `functionResponse`'s `output`, else its `error`, else
-    the response as JSON; where it has none, the text the CLI showed."""
-    for part in call.get("result") or []:
+def response_text(parts: Any) -> str | None:
+    """The observation Gemini parts carry back to the model: the first `functionResponse`'s
+    `output`, else its `error`, else its response as JSON; None where no part is one (Gemini
+    CLI, and Qwen Code, its fork)."""
+    for part in parts if isinstance(parts, list) else []:
         answer = part.get("functionResponse") if isinstance(part, dict) else None
         response = answer.get("response") if isinstance(answer, dict) else None
         if isinstance(response, dict):
@@ -113,8 +120,15 @@ def _result(call: dict[str, Any]) -> str:
                 if isinstance(response.get(key), str):
                     return str(response[key])
             return json.dumps(response, ensure_ascii=False)
+    return None
+
+
+def _result(call: dict[str, Any]) -> str:
+    """A tool call's observation (`response_text`); where it has none, the text the CLI
+    showed."""
+    found = response_text(call.get("result"))
     shown = call.get("resultDisplay")
-    return shown if isinstance(shown, str) else ""
+    return found if found is not None else shown if isinstance(shown, str) else ""
 
 
 def _said(message: dict[str, Any]) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ __all__ = [
     "is_codex",
     "is_gemini_cli",
     "is_pydantic_ai",
+    "is_qwen_code",
     "is_inspect",
     "is_mini_swe_agent",
     "is_openhands",
@@ -37,6 +38,7 @@ __all__ = [
     "mini_swe_agent_reader",
     "openhands_reader",
     "pydantic_ai_reader",
+    "qwen_code_reader",
     "swe_agent_reader",
     "tau2_reader",
     "toolbench_reader",
@@ -136,6 +138,14 @@ def claude_code_reader(config: str | None) -> FileFormat:
     return _reader(config, CLAUDE_CODE_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
 
 
+def qwen_code_reader(config: str | None) -> FileFormat:
+    from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
+    from transforms.qwen_code import QWEN_CODE_KEYS, is_qwen_code_event, qwen_code_records
+
+    log = SessionLog("Qwen Code sessions", is_qwen_code_event, qwen_code_records)
+    return _reader(config, QWEN_CODE_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
+
+
 def codex_reader(config: str | None) -> FileFormat:
     from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
     from transforms.codex import CODEX_KEYS, codex_records, is_codex_event
@@ -219,6 +229,12 @@ def is_tau2(look: Peek) -> bool:
     # A results file too large to peek whole is known by its `info`, which comes first.
     large = look.record is None and is_tau2_info(look.leading.get("info"))
     return is_tau2_results(look.record) or large
+
+
+def is_qwen_code(look: Peek) -> bool:
+    from transforms.qwen_code import is_qwen_code_event
+
+    return is_qwen_code_event(look.record)
 
 
 def is_claude_code(look: Peek) -> bool:

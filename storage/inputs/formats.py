@@ -247,6 +247,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         "tau2-bench results files (info, tasks, simulations with their messages and rewards)",
     ),
     TraceFormat(
+        "qwen-code",
+        "Qwen Code sessions",
+        (".jsonl", ".ndjson"),
+        lambda look, _reader: chat_formats.is_qwen_code(look),
+        chat_formats.qwen_code_reader,
+        "Qwen Code session logs (~/.qwen/projects/*/chats/*.jsonl: one session's events a line)",
+    ),
+    TraceFormat(
         "claude-code",
         "Claude Code transcripts",
         (".jsonl", ".ndjson"),

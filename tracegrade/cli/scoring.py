@@ -25,6 +25,7 @@ _FORMATS = (
     "openhands",
     "inspect",
     "tau2",
+    "qwen-code",
     "claude-code",
     "codex",
     "gemini-cli",
