@@ -32,6 +32,18 @@ QUESTIONS = (
 """What each capture asks its agent, one run each."""
 
 
+FILE_PROMPTS = (
+    "What does notes.txt say?",
+    "Compare notes.txt and weather.txt.",
+    "What does missing.txt say?",
+)
+"""What the coding-agent captures (Gemini CLI, Qwen Code) ask, one session each: the third
+names a file that is not there."""
+
+FILES = {"notes.txt": "Paris: 18 C, cloudy\n", "weather.txt": "Tokyo: 24 C, sunny\n"}
+"""The files those captures' folder holds."""
+
+
 def weather(city: str) -> str:
     """The captures' tool: the weather in Paris or Tokyo; for Lima it raises."""
     if city == "Lima":

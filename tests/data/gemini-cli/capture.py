@@ -25,12 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-PROMPTS = (
-    "What does notes.txt say?",
-    "Compare notes.txt and weather.txt.",
-    "What does missing.txt say?",
-)
-FILES = {"notes.txt": "Paris: 18 C, cloudy\n", "weather.txt": "Tokyo: 24 C, sunny\n"}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from otlp_capture import FILE_PROMPTS, FILES  # noqa: E402
+
 SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
     "selectedAuthType": "gemini-api-key",
@@ -112,7 +109,7 @@ def main(gemini: str, out: str) -> None:
             "GEMINI_API_KEY": "not-a-key",
             "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:18090",
         }
-        for prompt in PROMPTS:
+        for prompt in FILE_PROMPTS:
             command = [gemini, "-p", prompt, "--yolo", "-m", "gemini-2.5-flash"]
             subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL, check=False)
         Path(out).mkdir(parents=True, exist_ok=True)

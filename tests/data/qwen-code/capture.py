@@ -25,12 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-PROMPTS = (
-    "What does notes.txt say?",
-    "Compare notes.txt and weather.txt.",
-    "What does missing.txt say?",
-)
-FILES = {"notes.txt": "Paris: 18 C, cloudy\n", "weather.txt": "Tokyo: 24 C, sunny\n"}
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from otlp_capture import FILE_PROMPTS, FILES  # noqa: E402
+
 SETTINGS = {
     "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
     "general": {"disableAutoUpdate": True},
@@ -124,7 +121,7 @@ def main(qwen: str, out: str) -> None:
             "OPENAI_BASE_URL": "http://127.0.0.1:18091/v1",
             "OPENAI_MODEL": "qwen3-coder-plus",
         }
-        for prompt in PROMPTS:
+        for prompt in FILE_PROMPTS:
             command = [qwen, "-p", prompt, "--yolo"]
             subprocess.run(command, cwd=WORK, env=env, stdin=subprocess.DEVNULL, check=False)
         Path(out).mkdir(parents=True, exist_ok=True)
