@@ -42,10 +42,10 @@ def as_openai_call(call: Any, name_key: str) -> Any:
     }
 
 
-def assistant_reply(text: str, calls: list[tuple[Any, Any, str]]) -> dict[str, Any]:
-    """An assistant message in OpenAI's shape: its text, and the tool calls it makes (each
-    its id, its tool's name, its arguments as JSON text), for producers that keep them in a
-    shape of their own (Gemini CLI, pydantic-ai)."""
+def assistant_reply(text: str | None, calls: list[tuple[Any, Any, Any]]) -> dict[str, Any]:
+    """An assistant message in OpenAI's shape: its text (None where it says nothing), and the
+    tool calls it makes (each its id, its tool's name, its arguments), for producers that keep
+    them in a shape of their own (Gemini CLI, pydantic-ai, Responses API items, Codex)."""
     reply: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         reply["tool_calls"] = [
@@ -149,9 +149,8 @@ def _response_item(item: Any) -> list[Any]:
         return [item]
     kind = item.get("type")
     if kind in _CALL_ITEMS:
-        call = {"id": item.get("call_id"), "type": "function"}
-        call["function"] = {"name": item.get("name"), "arguments": item.get(_CALL_ITEMS[kind])}
-        return [{"role": "assistant", "content": None, "tool_calls": [call]}]
+        call = (item.get("call_id"), item.get("name"), item.get(_CALL_ITEMS[kind]))
+        return [assistant_reply(None, [call])]
     if kind in _OUTPUT_ITEMS:
         output = item.get("output")
         text = output if isinstance(output, str) else parts_text(output)

@@ -35,7 +35,7 @@ import json
 import re
 from typing import Any
 
-from transforms._chat_shapes import parts_text
+from transforms._chat_shapes import assistant_reply, parts_text
 
 __all__ = ["CODEX_KEYS", "codex_records", "is_codex_event"]
 
@@ -122,17 +122,7 @@ def _mcp_succeeded(result: Any) -> bool:
 
 
 def _call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": call_id,
-                "type": "function",
-                "function": {"name": name, "arguments": arguments},
-            }
-        ],
-    }
+    return assistant_reply(None, [(call_id, name, arguments)])
 
 
 def _message(payload: dict[str, Any], failed: set[str], ends: bool) -> dict[str, Any] | None:

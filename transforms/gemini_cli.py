@@ -34,6 +34,7 @@ from transforms._chat_shapes import assistant_reply, parts_text
 
 __all__ = [
     "GEMINI_CLI_KEYS",
+    "function_calls",
     "gemini_cli_records",
     "is_gemini_cli_record",
     "is_gemini_cli_session",
@@ -123,6 +124,15 @@ def response_text(parts: Any) -> str | None:
     return None
 
 
+def function_calls(calls: list[dict[str, Any]]) -> list[tuple[Any, Any, str]]:
+    """Gemini function calls (`id`, `name`, `args`) as `assistant_reply`'s calls, the
+    arguments as JSON text (Gemini CLI's `toolCalls`, Qwen Code's `functionCall` parts)."""
+    return [
+        (call.get("id"), call.get("name"), json.dumps(call.get("args") or {}, ensure_ascii=False))
+        for call in calls
+    ]
+
+
 def _result(call: dict[str, Any]) -> str:
     """A tool call's observation (`response_text`); where it has none, the text the CLI
     showed."""
@@ -137,9 +147,7 @@ def _said(message: dict[str, Any]) -> list[dict[str, Any]]:
     text = parts_text(message.get("content"))
     said: list[dict[str, Any]] = []
     if text.strip() or calls:
-        arguments = [json.dumps(call.get("args") or {}, ensure_ascii=False) for call in calls]
-        made = [(c.get("id"), c.get("name"), a) for c, a in zip(calls, arguments, strict=True)]
-        said.append(assistant_reply(text, made))
+        said.append(assistant_reply(text, function_calls(calls)))
     for call in calls:
         result = {"role": "tool", "tool_call_id": call.get("id"), "content": _result(call)}
         if call.get("status") in ("error", "cancelled"):

@@ -20,11 +20,10 @@ A session records no outcome: unknown (SPEC 1).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from transforms._chat_shapes import assistant_reply
-from transforms.gemini_cli import response_text
+from transforms.gemini_cli import function_calls, response_text
 
 __all__ = ["QWEN_CODE_KEYS", "is_qwen_code_event", "qwen_code_records"]
 
@@ -75,12 +74,8 @@ def _said(event: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"role": "user", "content": text}] if text.strip() else []
     if kind == "assistant":
         calls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
-        made = [
-            (c.get("id"), c.get("name"), json.dumps(c.get("args") or {}, ensure_ascii=False))
-            for c in calls
-        ]
         text = _text(parts)
-        return [assistant_reply(text, made)] if text.strip() or made else []
+        return [assistant_reply(text, function_calls(calls))] if text.strip() or calls else []
     if kind == "tool_result":
         status = event.get("toolCallResult")
         status = status if isinstance(status, dict) else {}

@@ -27,11 +27,11 @@ __all__ = [
     "is_claude_code",
     "is_codex",
     "is_gemini_cli",
-    "is_pydantic_ai",
-    "is_qwen_code",
     "is_inspect",
     "is_mini_swe_agent",
     "is_openhands",
+    "is_pydantic_ai",
+    "is_qwen_code",
     "is_swe_agent",
     "is_tau2",
     "is_toolbench",
@@ -168,6 +168,7 @@ def gemini_cli_reader(config: str | None) -> FileFormat:
 
 
 GEMINI_CLI_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+"""Gemini CLI writes a session as one JSON document (up to about 0.2x) or as JSON lines."""
 
 
 def pydantic_ai_reader(config: str | None) -> FileFormat:
@@ -181,9 +182,6 @@ def pydantic_ai_reader(config: str | None) -> FileFormat:
         "pydantic-ai message histories",
         records=iter_pydantic_ai_records,
     )
-
-
-"""Gemini CLI writes a session as one JSON document (up to about 0.2x) or as JSON lines."""
 
 
 def is_toolbench(look: Peek) -> bool:

@@ -109,20 +109,20 @@ def opik_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     trace = value["trace"]
     rows = [opik_span_row(span, trace["id"]) for span in value["spans"]]
     top = [row for row in rows if row["parent_id"] is None]
+    own = opik_span_row(_as_span(trace), trace["id"])
     if len(top) == 1:
         root = top[0]
-        for key, item in opik_span_row(_as_span(trace), trace["id"]).items():
+        for key, item in own.items():
             if key.startswith("attributes."):
                 root.setdefault(key, item)
             elif key == "status_message" and item is not None and root["status_code"] != "ERROR":
                 root.update(status_code="ERROR", status_message=item)
         return rows
-    root = opik_span_row(_as_span(trace), trace["id"])
     for row in top:
-        row["parent_id"] = root["context.span_id"]
+        row["parent_id"] = own["context.span_id"]
         for key in ("attributes.agent.name", f"attributes.{TAGS_KEY}"):
             row.pop(key, None)
-    return [root, *rows]
+    return [own, *rows]
 
 
 def _as_span(trace: Mapping[str, Any]) -> dict[str, Any]:

@@ -422,7 +422,8 @@ def _phoenix_block(data: bytearray, first: int, path: Path, config: OtelImportCo
                 )
             )
             continue
-        weave.extend(_weave_rows([value], [rows]))
+        if is_weave_call(value):
+            weave.extend(rows)  # type: ignore[arg-type]
         good.extend((number, row) for row in rows)
     with_weave_tools(weave)
     read = rows_frame(phoenix_rows(good, source, wanted))
