@@ -13,8 +13,10 @@ that failed its validation); a response's `text`, `tool-call` (`tool_name`, `arg
 trajectory, one a history:
 - the user prompts are the user's, the first the objective; system prompts are the system's;
 - a response's text is the assistant's, the last its answer; each tool call a call (its
-  arguments as JSON); the run's output tool (`final_result`) is a final-answer tool, so a run
-  that ends by it answers with its arguments;
+  arguments as JSON); a call of the run's output tool (`final_result`, `final_result_<Type>`
+  for a union of output types: how a structured output is given) is no tool call but the
+  output, its arguments' JSON an answer of its own, and the return pydantic-ai sends it
+  ("Final result processed.") no observation;
 - a `tool-return` is the call's observation, a failed call where its `outcome` is failed,
   denied or interrupted; a `retry-prompt` that names a tool is a failed call's observation (the
   validation errors, or what `ModelRetry` said); one that names none (an output rejected) is
@@ -44,7 +46,6 @@ PYDANTIC_AI_KEYS: dict[str, Any] = {
     "id_fields": ["run"],
     "agent_id_field": "model",
     "created_at_field": "started",
-    "final_answer_tools": ["Finish", "final_answer", "final_output", "submit", "final_result"],
 }
 """The chat mapping's keys for a record of `pydantic_ai_record` (no success field: unknown)."""
 
@@ -92,10 +93,18 @@ def _arguments(args: Any) -> str:
     return json.dumps(args if args is not None else {}, ensure_ascii=False)
 
 
+def _is_output_tool(name: Any) -> bool:
+    """pydantic-ai's output tool: `final_result`, or `final_result_<Type>` for each type of a
+    union of output types."""
+    return isinstance(name, str) and (name == "final_result" or name.startswith("final_result_"))
+
+
 def _request(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     said: list[dict[str, Any]] = []
     for part in parts:
         kind = part["part_kind"]
+        if _is_output_tool(part.get("tool_name")):
+            continue  # what pydantic-ai tells the model of its output: no tool's result
         if kind == "system-prompt":
             said.append({"role": "system", "content": _text(part.get("content"))})
         elif kind == "user-prompt":
@@ -122,12 +131,15 @@ def _request(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _response(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     texts = [str(p.get("content") or "") for p in parts if p["part_kind"] == "text"]
     calls = [p for p in parts if p["part_kind"] in ("tool-call", "builtin-tool-call")]
+    outputs = [_arguments(c.get("args")) for c in calls if _is_output_tool(c.get("tool_name"))]
+    calls = [c for c in calls if not _is_output_tool(c.get("tool_name"))]
     said: list[dict[str, Any]] = []
     if any(text.strip() for text in texts) or calls:
         made = [
             (c.get("tool_call_id"), c.get("tool_name"), _arguments(c.get("args"))) for c in calls
         ]
         said.append(assistant_reply("".join(texts), made))
+    said.extend(assistant_reply(output, []) for output in outputs)
     for part in parts:  # a provider's own tool (web search) answers in the same response
         if part["part_kind"] == "builtin-tool-return":
             content = _said(part.get("content"))

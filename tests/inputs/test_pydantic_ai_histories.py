@@ -72,3 +72,27 @@ def test_a_line_that_holds_no_history_is_quarantined_with_its_reason(tmp_path: P
     assert query_rows(
         db, "SELECT rule, reason LIKE '%no pydantic-ai message history%' FROM quarantine"
     ) == [("malformed_record", True)]
+
+
+def test_a_structured_output_is_the_answer_not_a_tool_call(tmp_path: Path) -> None:
+    """Real histories from a public repository (tests/data/pydantic-ai/public: gemini-1.5-flash
+    runs with an output type, as `all_messages_json()` printed them): pydantic-ai gives a
+    structured output by calling its output tool, `final_result`, whose arguments are the
+    answer; the tools the run used are its tool calls."""
+    db = tmp_path / "p.duckdb"
+    assert main(["score", str(DATA / "public"), "--db", str(db), "--no-embedder"]) == 0
+    expected = []
+    for path in sorted(DATA.joinpath("public").glob("*.json")):
+        parts = [p for m in json.loads(path.read_text()) for p in m["parts"]]
+        calls = [p for p in parts if p["part_kind"] == "tool-call"]
+        used = [c["tool_name"] for c in calls if c["tool_name"] != "final_result"]
+        output = [c["args"] for c in calls if c["tool_name"] == "final_result"][-1]
+        expected.append((parts[0]["content"], json.dumps(output), used))
+    found = query_rows(
+        db,
+        "SELECT objective, result_summary, "
+        "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.tool_name) "
+        "FROM traces ORDER BY objective",
+    )
+    assert found == sorted(expected)
+    assert found[1][2] == ["roll_dice", "get_player_name"]
