@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TypeGuard
 
 from storage.spans.otel_files import (
-    CHUNK_BYTES,
     ChunkJob,
     LineBlock,
     SpanChunk,
@@ -47,7 +46,7 @@ def read_chunks(
     config: OtelImportConfig,
     handle: Callable[[int, SpanChunk], None],
     workers: int,
-    chunk_bytes: int = CHUNK_BYTES,
+    chunk_bytes: int | None = None,
 ) -> None:
     """Every chunk of the files, in any order, to `handle(order, chunk)` on one of `workers`
     threads; `order` ranks the chunk in the files' order (the first file's chunks first).

@@ -216,7 +216,17 @@ def _document_spans(
 
 
 CHUNK_BYTES = 8 << 20
-"""About how many bytes of a file are read into one chunk of spans."""
+"""About how many bytes of a file are read into one chunk of spans where its records become
+Python objects: OTLP protobuf, Phoenix or Langfuse rows (where the column-wise reader cannot
+take them). 32 MiB chunks of the Langfuse export of bench_otel_import.py read no faster and
+went past 1 GiB at the peak (1,439 MiB)."""
+
+JSON_LINES_CHUNK_BYTES = 32 << 20
+"""About how many bytes of OTLP JSON lines (a Collector's file exporter) are read into one
+chunk: Arrow's reader parses them, and each chunk's parsing and span facts cost a fixed 30-40
+ms of Polars calls on top of its spans. 32 MiB chunks read the Collector files of
+bench_otel_import.py with 9% less CPU than 8 MiB ones (22.9 against 25.2 CPU-s for a million
+spans), for 60-75 MiB more at the peak (docs/performance.md)."""
 
 _LINES = (".json", ".jsonl", ".ndjson")
 _PHOENIX_BATCH_ROWS = 20_000
@@ -516,12 +526,13 @@ def parsed_block(block: LineBlock) -> list[SpanChunk]:
 
 
 def chunk_jobs(
-    path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
+    path: Path, config: OtelImportConfig, chunk_bytes: int | None = None
 ) -> Iterator[ChunkJob]:
     """The reading of one file as jobs, in the file's order: one a block of about
-    `chunk_bytes` of JSON lines (OTLP requests, Phoenix or Langfuse rows), whose bytes are
-    read here and parsed when the job runs, so that blocks of one file can be parsed side by
-    side; one job for a whole protobuf, Parquet or one-document file.
+    `chunk_bytes` of JSON lines (OTLP requests, Phoenix or Langfuse rows; None:
+    JSON_LINES_CHUNK_BYTES or CHUNK_BYTES), whose bytes are read here and parsed when the
+    job runs, so that blocks of one file can be parsed side by side; one job for a whole
+    protobuf, Parquet or one-document file.
 
     Raises:
         InputError: the file cannot be opened or read, is not UTF-8 (JSON), or is a Parquet
@@ -532,14 +543,16 @@ def chunk_jobs(
         if suffix in PARQUET_EXTENSIONS:
             yield _job(lambda: _phoenix_parquet(path, config), path)
         elif suffix not in _LINES:
-            yield _job(lambda: _protobuf_chunks(path, config, chunk_bytes), path)
+            messages = chunk_bytes or CHUNK_BYTES
+            yield _job(lambda: _protobuf_chunks(path, config, messages), path)
         else:
             phoenix, python = _row_lines(path)
             if not phoenix and is_one_document(path):
                 yield _job(lambda: iter((document_chunk(path, config),)), path)
                 return
+            block = chunk_bytes or (CHUNK_BYTES if phoenix else JSON_LINES_CHUNK_BYTES)
             size = path.stat().st_size
-            for data, first in _line_blocks(path, chunk_bytes):
+            for data, first in _line_blocks(path, block):
                 yield LineBlock(data, first, path, config, phoenix, python, size)
     except OSError as exc:
         raise InputError(
@@ -548,7 +561,7 @@ def chunk_jobs(
 
 
 def iter_span_chunks(
-    path: Path, config: OtelImportConfig, chunk_bytes: int = CHUNK_BYTES
+    path: Path, config: OtelImportConfig, chunk_bytes: int | None = None
 ) -> Iterator[SpanChunk]:
     """The spans of one file, a chunk of about `chunk_bytes` at a time, on this thread.
 
