@@ -246,7 +246,8 @@ def test_runs_writing_one_sqlite_ducklake_at_once_all_complete_as_one_after_anot
     together = f"ducklake:sqlite:{tmp_path / 'together.sqlite'}"
     runs = [
         subprocess.Popen(
-            [TRACEGRADE, "score", str(path), "--db", together, "--no-embedder"],
+            # --debug: a store fault prints its traceback, which names the statement's caller
+            [TRACEGRADE, "--debug", "score", str(path), "--db", together, "--no-embedder"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -259,7 +260,10 @@ def test_runs_writing_one_sqlite_ducklake_at_once_all_complete_as_one_after_anot
     if any(run.returncode for run in runs):
         # whole, not as an assertion's repr: pytest cuts that short, and the failing
         # statement's text is what tells one such failure from another (seen once in a
-        # loaded suite on 2026-12-04, not again in 26 tries)
+        # loaded suite on 2026-12-04, not again in 26 tries; again on 2026-12-06, "Failed to
+        # query most recent snapshot for DuckLake: Failed to prepare query \"SELECT type FROM
+        # sqlite_master ...\": database is locked" as a run began scoring, not again in 32
+        # tries of three runs and 10 of six, quiet or beside two busy processes)
         pytest.fail(
             "\n".join(f"run {i}: exit {run.returncode}\n{errors[i]}" for i, run in enumerate(runs)),
             pytrace=False,
