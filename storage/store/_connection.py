@@ -11,13 +11,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import duckdb
 
 from storage.errors import StoreDamaged, StoreLockedError, StoreOpenError
 from storage.names import sql_string
-from storage.store.interrupts import uninterrupted
+from storage.store.interrupts import requested, uninterrupted
 from transforms.config.sizes import WRITE_ROW_GROUP_ROWS
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "attach",
     "holder_of",
     "locked",
+    "read_method",
+    "retried_while_busy",
     "uninterrupted_method",
 ]
 
@@ -63,6 +65,50 @@ def uninterrupted_method(method: F) -> F:
             return method(*args, **kwargs)
 
     return cast(F, run)
+
+
+class _Reader(Protocol):
+    def _read(self, call: Callable[[], Any]) -> Any: ...
+
+
+def read_method(method: F) -> F:
+    """`uninterrupted_method` for a method that only reads, through its store's `_read`
+    (which tries it again where SQLite answered a DuckLake's read at once that its catalog
+    is locked: `retried_while_busy`)."""
+
+    @functools.wraps(method)
+    def run(self: _Reader, *args: Any, **kwargs: Any) -> Any:
+        with uninterrupted():
+            return self._read(lambda: method(self, *args, **kwargs))
+
+    return cast(F, run)
+
+
+T = TypeVar("T")
+
+
+def retried_while_busy(call: Callable[[], T]) -> T:
+    """`call()`, tried again while it fails with SQLite's "database is locked", with pauses
+    growing from 0.05 s to 1 s for up to `lock_wait_s`; a stop request ends the wait.
+
+    For reads of a SQLite-catalog DuckLake outside a transaction only: such a read failed
+    does nothing, so trying it again is safe. SQLite's busy timeout (META_BUSY_TIMEOUT) makes
+    a read wait while another process writes the catalog, but under load a run's read was
+    still answered "database is locked" at once, as it began a DuckLake transaction
+    ("Failed to query most recent snapshot for DuckLake"; registering a frame, reading
+    information_schema): two of two loaded suites on 2026-12-06 failed that way.
+    """
+    deadline = time.monotonic() + lock_wait_s()
+    pause = 0.05
+    while True:
+        try:
+            return call()
+        except duckdb.Error as exc:
+            left = deadline - time.monotonic()
+            if _SQLITE_BUSY not in str(exc) or left <= 0 or requested() is not None:
+                raise
+        time.sleep(min(pause, left))
+        pause = min(2 * pause, _LONGEST_PAUSE_S)
 
 
 LOCK_WAIT_ENV = "TRACEGRADE_LOCK_WAIT_S"

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
@@ -24,6 +24,8 @@ from storage.store._connection import (
     attach,
     holder_of,
     locked,
+    read_method,
+    retried_while_busy,
     uninterrupted_method,
 )
 from storage.store._extensions import load_extension
@@ -37,6 +39,8 @@ from storage.store.interrupts import uninterrupted
 from storage.store.locations import check_file, locate
 from storage.store.publishing import Publishing
 from storage.store.statements import Scratch, Statements, steps_with
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # imported where used: `tracegrade sql` starts without Polars and NumPy
     import numpy as np
@@ -96,6 +100,7 @@ class DuckDBStore(Statements, Publishing):
         self._alias = _catalog_name(self.path)
         self._attached = False
         self._pins = 0
+        self._reading = False
         self._writer_lock: int | None = None
         self.holds = Holds()
         # The connection's own database is in memory: a run's temporary tables live there,
@@ -197,6 +202,18 @@ class DuckDBStore(Statements, Publishing):
             with self.transaction() as con:
                 yield con
             self.holds.took(kind, time.monotonic() - started)
+
+    def _read(self, call: Callable[[], T]) -> T:
+        """Run a read; on a SQLite-catalog DuckLake outside `held()`, tried again while SQLite
+        answers "database is locked" (`retried_while_busy`: such a read failed did nothing).
+        Inside a transaction a failed statement ends it, so nothing is tried again there."""
+        if self.location.catalog != "sqlite" or self._pins or self._reading:
+            return call()
+        self._reading = True
+        try:
+            return retried_while_busy(call)
+        finally:
+            self._reading = False
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -339,7 +356,7 @@ class DuckDBStore(Statements, Publishing):
             ],
         )
 
-    @uninterrupted_method
+    @read_method
     def stored_traces(self) -> pl.DataFrame:
         """Identity and replay columns of every stored trace."""
         return self.sql(
@@ -347,12 +364,12 @@ class DuckDBStore(Statements, Publishing):
             "source_file, text_sha FROM traces"
         )
 
-    @uninterrupted_method
+    @read_method
     def trace_count(self) -> int:
         """How many traces the database stores (published runs')."""
         return int(self.rows("SELECT count(*) FROM traces")[0][0])
 
-    @uninterrupted_method
+    @read_method
     def has_table(self, name: str) -> bool:
         """True when the database has a table or view `name` (a read-only store may lack one)."""
         rows = self._con.execute(
@@ -360,7 +377,7 @@ class DuckDBStore(Statements, Publishing):
         ).fetchall()
         return bool(rows[0][0])
 
-    @uninterrupted_method
+    @read_method
     def columns(self, table: str) -> list[str]:
         """Column names of a table, in order."""
         rows = self._con.execute(
@@ -370,7 +387,7 @@ class DuckDBStore(Statements, Publishing):
         ).fetchall()
         return [name for (name,) in rows]
 
-    @uninterrupted_method
+    @read_method
     def traces_for(
         self,
         trace_ids: pl.Series,
@@ -420,7 +437,7 @@ class DuckDBStore(Statements, Publishing):
 
     # The embeddings table: a pure cache of vectors by text, committed as soon as written.
 
-    @uninterrupted_method
+    @read_method
     def missing_embeddings(self, keys: pl.Series) -> pl.Series:
         """The distinct keys among `keys` that have no stored vector."""
         import polars as pl
@@ -433,7 +450,7 @@ class DuckDBStore(Statements, Publishing):
         )
         return found["embedding_key"]
 
-    @uninterrupted_method
+    @read_method
     def embedding_models(self) -> list[str]:
         """The model keys (model|mode|length) that stored vectors were made under."""
         rows = self._con.sql("SELECT DISTINCT model FROM embeddings ORDER BY model").fetchall()
@@ -468,7 +485,7 @@ class DuckDBStore(Statements, Publishing):
             finally:
                 con.unregister("__vectors")
 
-    @uninterrupted_method
+    @read_method
     def vectors(self, keys: pl.Series) -> npt.NDArray[np.float32]:
         """Stored vectors in the order of `keys` (each key must be stored)."""
         import numpy as np

@@ -4,15 +4,15 @@ tables only, the file not attached)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
 from storage.names import sql_string
-from storage.store._connection import uninterrupted_method
+from storage.store._connection import read_method, uninterrupted_method
 
 if TYPE_CHECKING:  # imported where a frame is made: `tracegrade sql` starts without Polars
     import polars as pl
@@ -58,6 +58,9 @@ def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
     return frames[0] if len(frames) == 1 else pl.concat(frames, rechunk=False)
 
 
+T = TypeVar("T")
+
+
 class Statements:
     """Queries and loads by column name, through Arrow."""
 
@@ -65,23 +68,27 @@ class Statements:
     def _con(self) -> duckdb.DuckDBPyConnection:
         raise NotImplementedError
 
-    @uninterrupted_method
+    def _read(self, call: Callable[[], T]) -> T:
+        """Run a read (`read_method`); a store may try one again (DuckDBStore)."""
+        return call()
+
+    @read_method
     def sql(self, query: str, params: Sequence[Any] | None = None) -> pl.DataFrame:
         """Run a read query and return its rows."""
         return _frame(self._con.sql(query, params=params))
 
-    @uninterrupted_method
+    @read_method
     def rows(self, query: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         """Run a read query and return its rows as tuples (no Polars: for small answers)."""
         return self._con.execute(query, params).fetchall()
 
-    @uninterrupted_method
+    @read_method
     def numpy_columns(self, query: str) -> dict[str, Any]:
         """Run a read query and return its columns as NumPy arrays (no Polars, no Python
         object a row: for long answers of numbers)."""
         return dict(self._con.execute(query).fetchnumpy())
 
-    @uninterrupted_method
+    @read_method
     def cursor_rows(self, query: str) -> tuple[list[str], list[str], duckdb.DuckDBPyConnection]:
         """Run a read query for `tracegrade sql`: its column names, their DuckDB types and the
         cursor to fetch its rows from (as Python values, with no Polars in between)."""
@@ -103,7 +110,7 @@ class Statements:
         ).fetchall()
         return int(written)
 
-    @uninterrupted_method
+    @read_method
     def sql_with(self, query: str, **frames: pl.DataFrame) -> pl.DataFrame:
         """Run a read query that refers to each of `frames` as `__<name>`."""
         with self._registered(frames):

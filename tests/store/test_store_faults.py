@@ -306,3 +306,83 @@ def test_a_sqlite_catalog_locked_by_another_process_is_one_line_at_start_and_mid
     clean = _run("score", str(export), "--db", str(tmp_path / "clean.duckdb"), "--no-embedder")
     assert clean.returncode == 0, clean.stderr[-3000:]
     assert _latest(lake) == _latest(str(tmp_path / "clean.duckdb"))
+
+
+class _LockedAtFirst:
+    """A store's connection whose first `failures` statements fail as SQLite answered a
+    DuckLake's read under load on 2026-12-06 (at once, whatever its busy timeout); the rest
+    go to the real connection."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, failures: int) -> None:
+        self._con, self.failures, self.failed = con, failures, 0
+
+    def __getattr__(self, name: str) -> object:
+        real = getattr(self._con, name)
+        if name not in ("execute", "sql", "register"):
+            return real
+
+        def statement(*args: object, **kwargs: object) -> object:
+            if self.failed < self.failures:
+                self.failed += 1
+                raise duckdb.Error(
+                    "Failed to query most recent snapshot for DuckLake: database is locked"
+                )
+            return real(*args, **kwargs)
+
+        return statement
+
+
+@pytest.mark.parametrize("catalog", ["sqlite", None])
+def test_a_read_that_sqlite_answers_locked_at_once_is_tried_again_outside_a_transaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catalog: str | None
+) -> None:
+    """Two of two loaded suites failed a run of three at once on one SQLite-catalog DuckLake:
+    a read as a DuckLake transaction began ("Failed to query most recent snapshot") was
+    answered "database is locked" at once. Such a read is tried again until the lock wait
+    ends: it did nothing, so nothing is doubled. Inside a transaction it is not (the
+    transaction is over), nor on a DuckDB file, whose lock DuckDB holds."""
+    import polars as pl
+
+    db = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}" if catalog else str(tmp_path / "one.duckdb")
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "5")
+    ids = pl.DataFrame({"trace_id": ["a", "b"]})
+    query = "SELECT count(*) AS n FROM traces t SEMI JOIN __ids USING (trace_id)"
+    with DuckDBStore(db) as store:
+        store.sql("SELECT 1")  # attached
+        flaky = _LockedAtFirst(store._raw, failures=3)
+        store._raw = flaky  # type: ignore[assignment]
+        if catalog:
+            assert store.sql_with(query, ids=ids)["n"].to_list() == [0]
+            assert flaky.failed == 3
+        else:
+            with pytest.raises(duckdb.Error, match="database is locked"):
+                store.sql_with(query, ids=ids)
+            assert flaky.failed == 1
+        flaky.failures, flaky.failed = 1, 0
+        with store.held(), pytest.raises(duckdb.Error, match="database is locked"):
+            store.columns("scores")
+        assert flaky.failed == 1
+        store._raw = flaky._con
+
+
+def test_a_read_answered_locked_for_longer_than_the_lock_wait_fails_as_a_locked_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tries end with the lock wait (TRACEGRADE_LOCK_WAIT_S), and the fault is the locked
+    catalog's one line."""
+    import time
+
+    db = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}"
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "0.5")
+    with DuckDBStore(db) as store:
+        store.sql("SELECT 1")
+        flaky = _LockedAtFirst(store._raw, failures=10**6)
+        store._raw = flaky  # type: ignore[assignment]
+        began = time.monotonic()
+        with pytest.raises(duckdb.Error) as failed:
+            store.columns("scores")
+        waited = time.monotonic() - began
+        store._raw = flaky._con
+    assert 0.5 <= waited < 3 and flaky.failed > 2
+    said = describe_fault(failed.value, db)
+    assert said is not None and said.startswith("the DuckLake catalog stayed locked")
