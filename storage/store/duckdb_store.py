@@ -250,7 +250,7 @@ class DuckDBStore(Statements, Publishing):
     def scratch(self) -> Statements:
         """Statements over temporary tables only: they do not attach the file, so a run's
         staging work does not hold it."""
-        return Scratch(self._raw)
+        return Scratch(self._raw, self._read)
 
     def close(self) -> None:
         """Release the file (and its lock), and drop the connection object itself: a store that

@@ -4,6 +4,7 @@ tables only, the file not attached)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,7 +126,8 @@ class Statements:
     @contextmanager
     def _registered(self, frames: dict[str, pl.DataFrame]) -> Iterator[None]:
         for name, frame in frames.items():
-            self._con.register(f"__{name}", frame)
+            # registering begins a DuckLake transaction where one is attached: a read
+            self._read(functools.partial(self._con.register, f"__{name}", frame))
         try:
             yield
         finally:
@@ -157,10 +159,20 @@ class Statements:
 
 
 class Scratch(Statements):
-    """Statements on a connection as it is, without attaching anything."""
+    """Statements on a connection as it is, without attaching anything; its reads run through
+    `read` (its store's `_read`: where a DuckLake is attached, registering a frame or naming
+    a `temp.` table still begins a DuckLake transaction, which reads its catalog)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        read: Callable[[Callable[[], Any]], Any] | None = None,
+    ) -> None:
         self._raw = con
+        self._reader = read
+
+    def _read(self, call: Callable[[], T]) -> T:
+        return call() if self._reader is None else self._reader(call)
 
     @property
     def _con(self) -> duckdb.DuckDBPyConnection:

@@ -354,6 +354,11 @@ def test_a_read_that_sqlite_answers_locked_at_once_is_tried_again_outside_a_tran
         if catalog:
             assert store.sql_with(query, ids=ids)["n"].to_list() == [0]
             assert flaky.failed == 3
+            # the run's staging side registers frames too, which reads the lake's catalog
+            flaky.failures, flaky.failed = 2, 0
+            store.scratch.create_temp_table("staged", ids.clear())
+            assert flaky.failed == 2
+            assert store.scratch.sql_with("SELECT count(*) AS n FROM __ids", ids=ids)["n"][0] == 2
         else:
             with pytest.raises(duckdb.Error, match="database is locked"):
                 store.sql_with(query, ids=ids)
