@@ -17,6 +17,7 @@ __all__ = [
     "assistant_reply",
     "final_answer",
     "is_error_result",
+    "log_keys",
     "parts_text",
     "with_content_blocks",
     "with_response_items",
@@ -27,6 +28,19 @@ _ANSWER_KEYS = ("final_answer", "answer", "result", "output", "text")
 _ERROR_FIELD = re.compile(r'^\{\s*"error"\s*:\s*(null|"((?:[^"\\]|\\.)*)")')
 """The `error` field that opens a JSON result cut short (ToolBench cuts long results)."""
 """The argument of a final-answer tool that holds the answer, tried in this order."""
+
+
+def log_keys(id_field: str) -> dict[str, Any]:
+    """The chat mapping's keys for a record that a reader builds from an agent's own log
+    (Claude Code, Codex, Gemini CLI, Qwen Code, a pydantic-ai history): its `messages`, its
+    id in `id_field`, the agent (the model) in `model`, its first time in `started`, and no
+    success field: such a log records no outcome (unknown, SPEC 1)."""
+    return {
+        "messages_field": "messages",
+        "id_fields": [id_field],
+        "agent_id_field": "model",
+        "created_at_field": "started",
+    }
 
 
 def as_openai_call(call: Any, name_key: str) -> Any:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from transforms._chat_shapes import parts_text
+from transforms._chat_shapes import log_keys, parts_text
 
 __all__ = [
     "CLAUDE_CODE_KEYS",
@@ -39,12 +39,7 @@ __all__ = [
     "is_claude_code_event",
 ]
 
-CLAUDE_CODE_KEYS: dict[str, Any] = {
-    "messages_field": "messages",
-    "id_fields": ["session"],
-    "agent_id_field": "model",
-    "created_at_field": "started",
-}
+CLAUDE_CODE_KEYS = log_keys("session")
 """The chat mapping's keys for a record of `claude_code_records` (no success field: unknown)."""
 
 _SYNTHETIC = "<synthetic>"

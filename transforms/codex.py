@@ -35,16 +35,11 @@ import json
 import re
 from typing import Any
 
-from transforms._chat_shapes import assistant_reply, parts_text
+from transforms._chat_shapes import assistant_reply, log_keys, parts_text
 
 __all__ = ["CODEX_KEYS", "codex_records", "is_codex_event"]
 
-CODEX_KEYS: dict[str, Any] = {
-    "messages_field": "messages",
-    "id_fields": ["session"],
-    "agent_id_field": "model",
-    "created_at_field": "started",
-}
+CODEX_KEYS = log_keys("session")
 """The chat mapping's keys for a record of `codex_records` (no success field: unknown)."""
 
 _TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})

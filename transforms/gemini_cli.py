@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from transforms._chat_shapes import assistant_reply, parts_text
+from transforms._chat_shapes import assistant_reply, log_keys, parts_text
 
 __all__ = [
     "GEMINI_CLI_KEYS",
@@ -41,12 +41,7 @@ __all__ = [
     "response_text",
 ]
 
-GEMINI_CLI_KEYS: dict[str, Any] = {
-    "messages_field": "messages",
-    "id_fields": ["session"],
-    "agent_id_field": "model",
-    "created_at_field": "started",
-}
+GEMINI_CLI_KEYS = log_keys("session")
 """The chat mapping's keys for a record of `gemini_cli_records` (no success field: unknown)."""
 
 _TYPES = frozenset({"user", "gemini", "info", "error", "warning"})

@@ -32,7 +32,7 @@ import hashlib
 import json
 from typing import Any
 
-from transforms._chat_shapes import assistant_reply
+from transforms._chat_shapes import assistant_reply, log_keys
 
 __all__ = [
     "PYDANTIC_AI_KEYS",
@@ -41,12 +41,7 @@ __all__ = [
     "pydantic_ai_record",
 ]
 
-PYDANTIC_AI_KEYS: dict[str, Any] = {
-    "messages_field": "messages",
-    "id_fields": ["run"],
-    "agent_id_field": "model",
-    "created_at_field": "started",
-}
+PYDANTIC_AI_KEYS = log_keys("run")
 """The chat mapping's keys for a record of `pydantic_ai_record` (no success field: unknown)."""
 
 _FAILED = frozenset({"failed", "denied", "interrupted", "retried"})

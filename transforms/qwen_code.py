@@ -22,17 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from transforms._chat_shapes import assistant_reply
+from transforms._chat_shapes import assistant_reply, log_keys
 from transforms.gemini_cli import function_calls, response_text
 
 __all__ = ["QWEN_CODE_KEYS", "is_qwen_code_event", "qwen_code_records"]
 
-QWEN_CODE_KEYS: dict[str, Any] = {
-    "messages_field": "messages",
-    "id_fields": ["session"],
-    "agent_id_field": "model",
-    "created_at_field": "started",
-}
+QWEN_CODE_KEYS = log_keys("session")
 """The chat mapping's keys for a record of `qwen_code_records` (no success field: unknown)."""
 
 _TYPES = frozenset({"user", "assistant", "tool_result", "system"})
