@@ -8,7 +8,8 @@ is a pydantic-ai style agent run: an invoke_agent root span, chat spans whose
 gen_ai.input.messages hold the whole history so far, execute_tool spans with arguments and
 results, and in one trace of four a failed tool call that the agent retries.
 
-A child process runs pipelines.otel_import.import_otel on the folder; this small process reads
+A child process runs pipelines.otel_import.import_otel on the folder, with the allocator
+settings the `tracegrade` command sets (tracegrade/cli/__init__.py); this small process reads
 the child's peak RSS (RUSAGE_CHILDREN) once it exits and prints spans per second and peak RSS
 beside the issue's targets (>= 100,000 spans/s, <= 1 GiB) as ratios. For scale it also times
 the official protobuf JSON parser (json_format.Parse) alone on the first file.
@@ -265,7 +266,10 @@ def generate(folder: Path, n: int, seed: int) -> dict[str, int]:
 
 
 def child(folder: str, out: str) -> None:
-    """Import the folder and print one JSON line with the wall time and the summary counts."""
+    """Import the folder and print one JSON line with the wall time and the summary counts.
+    The CLI's package is loaded first, as `tracegrade import otel` loads it: it sets the
+    allocators' settings (Polars' jemalloc, pyarrow's pool) before either library loads."""
+    import tracegrade.cli  # noqa: F401
     from pipelines.otel_import import READERS, import_otel
 
     started = time.perf_counter()

@@ -9,13 +9,10 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["SURROGATE_ESCAPE", "SURROGATE_ESCAPE_BYTES", "holds_lone_surrogate", "surrogate_reason"]
+__all__ = ["SURROGATE_ESCAPE", "holds_lone_surrogate", "surrogate_reason"]
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 """A surrogate escape in raw JSON text: text without one needs no further check."""
-
-SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-"""`SURROGATE_ESCAPE` for JSON still in bytes."""
 
 
 def holds_lone_surrogate(value: object) -> bool:

@@ -30,10 +30,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from storage.errors import InputError, RecordRejected, UnrecognisedFile
 from storage.inputs.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expand_paths
 from storage.inputs.json_values import cut_array, parse_record, parse_values
-from storage.inputs.surrogates import SURROGATE_ESCAPE_BYTES
 from storage.names import path_text
 from storage.spans._langfuse_lines import langfuse_block
 from storage.spans._langfuse_read import held_back
+from storage.spans._line_blocks import line_blocks, line_numbers
 from storage.spans._otlp import collector_schema, request_rows, rows_frame
 from storage.spans._otlp_arrow import arrow_rows
 from storage.spans._otlp_frames import protobuf_messages
@@ -278,28 +278,6 @@ def _fast_chunk(
     return None
 
 
-def _line_numbers(data: bytearray, first: int) -> tuple[list[int], int]:
-    """The numbers of the chunk's lines that are not blank, and the longest line's length.
-
-    A line of more than 64 bytes is taken as not blank without looking (one of only spaces
-    would make the reader's row count differ, and the chunk then takes the full parser)."""
-    starts = [0]
-    find = data.find
-    at = find(b"\n")
-    while at >= 0:
-        starts.append(at + 1)
-        at = find(b"\n", at + 1)
-    starts.append(len(data) + 1)
-    numbers, longest = [], 0
-    for index in range(len(starts) - 1):
-        begin, end = starts[index], starts[index + 1] - 1
-        size = end - begin
-        if size > 64 or data[begin:end].strip():
-            numbers.append(first + index)
-            longest = max(longest, size)
-    return numbers, longest
-
-
 def _json_chunk(data: bytearray, first: int, path: Path, config: OtelImportConfig) -> SpanChunk:
     source = path_text(path)
     if not data.isascii():  # ASCII is UTF-8; only other bytes need the decoder's check
@@ -310,35 +288,19 @@ def _json_chunk(data: bytearray, first: int, path: Path, config: OtelImportConfi
             raise InputError(
                 f"{path} is not UTF-8 text (line {line}); re-export it as UTF-8"
             ) from None
-    numbers, longest = _line_numbers(data, first)
+    numbers, longest = line_numbers(data, first)
     if not numbers:
         return SpanChunk(rows_frame([]))
-    if SURROGATE_ESCAPE_BYTES.search(data) is None:
-        spans = _fast_chunk(data, numbers, longest, source, config)
-        # a line with no span takes the full parser, which says why (never a silent drop)
-        if spans is not None and spans["record_number"].n_unique() == len(numbers):
-            return SpanChunk(spans, records=len(numbers))
+    # Arrow's reader refuses a lone surrogate escape (\ud800) anywhere in the chunk, so such
+    # a chunk takes the full parser, which rejects that record with its reason; a surrogate
+    # pair reads as its character in both
+    spans = _fast_chunk(data, numbers, longest, source, config)
+    # a line with no span takes the full parser, which says why (never a silent drop)
+    if spans is not None and spans["record_number"].n_unique() == len(numbers):
+        return SpanChunk(spans, records=len(numbers))
     text = data.decode("utf-8")
     lines = [(first + i, line) for i, line in enumerate(text.split("\n")) if line.strip()]
     return _slow_chunk(lines, source, key_check(config))
-
-
-def _line_blocks(path: Path, size: int) -> Iterator[tuple[bytearray, int]]:
-    """The file in blocks that end at a line break (about `size` bytes, then the rest of the
-    last line), each with its first line's number. A block is read into one buffer and never
-    copied: the reader threads run these byte operations holding the GIL."""
-    number = 1
-    with path.open("rb") as handle:
-        while True:
-            data = bytearray(size)
-            data[handle.readinto(data) :] = b""
-            if not data:
-                return
-            data += handle.readline()
-            if number == 1 and data.startswith(b"\xef\xbb\xbf"):
-                del data[:3]
-            yield data, number
-            number += data.count(b"\n")
 
 
 def _protobuf_chunks(path: Path, config: OtelImportConfig, size: int) -> Iterator[SpanChunk]:
@@ -552,7 +514,7 @@ def chunk_jobs(
                 return
             block = chunk_bytes or (CHUNK_BYTES if phoenix else JSON_LINES_CHUNK_BYTES)
             size = path.stat().st_size
-            for data, first in _line_blocks(path, block):
+            for data, first in line_blocks(path, block):
                 yield LineBlock(data, first, path, config, phoenix, python, size)
     except OSError as exc:
         raise InputError(

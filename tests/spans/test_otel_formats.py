@@ -196,6 +196,43 @@ def test_small_blocks_keep_line_numbers_and_spans_of_one_block_read(tmp_path: Pa
         read(64)
 
 
+def test_surrogate_escapes_in_collector_lines_read_as_json_reads_them(tmp_path: Path) -> None:
+    """A surrogate pair escaped in a Collector line (\\ud83d\\uddfc) reads as the character
+    written out; a lone surrogate escape (\\ud800) rejects its line with the reason, and the
+    other lines of its chunk still read."""
+    from storage.spans.otel_files import iter_span_chunks
+    from transforms.config.otel import OtelImportConfig
+
+    exporter = _run(tmp_path / "run")
+    export = (tmp_path / "run" / "spans.jsonl").read_text(encoding="utf-8").strip().split("\n")
+    assert all("Paris" in line for line in export[-1:])
+    config = OtelImportConfig()
+
+    def read(lines: list[str], name: str) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n", encoding="ascii", errors="strict")
+        chunks = list(iter_span_chunks(path, config))
+        return pl.concat([c.spans for c in chunks]), [r for c in chunks for r in c.rejections]
+
+    def with_text(line: str, text: str) -> str:
+        return line.replace("Paris", text)
+
+    pair, pair_rejected = read(
+        [with_text(line, "Paris \\ud83d\\uddfc") for line in export], "a.jsonl"
+    )
+    path = tmp_path / "raw.jsonl"
+    path.write_text("\n".join(with_text(line, "Paris \U0001f5fc") for line in export) + "\n")
+    raw = pl.concat([c.spans for c in iter_span_chunks(path, config)])
+    assert pair_rejected == [] and pair.drop("source_file").equals(raw.drop("source_file"))
+    assert "Paris \U0001f5fc" in str(pair["attributes"].to_list())
+
+    lone, lone_rejected = read([*export[:-1], with_text(export[-1], "Paris \\ud800")], "b.jsonl")
+    assert [r["record_number"] for r in lone_rejected] == [len(export)]
+    assert "lone UTF-16 surrogate" in lone_rejected[0]["reason"]
+    assert set(lone["record_number"].to_list()) == set(range(1, len(export)))
+    assert lone.height == len(exporter.spans) - export[-1].count('"spanId"')
+
+
 def test_blocks_parsed_side_by_side_come_back_in_file_order(tmp_path: Path) -> None:
     """Two files read in blocks of 64 bytes by two workers (`read_chunks`), the spans parked in
     a spool as the import does: the same rows in the same order as one thread reading the
