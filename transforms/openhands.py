@@ -24,7 +24,16 @@ agent's calls all the same. The outcome is the benchmark's where the line holds 
 SWE-bench `report` (or `test_result.report`) with `resolved`, or a boolean `test_result.result`
 (logic reasoning, GPQA); otherwise (a SWE-bench run before its evaluation) unknown. A
 SWE-bench patch (`test_result.git_patch`) or the `final_message` is the answer; the model
-named in `metadata` (`llm_config.model`, `model_name`) the agent.
+named in `metadata` (`llm_config.model`, `model_name`; V1's `llm.model`) the agent.
+
+OpenHands V1 (the software-agent-sdk, from October 2025; its benchmarks harness writes the same
+`output.jsonl`) types each event by `kind`: a `MessageEvent` holds an `llm_message` (the user's
+or the agent's text), an `ActionEvent` one tool call (`tool_name`, `tool_call_id`, the model's
+`tool_call.arguments`, its `thought` as text parts, the `action` object), an `ObservationEvent`
+its result (`observation`: `content` text parts and `is_error`, or, before, `output` with
+`error` and an `exit_code`), an `AgentErrorEvent` a call the scaffold refused (failed), a
+`UserRejectObservation` one the user refused (failed). A `FinishAction`'s `message` is the
+answer; the system prompt and state changes are not steps.
 """
 
 from __future__ import annotations
@@ -52,15 +61,100 @@ evaluation output line holds the benchmark's outcome)."""
 
 _SKIPPED_ACTIONS = frozenset({"system", "change_agent_state", "recall", "null"})
 
+_V1_KINDS = frozenset(
+    {
+        "MessageEvent",
+        "ActionEvent",
+        "ObservationEvent",
+        "AgentErrorEvent",
+        "UserRejectObservation",
+        "SystemPromptEvent",
+        "ConversationStateUpdateEvent",
+        "PauseEvent",
+        "Condensation",
+        "CondensationRequest",
+        "CondensationSummaryEvent",
+    }
+)
+"""The event kinds of OpenHands V1 (openhands-sdk's `Event` subclasses)."""
+
 
 def is_openhands_event(value: Any) -> bool:
-    """One event of an OpenHands event stream: an id, a source, and an action or observation."""
+    """One event of an OpenHands event stream: an id, a source, and an action or observation
+    (or, in V1, a kind of event)."""
     return (
         isinstance(value, dict)
         and "id" in value
         and value.get("source") in ("user", "agent", "environment")
-        and ("action" in value or "observation" in value)
+        and ("action" in value or "observation" in value or value.get("kind") in _V1_KINDS)
     )
+
+
+def _parts_text(parts: Any) -> str:
+    """V1 content: a list of parts, their texts joined by newlines (a text as it is)."""
+    if isinstance(parts, str):
+        return parts
+    items = parts if isinstance(parts, list) else []
+    return "\n".join(
+        item["text"]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("text"), str)
+    )
+
+
+def _v1_failed(observation: dict[str, Any]) -> bool:
+    """A V1 tool result that says it failed: `is_error`, an `error` (a flag or a message), or
+    a command's exit code other than 0 (-1: still running)."""
+    if observation.get("is_error") is True or observation.get("error") not in (None, False, ""):
+        return True
+    code = observation.get("exit_code")
+    metadata = observation.get("metadata")
+    if code is None and isinstance(metadata, dict):
+        code = metadata.get("exit_code")
+    return isinstance(code, int) and code not in (0, -1)
+
+
+def _v1_call(event: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
+    """A V1 action event's tool call as a chat message: its thought, the call as the model
+    made it (else the action's fields)."""
+    found = event.get("tool_call")
+    call = found if isinstance(found, dict) else {}
+    arguments = call.get("arguments")
+    if not isinstance(arguments, str):
+        given = {key: value for key, value in action.items() if key != "kind"}
+        arguments = json.dumps(given, sort_keys=True, default=str)
+    function = {"name": event.get("tool_name") or call.get("name"), "arguments": arguments}
+    return {
+        "role": "assistant",
+        "content": _parts_text(event.get("thought")),
+        "tool_calls": [{"id": event.get("tool_call_id"), "type": "function", "function": function}],
+    }
+
+
+def _v1_message(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A V1 event (`_V1_KINDS`) as a chat message; None for one that is not a step."""
+    kind, source = event.get("kind"), event.get("source")
+    found = event.get("observation") if kind == "ObservationEvent" else event.get("action")
+    value: dict[str, Any] = found if isinstance(found, dict) else {}
+    if kind == "MessageEvent" and source in ("user", "agent"):
+        message = event.get("llm_message")
+        text = _parts_text(message.get("content") if isinstance(message, dict) else None)
+        return {"role": "user" if source == "user" else "assistant", "content": text}
+    if kind == "ActionEvent":
+        if value.get("kind") == "FinishAction":
+            return {"role": "assistant", "content": value.get("message") or ""}
+        return _v1_call(event, value)
+    if kind == "ObservationEvent" and value.get("kind") != "FinishObservation":
+        text = _parts_text(value.get("content")) or value.get("output") or ""
+        failed = _v1_failed(value)
+    elif kind == "AgentErrorEvent":
+        text, failed = event.get("error") or "", True
+    elif kind == "UserRejectObservation":
+        text, failed = f"Action rejected: {event.get('rejection_reason') or ''}", True
+    else:
+        return None
+    result = {"role": "tool", "tool_call_id": event.get("tool_call_id"), "content": text}
+    return {**result, "is_error": True} if failed else result
 
 
 def _model_arguments(metadata: dict[str, Any]) -> str | None:
@@ -130,6 +224,10 @@ def openhands_record(events: list[Any]) -> dict[str, Any]:
     for event in events:
         if not isinstance(event, dict):
             messages.append(event)  # the mapping says why
+        elif event.get("kind") in _V1_KINDS:
+            message = _v1_message(event)
+            if message is not None:
+                messages.append(message)
         elif "action" in event:
             message = _action(event)
             if message is not None:
@@ -225,7 +323,7 @@ def openhands_output_record(value: Any) -> Any:
         record["messages"].insert(0, {"role": "user", "content": value["instruction"]})
     found = value.get("metadata")
     metadata = found if isinstance(found, dict) else {}
-    llm = metadata.get("llm_config")
+    llm = metadata.get("llm_config") or metadata.get("llm")  # V1: `llm`
     model = llm.get("model") if isinstance(llm, dict) else metadata.get("model_name")
     if isinstance(model, str) and model:
         record["model"] = model
