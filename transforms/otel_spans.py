@@ -309,6 +309,7 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
         adk.alias("_adk"),
         vercel.alias("_vercel"),
         run.alias("_vercel_run"),
+        _run_tasks(candidates).alias("_run_task"),
     ).select(
         "_row",
         pl.coalesce(
@@ -316,6 +317,7 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
             "flat_user_text",
             "_adk",
             "_vercel",
+            "_run_task",
             "input.value",
             "_vercel_run",
             "_hs_user",
@@ -323,6 +325,30 @@ def _user_texts(frame: pl.DataFrame) -> pl.Series:
         ).alias("text"),
     )
     return _aligned(frame, texts)
+
+
+_RUN_TASK = r'(?s)^\s*\{.*"task"\s*:\s*"'
+
+
+def _run_tasks(candidates: pl.DataFrame) -> pl.Series:
+    """An agent run's task where its input is the run's arguments as a JSON object with a
+    `task` text (smolagents' `run(task, stream, reset, ...)`, as OpenInference records it):
+    that text, not the arguments' JSON, nor a planning prompt that quotes it, is the task."""
+    values = candidates["input.value"]
+    maybe = ((candidates["kind"] == "agent") & values.str.contains(_RUN_TASK)).fill_null(False)
+    texts = [
+        _task(value) if flagged else None for value, flagged in zip(values, maybe, strict=True)
+    ]
+    return pl.Series("_run_task", texts, dtype=pl.String)
+
+
+def _task(value: str) -> str | None:
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None
+    task = found.get("task") if isinstance(found, dict) else None
+    return task if isinstance(task, str) and task.strip() else None
 
 
 def _json_text(values: pl.Series) -> pl.Series:

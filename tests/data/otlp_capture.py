@@ -4,7 +4,7 @@ written as the Collector's file exporter writes them.
 
 The fake model asks for the tool `get_weather` once for each city a question names (Paris,
 Tokyo, Lima), then answers "Here is what I found: " and the tool results; a question that names
-none gets a fixed answer. It answers streamed (server-sent events) when asked to. The receiver
+none gets a fixed answer, and smolagents' planning prompt a one-line plan. It answers streamed (server-sent events) when asked to. The receiver
 keeps the bytes of each request to /v1/traces. `capture` starts both, runs the agent, and
 writes `otlp.json` (OTLP JSON, one request a line, hex ids, enums as numbers) and `otlp.pb`
 (each request's bytes after its 4-byte big-endian length).
@@ -140,6 +140,11 @@ REQUESTS: list[bytes] = []
 CITIES = ("Paris", "Tokyo", "Lima")
 
 
+PLANNING_PROMPT = "You are a world expert at analyzing a situation"
+"""How smolagents' planning step (`planning_interval`) begins its prompt: the fake model
+answers it with a one-line plan."""
+
+
 def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, list):
@@ -152,6 +157,8 @@ def _message(body: dict[str, Any]) -> dict[str, Any]:
     question that names none, a fixed answer. Where the agent offers a `final_answer` tool
     (smolagents), the answer is given through it, as that framework asks."""
     messages = body["messages"]
+    if _text(messages[0]).startswith(PLANNING_PROMPT):
+        return {"role": "assistant", "content": "1. Look up the weather.\n<end_plan>"}
     # a tool's result: a `tool` message, or smolagents' user message "Observation:\n..."
     observed = [
         _text(m).removeprefix("Observation:\n")

@@ -58,3 +58,14 @@ def test_smolagents_traced_by_openinference_reads_its_answer(form: str, tmp_path
         (task, answer, "weather_agent", True, calls, []) for task, answer, calls in EXPECTED
     ]
     assert scored(DATA / form, tmp_path, SQL) == expected
+
+
+@pytest.mark.parametrize("form", ["otlp.json", "otlp.pb"])
+def test_a_run_that_plans_first_has_its_task_as_objective(form: str, tmp_path: Path) -> None:
+    """With a planning step (tests/data/openinference-smolagents-planning), the first model
+    call's user message is smolagents' planning prompt, which quotes the task: the objective is
+    the task the run was given (its span's input `{"task": ...}`), not that prompt."""
+    planning = DATA.parent / "openinference-smolagents-planning" / form
+    (row,) = scored(planning, tmp_path, SQL)
+    task, answer, calls = EXPECTED[2]
+    assert row[:5] == (task, answer, "weather_agent", True, calls)
