@@ -11,12 +11,14 @@ the calls (`is_error` where the call failed, was refused or interrupted). The ot
 (`progress` of hooks and tools, `system`, `file-history-snapshot`, `queue-operation`,
 `summary`) are not steps. The trajectory:
 - one a session, in the order the file holds its events; a subagent's events (`isSidechain`,
-  with its `agentId`) are a trajectory of their own, keyed by the session and the agent;
+  with its `agentId`) are a trajectory of their own, keyed by the session and the agent
+  (Claude Code 1.0 wrote them into the session's file with no `agentId`: each chain of them,
+  from an event with no parent, is one subagent's, keyed by its first event's `uuid`);
   several sessions in one file (transcripts joined) are as many trajectories;
 - the first prompt the user typed is the objective: not the messages Claude Code adds as
   the user's (`isMeta` notes, the summary that continues a compacted conversation, the output
   of local commands such as `/mcp`), nor a slash command's line, unless the session holds no
-  other prompt;
+  other prompt (then the command as typed, `/review 42`, not Claude Code's markup of it);
 - the assistant's text blocks are thoughts and the last one is the answer; each `tool_use`
   block a call, its `tool_result` the observation, a failed call where `is_error` is true;
 - the model of the first assistant event Claude Code did not write itself (`<synthetic>`:
@@ -90,6 +92,17 @@ def _kind(event: dict[str, Any]) -> str:
     return "command" if _COMMAND.match(text) else "prompt"
 
 
+_PART = re.compile(r"<command-(name|args)>(.*?)</command-\1>", re.DOTALL)
+
+
+def _as_typed(message: dict[str, Any]) -> dict[str, Any]:
+    """A slash command's line as the user typed it (`/review 42`), not Claude Code's markup
+    of it (`<command-message>...</command-message><command-name>/review</command-name>...`)."""
+    parts = dict(_PART.findall(parts_text(message.get("content"), "text")))
+    typed = " ".join(part.strip() for part in (parts.get("name"), parts.get("args")) if part)
+    return {**message, "content": typed} if typed.strip() else message
+
+
 def _model(events: list[dict[str, Any]]) -> str | None:
     for event in events:
         model = event["message"].get("model") if event["type"] == "assistant" else None
@@ -106,7 +119,8 @@ def _record(key: str, events: list[dict[str, Any]]) -> dict[str, Any]:
     messages: list[Any] = []
     for event in events:
         if event["type"] == "assistant" or kinds[id(event)] in kept:
-            messages.append(event["message"])
+            command = kinds.get(id(event)) == "command"
+            messages.append(_as_typed(event["message"]) if command else event["message"])
     return {
         "messages": messages,
         "session": key,
@@ -123,6 +137,7 @@ def claude_code_records(events: list[Any]) -> list[tuple[dict[str, Any], dict[st
     conversation."""
     sessions: dict[str, list[dict[str, Any]]] = {}
     seen: set[str] = set()
+    roots: dict[Any, Any] = {}  # a sidechain event's uuid: the uuid its chain starts at
     for event in events:
         if not isinstance(event, dict) or event.get("type") not in ("user", "assistant"):
             continue
@@ -135,6 +150,12 @@ def claude_code_records(events: list[Any]) -> list[tuple[dict[str, Any], dict[st
             seen.add(uuid)
         key = str(event.get("sessionId"))
         if event.get("isSidechain") is True:
-            key += f"/{event.get('agentId') or 'sidechain'}"
+            # Claude Code 1.0 wrote its subagents into the session's file with no agentId:
+            # each chain of events from a first one (no parent) is one subagent's
+            parent = event.get("parentUuid")
+            root = (roots.get(parent) if parent is not None else None) or uuid
+            if isinstance(uuid, str):
+                roots[uuid] = root
+            key += f"/{event.get('agentId') or root or 'sidechain'}"
         sessions.setdefault(key, []).append(event)
     return [(found[0], _record(key, found)) for key, found in sessions.items()]

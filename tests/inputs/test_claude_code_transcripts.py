@@ -162,7 +162,8 @@ def test_what_claude_code_adds_as_the_users_is_not_the_objective() -> None:
     users = [m["content"] for m in record["messages"] if m["role"] == "user"]
     assert users == ["fix the failing test"]
     ((_, only_command),) = claude_code_records([user(command), reply])
-    assert [m["content"] for m in only_command["messages"] if m["role"] == "user"] == [command]
+    # as typed, not Claude Code's markup of it
+    assert [m["content"] for m in only_command["messages"] if m["role"] == "user"] == ["/review 42"]
 
 
 def test_a_transcript_opening_with_a_title_line_is_recognised(tmp_path: Path) -> None:
@@ -181,3 +182,65 @@ def test_a_transcript_opening_with_a_title_line_is_recognised(tmp_path: Path) ->
     assert objective == "mix phx.server doesnt seem to start"
     chat = {"type": "conversation", "sessionId": "s1", "uuid": "u1", "messages": []}
     assert not is_claude_code_event(chat)
+
+
+OLD = Path(__file__).resolve().parents[1] / "data" / "claude-code-1.0"
+
+
+def _chains(events: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A Claude Code 1.0 transcript's conversations: the session's own events, then each
+    subagent's chain (sidechain events from one with no parent), in the file's order."""
+    said = [e for e in events if e.get("type") in ("user", "assistant")]
+    chains: dict[str, list[dict[str, Any]]] = {"": []}
+    root_of: dict[str, str] = {}
+    for event in said:
+        if not event.get("isSidechain"):
+            chains[""].append(event)
+            continue
+        root = root_of.get(event.get("parentUuid") or "", event["uuid"])
+        root_of[event["uuid"]] = root
+        chains.setdefault(root, []).append(event)
+    return list(chains.values())
+
+
+def test_claude_code_1_0_subagents_and_slash_commands_read_as_typed(tmp_path: Path) -> None:
+    """Claude Code 1.0.98 and 1.0.108 (tests/data/claude-code-1.0): a session opened by a
+    slash command has the command as typed as its objective (`/init`, not Claude Code's
+    `<command-message>` markup), and the subagents that 1.0 wrote into the session's own file
+    (`isSidechain`, no `agentId`) are a trace each (before, both were one trace with the first
+    one's task)."""
+    folder = tmp_path / "sessions"
+    shutil.copytree(OLD, folder)
+    db = tmp_path / "old.duckdb"
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+    rows = query_rows(db, TRACE_SQL.replace("ORDER BY 1", "ORDER BY 1, row_number"))
+    expected = []
+    for path in sorted(OLD.iterdir()):
+        for chain in _chains(_events(path)):
+            first = chain[0]["message"]["content"]
+            task = first if isinstance(first, str) else first[0]["text"]
+            if task.startswith("<command-message>"):
+                name = task.split("<command-name>")[1].split("</command-name>")[0]
+                args = (
+                    task.split("<command-args>")[1].split("</command-args>")[0]
+                    if "<command-args>" in task
+                    else ""
+                )
+                task = f"{name} {args}".strip()
+            texts = [
+                b["text"] for e in chain if e["type"] == "assistant" for b in _blocks(e, "text")
+            ]
+            calls = [
+                b["name"] for e in chain if e["type"] == "assistant" for b in _blocks(e, "tool_use")
+            ]
+            results = [b for e in chain if e["type"] == "user" for b in _blocks(e, "tool_result")]
+            errors = sum(1 for b in results if b.get("is_error") is True)
+            model = next(e["message"]["model"] for e in chain if e["type"] == "assistant")
+            answer = [text for text in texts if text.strip()][-1]
+            expected.append((path.name, task, answer, model, None, calls, errors))
+    assert [row[:7] for row in rows] == expected
+    assert [row[1] for row in rows][:2] == [
+        "/init",
+        "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください",
+    ]
