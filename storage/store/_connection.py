@@ -231,7 +231,8 @@ def attach(
 
     While another process holds the file (DuckDB allows one writer, or readers without a
     writer), it tries again with pauses growing from 0.05 s to 1 s (0.1 s for a reader) for up
-    to `lock_wait_s`, saying on stderr who holds it, then fails naming the holder. A stop
+    to `lock_wait_s`, saying on stderr who holds it, then fails naming the holder. A SQLite
+    catalog that answers "database is locked" is tried again the same way, quietly. A stop
     request ends the wait.
     """
     limit = lock_wait_s()
@@ -250,15 +251,23 @@ def attach(
     while True:
         try:
             con.execute(f'ATTACH {sql_string(path)} AS "{alias}"{mode}')
-            con.execute(f'USE "{alias}"')
-            return
         except duckdb.Error as exc:
             text = str(exc)
+            left = deadline - time.monotonic()
             if _SQLITE_BUSY in text and str(path).startswith("ducklake:sqlite:"):
-                raise _catalog_locked(path, limit) from None
+                # as a read (`retried_while_busy`): SQLite may answer at once whatever its
+                # busy timeout, and a failed ATTACH attaches nothing, so it is tried again
+                if left <= 0 or requested() is not None:
+                    raise _catalog_locked(path, limit) from None
+                time.sleep(min(pause, left))
+                pause = min(2 * pause, _LONGEST_PAUSE_S)
+                continue
             if _HELD.search(text) is None:
                 raise _not_duckdb(path, text, exc) from None
-            holder, left = holder_of(text), deadline - time.monotonic()
+            holder = holder_of(text)
+        else:
+            con.execute(f'USE "{alias}"')
+            return
         if left <= 0:
             raise StoreLockedError(
                 f"database {path} is in use by {holder}; waited {limit:.0f} s for it "

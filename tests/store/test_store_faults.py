@@ -391,3 +391,38 @@ def test_a_read_answered_locked_for_longer_than_the_lock_wait_fails_as_a_locked_
     assert 0.5 <= waited < 3 and flaky.failed > 2
     said = describe_fault(failed.value, db)
     assert said is not None and said.startswith("the DuckLake catalog stayed locked")
+
+
+def test_an_attach_that_sqlite_answers_locked_at_once_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attaching a SQLite-catalog DuckLake reads its catalog, and SQLite may answer that read
+    "database is locked" at once as it does the others: the attach is tried again until the
+    lock wait ends (a failed ATTACH attaches nothing), then fails as a locked catalog."""
+    import time
+
+    from storage.errors import StoreLockedError
+    from storage.store._connection import attach
+    from storage.store._extensions import load_extension
+
+    db = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}"
+    DuckDBStore(db).close()  # the lake exists
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "5")
+    con = duckdb.connect()
+    try:
+        for name in ("ducklake", "sqlite_scanner"):
+            load_extension(con, name)
+        flaky = _LockedAtFirst(con, failures=2)
+        attach(flaky, db, "lake", read_only=True)  # type: ignore[arg-type]
+        assert flaky.failed == 2
+        assert con.sql("SELECT count(*) FROM lake.traces").fetchone() == (0,)
+        con.execute("USE memory")
+        con.execute("DETACH lake")
+        monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "0.5")
+        flaky = _LockedAtFirst(con, failures=10**6)
+        began = time.monotonic()
+        with pytest.raises(StoreLockedError, match="is locked by another process"):
+            attach(flaky, db, "lake", read_only=True)  # type: ignore[arg-type]
+        assert 0.5 <= time.monotonic() - began < 3 and flaky.failed > 2
+    finally:
+        con.close()
