@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import math
 import os
 import re
 import sys
@@ -243,8 +244,10 @@ def attach(
         options.append(f"DATA_PATH {sql_string(data_path)}")
     if str(path).startswith("ducklake:sqlite:"):
         # SQLite fails a statement at once while another process holds its catalog (a
-        # reader while a run commits, a commit while a run reads): wait as for a file.
-        options.append(f"META_BUSY_TIMEOUT {round(limit * 1000)}")
+        # reader while a run commits, a commit while a run reads): wait as for a file. The
+        # SQLite of DuckDB's extension waits in whole seconds (a second a try, none for a
+        # timeout under 1,000 ms: measured), so the wait is rounded up to whole seconds.
+        options.append(f"META_BUSY_TIMEOUT {math.ceil(limit) * 1000}")
     mode = f" ({', '.join(options)})" if options else ""
     deadline = time.monotonic() + limit
     pause, announced = 0.05, ""
