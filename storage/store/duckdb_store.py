@@ -272,13 +272,33 @@ class DuckDBStore(Statements, Publishing):
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """Everything inside commits together or not at all."""
         with uninterrupted(), self.held():
-            self._con.execute("BEGIN TRANSACTION")
+            self._begin()
             try:
                 yield self._con
             except BaseException:
                 self._con.execute("ROLLBACK")
                 raise
             self._con.execute("COMMIT")
+
+    def _begin(self) -> None:
+        """BEGIN. On a SQLite-catalog DuckLake the transaction reads its snapshot from the
+        catalog at once, tried again while SQLite answers "database is locked" (the
+        transaction then starts over: nothing is written yet), as the reads outside a
+        transaction are; its later reads hold SQLite's shared lock until it ends."""
+        if self.location.catalog != "sqlite":
+            self._con.execute("BEGIN TRANSACTION")
+            return
+        snapshot = f"FROM ducklake_current_snapshot({sql_string(self._alias)})"
+
+        def begun() -> None:
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                self._con.execute(snapshot).fetchall()
+            except duckdb.Error:
+                self._con.execute("ROLLBACK")
+                raise
+
+        retried_while_busy(begun)
 
     @uninterrupted_method
     def begin_run(

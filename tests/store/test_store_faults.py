@@ -460,3 +460,27 @@ def test_a_lock_wait_under_a_second_still_waits_for_the_sqlite_catalog(
             assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
         assert time.monotonic() - began >= 0.2
         assert holder.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("catalog", ["sqlite", None])
+def test_a_transaction_that_sqlite_answers_locked_as_it_begins_starts_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, catalog: str | None
+) -> None:
+    """A transaction on a SQLite-catalog DuckLake reads its snapshot first; answered "database
+    is locked" at once there, it starts over (nothing is written yet) until the lock wait
+    ends, and what it writes is written once. On a DuckDB file nothing is tried again."""
+    db = f"ducklake:sqlite:{tmp_path / 'meta.sqlite'}" if catalog else str(tmp_path / "one.duckdb")
+    monkeypatch.setenv("TRACEGRADE_LOCK_WAIT_S", "5")
+    with DuckDBStore(db) as store:
+        store.sql("SELECT 1")  # attached
+        flaky = _LockedAtFirst(store._raw, failures=3)
+        store._raw = flaky  # type: ignore[assignment]
+        if catalog:
+            store.begin_run("score", version="t", model=None, config={}, config_hash="h")
+            assert flaky.failed == 3
+        else:
+            with pytest.raises(duckdb.Error, match="database is locked"):
+                store.begin_run("score", version="t", model=None, config={}, config_hash="h")
+            assert flaky.failed == 1
+        store._raw = flaky._con
+        assert store.sql("SELECT count(*) AS n FROM runs")["n"].to_list() == [1 if catalog else 0]
