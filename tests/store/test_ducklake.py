@@ -242,7 +242,12 @@ def test_runs_writing_one_sqlite_ducklake_at_once_all_complete_as_one_after_anot
         path = tmp_path / f"day{index}.parquet"
         synthetic_traces(400, seed=index, id_prefix=f"kp:trace:{index}-").write_parquet(path)
         inputs.append(path)
-    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    # the runs wait for the catalog as a user's do (TRACEGRADE_LOCK_WAIT_S unset: 600 s), not
+    # the suite's 5 s: a long read holds SQLite's shared lock for its whole statement, and a
+    # commit waiting for it keeps new readers out meanwhile, past 5 s in a loaded suite (one
+    # run of three failed so, 2026-12-06, its register of a frame waiting five 1-s tries)
+    drop = ("PREFECT_API_URL", "TRACEGRADE_LOCK_WAIT_S")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     together = f"ducklake:sqlite:{tmp_path / 'together.sqlite'}"
     runs = [
         subprocess.Popen(
