@@ -41,6 +41,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from transforms._chat_shapes import parts_text
+
 __all__ = [
     "OPENHANDS_KEYS",
     "is_openhands_event",
@@ -90,28 +92,12 @@ def is_openhands_event(value: Any) -> bool:
     )
 
 
-def _parts_text(parts: Any) -> str:
-    """V1 content: a list of parts, their texts joined by newlines (a text as it is)."""
-    if isinstance(parts, str):
-        return parts
-    items = parts if isinstance(parts, list) else []
-    return "\n".join(
-        item["text"]
-        for item in items
-        if isinstance(item, dict) and isinstance(item.get("text"), str)
-    )
-
-
 def _v1_failed(observation: dict[str, Any]) -> bool:
     """A V1 tool result that says it failed: `is_error`, an `error` (a flag or a message), or
     a command's exit code other than 0 (-1: still running)."""
     if observation.get("is_error") is True or observation.get("error") not in (None, False, ""):
         return True
-    code = observation.get("exit_code")
-    metadata = observation.get("metadata")
-    if code is None and isinstance(metadata, dict):
-        code = metadata.get("exit_code")
-    return isinstance(code, int) and code not in (0, -1)
+    return _exited_failing(observation)
 
 
 def _v1_call(event: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +112,7 @@ def _v1_call(event: dict[str, Any], action: dict[str, Any]) -> dict[str, Any]:
     function = {"name": event.get("tool_name") or call.get("name"), "arguments": arguments}
     return {
         "role": "assistant",
-        "content": _parts_text(event.get("thought")),
+        "content": parts_text(event.get("thought")),
         "tool_calls": [{"id": event.get("tool_call_id"), "type": "function", "function": function}],
     }
 
@@ -138,14 +124,14 @@ def _v1_message(event: dict[str, Any]) -> dict[str, Any] | None:
     value: dict[str, Any] = found if isinstance(found, dict) else {}
     if kind == "MessageEvent" and source in ("user", "agent"):
         message = event.get("llm_message")
-        text = _parts_text(message.get("content") if isinstance(message, dict) else None)
+        text = parts_text(message.get("content") if isinstance(message, dict) else None)
         return {"role": "user" if source == "user" else "assistant", "content": text}
     if kind == "ActionEvent":
         if value.get("kind") == "FinishAction":
             return {"role": "assistant", "content": value.get("message") or ""}
         return _v1_call(event, value)
     if kind == "ObservationEvent" and value.get("kind") != "FinishObservation":
-        text = _parts_text(value.get("content")) or value.get("output") or ""
+        text = parts_text(value.get("content")) or value.get("output") or ""
         failed = _v1_failed(value)
     elif kind == "AgentErrorEvent":
         text, failed = event.get("error") or "", True
@@ -181,15 +167,20 @@ def _model(events: list[Any]) -> str | None:
     return None
 
 
-def _failed(event: dict[str, Any]) -> bool:
-    if event.get("observation") == "error":
-        return True
-    extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
-    code = extras.get("exit_code") if isinstance(extras, dict) else None
-    metadata = extras.get("metadata") if isinstance(extras, dict) else None
+def _exited_failing(fields: Any) -> bool:
+    """A command's result whose exit code (its own `exit_code`, else its `metadata`'s) is
+    other than 0 (-1: still running)."""
+    if not isinstance(fields, dict):
+        return False
+    code = fields.get("exit_code")
+    metadata = fields.get("metadata")
     if code is None and isinstance(metadata, dict):
         code = metadata.get("exit_code")
     return isinstance(code, int) and code not in (0, -1)
+
+
+def _failed(event: dict[str, Any]) -> bool:
+    return event.get("observation") == "error" or _exited_failing(event.get("extras"))
 
 
 def _action(event: dict[str, Any]) -> dict[str, Any] | None:
