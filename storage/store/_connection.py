@@ -242,32 +242,36 @@ def attach(
         options.append(f"ROW_GROUP_SIZE {WRITE_ROW_GROUP_ROWS}")
     if data_path is not None:
         options.append(f"DATA_PATH {sql_string(data_path)}")
-    if str(path).startswith("ducklake:sqlite:"):
+    sqlite = str(path).startswith("ducklake:sqlite:")
+    if sqlite:
         # SQLite fails a statement at once while another process holds its catalog (a
         # reader while a run commits, a commit while a run reads): wait as for a file. The
         # SQLite of DuckDB's extension waits in whole seconds (a second a try, none for a
         # timeout under 1,000 ms: measured), so the wait is rounded up to whole seconds.
         options.append(f"META_BUSY_TIMEOUT {math.ceil(limit) * 1000}")
     mode = f" ({', '.join(options)})" if options else ""
+    statement = f'ATTACH {sql_string(path)} AS "{alias}"{mode}'
+
+    def attached() -> None:
+        con.execute(statement)
+
     deadline = time.monotonic() + limit
     pause, announced = 0.05, ""
     while True:
         try:
-            con.execute(f'ATTACH {sql_string(path)} AS "{alias}"{mode}')
+            # a SQLite catalog is read as a read is (SQLite may answer at once whatever its
+            # busy timeout, and a failed ATTACH attaches nothing)
+            if sqlite:
+                retried_while_busy(attached)
+            else:
+                attached()
         except duckdb.Error as exc:
             text = str(exc)
-            left = deadline - time.monotonic()
-            if _SQLITE_BUSY in text and str(path).startswith("ducklake:sqlite:"):
-                # as a read (`retried_while_busy`): SQLite may answer at once whatever its
-                # busy timeout, and a failed ATTACH attaches nothing, so it is tried again
-                if left <= 0 or requested() is not None:
-                    raise _catalog_locked(path, limit) from None
-                time.sleep(min(pause, left))
-                pause = min(2 * pause, _LONGEST_PAUSE_S)
-                continue
+            if _SQLITE_BUSY in text and sqlite:
+                raise _catalog_locked(path, limit) from None
             if _HELD.search(text) is None:
                 raise _not_duckdb(path, text, exc) from None
-            holder = holder_of(text)
+            holder, left = holder_of(text), deadline - time.monotonic()
         else:
             con.execute(f'USE "{alias}"')
             return
