@@ -1,6 +1,7 @@
 """A file of JSON lines in blocks, for `storage.spans.otel_files`: each block read into one
-buffer and never copied, its lines counted and numbered (the reader threads run these byte
-operations; NumPy's and `bytes.find`'s let go of the GIL or take little of it)."""
+buffer and never copied, its lines counted (on the thread that reads the blocks) and numbered
+(on the reader thread that parses it); NumPy's count and `bytes.find` let go of the GIL or
+take little of it."""
 
 from __future__ import annotations
 
