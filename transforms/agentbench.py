@@ -1,19 +1,22 @@
-"""AgentBench's own outputs (THUDM/AgentBench: `outputs/<run>/<agent>/<task>/runs.jsonl` and
-`error.jsonl`) as chat trajectories, mapped by the chat mapping with `AGENTBENCH_KEYS`
-(docs/formats.md).
+"""AgentBench's own outputs (THUDM/AgentBench writes `{output}/{agent}/{task}/runs.jsonl`,
+`error.jsonl` and `overall.json`) as chat trajectories, mapped by the chat mapping with
+`AGENTBENCH_KEYS` (docs/formats.md).
 
-Each line is one sample: `index`, `error`, `info`, `output` (`index`, `status`, `result`,
-`history`: turns of `role` user or agent, `content` text) and `time` (`timestamp` in
-milliseconds). The agent acts in text, in each task's own syntax; MedAgentBench's, the FHIR
-task's, is read as calls: `GET url?...` and `POST url` with a JSON payload (often in a fenced
-block) are calls of `GET` and `POST` whose result is the next user turn, `FINISH([...])` the
-answer. Other tasks' actions are the agent's text. The first user turn is the task's prompt:
-its last `Question:` line (MedAgentBench's) is the objective where it has one, else the whole
-turn. `output.status` says how the sample ended: `completed` is no verdict (AgentBench grades
-it elsewhere: the outcome unknown), any other status (`agent invalid action`, `task limit
-reached`, `agent context limit`, ...) a failed run. A line of `error.jsonl` (`error` set, no
-history) holds no trajectory, which the mapping says. The agent is named only by the run's
-path.
+Each line of `runs.jsonl` is one sample: `index`, `error`, `info`, `output` (`index`, `status`,
+`result`, `history`: turns of `role` user or agent, `content` text) and `time` (`timestamp` in
+milliseconds). `overall.json` is what the task's grading made of the run: its
+`custom.raw_results` hold each sample's `index`, `status`, `result` and `history` again, a
+completed one's status its verdict (`completedCorrect`, `completedIncorrect`). The agent acts
+in text, in each task's own syntax; MedAgentBench's, the FHIR task's, is read as calls: `GET
+url?...` and `POST url` with a JSON payload (often in a fenced block) are calls of `GET` and
+`POST` whose result is the next user turn, `FINISH([...])` the answer. Other tasks' actions
+are the agent's text. The first user turn is the task's prompt: its last `Question:` line
+(MedAgentBench's) is the objective where it has one, else the whole turn. The status says how
+the sample ended: `completedCorrect` succeeded; `completed` is no verdict (the outcome
+unknown, unless the `overall.json` beside it grades it); any other status (`completedIncorrect`,
+`agent invalid action`, `task limit reached`, ...) a failed run. A line of `error.jsonl`
+(`error` set, no history) holds no trajectory, which the mapping says. The agent and the task
+are named by the folders AgentBench writes the files in (`storage.inputs.agentbench_files`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from typing import Any
 
 from transforms._chat_shapes import assistant_reply
 
-__all__ = ["AGENTBENCH_KEYS", "agentbench_record", "is_agentbench_output"]
+__all__ = [
+    "AGENTBENCH_KEYS",
+    "agentbench_record",
+    "agentbench_results",
+    "agentbench_verdicts",
+    "is_agentbench_output",
+    "is_agentbench_overall",
+]
 
 AGENTBENCH_KEYS: dict[str, Any] = {
     "messages_field": "messages",
@@ -33,6 +43,8 @@ AGENTBENCH_KEYS: dict[str, Any] = {
     "id_fields": ["sample"],
     "created_at_field": "started",
     "objective_field": "question",
+    "agent_id_field": "agent",
+    "task_domain_field": "task",
     "final_answer_tools": [],
 }
 """The chat mapping's keys for a record of `agentbench_record`."""
@@ -51,6 +63,34 @@ def is_agentbench_output(value: Any) -> bool:
         and "history" in output
         and {"index", "error", "info", "time"} <= value.keys()
     )
+
+
+def is_agentbench_overall(value: Any) -> bool:
+    """An AgentBench `overall.json`: `total`, `validation` (the share of each status) and
+    `custom`, a task's grading, holding each sample as `raw_results` (MedAgentBench's)."""
+    if not isinstance(value, dict):
+        return False
+    custom = value.get("custom")
+    return (
+        isinstance(value.get("validation"), dict)
+        and "total" in value
+        and isinstance(custom, dict)
+        and isinstance(custom.get("raw_results"), list)
+    )
+
+
+def agentbench_results(document: Any) -> list[Any]:
+    """The graded samples of an `overall.json` (`is_agentbench_overall`), in its order."""
+    return list(document["custom"]["raw_results"])
+
+
+def agentbench_verdicts(document: Any) -> dict[Any, str]:
+    """Each graded sample's status by its index, from an `overall.json`."""
+    return {
+        result["index"]: result["status"]
+        for result in agentbench_results(document)
+        if isinstance(result, dict) and isinstance(result.get("status"), str)
+    }
 
 
 def _action(text: str) -> str:
@@ -114,19 +154,31 @@ def _started(time: Any) -> str | None:
         return None
 
 
-def agentbench_record(value: Any) -> Any:
-    """One output line (`is_agentbench_output`) as a chat record: its messages, `sample`
-    (its index), `question`, `started` and `succeeded` (false for a run that did not
-    complete; absent, unknown, for one that did); anything else as it is."""
-    if not is_agentbench_output(value):
+def agentbench_record(
+    value: Any,
+    agent: str | None = None,
+    task: str | None = None,
+    verdicts: dict[Any, str] | None = None,
+) -> Any:
+    """One sample (a line of `runs.jsonl`, `is_agentbench_output`, or a graded sample of
+    `overall.json`) as a chat record: its messages, `sample` (its index, after the task where
+    one is named), `question`, `started`, `agent`, `task` and `succeeded` (from its status,
+    else the verdict `verdicts` holds for its index; absent, unknown, for a sample completed
+    and not graded); anything else as it is."""
+    if is_agentbench_output(value):
+        output, started = value["output"], _started(value.get("time"))
+    elif isinstance(value, dict) and {"index", "status", "history"} <= value.keys():
+        output, started = value, None
+    else:
         return value
-    output = value["output"]
     history = output.get("history")
+    index = value.get("index")
     record: dict[str, Any] = {
         "messages": _messages(history) if isinstance(history, list) else history,
-        "sample": value.get("index"),
-        "started": _started(value.get("time")),
+        "sample": index if task is None or index is None else f"{task}/{index}",
     }
+    named = {"started": started, "agent": agent, "task": task}
+    record.update((key, text) for key, text in named.items() if text is not None)
     first = next(
         (
             t.get("content")
@@ -140,6 +192,8 @@ def agentbench_record(value: Any) -> Any:
         asked = first[at + len("Question:") :].strip() if at >= 0 else ""
         record["question"] = asked or first
     status = output.get("status")
+    if status == "completed" and verdicts and isinstance(index, int | str):
+        status = verdicts.get(index, status)
     if isinstance(status, str) and status != "completed":
-        record["succeeded"] = False
+        record["succeeded"] = status == "completedCorrect"
     return record

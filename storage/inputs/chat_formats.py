@@ -32,6 +32,7 @@ __all__ = [
     "gemini_cli_reader",
     "inspect_reader",
     "is_agentbench",
+    "is_agentbench_graded",
     "letta_reader",
     "is_claude_code",
     "is_deepeval",
@@ -107,11 +108,19 @@ def mini_swe_agent_reader(config: str | None) -> FileFormat:
 
 
 def agentbench_reader(config: str | None) -> FileFormat:
-    from transforms.agentbench import AGENTBENCH_KEYS, agentbench_record
+    from storage.inputs.agentbench_files import AgentBenchFormat, iter_agentbench_records
+    from storage.inputs.chat_readers import ChatFileFormat
+    from transforms.agentbench import AGENTBENCH_KEYS
 
-    return _reader(
-        config, AGENTBENCH_KEYS, CHAT_EXTENSIONS, "AgentBench outputs", convert=agentbench_record
+    runs = _reader(
+        config,
+        AGENTBENCH_KEYS,
+        CHAT_EXTENSIONS,
+        "AgentBench outputs",
+        records=iter_agentbench_records,
     )
+    assert isinstance(runs, ChatFileFormat)
+    return AgentBenchFormat(runs)
 
 
 def letta_reader(config: str | None) -> FileFormat:
@@ -245,7 +254,22 @@ def is_mini_swe_agent(look: Peek) -> bool:
 def is_agentbench(look: Peek) -> bool:
     from transforms.agentbench import is_agentbench_output
 
-    return is_agentbench_output(look.record)
+    return is_agentbench_output(look.record) or is_agentbench_graded(look)
+
+
+def is_agentbench_graded(look: Peek) -> bool:
+    """An AgentBench `overall.json`; one too large to peek whole is known by its `total` and
+    `validation` (the share of each status AgentBench counts), which come first."""
+    from transforms.agentbench import is_agentbench_overall
+
+    validation = look.leading.get("validation")
+    large = (
+        look.record is None
+        and "total" in look.leading
+        and isinstance(validation, dict)
+        and "average_history_length" in validation
+    )
+    return is_agentbench_overall(look.record) or large
 
 
 def is_letta(look: Peek) -> bool:

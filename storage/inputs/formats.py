@@ -228,8 +228,8 @@ FORMATS: tuple[TraceFormat, ...] = (
         CHAT_EXTENSIONS,
         lambda look, _reader: chat_formats.is_agentbench(look),
         chat_formats.agentbench_reader,
-        "AgentBench outputs (outputs/*/*/*/runs.jsonl: a sample a line, its history of user "
-        "and agent turns)",
+        "AgentBench outputs (outputs/*/{agent}/{task}/runs.jsonl: a sample a line, its history "
+        "of user and agent turns; overall.json: the graded samples)",
     ),
     TraceFormat(
         "letta",

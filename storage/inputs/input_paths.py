@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from storage.inputs.readers import FileFormat
 
 __all__ = [
+    "AGENTBENCH_FILES",
     "CHAT_EXTENSIONS",
     "OTEL_EXTENSIONS",
     "PARQUET_EXTENSIONS",
@@ -54,6 +55,9 @@ LETTA_EXTENSIONS = (".af", ".json")
 INSPECT_EXTENSIONS = (".eval", ".json")
 """Extensions of Inspect AI eval logs: its `.eval` zip (the default log format) and `.json`."""
 
+AGENTBENCH_FILES = ("runs.jsonl", "error.jsonl", "overall.json")
+"""The files AgentBench writes a run of one agent on one task to (`{agent}/{task}/...`)."""
+
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -63,8 +67,8 @@ def _supported(path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> 
 
 def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> list[Path]:
     """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
-    editors' and systems' files) and the event files an OpenHands conversation's
-    `base_state.json` reads. A link that leads nowhere (dangling, or a loop) is kept, so
+    editors' and systems' files) and the files another file beside them reads
+    (`_read_beside`). A link that leads nowhere (dangling, or a loop) is kept, so
     that reading it quarantines it as unreadable_file instead of skipping it unseen."""
     return [
         path
@@ -72,13 +76,17 @@ def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS
         if (path.is_file() or (path.is_symlink() and not path.exists()))
         and _supported(path, extensions)
         and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-        and not _conversation_event(path)
+        and not _read_beside(path)
     ]
 
 
-def _conversation_event(path: Path) -> bool:
-    """An event file of an OpenHands V1 conversation (`<id>/events/event-*.json` beside
-    `<id>/base_state.json`), which the folder's state reads with the others."""
+def _read_beside(path: Path) -> bool:
+    """A file that another file beside it reads with its own: an event file of an OpenHands
+    V1 conversation (`<id>/events/event-*.json`, read by `<id>/base_state.json` with the
+    others) and AgentBench's `overall.json` where its `runs.jsonl` is beside it (which takes
+    its verdicts: `storage.inputs.agentbench_files`)."""
+    if path.name == "overall.json":
+        return path.with_name("runs.jsonl").is_file()
     return (
         path.parent.name == "events"
         and path.name.startswith("event-")
