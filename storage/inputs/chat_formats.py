@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Google ADK sessions, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GEMINI_CLI_EXTENSIONS",
+    "adk_reader",
     "agentbench_reader",
     "claude_code_reader",
     "codex_reader",
@@ -33,6 +34,7 @@ __all__ = [
     "inspect_reader",
     "is_agentbench",
     "is_agentbench_graded",
+    "is_adk",
     "letta_reader",
     "is_claude_code",
     "is_deepeval",
@@ -121,6 +123,12 @@ def agentbench_reader(config: str | None) -> FileFormat:
     )
     assert isinstance(runs, ChatFileFormat)
     return AgentBenchFormat(runs)
+
+
+def adk_reader(config: str | None) -> FileFormat:
+    from transforms.adk import ADK_KEYS, adk_session_record
+
+    return _reader(config, ADK_KEYS, (".json",), "Google ADK sessions", convert=adk_session_record)
 
 
 def letta_reader(config: str | None) -> FileFormat:
@@ -270,6 +278,12 @@ def is_agentbench_graded(look: Peek) -> bool:
         and "average_history_length" in validation
     )
     return is_agentbench_overall(look.record) or large
+
+
+def is_adk(look: Peek) -> bool:
+    from transforms.adk import is_adk_session
+
+    return is_adk_session(look.record)
 
 
 def is_letta(look: Peek) -> bool:

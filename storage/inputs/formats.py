@@ -232,6 +232,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         "of user and agent turns; overall.json: the graded samples)",
     ),
     TraceFormat(
+        "adk",
+        "Google ADK sessions",
+        (".json",),
+        lambda look, _reader: chat_formats.is_adk(look),
+        chat_formats.adk_reader,
+        "Google ADK sessions (a Session as JSON: id, app_name, user_id, events with Gemini parts)",
+    ),
+    TraceFormat(
         "letta",
         "Letta agent files",
         LETTA_EXTENSIONS,
