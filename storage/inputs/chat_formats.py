@@ -126,9 +126,11 @@ def agentbench_reader(config: str | None) -> FileFormat:
 
 
 def adk_reader(config: str | None) -> FileFormat:
-    from transforms.adk import ADK_KEYS, adk_session_record
+    from storage.inputs.adk_files import iter_adk_records
+    from transforms.adk import ADK_KEYS
 
-    return _reader(config, ADK_KEYS, (".json",), "Google ADK sessions", convert=adk_session_record)
+    what = "Google ADK sessions and eval results"
+    return _reader(config, ADK_KEYS, (".json",), what, records=iter_adk_records)
 
 
 def letta_reader(config: str | None) -> FileFormat:
@@ -281,9 +283,11 @@ def is_agentbench_graded(look: Peek) -> bool:
 
 
 def is_adk(look: Peek) -> bool:
-    from transforms.adk import is_adk_session
+    from storage.inputs.adk_files import adk_document
+    from transforms.adk import is_adk_eval_result, is_adk_session
 
-    return is_adk_session(look.record)
+    document = adk_document(look.record)
+    return is_adk_session(document) or is_adk_eval_result(document)
 
 
 def is_letta(look: Peek) -> bool:

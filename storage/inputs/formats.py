@@ -233,11 +233,12 @@ FORMATS: tuple[TraceFormat, ...] = (
     ),
     TraceFormat(
         "adk",
-        "Google ADK sessions",
+        "Google ADK sessions and eval results",
         (".json",),
         lambda look, _reader: chat_formats.is_adk(look),
         chat_formats.adk_reader,
-        "Google ADK sessions (a Session as JSON: id, app_name, user_id, events with Gemini parts)",
+        "Google ADK sessions (a Session as JSON: id, app_name, user_id, events with Gemini "
+        "parts) and eval results (.adk/eval_history/*.evalset_result.json)",
     ),
     TraceFormat(
         "letta",

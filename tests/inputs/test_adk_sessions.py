@@ -88,3 +88,77 @@ def test_a_session_written_with_its_aliases_is_the_same_trace(tmp_path: Path) ->
     assert "functionCall" in aliased.read_text() and "appName" in aliased.read_text()
 
     assert _score(aliased, tmp_path / "b.duckdb") == _score(path, tmp_path / "a.duckdb")
+
+
+EVAL_RESULTS = sorted(DATA.glob("trpc-agent-go-*/*.evalset_result.json"))
+
+
+def _document(path: Path) -> dict[str, Any]:
+    """An eval result's document: ADK 1.x (and tRPC-Agent-Go then) wrote it as a JSON string."""
+    document = json.loads(path.read_text())
+    parsed: dict[str, Any] = json.loads(document) if isinstance(document, str) else document
+    return parsed
+
+
+def _get(value: dict[str, Any], snake: str) -> Any:
+    camel = re.sub(r"_([a-z])", lambda match: match.group(1).upper(), snake)
+    return value[snake] if snake in value else value[camel]
+
+
+def _text(content: dict[str, Any]) -> str:
+    if "parts" in content:
+        return "".join(part["text"] for part in content["parts"] if "text" in part)
+    return str(content["content"])
+
+
+def _case(case: dict[str, Any]) -> tuple[Any, ...]:
+    per = _get(case, "eval_metric_result_per_invocation")
+    actual = [_get(entry, "actual_invocation") for entry in per]
+    calls = [
+        use["name"]
+        for invocation in actual
+        for use in invocation.get("tools") or _get(invocation, "intermediate_data")["tool_uses"]
+    ]
+    results = sum("result" in use for invocation in actual for use in invocation.get("tools", []))
+    status = _get(case, "final_eval_status")
+    return (
+        _text(_get(actual[0], "user_content")),
+        _text(_get(actual[-1], "final_response")),
+        status in (1, "passed"),
+        calls,
+        results,
+    )
+
+
+@pytest.mark.parametrize("path", EVAL_RESULTS, ids=[path.parent.name for path in EVAL_RESULTS])
+def test_each_eval_case_is_a_trace_with_its_verdict(path: Path, tmp_path: Path) -> None:
+    document = _document(path)
+    db = tmp_path / "a.duckdb"
+
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+
+    found = query_rows(
+        db,
+        "SELECT objective, result_summary, success, "
+        "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.tool_name), "
+        "len(list_filter(steps, s -> s.type = 'observation')), agent_id "
+        "FROM traces ORDER BY row_number",
+    )
+    cases = _get(document, "eval_case_results")
+    assert [row[:5] for row in found] == [_case(case) for case in cases]
+    # ADK names a result <app>_<eval set>_<id>: the app is the agent
+    name, eval_set = _get(document, "eval_set_result_name"), _get(document, "eval_set_id")
+    assert {row[5] for row in found} == {name.split(f"_{eval_set}_")[0]}
+
+
+def test_a_failed_or_unevaluated_case_is_read_as_such(tmp_path: Path) -> None:
+    document = _document(EVAL_RESULTS[0])
+    first, second = document["eval_case_results"]
+    first["final_eval_status"], second["final_eval_status"] = 2, 3  # failed; not evaluated
+    path = tmp_path / "result.evalset_result.json"
+    path.write_text(json.dumps(json.dumps(document)))  # as ADK 1.x writes it
+    db = tmp_path / "a.duckdb"
+
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+
+    assert query_rows(db, "SELECT success FROM traces ORDER BY row_number") == [(False,), (None,)]
