@@ -80,6 +80,19 @@ def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS
     ]
 
 
+def _hidden_hint(folder: Path, extensions: Sequence[str]) -> str:
+    """What to do about a folder with no files of those kinds: check the path, or, where its
+    only such files lie hidden (an ADK app's `.adk/eval_history`, DeepEval's `.deepeval`),
+    which a folder walk skips, name them (the first shown)."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and _supported(path, extensions):
+            return (
+                f"hidden files and folders are skipped, such as {str(path)!r}: give such a "
+                "file or its folder by name to read it"
+            )
+    return "check the path"
+
+
 def _read_beside(path: Path) -> bool:
     """A file that another file beside it reads with its own: an event file of an OpenHands
     V1 conversation (`<id>/events/event-*.json`, read by `<id>/base_state.json` with the
@@ -110,7 +123,7 @@ def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list
         if not files:
             raise NoInputFilesError(
                 f"input folder {text!r} holds no {what} ({allowed}, searched "
-                "recursively); check the path"
+                f"recursively); {_hidden_hint(path, extensions)}"
             )
         return files
     if _GLOB_CHARS.intersection(text):

@@ -119,6 +119,20 @@ def test_expand_paths_raises_input_error_naming_the_path(
     assert name in str(caught.value)
 
 
+def test_a_folder_whose_only_files_are_hidden_says_which_to_name(tmp_path: Path) -> None:
+    history = tmp_path / "my_agent" / ".adk" / "eval_history"
+    history.mkdir(parents=True)
+    (history / "run.evalset_result.json").write_text("{}")
+
+    with pytest.raises(InputError, match="holds no trace files") as caught:
+        expand_paths([tmp_path / "my_agent"])
+
+    # the hidden file is named, so the user can give it (or its folder) by name
+    assert "hidden" in str(caught.value)
+    assert str(history / "run.evalset_result.json") in str(caught.value)
+    assert expand_paths([history]) == [(history / "run.evalset_result.json").resolve()]
+
+
 def test_expand_paths_raises_on_no_paths() -> None:
     with pytest.raises(InputError, match="no input paths"):
         expand_paths([])
