@@ -97,24 +97,31 @@ def _result(response: Any) -> str:
     return json.dumps(response, ensure_ascii=False)
 
 
+def _name(call: dict[str, Any]) -> str | None:
+    """A call's or a response's tool name (None where it has none a name can be: the mapping
+    says what is wrong with the call)."""
+    name = call.get("name")
+    return name if isinstance(name, str) else None
+
+
 @dataclass
 class _Calls:
     """The calls made and not yet answered, by tool name: ADK sessions of early 2025 keep no
     call ids, so a response without one answers the earliest open call of its tool."""
 
-    open: dict[Any, deque[str]] = field(default_factory=lambda: defaultdict(deque))
+    open: dict[str | None, deque[Any]] = field(default_factory=lambda: defaultdict(deque))
     made: int = 0
 
     def call(self, call: dict[str, Any]) -> tuple[Any, Any, str]:
         self.made += 1
         ident = call.get("id") or f"adk-call-{self.made}"
-        self.open[call.get("name")].append(ident)
+        self.open[_name(call)].append(ident)
         return ident, call.get("name"), json.dumps(call.get("args") or {}, ensure_ascii=False)
 
     def answer(self, answer: dict[str, Any]) -> dict[str, Any]:
-        waiting = self.open[answer.get("name")]
+        waiting = self.open[_name(answer)]
         ident = answer.get("id")
-        if isinstance(ident, str) and ident in waiting:
+        if ident and ident in waiting:
             waiting.remove(ident)
         elif not ident and waiting:
             ident = waiting.popleft()

@@ -162,3 +162,22 @@ def test_a_failed_or_unevaluated_case_is_read_as_such(tmp_path: Path) -> None:
     assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
 
     assert query_rows(db, "SELECT success FROM traces ORDER BY row_number") == [(False,), (None,)]
+
+
+def test_a_call_without_a_name_is_a_quarantined_session_not_a_crash(tmp_path: Path) -> None:
+    session = json.loads((DATA / "123.session.json").read_text())
+    calls = [
+        part["function_call"]
+        for event in session["events"]
+        for part in _parts(event)
+        if "function_call" in part
+    ]
+    calls[0]["name"] = {"not": "a name"}
+    path = tmp_path / "broken.session.json"
+    path.write_text(json.dumps(session))
+    db = tmp_path / "a.duckdb"
+
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
+
+    [(rule, reason)] = query_rows(db, "SELECT rule, reason FROM quarantine")
+    assert rule == "malformed_record" and "function.name" in reason
