@@ -89,7 +89,9 @@ def agentbench_verdicts(document: Any) -> dict[Any, str]:
     return {
         result["index"]: result["status"]
         for result in agentbench_results(document)
-        if isinstance(result, dict) and isinstance(result.get("status"), str)
+        if isinstance(result, dict)
+        and isinstance(result.get("index"), int | str)
+        and isinstance(result.get("status"), str)
     }
 
 
