@@ -151,8 +151,10 @@ def steps_per_group(rows: pl.DataFrame, config: OtelImportConfig) -> pl.DataFram
                 limit,
             )
         ),
+        # to the nanosecond: Polars divides by a constant through its reciprocal, which
+        # leaves 49718000 ns as 49.717999999999996 ms; rounding gives the division's value
         latency_ms=pl.when(pl.col("end_ns") >= pl.col("start_ns")).then(
-            (pl.col("end_ns") - pl.col("start_ns")) / 1e6
+            ((pl.col("end_ns") - pl.col("start_ns")) / 1e6).round(6)
         ),
     )
     return (

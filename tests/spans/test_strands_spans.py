@@ -57,3 +57,19 @@ def _expected(blocks: bool) -> list[tuple[object, ...]]:
 )
 def test_strands_spans_score_from_each_exporter(form: str, blocks: bool, tmp_path: Path) -> None:
     assert scored(DATA / form, tmp_path) == _expected(blocks)
+
+
+@pytest.mark.parametrize("form", ["console.json", "otlp.pb"])
+def test_a_step_latency_is_its_span_time_to_the_nanosecond(form: str, tmp_path: Path) -> None:
+    latencies = [
+        row[0]
+        for row in scored(
+            DATA / form,
+            tmp_path,
+            "SELECT unnest(list_transform(steps, s -> s.latency_ms)) FROM traces",
+        )
+    ]
+    assert latencies and all(latency is not None for latency in latencies)
+    # whole nanoseconds in milliseconds: each value the double nearest its six-decimal text,
+    # as dividing by 1e6 gives; Polars' reciprocal left 49.718 ms as 49.717999999999996
+    assert [float(f"{latency:.6f}") for latency in latencies] == latencies
