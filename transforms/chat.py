@@ -318,6 +318,17 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     trace_id = trace_id_of(value, agent_id, config)
     success = success_of(value, config.success_rule)
     confidence = confidence_of(value, config)
+    answer = walk.result if walk.answer is None else walk.answer
+    if config.answer_field is not None:
+        given = field_value(value, config.answer_field)
+        if isinstance(given, str):
+            answer = given
+        elif present(given):
+            raise TraceRejected(
+                "malformed_record",
+                f"answer field {config.answer_field} is {kind(given)} {shown(given)}; "
+                "expected a string",
+            )
     created_at = created_at_of(value, record.position, config)
     return nested_record(
         {
@@ -329,7 +340,7 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
             "outcome_unknown": success is None,
             "objective": objective,
             "steps": walk.steps,
-            "result_summary": walk.result if walk.answer is None else walk.answer,
+            "result_summary": answer,
             "confidence": confidence,
         }
     )

@@ -3,15 +3,17 @@ the chat mapping with the keys of `SWE_AGENT_KEYS` (docs/formats.md).
 
 A trajectory holds `history` (the messages the model saw: the system prompt, in-context
 demonstrations, the task, then its turns) and `trajectory` (one entry per turn: `thought`,
-`action`, `observation`), and `info` (`submission`, the patch, and `exit_status`). The
-demonstrations are examples placed before the task, marked `is_demo` (SWE-agent 0.x) or
-`message_type` "demonstration" (1.x): they are never the objective. The objective is the
-first user message after them; each turn is a thought and a tool call (the action's command,
-its first word the tool) whose result is the observation; the submission is the answer.
-SWE-agent records no success: the outcome is unknown (SPEC 1), as is the agent's name. The
-turns are read from `trajectory` in both of SWE-agent's action styles (text actions, and
-function calls whose `history` tool messages answer `tool_call_ids`, a list): there each
-action is the command the call ran.
+`action`, `observation`), `info` (`submission`, the patch, and `exit_status`) and, in 1.x,
+`replay_config` (the run's configuration: its `agent.model.name`). The demonstrations are
+examples placed before the task, marked `is_demo` (SWE-agent 0.x) or `message_type`
+"demonstration" (1.x): they are never the objective. The objective is the first user message
+after them; each turn is a thought and a tool call whose result is the observation; the
+submission is the answer. A turn's tool is the function the model called where the run used
+function calling (1.x: the `history`'s assistant `tool_calls`, taken in order where the call
+is the turn's action: same tool, or `bash` running the action as its command), with the
+arguments the model gave; else, text actions (0.x), the action's first word, with the action as
+its command. SWE-agent records no success: the outcome is unknown (SPEC 1); the model of
+`replay_config` is the agent.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ SWE_AGENT_KEYS: dict[str, Any] = {
     "messages_field": "messages",
     "success": "solved",
     "id_fields": ["task"],
+    "agent_id_field": "model",
+    "answer_field": "submission",
     "final_answer_tools": [],
 }
 """The chat mapping's keys for a record of `swe_agent_record`: the task is its first message
 (the objective; content parts are joined by the mapping) and the trace id follows it;
-`solved` is never there (SWE-agent records no outcome); the answer is the last assistant
-message, the submission (`submit` takes no argument)."""
+`solved` is never there (SWE-agent records no outcome); the answer is the submission (`submit`
+takes no argument), else the last assistant text."""
 
 
 def is_swe_agent(value: Any) -> bool:
@@ -52,9 +56,47 @@ def _tool(action: str) -> str:
     return words[0] if words else "action"
 
 
-def _turns(trajectory: list[Any]) -> list[dict[str, Any]]:
-    """Each turn as an assistant message (its thought and one tool call) and the tool's result."""
+def _calls(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The functions the model called, in order (`tool_calls` of the assistant messages)."""
+    return [
+        call["function"]
+        for message in history
+        if message.get("role") == "assistant" and isinstance(message.get("tool_calls"), list)
+        for call in message["tool_calls"]
+        if isinstance(call, dict) and isinstance(call.get("function"), dict)
+    ]
+
+
+def _called(function: dict[str, Any] | None, action: str) -> tuple[str, str] | None:
+    """The tool and arguments of a function call that is the turn's `action` (the same tool,
+    or `bash` running the action); None for another call."""
+    if function is None or not isinstance(function.get("name"), str):
+        return None
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        arguments = json.dumps(arguments)
+    if not isinstance(arguments, str):
+        return None
+    try:
+        given = json.loads(arguments)
+    except ValueError:
+        given = None
+    ran = isinstance(given, dict) and given.get("command") == action
+    if function["name"] == _tool(action) or ran:
+        return function["name"], arguments
+    return None
+
+
+_LOOKAHEAD = 3
+"""Function calls a turn's own may come after (calls the run asked the model again for, after
+a reply it could not parse, have no turn)."""
+
+
+def _turns(trajectory: list[Any], calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each turn as an assistant message (its thought and one tool call) and the tool's
+    result; the function calls are taken in order, each by the first turn whose action it is."""
     messages: list[dict[str, Any]] = []
+    next_call = 0
     for number, turn in enumerate(trajectory):
         if not isinstance(turn, dict):
             messages.append({"role": "assistant", "content": turn})  # the mapping says why
@@ -64,11 +106,33 @@ def _turns(trajectory: list[Any]) -> list[dict[str, Any]]:
         if not isinstance(action, str):
             messages.append(assistant)
             continue
-        call = {"name": _tool(action), "arguments": json.dumps({"command": action})}
+        called = None
+        for at in range(next_call, min(next_call + _LOOKAHEAD, len(calls))):
+            called = _called(calls[at], action)
+            if called is not None:
+                next_call = at + 1
+                break
+        name, arguments = called or (_tool(action), json.dumps({"command": action}))
+        call = {"name": name, "arguments": arguments}
         assistant["tool_calls"] = [{"id": call_id, "type": "function", "function": call}]
         observation = turn.get("observation")
         messages += [assistant, {"role": "tool", "tool_call_id": call_id, "content": observation}]
     return messages
+
+
+def _model(value: dict[str, Any]) -> str | None:
+    """The model of a 1.x run (`replay_config.agent.model.name`; the config as an object or as
+    its JSON text)."""
+    config = value.get("replay_config")
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except ValueError:
+            return None
+    agent = config.get("agent") if isinstance(config, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def swe_agent_record(value: Any) -> Any:
@@ -79,10 +143,13 @@ def swe_agent_record(value: Any) -> Any:
     history = [m for m in value["history"] if isinstance(m, dict) and not _demonstration(m)]
     task = next((m.get("content") for m in history if m.get("role") == "user"), None)
     trajectory = value.get("trajectory")
-    turns = _turns(trajectory) if isinstance(trajectory, list) else []
-    messages = [{"role": "user", "content": task}, *turns]
+    turns = _turns(trajectory, _calls(history)) if isinstance(trajectory, list) else []
+    record: dict[str, Any] = {"messages": [{"role": "user", "content": task}, *turns], "task": task}
     info = value.get("info") if isinstance(value.get("info"), dict) else {}
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
-        messages.append({"role": "assistant", "content": submission})
-    return {"messages": messages, "task": task}
+        record["submission"] = submission
+    model = _model(value)
+    if model is not None:
+        record["model"] = model
+    return record

@@ -168,6 +168,21 @@ def test_objective_field_replaces_the_first_user_message() -> None:
     assert rule == "missing_objective" and "info.missing is missing" in reason
 
 
+def test_answer_field_is_the_answer_where_the_record_has_one() -> None:
+    value = record(say("Let me check."), say("I fixed it."), info={"patch": "diff --git a/x b/x"})
+    # the record's answer, not the last assistant text, which stays a thought
+    trace = only_trace(value, answer_field="info.patch")
+    assert trace["outcome"]["result_summary"] == "diff --git a/x b/x"
+    assert [step["content"] for step in trace["steps"]] == ["Let me check.", "I fixed it."]
+    # a record without the field keeps the last assistant text
+    assert (
+        only_trace(record(say("ok")), answer_field="info.patch")["outcome"]["result_summary"]
+        == "ok"
+    )
+    rule, reason = rejected(record(say("ok"), info={"patch": 7}), answer_field="info.patch")
+    assert rule == "malformed_record" and "info.patch is int 7" in reason
+
+
 def test_a_trajectory_without_a_user_message_has_no_objective() -> None:
     rule, reason = rejected({"task_id": 1, "trial": 0, "reward": 1, "traj": [SYSTEM, say("hello")]})
     assert rule == "missing_objective" and "objective_field" in reason

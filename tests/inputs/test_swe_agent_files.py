@@ -1,10 +1,12 @@
 """SWE-agent trajectories as SWE-agent wrote them (tests/data/SOURCES.md: two text-action runs
-of 0.x, one function-calling replay of 1.x), each scored with `tracegrade score FILE --db DB`
-and no other flag. Before, the `.traj` extension was refused; read as chat, the objective was
-the in-context demonstration and every observation was dropped. Now the task is the
-objective, each turn is a thought, a tool call (the action's first word) and its
+of 0.x, a function-calling replay of 1.x and a 1.x run from its own tests), each scored with
+`tracegrade score FILE --db DB` and no other flag. Before, the `.traj` extension was refused;
+read as chat, the objective was the in-context demonstration and every observation was
+dropped. Now the task is the objective, each turn is a thought, a tool call and its
 observation, in order, the submission is the answer, and the outcome is unknown (SWE-agent
-records none, SPEC 1)."""
+records none, SPEC 1). A turn's tool is the function the model called where the run used
+function calling (before 2026-12-07 the action's first word: `bash` running `python3 x.py`
+was stored as `python3`), and the model of a 1.x run is the agent."""
 
 from __future__ import annotations
 
@@ -22,9 +24,12 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "swe-agent"
 RUNS = sorted(path.name for path in DATA.glob("*.traj"))
 
 
-def _expected(run: dict[str, Any]) -> tuple[str, list[str], list[str], str]:
+def _expected(run: dict[str, Any]) -> tuple[str, list[str], list[str], str, Any]:
     """The task (the first user message that is not a demonstration), the tools and the
-    observations of the turns, and the submission, read from the file itself."""
+    observations of the turns, the submission and the model, read from the file itself: a
+    turn's tool is the function the model called (1.x: the history's tool calls, in order),
+    else its action's first word (0.x text actions; the last turn of a run the history ends
+    before)."""
     task = next(
         message["content"]
         for message in run["history"]
@@ -32,13 +37,21 @@ def _expected(run: dict[str, Any]) -> tuple[str, list[str], list[str], str]:
         and not message.get("is_demo")
         and message.get("message_type") != "demonstration"
     )
-    tools = [turn["action"].split()[0] for turn in run["trajectory"]]
+    called = [
+        call["function"]["name"]
+        for message in run["history"]
+        if message["role"] == "assistant" and message.get("message_type") != "demonstration"
+        for call in message.get("tool_calls") or []
+    ]
+    words = [turn["action"].split()[0] for turn in run["trajectory"]]
+    tools = called + words[len(called) :]
     observations = [turn["observation"] for turn in run["trajectory"]]
-    return task, tools, observations, run["info"]["submission"]
+    model = run.get("replay_config", {}).get("agent", {}).get("model", {}).get("name")
+    return task, tools, observations, run["info"]["submission"], model
 
 
-def test_three_real_runs_are_found() -> None:
-    assert len(RUNS) == 3
+def test_four_real_runs_are_found() -> None:
+    assert len(RUNS) == 4
 
 
 @pytest.mark.parametrize("name", RUNS)
@@ -46,20 +59,24 @@ def test_each_trajectory_is_one_trace_as_written(tmp_path: Path, name: str) -> N
     shutil.copy(DATA / name, tmp_path / name)
     db = tmp_path / "s.duckdb"
     assert main(["score", str(tmp_path / name), "--db", str(db), "--no-embedder"]) == 0
-    task, tools, observations, submission = _expected(json.loads((DATA / name).read_text()))
-    ((objective, answer, success, agent, calls, seen),) = query_rows(
+    run = json.loads((DATA / name).read_text())
+    task, tools, observations, submission, model = _expected(run)
+    ((objective, answer, success, agent, calls, seen, thoughts),) = query_rows(
         db,
         "SELECT objective, result_summary, success, agent_id, "
         "list_transform(list_filter(steps, s -> s.type IN ('tool_call', 'error_recovery')), "
         "s -> s.tool_name), "
-        "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
+        "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content), "
+        "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content) "
         "FROM traces",
     )
     assert objective == task and not objective.startswith("Here is a demonstration")
     assert answer == submission and answer.lstrip().startswith("diff --git")
     assert calls == tools and calls[-1] == "submit"
     assert seen == observations
-    assert (success, agent) == (None, None)
+    # the thoughts are the turns' own: the submission is the answer, not a thought as well
+    assert thoughts == [turn["thought"] for turn in run["trajectory"] if turn["thought"].strip()]
+    assert (success, agent) == (None, model)
     assert query_rows(db, "SELECT status, rows_scored FROM files") == [("loaded", 1)]
 
 
@@ -72,4 +89,4 @@ def test_a_folder_of_traj_files_reads_each_and_format_names_them(tmp_path: Path)
     ((traces, unknown),) = query_rows(
         db, "SELECT count(*), count(*) FILTER (success IS NULL) FROM traces"
     )
-    assert traces == unknown == 3
+    assert traces == unknown == 4

@@ -27,6 +27,13 @@ _OPTIONS = (
         "field holding the objective (default: the first user message)",
     ),
     (
+        "--answer-field",
+        "answer_field",
+        str,
+        "FIELD",
+        "field holding the answer (default: the last final-answer call, else assistant text)",
+    ),
+    (
         "--success",
         "success",
         str,

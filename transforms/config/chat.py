@@ -132,9 +132,14 @@ class ChatImportConfig(BaseModel):
     answer (its `final_answer`, `answer`, `result`, `output` or `text` field); empty: the last
     assistant text is the answer."""
 
+    answer_field: str | None = None
+    """Field holding the answer (a harness's submission); where a record has a string there it
+    is the answer, else the last final-answer call's, else the last assistant text."""
+
     @field_validator(
         "messages_field",
         "objective_field",
+        "answer_field",
         "confidence_field",
         "created_at_field",
         "agent_id_field",
