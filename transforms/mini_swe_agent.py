@@ -32,11 +32,12 @@ MINI_SWE_AGENT_KEYS: dict[str, Any] = {
     "success": "solved",
     "id_fields": ["run"],
     "agent_id_field": "model",
+    "answer_field": "submission",
     "final_answer_tools": [],
 }
 """The chat mapping's keys for a record of `mini_swe_agent_record`: the trace id follows the
 run (its instance id, else its task) and the model; `solved` is never there (mini-swe-agent
-records no outcome); the answer is the last assistant message, the submission."""
+records no outcome); the answer is the submission, else the last assistant text."""
 
 _BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -130,8 +131,9 @@ def mini_swe_agent_record(value: Any) -> Any:
     task, turns = _turns(value["messages"])
     messages = turns if task is None else [{"role": "user", "content": task}, *turns]
     info = value.get("info") if isinstance(value.get("info"), dict) else {}
+    run = value.get("instance_id") or task
+    record = {"messages": messages, "run": run, "model": _model(info)}
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
-        messages.append({"role": "assistant", "content": submission})
-    run = value.get("instance_id") or task
-    return {"messages": messages, "run": run, "model": _model(info)}
+        record["submission"] = submission
+    return record

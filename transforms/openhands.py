@@ -59,9 +59,11 @@ OPENHANDS_KEYS: dict[str, Any] = {
     "id_fields": ["task", "started"],
     "agent_id_field": "model",
     "created_at_field": "started",
+    "answer_field": "answer",
 }
-"""The chat mapping's keys for a record of `openhands_record` (`resolved` only where an
-evaluation output line holds the benchmark's outcome)."""
+"""The chat mapping's keys for a record of `openhands_record` (`resolved` and `answer` only
+where an evaluation output line holds the benchmark's outcome and its patch or final
+message)."""
 
 _SKIPPED_ACTIONS = frozenset({"system", "change_agent_state", "recall", "null"})
 
@@ -320,7 +322,7 @@ def _outcome(value: dict[str, Any]) -> bool | None:
 def openhands_output_record(value: Any) -> Any:
     """A line of `output.jsonl` (`is_openhands_output`) as one chat record, as
     `openhands_record` makes one of its history, with the benchmark's outcome as `resolved`,
-    the patch or final message as the last assistant message, the instruction as the task where
+    the patch or final message as its `answer`, the instruction as the task where
     no user message says it, and the model the line's metadata names; anything else as it is
     (the mapping says why)."""
     if not is_openhands_output(value):
@@ -330,7 +332,7 @@ def openhands_output_record(value: Any) -> Any:
     tested = result if isinstance(result, dict) else {}
     answer = tested.get("git_patch") or value.get("final_message")
     if isinstance(answer, str) and answer.strip():
-        record["messages"].append({"role": "assistant", "content": answer})
+        record["answer"] = answer
     if record["task"] is None and isinstance(value.get("instruction"), str):
         record["task"] = value["instruction"]
         record["messages"].insert(0, {"role": "user", "content": value["instruction"]})

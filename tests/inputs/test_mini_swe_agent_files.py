@@ -69,6 +69,8 @@ def test_a_trajectory_is_one_trace_as_its_messages_say(tmp_path: Path) -> None:
     expected = _expected(run)
     assert tuple(got) == expected
     assert len(expected[4]) == 18 and "error_recovery" not in kinds  # every command exited 0
+    # the submission is the answer, not a thought after the last result as well
+    assert kinds[-1] == "observation"
 
 
 def test_a_command_that_exits_non_zero_is_a_failed_call(tmp_path: Path) -> None:

@@ -68,3 +68,10 @@ def test_each_evaluated_instance_is_one_trace_as_the_harness_wrote_it(tmp_path: 
     # the ProntoQA run labels its instances; the SWE-bench run, before its evaluation, does not
     outcomes = query_rows(db, "SELECT success, count(*) FROM traces GROUP BY 1 ORDER BY 1")
     assert outcomes == [(False, 1), (True, 5), (None, 3)]
+    # the patch (or final message) is the answer, not also a thought after the last step
+    added = query_rows(
+        db,
+        "SELECT count(*) FROM traces WHERE steps[-1].type = 'thought' "
+        "AND steps[-1].content = result_summary AND result_summary LIKE 'diff --git%'",
+    )
+    assert added == [(0,)]
