@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Google ADK sessions, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GEMINI_CLI_EXTENSIONS",
     "adk_reader",
+    "atif_reader",
     "agentbench_reader",
     "claude_code_reader",
     "codex_reader",
@@ -35,6 +36,7 @@ __all__ = [
     "is_agentbench",
     "is_agentbench_graded",
     "is_adk",
+    "is_atif",
     "letta_reader",
     "is_claude_code",
     "is_deepeval",
@@ -123,6 +125,14 @@ def agentbench_reader(config: str | None) -> FileFormat:
     )
     assert isinstance(runs, ChatFileFormat)
     return AgentBenchFormat(runs)
+
+
+def atif_reader(config: str | None) -> FileFormat:
+    from storage.inputs.atif_files import iter_atif_records
+    from transforms.atif import ATIF_KEYS
+
+    what = "ATIF trajectories"
+    return _reader(config, ATIF_KEYS, (".json",), what, records=iter_atif_records)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -280,6 +290,15 @@ def is_agentbench_graded(look: Peek) -> bool:
         and "average_history_length" in validation
     )
     return is_agentbench_overall(look.record) or large
+
+
+def is_atif(look: Peek) -> bool:
+    from transforms.atif import is_atif_trajectory
+
+    # a trajectory too large to peek whole is known by its `schema_version`, which comes first
+    version = look.leading.get("schema_version")
+    large = look.record is None and isinstance(version, str) and version.startswith("ATIF")
+    return is_atif_trajectory(look.record) or large
 
 
 def is_adk(look: Peek) -> bool:

@@ -57,6 +57,8 @@ def _is_traces(look: Peek) -> bool:
         return "steps" in look.columns or {"trace_id", "objective"} <= set(look.columns)
     keys = _keys(look)
     record = look.record if isinstance(look.record, dict) else {}
+    if chat_formats.is_atif(look):  # an ATIF trajectory has `steps` too
+        return False
     return (
         record.get("@type") == "ReasoningTrace"
         or "steps" in keys
@@ -230,6 +232,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         chat_formats.agentbench_reader,
         "AgentBench outputs (outputs/*/{agent}/{task}/runs.jsonl: a sample a line, its history "
         "of user and agent turns; overall.json: the graded samples)",
+    ),
+    TraceFormat(
+        "atif",
+        "ATIF trajectories",
+        (".json",),
+        lambda look, _reader: chat_formats.is_atif(look),
+        chat_formats.atif_reader,
+        "ATIF trajectories (Harbor's trajectory.json: schema_version ATIF-v1.x, agent, steps; "
+        "a Harbor trial's verifier reward its outcome)",
     ),
     TraceFormat(
         "adk",

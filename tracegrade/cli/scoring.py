@@ -23,6 +23,7 @@ _FORMATS = (
     "swe-agent",
     "mini-swe-agent",
     "agentbench",
+    "atif",
     "adk",
     "letta",
     "openhands",
