@@ -47,10 +47,11 @@ def is_tau2_info(value: Any) -> bool:
 
 def is_tau2_results(value: Any) -> bool:
     """A tau2-bench results document: its `info` and a list of `simulations` whose first holds
-    `messages` and a `task_id`."""
+    `messages` and a `task_id`, or no `simulations` at all (tau2-bench's directory layout
+    writes each simulation to a file of its own beside `results.json`)."""
     if not isinstance(value, dict) or not is_tau2_info(value.get("info")):
         return False
-    simulations = value.get("simulations")
+    simulations = value.get("simulations", [])
     if not isinstance(simulations, list):
         return False
     first = simulations[0] if simulations else None
@@ -101,7 +102,7 @@ def tau2_simulations(document: dict[str, Any]) -> list[Any]:
     info = document["info"]
     agent, domain = _agent(info), (info.get("environment_info") or {}).get("domain_name")
     records: list[Any] = []
-    for simulation in document["simulations"]:
+    for simulation in document.get("simulations", []):
         if not isinstance(simulation, dict):
             records.append(simulation)
             continue

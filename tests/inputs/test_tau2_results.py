@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import query_rows
 
 from storage.inputs.formats import AutoFormat
@@ -125,11 +126,16 @@ def test_a_results_file_too_large_to_peek_whole_is_recognised(tmp_path: Path) ->
     assert query_rows(db, "SELECT count(DISTINCT trace_id) FROM traces") == [(112,)]
 
 
-def test_a_results_file_without_simulations_is_one_clear_line(tmp_path: Path) -> None:
-    """A results.json of tau2-bench's dir format keeps its simulations in files beside it:
-    the file says so, and nothing is recorded as loaded."""
-    document = json.loads(DATA.read_text())
-    document["simulations"] = []
+@pytest.mark.parametrize("layout", ["empty list", "directory"])
+def test_a_results_file_without_simulations_is_one_clear_line(tmp_path: Path, layout: str) -> None:
+    """A results.json of tau2-bench's directory layout keeps its simulations in files beside
+    it (tests/data/tau2-dir: tau2-bench's own, with no `simulations` key; before 2026-12-07 it
+    was an unrecognised file): the file says so, and nothing is recorded as loaded."""
+    if layout == "directory":
+        document = json.loads((DATA.parents[1] / "tau2-dir" / "results.json").read_text())
+        assert "simulations" not in document
+    else:
+        document = {**json.loads(DATA.read_text()), "simulations": []}
     path = tmp_path / "results.json"
     path.write_text(json.dumps(document))
     db = tmp_path / "e.duckdb"
