@@ -16,7 +16,7 @@ from storage.inputs.chat_files import checked_record, json_document
 from transforms.atif import atif_record, is_atif_trajectory
 from transforms.chat import ChatRecord
 
-__all__ = ["iter_atif_records", "trial_reward"]
+__all__ = ["iter_atif_records"]
 
 
 def _number(value: Any) -> float | None:
@@ -25,7 +25,7 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def trial_reward(trajectory: Path) -> float | None:
+def _trial_reward(trajectory: Path) -> float | None:
     """The verifier's reward of the Harbor trial a trajectory belongs to (`result.json`, else
     `verifier/reward.json`, beside its `agent/` folder); None where there is none."""
     if trajectory.parent.name != "agent":
@@ -56,5 +56,5 @@ def iter_atif_records(path: str | Path) -> Iterator[ChatRecord]:
     document, escapes = json_document(source, "give the trajectory.json the agent wrote")
     if not is_atif_trajectory(document):
         raise InputError(f"{source} is not an ATIF trajectory (schema_version ATIF-..., steps)")
-    record = atif_record(document, trial_reward(source))
+    record = atif_record(document, _trial_reward(source))
     yield checked_record(1, 0, record, escapes, "the trajectory")
