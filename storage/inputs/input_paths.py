@@ -97,15 +97,19 @@ def _read_beside(path: Path) -> bool:
     """A file that another file beside it reads with its own: an event file of an OpenHands
     V1 conversation (`<id>/events/event-*.json`, read by `<id>/base_state.json` with the
     others), AgentBench's `overall.json` where its `runs.jsonl` is beside it (which takes
-    its verdicts: `storage.inputs.agentbench_files`), and a Harbor trial's `result.json`,
+    its verdicts: `storage.inputs.agentbench_files`), a Harbor trial's `result.json`,
     `config.json` and `verifier/reward.json` (its `agent/trajectory.json` takes the reward:
-    `storage.inputs.atif_files`)."""
+    `storage.inputs.atif_files`), and the trajectory of each step of a multi-step trial
+    (`steps/<step>/agent/trajectory.json`), which the trial's own trajectory holds again."""
     if path.name == "overall.json":
         return path.with_name("runs.jsonl").is_file()
     if path.name in ("result.json", "config.json"):
         return (path.parent / "agent" / "trajectory.json").is_file()
     if path.name == "reward.json" and path.parent.name == "verifier":
         return (path.parent.parent / "agent" / "trajectory.json").is_file()
+    if path.name == "trajectory.json" and path.parent.name == "agent":
+        steps = path.parent.parent.parent
+        return steps.name == "steps" and (steps.parent / "agent" / "trajectory.json").is_file()
     return (
         path.parent.name == "events"
         and path.name.startswith("event-")

@@ -75,12 +75,34 @@ def test_a_trial_folder_reads_its_trajectory_and_not_its_other_files(tmp_path: P
 
     assert main(["score", str(DATA), "--db", str(db), "--no-embedder"]) == 0
 
-    # result.json and verifier/reward.json are read through the trajectory, not on their own
-    files = query_rows(db, "SELECT regexp_extract(path, '[^/]+/[^/]+$'), status FROM files")
+    # result.json and verifier/reward.json are read through the trajectory, not on their own;
+    # a multi-step trial's step trajectories are not read beside the trial's, which holds them
+    files = query_rows(db, "SELECT regexp_extract(path, '[^/]+/[^/]+/[^/]+$'), status FROM files")
     assert sorted(files) == [
-        ("agent/trajectory.json", "loaded"),
-        ("golden/hello-world-invalid-json.trajectory.json", "loaded"),
+        ("harbor/golden/hello-world-invalid-json.trajectory.json", "loaded"),
+        ("t3-data-pipeline-report__25HCHpE/agent/trajectory.json", "loaded"),
+        ("task-gh-issue-triage__sx8jKBo/agent/trajectory.json", "loaded"),
     ]
+
+
+def test_a_multi_step_trial_is_its_own_trajectory_once(tmp_path: Path) -> None:
+    trial = DATA / "t3-data-pipeline-report__25HCHpE"
+    whole = json.loads((trial / "agent" / "trajectory.json").read_text())
+    step = json.loads((trial / "steps" / "run" / "agent" / "trajectory.json").read_text())
+    # the trial's trajectory holds the step's again, under a session id of its own
+    assert whole["session_id"] != step["session_id"]
+    assert [s.get("message") for s in whole["steps"]][:3] == [
+        s.get("message") for s in step["steps"]
+    ][:3]
+    reward = json.loads((trial / "result.json").read_text())["verifier_result"]["rewards"]
+
+    objective, answer, agent, success, *_ = _score(trial, tmp_path)
+
+    assert (objective, answer) == (
+        _said(whole["steps"], "user")[0],
+        _said(whole["steps"], "agent")[-1],
+    )
+    assert success is (reward["reward"] == 1) is False
 
 
 def test_harbors_own_trajectory_answers_each_call_in_its_step(tmp_path: Path) -> None:
