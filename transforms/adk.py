@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from transforms._chat_shapes import assistant_reply
+from transforms.gemini_cli import function_calls, spoken_text
 
 __all__ = [
     "ADK_KEYS",
@@ -114,9 +115,10 @@ class _Calls:
 
     def call(self, call: dict[str, Any]) -> tuple[Any, Any, str]:
         self.made += 1
-        ident = call.get("id") or f"adk-call-{self.made}"
+        ((ident, name, arguments),) = function_calls([call])
+        ident = ident or f"adk-call-{self.made}"
         self.open[_name(call)].append(ident)
-        return ident, call.get("name"), json.dumps(call.get("args") or {}, ensure_ascii=False)
+        return ident, name, arguments
 
     def answer(self, answer: dict[str, Any]) -> dict[str, Any]:
         waiting = self.open[_name(answer)]
@@ -128,28 +130,19 @@ class _Calls:
         return {"role": "tool", "tool_call_id": ident, "content": _result(answer.get("response"))}
 
 
-def _parts(event: dict[str, Any], snake: str, camel: str) -> list[dict[str, Any]]:
-    content = event.get("content")
-    parts = content.get("parts") if isinstance(content, dict) else None
-    found = (
-        [_field(part, snake, camel) for part in parts if isinstance(part, dict)]
-        if isinstance(parts, list)
-        else []
-    )
-    return [value for value in found if isinstance(value, dict)]
-
-
 def _said(event: dict[str, Any], calls: _Calls) -> list[dict[str, Any]]:
     """An event as chat messages (none for one that only changes the state)."""
     content = event.get("content")
-    parts = content.get("parts") if isinstance(content, dict) else None
-    text = "".join(
-        str(part["text"])
-        for part in (parts if isinstance(parts, list) else [])
-        if isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought")
+    found = content.get("parts") if isinstance(content, dict) else None
+    parts = [part for part in found if isinstance(part, dict)] if isinstance(found, list) else []
+    text = spoken_text(parts)
+    made, answers = (
+        [value for part in parts if isinstance(value := _field(part, snake, camel), dict)]
+        for snake, camel in (
+            ("function_call", "functionCall"),
+            ("function_response", "functionResponse"),
+        )
     )
-    made = _parts(event, "function_call", "functionCall")
-    answers = _parts(event, "function_response", "functionResponse")
     if event.get("author") == "user" and not made and not answers:
         return [{"role": "user", "content": text}] if text.strip() else []
     messages: list[dict[str, Any]] = []

@@ -121,6 +121,14 @@ def response_text(parts: Any) -> str | None:
     return None
 
 
+def spoken_text(parts: list[dict[str, Any]]) -> str:
+    """The text of Gemini parts as the model said it: their `text` joined, the parts marked
+    `thought` (its reasoning) left out (Qwen Code's events, ADK's sessions)."""
+    return "".join(
+        str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
+    )
+
+
 def function_calls(calls: list[dict[str, Any]]) -> list[tuple[Any, Any, str]]:
     """Gemini function calls (`id`, `name`, `args`) as `assistant_reply`'s calls, the
     arguments as JSON text (Gemini CLI's `toolCalls`, Qwen Code's `functionCall` parts)."""

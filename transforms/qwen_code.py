@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from transforms._chat_shapes import assistant_reply, log_keys
-from transforms.gemini_cli import function_calls, response_text
+from transforms.gemini_cli import function_calls, response_text, spoken_text
 
 __all__ = ["QWEN_CODE_KEYS", "is_qwen_code_event", "qwen_code_records"]
 
@@ -54,22 +54,16 @@ def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
     return [part for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
 
 
-def _text(parts: list[dict[str, Any]]) -> str:
-    return "".join(
-        str(p["text"]) for p in parts if isinstance(p.get("text"), str) and not p.get("thought")
-    )
-
-
 def _said(event: dict[str, Any]) -> list[dict[str, Any]]:
     """An event as chat messages (none for one that is no step)."""
     parts = _parts(event)
     kind = event["type"]
     if kind == "user":
-        text = _text(parts)
+        text = spoken_text(parts)
         return [{"role": "user", "content": text}] if text.strip() else []
     if kind == "assistant":
         calls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
-        text = _text(parts)
+        text = spoken_text(parts)
         return [assistant_reply(text, function_calls(calls))] if text.strip() or calls else []
     if kind == "tool_result":
         status = event.get("toolCallResult")
