@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from storage.errors import InputError
-from storage.inputs.chat_files import checked_record, json_document
+from storage.inputs.chat_files import checked_record, held_records, json_document
 from transforms.adk import adk_eval_cases, adk_session_record, is_adk_eval_result, is_adk_session
 from transforms.chat import ChatRecord
 
@@ -45,13 +44,11 @@ def iter_adk_records(path: str | Path) -> Iterator[ChatRecord]:
     if is_adk_session(document):
         yield checked_record(1, 0, adk_session_record(document), escapes, "the session")
         return
-    if not is_adk_eval_result(document):
-        raise InputError(
-            f"{source} is not a Google ADK session (id, app_name, user_id, events) or eval "
-            "result (eval_set_result_id, eval_case_results)"
-        )
-    cases = adk_eval_cases(document)
-    if not cases:
-        raise InputError(f"{source} is an ADK eval result with no eval case; nothing to score")
-    for index, case in enumerate(cases):
-        yield checked_record(index + 1, index, case, escapes, f"eval case {index + 1}")
+    problems = (
+        "is not a Google ADK session (id, app_name, user_id, events) or eval result "
+        "(eval_set_result_id, eval_case_results)",
+        "is an ADK eval result with no eval case; nothing to score",
+    )
+    yield from held_records(
+        source, document, escapes, is_adk_eval_result, adk_eval_cases, problems, "eval case"
+    )

@@ -14,6 +14,7 @@ that has a `runs.jsonl` beside it to that file (`storage.inputs.input_paths`).""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from storage.errors import InputError
-from storage.inputs.chat_files import document_records, iter_chat_records, json_document
+from storage.inputs.chat_files import held_records, iter_chat_records, json_document
 from storage.inputs.chat_formats import is_agentbench_graded
 from storage.inputs.chat_readers import ChatFileFormat
 from storage.inputs.file_peek import peek
@@ -65,10 +66,16 @@ def iter_agentbench_records(path: str | Path) -> Iterator[ChatRecord]:
     source = Path(path).expanduser()
     agent, task = _named(source)
     if source.suffix.lower() == ".json":
-        document, _ = json_document(source, _ADVICE)
+        document, escapes = json_document(source, _ADVICE)
         if is_agentbench_overall(document):
-            records = document_records(
-                source, _ADVICE, is_agentbench_overall, agentbench_results, _PROBLEMS, "sample"
+            records = held_records(
+                source,
+                document,
+                escapes,
+                is_agentbench_overall,
+                agentbench_results,
+                _PROBLEMS,
+                "sample",
             )
             return _converted(records, agent, task, None)
     verdicts = None
@@ -114,10 +121,10 @@ class AgentBenchFormat:
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
         reader = self.runs
-        try:
-            look = peek(path)
-        except OSError:
-            look = None  # the reader says why it cannot open the file
+        look = None
+        if path.suffix.lower() == ".json":  # as iter_agentbench_records: a .jsonl is runs
+            with suppress(OSError):  # the reader says why it cannot open the file
+                look = peek(path)
         if look is not None and is_agentbench_graded(look):
             untimed = self.runs.config.model_copy(update={"created_at_field": None})
             reader = replace(self.runs, config=untimed)

@@ -38,6 +38,7 @@ __all__ = [
     "TRACE_ARROW_SCHEMA",
     "checked_record",
     "document_records",
+    "held_records",
     "iter_chat_records",
     "json_document",
     "read_chat_records",
@@ -143,8 +144,26 @@ def document_records(
         InputError: the file is not readable JSON, not such a document, or holds no record.
     """
     source = Path(path)
-    not_one, empty = problems
     document, escapes = json_document(source, advice)
+    yield from held_records(source, document, escapes, recognised, records, problems, each)
+
+
+def held_records(
+    source: Path,
+    document: Any,
+    escapes: bool,
+    recognised: Callable[[Any], bool],
+    records: Callable[[Any], list[Any]],
+    problems: tuple[str, str],
+    each: str,
+) -> Iterator[ChatRecord]:
+    """`document_records` of a document already parsed (`json_document`'s document and
+    escapes), for a reader that looked at it first.
+
+    Raises:
+        InputError: the document is not such a document, or holds no record.
+    """
+    not_one, empty = problems
     if not recognised(document):
         raise InputError(f"{source} {not_one}")
     found = records(document)
