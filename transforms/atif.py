@@ -69,23 +69,20 @@ def _extra(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failed(step: dict[str, Any], result: dict[str, Any]) -> bool:
-    flags = (_extra(result).get(flag) for flag in _ERROR_FLAGS)
-    codes = (_extra(step).get(code) for code in _EXIT_CODES)
+    extras = (_extra(result), _extra(step))
+    flagged = any(extra.get(flag) is True for extra in extras for flag in _ERROR_FLAGS)
+    codes = [_extra(step).get(code) for code in _EXIT_CODES]
     exited = any(isinstance(c, int) and not isinstance(c, bool) and c != 0 for c in codes)
-    return (
-        any(flag is True for flag in flags)
-        or any(_extra(step).get(flag) is True for flag in _ERROR_FLAGS)
-        or exited
-    )
+    return flagged or exited
 
 
 def _result(result: dict[str, Any]) -> str:
+    """A result's content: text or content parts as `_text` reads a message, anything else
+    as JSON."""
     content = result.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return parts_text(content)
-    return "" if content is None else json.dumps(content, ensure_ascii=False)
+    if content is None or isinstance(content, str | list):
+        return _text(content)
+    return json.dumps(content, ensure_ascii=False)
 
 
 def _agent_step(step: dict[str, Any]) -> list[dict[str, Any]]:
