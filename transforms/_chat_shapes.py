@@ -11,12 +11,14 @@ import ast
 import json
 import re
 from collections import deque
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
     "as_openai_call",
     "assistant_reply",
     "code_final_answer",
+    "epoch_text",
     "final_answer",
     "is_error_result",
     "log_keys",
@@ -30,6 +32,17 @@ _ANSWER_KEYS = ("final_answer", "answer", "result", "output", "text", "message")
 _ERROR_FIELD = re.compile(r'^\{\s*"error"\s*:\s*(null|"((?:[^"\\]|\\.)*)")')
 """The `error` field that opens a JSON result cut short (ToolBench cuts long results)."""
 """The argument of a final-answer tool that holds the answer, tried in this order."""
+
+
+def epoch_text(stamp: Any, per_second: int = 1) -> str | None:
+    """A Unix time (seconds, or `per_second`ths of a second) as ISO-8601 text in UTC; None for
+    anything that is not a number or not a time (ADK's event times, AgentBench's samples')."""
+    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(stamp / per_second, UTC).isoformat()
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def log_keys(id_field: str) -> dict[str, Any]:

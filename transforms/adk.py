@@ -42,10 +42,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from transforms._chat_shapes import assistant_reply
+from transforms._chat_shapes import assistant_reply, epoch_text
 from transforms.gemini_cli import function_calls, spoken_text
 
 __all__ = [
@@ -153,21 +152,11 @@ def _said(event: dict[str, Any], calls: _Calls) -> list[dict[str, Any]]:
     return messages
 
 
-def _time(stamp: Any) -> str | None:
-    """A time in seconds as ISO-8601 text in UTC; None for anything else."""
-    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
-        return None
-    try:
-        return datetime.fromtimestamp(stamp, UTC).isoformat()
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
 def _started(events: list[Any]) -> str | None:
     """The first event's time (`timestamp`, seconds) as ISO-8601 text in UTC."""
     for event in events:
         if isinstance(event, dict) and "timestamp" in event:
-            return _time(event["timestamp"])
+            return epoch_text(event["timestamp"])
     return None
 
 
@@ -291,8 +280,8 @@ def _case_record(result: dict[str, Any], case: Any) -> Any:
         stamps = [
             _field(actual, "creation_timestamp", "creationTimestamp") for actual in invocations
         ]
-        started = _time(next((s for s in stamps if s is not None), None))
-        started = started or _time(_field(result, "creation_timestamp", "creationTimestamp"))
+        started = epoch_text(next((s for s in stamps if s is not None), None))
+        started = started or epoch_text(_field(result, "creation_timestamp", "creationTimestamp"))
         if started is not None:
             record["started"] = started
     app = record.get("app") or _app(result)

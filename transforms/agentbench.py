@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from typing import Any
 
-from transforms._chat_shapes import assistant_reply
+from transforms._chat_shapes import assistant_reply, epoch_text
 
 __all__ = [
     "AGENTBENCH_KEYS",
@@ -147,13 +146,7 @@ def _messages(history: list[Any]) -> list[Any]:
 
 def _started(time: Any) -> str | None:
     """The sample's time (`time.timestamp`, milliseconds) as ISO-8601 text in UTC."""
-    stamp = time.get("timestamp") if isinstance(time, dict) else None
-    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
-        return None
-    try:
-        return datetime.fromtimestamp(stamp / 1000, UTC).isoformat()
-    except (ValueError, OverflowError, OSError):
-        return None
+    return epoch_text(time.get("timestamp") if isinstance(time, dict) else None, 1000)
 
 
 def agentbench_record(
