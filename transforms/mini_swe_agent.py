@@ -15,8 +15,11 @@ A trajectory is one trace: the task the objective, each command a call of `bash`
 arguments `{"command": ...}`) with the text around it the thought, its output the result, a
 return code other than 0 a failed call; the submission the answer (the last assistant text
 where there is none), the model the agent. mini-swe-agent records no success: the outcome is
-unknown (SPEC 1). A message the harness wrote back about a reply it could not read (a format
-error) is no step; the `exit` message and `extra` (costs, raw responses) are not read.
+unknown (SPEC 1). A reply with no fenced command or with more than one ran nothing:
+mini-swe-agent executes a reply's command only when it holds exactly one, and otherwise writes
+back a format error ("Please always provide EXACTLY ONE action ..., found 2 actions."). Such a
+reply's text is a thought, its blocks no calls, and the harness's note no step; the `exit`
+message and `extra` (costs, raw responses) are not read.
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ def is_mini_swe_agent(value: Any) -> bool:
 
 
 def _commands(message: dict[str, Any]) -> tuple[list[str], str | None]:
-    """The commands an assistant message gives and its text without them: its `extra.actions`
-    where it has them (2.0 on), else its fenced command blocks."""
+    """The commands an assistant message ran and its text without them: its `extra.actions`
+    where it has them (2.0 on), else its fenced command block when it holds exactly one (the
+    harness runs none of two or more)."""
     content = message.get("content")
     text = content if isinstance(content, str) else None
     extra = message.get("extra")
@@ -67,7 +71,8 @@ def _commands(message: dict[str, Any]) -> tuple[list[str], str | None]:
         return [c if isinstance(c, str) else json.dumps(c) for c in commands], text
     if text is None:
         return [], None
-    return _BLOCK.findall(text), _BLOCK.sub("", text).strip()
+    blocks = _BLOCK.findall(text)
+    return blocks if len(blocks) == 1 else [], _BLOCK.sub("", text).strip()
 
 
 def _result(content: Any, call_id: str) -> dict[str, Any]:

@@ -126,3 +126,41 @@ def test_a_trajectory_too_large_to_peek_whole_is_recognised(tmp_path: Path) -> N
     path = tmp_path / "large.traj.json"
     path.write_text(json.dumps(run))
     assert AutoFormat().chosen(path).name == "mini-swe-agent"  # type: ignore[union-attr]
+
+
+def test_a_reply_with_two_commands_ran_nothing_and_its_format_error_is_no_step(
+    tmp_path: Path,
+) -> None:
+    # another run of the same submission: two replies hold two fenced commands each, which
+    # mini-swe-agent does not run; it writes back its format error instead
+    data = DATA.with_name("django__django-11066.traj.json")
+    run = json.loads(data.read_text())
+    turns = run["messages"][2:]
+    ran = [
+        (m, turns[i + 1])
+        for i, m in enumerate(turns)
+        if m["role"] == "assistant" and m["content"].count("```bash\n") == 1
+    ]
+    notes = [m for m in turns if m["content"].startswith("Please always provide EXACTLY ONE")]
+    assert len(notes) == 2 and len(ran) == 17
+    path = tmp_path / data.name
+    path.write_bytes(data.read_bytes())
+    objective, answer, agent, success, calls, observations, kinds = _score(path, tmp_path)
+    assert calls == [
+        ["bash", json.dumps({"command": _command(m["content"])}, ensure_ascii=False)]
+        for m, _ in ran
+    ]
+    outputs = [output["content"] for _, output in ran]
+    failed = [o for o in outputs if o.split("</returncode>")[0] not in ("<returncode>0", o)]
+    assert observations == [json.dumps({"error": o}) if o in failed else o for o in outputs]
+    assert failed and kinds.count("error_recovery") == len(failed)
+    assert not any(note["content"] in observations for note in notes)
+    # every reply is a thought, those that ran nothing too
+    replies = [m for m in turns if m["role"] == "assistant"]
+    assert kinds.count("thought") == len(replies) == 19
+    assert (objective, answer, agent, success) == (
+        run["messages"][1]["content"],
+        run["info"]["submission"],
+        run["info"]["config"]["model"]["model_name"],
+        None,
+    )
