@@ -14,10 +14,16 @@ is the turn's action: same tool, or `bash` running the action as its command), w
 arguments the model gave; else, text actions (0.x), the action's first word, with the action as
 its command. SWE-agent records no success: the outcome is unknown (SPEC 1); the model of
 `replay_config` is the agent.
+
+The trace id follows the task and the model. A run that names no model (0.x, and harnesses
+built on it) is told apart by its own content instead (a digest of its turns and its
+submission): runs of several models on one task are several traces, where one id for all of
+them kept only the last one read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -26,13 +32,14 @@ __all__ = ["SWE_AGENT_KEYS", "is_swe_agent", "swe_agent_record"]
 SWE_AGENT_KEYS: dict[str, Any] = {
     "messages_field": "messages",
     "success": "solved",
-    "id_fields": ["task"],
+    "id_fields": ["run"],
     "agent_id_field": "model",
     "answer_field": "submission",
     "final_answer_tools": [],
 }
 """The chat mapping's keys for a record of `swe_agent_record`: the task is its first message
-(the objective; content parts are joined by the mapping) and the trace id follows it;
+(the objective; content parts are joined by the mapping) and the trace id follows `run` (the
+task, and the run's digest where it names no model) and the model;
 `solved` is never there (SWE-agent records no outcome); the answer is the submission (`submit`
 takes no argument), else the last assistant text."""
 
@@ -144,7 +151,7 @@ def swe_agent_record(value: Any) -> Any:
     task = next((m.get("content") for m in history if m.get("role") == "user"), None)
     trajectory = value.get("trajectory")
     turns = _turns(trajectory, _calls(history)) if isinstance(trajectory, list) else []
-    record: dict[str, Any] = {"messages": [{"role": "user", "content": task}, *turns], "task": task}
+    record: dict[str, Any] = {"messages": [{"role": "user", "content": task}, *turns], "run": task}
     info = value.get("info") if isinstance(value.get("info"), dict) else {}
     submission = info.get("submission")
     if isinstance(submission, str) and submission.strip():
@@ -152,4 +159,13 @@ def swe_agent_record(value: Any) -> Any:
     model = _model(value)
     if model is not None:
         record["model"] = model
+    elif task is not None:
+        record["run"] = [task, _digest(trajectory, submission)]
     return record
+
+
+def _digest(trajectory: Any, submission: Any) -> str:
+    """SHA-256 of a run's turns and submission as JSON (keys sorted): the same run read
+    again gives the same digest, another run of the same task another."""
+    content = json.dumps([trajectory, submission], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()

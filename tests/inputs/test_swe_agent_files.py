@@ -90,3 +90,31 @@ def test_a_folder_of_traj_files_reads_each_and_format_names_them(tmp_path: Path)
         db, "SELECT count(*), count(*) FILTER (success IS NULL) FROM traces"
     )
     assert traces == unknown == 4
+
+
+def test_runs_of_one_task_that_name_no_model_are_told_apart_by_their_content(
+    tmp_path: Path,
+) -> None:
+    # SWE-agent 0.x names no model: two models' runs of one task (as a leaderboard's
+    # submissions hold them) had one trace id, and all but the last one read were lost
+    run = json.loads((DATA / "swe-agent__test-repo-i1.traj").read_text())
+    assert "replay_config" not in run
+    other = json.loads(json.dumps(run))
+    other["trajectory"][-1]["observation"] += "\n(another model's run)"
+    other["info"]["submission"] = run["info"]["submission"].replace("+", "+ ", 1)
+    for folder, document in (("gpt4", run), ("claude", other)):
+        (tmp_path / "runs" / folder).mkdir(parents=True)
+        (tmp_path / "runs" / folder / "task.traj").write_text(json.dumps(document))
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(tmp_path / "runs"), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT count(DISTINCT trace_id), count(*) FROM traces") == [(2, 2)]
+    answers = query_rows(db, "SELECT result_summary FROM traces ORDER BY result_summary")
+    assert sorted(a for (a,) in answers) == sorted(
+        [run["info"]["submission"], other["info"]["submission"]]
+    )
+    assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+    # the same runs read again are the same traces
+    ids = query_rows(db, "SELECT trace_id FROM traces ORDER BY trace_id")
+    again = tmp_path / "again.duckdb"
+    assert main(["score", str(tmp_path / "runs"), "--db", str(again), "--no-embedder"]) == 0
+    assert query_rows(again, "SELECT trace_id FROM traces ORDER BY trace_id") == ids
