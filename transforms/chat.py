@@ -109,7 +109,9 @@ class ChatImport:
 
 
 def _text(content: Any, where: str) -> str | None:
-    """Message text: a string, null, or a list of parts whose `text` parts are joined."""
+    """Message text: a string, null, or a list of parts whose `text` parts are joined. An
+    object with no `type` is no content part but data a tool gave back (the Cline SDK's
+    `{query, result}` per file read): its `text` where it has one, else its JSON."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -120,7 +122,9 @@ def _text(content: Any, where: str) -> str | None:
                     "malformed_record",
                     f"{where}: a content part is {kind(part)}, expected an object",
                 )
-            if part.get("type") == "text":
+            if "type" not in part and not isinstance(part.get("text"), str):
+                texts.append(json.dumps(part, ensure_ascii=False))
+            elif part.get("type", "text") == "text":
                 if not isinstance(part.get("text"), str):
                     raise TraceRejected(
                         "malformed_record", f"{where}: a text part has no string 'text'"
