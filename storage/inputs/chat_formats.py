@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -29,6 +29,7 @@ __all__ = [
     "atif_reader",
     "agentbench_reader",
     "claude_code_reader",
+    "cline_reader",
     "codex_reader",
     "deepeval_reader",
     "gemini_cli_reader",
@@ -39,6 +40,7 @@ __all__ = [
     "is_atif",
     "letta_reader",
     "is_claude_code",
+    "is_cline",
     "is_deepeval",
     "is_codex",
     "is_gemini_cli",
@@ -133,6 +135,14 @@ def atif_reader(config: str | None) -> FileFormat:
 
     what = "ATIF trajectories"
     return _reader(config, ATIF_KEYS, (".json",), what, records=iter_atif_records)
+
+
+def cline_reader(config: str | None) -> FileFormat:
+    from storage.inputs.cline_files import iter_cline_records
+    from transforms.cline import CLINE_KEYS
+
+    what = "Cline task histories"
+    return _reader(config, CLINE_KEYS, (".json",), what, records=iter_cline_records)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -299,6 +309,12 @@ def is_atif(look: Peek) -> bool:
     version = look.leading.get("schema_version")
     large = look.record is None and isinstance(version, str) and version.startswith("ATIF")
     return is_atif_trajectory(look.record) or large
+
+
+def is_cline(look: Peek) -> bool:
+    from transforms.cline import is_cline_history
+
+    return is_cline_history(look.record)
 
 
 def is_adk(look: Peek) -> bool:

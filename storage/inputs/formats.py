@@ -260,6 +260,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "Letta agent files (.af: an agent exported with its messages)",
     ),
     TraceFormat(
+        "cline",
+        "Cline task histories",
+        (".json",),
+        lambda look, _reader: chat_formats.is_cline(look),
+        chat_formats.cline_reader,
+        "Cline, Roo Code and Kilo Code task histories (tasks/<id>/api_conversation_history.json: "
+        "the messages, <task> in the first)",
+    ),
+    TraceFormat(
         "openhands",
         "OpenHands trajectories",
         CHAT_EXTENSIONS,

@@ -26,6 +26,7 @@ _FORMATS = (
     "atif",
     "adk",
     "letta",
+    "cline",
     "openhands",
     "inspect",
     "tau2",
@@ -242,6 +243,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "lists, Phoenix span tables); langfuse: Langfuse traces with their observations; "
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "mini-swe-agent: mini-swe-agent trajectories (.traj.json); "
+        "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
         "codex: Codex session rollouts; "
