@@ -13,8 +13,8 @@ A run ends with an `exit` message.
 
 A trajectory is one trace: the task the objective, each command a call of `bash` (its
 arguments `{"command": ...}`) with the text around it the thought, its output the result, a
-return code other than 0 a failed call; the submission the answer (the last assistant text
-where there is none), the model the agent. mini-swe-agent records no success: the outcome is
+return code other than 0 a failed call; the submission the answer (blank where there is none:
+the run gave up or ran out of budget), the model the agent. mini-swe-agent records no success: the outcome is
 unknown (SPEC 1). A reply with no fenced command or with more than one ran nothing:
 mini-swe-agent executes a reply's command only when it holds exactly one, and otherwise writes
 back a format error ("Please always provide EXACTLY ONE action ..., found 2 actions."). Such a
@@ -40,7 +40,7 @@ MINI_SWE_AGENT_KEYS: dict[str, Any] = {
 }
 """The chat mapping's keys for a record of `mini_swe_agent_record`: the trace id follows the
 run (its instance id, else its task) and the model; `solved` is never there (mini-swe-agent
-records no outcome); the answer is the submission, else the last assistant text."""
+records no outcome); the answer is the submission, blank where the run submitted nothing."""
 
 _BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _RETURN_CODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -139,6 +139,7 @@ def mini_swe_agent_record(value: Any) -> Any:
     run = value.get("instance_id") or task
     record = {"messages": messages, "run": run, "model": _model(info)}
     submission = info.get("submission")
-    if isinstance(submission, str) and submission.strip():
-        record["submission"] = submission
+    # a run that submitted nothing (it gave up, ran out of budget or was cut off) answered
+    # nothing: its last thought is no answer
+    record["submission"] = submission if isinstance(submission, str) else ""
     return record

@@ -8,7 +8,7 @@ demonstrations, the task, then its turns) and `trajectory` (one entry per turn: 
 examples placed before the task, marked `is_demo` (SWE-agent 0.x) or `message_type`
 "demonstration" (1.x): they are never the objective. The objective is the first user message
 after them; each turn is a thought and a tool call whose result is the observation; the
-submission is the answer. A turn's tool is the function the model called where the run used
+submission is the answer (none: the run answered nothing, its last thought no answer). A turn's tool is the function the model called where the run used
 function calling (1.x: the `history`'s assistant `tool_calls`, taken in order where the call
 is the turn's action: same tool, or `bash` running the action as its command), with the
 arguments the model gave; else, text actions (0.x), the action's first word, with the action as
@@ -41,7 +41,7 @@ SWE_AGENT_KEYS: dict[str, Any] = {
 (the objective; content parts are joined by the mapping) and the trace id follows `run` (the
 task, and the run's digest where it names no model) and the model;
 `solved` is never there (SWE-agent records no outcome); the answer is the submission (`submit`
-takes no argument), else the last assistant text."""
+takes no argument), blank where the run submitted nothing."""
 
 
 def is_swe_agent(value: Any) -> bool:
@@ -154,8 +154,9 @@ def swe_agent_record(value: Any) -> Any:
     record: dict[str, Any] = {"messages": [{"role": "user", "content": task}, *turns], "run": task}
     info = value.get("info") if isinstance(value.get("info"), dict) else {}
     submission = info.get("submission")
-    if isinstance(submission, str) and submission.strip():
-        record["submission"] = submission
+    # a run that submitted nothing (it gave up, ran out of budget or was cut off) answered
+    # nothing: its last thought is no answer
+    record["submission"] = submission if isinstance(submission, str) else ""
     model = _model(value)
     if model is not None:
         record["model"] = model

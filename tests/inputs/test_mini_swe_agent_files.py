@@ -164,3 +164,13 @@ def test_a_reply_with_two_commands_ran_nothing_and_its_format_error_is_no_step(
         run["info"]["config"]["model"]["model_name"],
         None,
     )
+
+
+def test_a_run_that_submitted_nothing_answered_nothing(tmp_path: Path) -> None:
+    run = json.loads(DATA.read_text())
+    run["info"]["submission"] = ""
+    run["info"]["exit_status"] = "LimitsExceeded"
+    path = tmp_path / "limits.traj.json"
+    path.write_text(json.dumps(run))
+    _, answer, *_ = _score(path, tmp_path)
+    assert answer == ""  # not the last reply's thought

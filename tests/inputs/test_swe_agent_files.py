@@ -118,3 +118,18 @@ def test_runs_of_one_task_that_name_no_model_are_told_apart_by_their_content(
     again = tmp_path / "again.duckdb"
     assert main(["score", str(tmp_path / "runs"), "--db", str(again), "--no-embedder"]) == 0
     assert query_rows(again, "SELECT trace_id FROM traces ORDER BY trace_id") == ids
+
+
+def test_a_run_cut_off_before_it_submitted_answered_nothing(tmp_path: Path) -> None:
+    # a run stopped before its submission (out of budget, killed): its last thought is no
+    # answer, so the trace's answer is blank and its level ESCALATE (a run that gave up)
+    run = json.loads((DATA / "swe-agent__test-repo-i1.traj").read_text())
+    run["info"].pop("submission")
+    run["info"].pop("exit_status")
+    run["trajectory"] = run["trajectory"][:-1]  # no `submit` turn
+    path = tmp_path / "cut.traj"
+    path.write_text(json.dumps(run))
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT result_summary FROM traces") == [("",)]
+    assert query_rows(db, "SELECT level FROM confidence_traces") == [("ESCALATE",)]
