@@ -6,7 +6,9 @@ sets' traces pooled, and the held-out set's levels under them are compared with 
 under the GRACE defaults: the level AUC (a good trace calmer than a failed one, ties half) with
 a 95% bootstrap interval (2,000 resamples of the held-out traces, fixed seed), and the traces
 and failure rate of each level. Each database holds one set scored with derived levels; the
-label is each trace's `metadata.success` (`success::INT`).
+label is each trace's `metadata.success` (`success::INT`), or what `NAME=DB@LABELS` names (a
+file of trace ids and labels, or a SQL expression, as `confidence --evaluate` takes them: for a
+set whose files record no outcome, such as a SWE-bench run's trajectories and its report).
 
 With --weights the factor weights are fitted first on the other sets pooled
 (`transforms.confidence.fitting.fit_weights`, as `--fit-weights` does; each set's traces scored
@@ -15,6 +17,7 @@ and each held-out set is shown under both, beside the AUC of its confidence unde
 and the configured weights.
 
 Run: .venv/bin/python bench/bench_fit_levels.py tau-bench=tau.duckdb agentdojo=dojo.duckdb ...
+    [swe-bench=swe.duckdb@labels.csv]
 """
 
 from __future__ import annotations
@@ -48,10 +51,20 @@ RESAMPLES = 2_000
 SEED = 20_261_128
 
 
-def labelled(db: str) -> tuple[np.ndarray, np.ndarray]:
-    """(confidence, label) of every labelled trace of `db`'s derived levels."""
+LABELS = "success::INT"
+
+
+def database_and_labels(given: str) -> tuple[str, str]:
+    """`DB` or `DB@LABELS` as (database, labels)."""
+    db, _, labels = given.partition("@")
+    return db, labels or LABELS
+
+
+def labelled(given: str) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, label) of every labelled trace of a set's derived levels."""
+    db, labels = database_and_labels(given)
     with DuckDBStore(db, read_only=True) as store:
-        cells, _ = labelled_levels(store, "success::INT", "derived")
+        cells, _ = labelled_levels(store, labels, "derived")
     return labelled_traces(cells)
 
 
@@ -94,9 +107,10 @@ def _print_weights_table(sets: dict[str, str], shown: list[str]) -> None:
     """Weights and thresholds fitted on the other sets, each held-out set under both."""
     config = ConfidenceConfig()
     scorers, labels = {}, {}
-    for name, db in sets.items():
+    for name, given in sets.items():
+        db, marks = database_and_labels(given)
         with DuckDBStore(db, read_only=True) as store:
-            rows, _ = labelled_trace_rows(store, "success::INT")
+            rows, _ = labelled_trace_rows(store, marks)
         scorers[name] = ReweightedConfidence(rows.drop("label"), config)
         labels[name] = rows["label"].to_numpy().astype(np.int64)
     configured = config.weights.model_dump()
@@ -131,7 +145,7 @@ def _print_weights_table(sets: dict[str, str], shown: list[str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sets", nargs="+", metavar="NAME=DB")
+    parser.add_argument("sets", nargs="+", metavar="NAME=DB[@LABELS]")
     parser.add_argument(
         "--weights", action="store_true", help="fit the factor weights first, then thresholds"
     )
