@@ -14,8 +14,8 @@ A run ends with an `exit` message.
 A trajectory is one trace: the task the objective, each command a call of `bash` (its
 arguments `{"command": ...}`) with the text around it the thought, its output the result, a
 return code other than 0 a failed call; the submission the answer (blank where there is none:
-the run gave up or ran out of budget), the model the agent. mini-swe-agent records no success: the outcome is
-unknown (SPEC 1). A reply with no fenced command or with more than one ran nothing:
+the run gave up or ran out of budget), the model the agent. mini-swe-agent records no
+success: the outcome is unknown (SPEC 1). A reply with no fenced command or with more than one ran nothing:
 mini-swe-agent executes a reply's command only when it holds exactly one, and otherwise writes
 back a format error ("Please always provide EXACTLY ONE action ..., found 2 actions."). Such a
 reply's text is a thought, its blocks no calls, and the harness's note no step; the `exit`

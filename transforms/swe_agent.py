@@ -8,8 +8,9 @@ demonstrations, the task, then its turns) and `trajectory` (one entry per turn: 
 examples placed before the task, marked `is_demo` (SWE-agent 0.x) or `message_type`
 "demonstration" (1.x): they are never the objective. The objective is the first user message
 after them; each turn is a thought and a tool call whose result is the observation; the
-submission is the answer (none: the run answered nothing, its last thought no answer). A turn's tool is the function the model called where the run used
-function calling (1.x: the `history`'s assistant `tool_calls`, taken in order where the call
+submission is the answer (without one the run answered nothing: its last thought is no
+answer). A turn's tool is the function the model called where the run used function calling
+(1.x: the `history`'s assistant `tool_calls`, taken in order where the call
 is the turn's action: same tool, or `bash` running the action as its command), with the
 arguments the model gave; else, text actions (0.x), the action's first word, with the action as
 its command. SWE-agent records no success: the outcome is unknown (SPEC 1); the model of
