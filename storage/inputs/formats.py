@@ -61,9 +61,20 @@ def _is_traces(look: Peek) -> bool:
         return False
     return (
         record.get("@type") == "ReasoningTrace"
-        or "steps" in keys
+        or ("steps" in keys and _own_steps(record, keys))
         or ("task" in keys and "metadata" in keys)
     )
+
+
+def _own_steps(record: dict[str, Any], keys: set[str]) -> bool:
+    """`steps` that are a trace's: beside its `id`, `task` or `outcome`, or steps with a
+    `type` or `step_id`. Other tools' documents hold `steps` of their own (TapeAgents' tapes:
+    `metadata`, `context` and steps of a `kind`), which are no trace of this format."""
+    if keys & {"id", "task", "outcome"}:
+        return True
+    steps = record.get("steps")
+    first = steps[0] if isinstance(steps, list) and steps else None
+    return not isinstance(first, dict) or bool({"type", "step_id"} & set(first))
 
 
 _SPAN_IDS = {"context", "span_id", "spanId", "context.span_id"}

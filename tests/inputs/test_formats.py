@@ -93,6 +93,20 @@ def test_a_folder_of_several_formats_scores_with_no_flag(tmp_path: Path) -> None
             "a JSON object with keys id, run_type, parent_run_id, trace_id",
         ),
         (
+            # A TapeAgents tape (ServiceNow/TapeAgents' GAIA agent): `steps` of a `kind`, no
+            # trace of tracegrade's own (before 2026-12-07 taken for one and quarantined
+            # missing_id, as if an id were all it lacked)
+            "tape.json",
+            json.dumps(
+                {
+                    "metadata": {"id": "t-1", "author": "web_agent", "result": "11"},
+                    "context": None,
+                    "steps": [{"kind": "question", "content": "How many?", "metadata": {}}],
+                }
+            ),
+            "a JSON object with keys metadata, context, steps",
+        ),
+        (
             # A Langfuse dataset export: dataset items, which hold no trace.
             "dataset.json",
             json.dumps(
