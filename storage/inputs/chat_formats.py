@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -27,6 +27,7 @@ __all__ = [
     "GEMINI_CLI_EXTENSIONS",
     "adk_reader",
     "atif_reader",
+    "autogen_reader",
     "agentbench_reader",
     "claude_code_reader",
     "cline_reader",
@@ -38,6 +39,7 @@ __all__ = [
     "is_agentbench_graded",
     "is_adk",
     "is_atif",
+    "is_autogen",
     "letta_reader",
     "is_claude_code",
     "is_cline",
@@ -143,6 +145,14 @@ def cline_reader(config: str | None) -> FileFormat:
 
     what = "Cline task histories"
     return _reader(config, CLINE_KEYS, (".json",), what, records=iter_cline_records)
+
+
+def autogen_reader(config: str | None) -> FileFormat:
+    from storage.inputs.autogen_files import iter_autogen_records
+    from transforms.autogen import AUTOGEN_KEYS
+
+    what = "AutoGen runs"
+    return _reader(config, AUTOGEN_KEYS, (".json",), what, records=iter_autogen_records)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -315,6 +325,14 @@ def is_cline(look: Peek) -> bool:
     from transforms.cline import is_cline_history
 
     return is_cline_history(look.record)
+
+
+def is_autogen(look: Peek) -> bool:
+    from transforms.autogen import is_autogen as holds_run
+
+    # a saved team too large to peek whole is known by its type, which comes first
+    large = look.record is None and look.leading.get("type") == "TeamState"
+    return holds_run(look.record) or large
 
 
 def is_adk(look: Peek) -> bool:

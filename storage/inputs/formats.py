@@ -280,6 +280,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "the messages, <task> in the first)",
     ),
     TraceFormat(
+        "autogen",
+        "AutoGen runs",
+        (".json",),
+        lambda look, _reader: chat_formats.is_autogen(look),
+        chat_formats.autogen_reader,
+        "AutoGen runs (AgentChat's messages: a TaskResult, a list, a team's saved state; "
+        "Core's model messages)",
+    ),
+    TraceFormat(
         "openhands",
         "OpenHands trajectories",
         CHAT_EXTENSIONS,

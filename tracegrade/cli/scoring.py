@@ -27,6 +27,7 @@ _FORMATS = (
     "adk",
     "letta",
     "cline",
+    "autogen",
     "openhands",
     "inspect",
     "tau2",
@@ -244,6 +245,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "toolbench: ToolBench answer files; swe-agent: SWE-agent trajectories (.traj); "
         "mini-swe-agent: mini-swe-agent trajectories (.traj.json); "
         "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
+        "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
         "codex: Codex session rollouts; "
