@@ -95,6 +95,12 @@ def _called(function: dict[str, Any] | None, action: str) -> tuple[str, str] | N
     return None
 
 
+_HARNESS_EXITS = frozenset({"exit_cost", "exit_context", "exit_format", "exit_api", "exit_error"})
+"""The actions SWE-agent puts in a run's last turn when it stops the run itself (the cost or
+context limit reached, too many malformed replies, an API or environment error), with its own
+thought ("Exit due to cost limit") and result ("Exited (autosubmitted)"): no step of the
+model's; the submission it then makes is the answer."""
+
 _LOOKAHEAD = 3
 """Function calls a turn's own may come after (calls the run asked the model again for, after
 a reply it could not parse, have no turn)."""
@@ -110,6 +116,8 @@ def _turns(trajectory: list[Any], calls: list[dict[str, Any]]) -> list[dict[str,
             messages.append({"role": "assistant", "content": turn})  # the mapping says why
             continue
         action, call_id = turn.get("action"), f"turn-{number}"
+        if action in _HARNESS_EXITS:
+            continue  # the harness ended the run ("Exit due to cost limit"): not the model's
         assistant: dict[str, Any] = {"role": "assistant", "content": turn.get("thought")}
         if not isinstance(action, str):
             messages.append(assistant)

@@ -133,3 +133,36 @@ def test_a_run_cut_off_before_it_submitted_answered_nothing(tmp_path: Path) -> N
     assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
     assert query_rows(db, "SELECT result_summary FROM traces") == [("",)]
     assert query_rows(db, "SELECT level FROM confidence_traces") == [("ESCALATE",)]
+
+
+def test_the_turn_the_harness_ends_a_run_with_is_no_step(tmp_path: Path) -> None:
+    # SWE-agent 0.x stops a run at its cost limit with a turn of its own: action `exit_cost`,
+    # thought "Exit due to cost limit", observation "Exited (autosubmitted)" (as the
+    # Multi-SWE-bench runs hold it); before 2026-12-07 a call of a tool `exit_cost`
+    run = json.loads((DATA / "swe-agent__test-repo-i1.traj").read_text())
+    task, tools, observations, submission, _ = _expected(run)
+    run["trajectory"] = run["trajectory"][:-1]  # no `submit`
+    run["trajectory"].append(
+        {
+            "action": "exit_cost",
+            "observation": "Exited (autosubmitted)",
+            "response": "Exit due to cost limit",
+            "thought": "Exit due to cost limit",
+            "state": "{}",
+        }
+    )
+    run["info"]["exit_status"] = "submitted (exit_cost)"
+    path = tmp_path / "cost.traj"
+    path.write_text(json.dumps(run))
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((calls, seen, thoughts, answer),) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.tool_name IS NOT NULL), "
+        "s -> s.tool_name), "
+        "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content), "
+        "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content), "
+        "result_summary FROM traces",
+    )
+    assert calls == tools[:-1] and seen == observations[:-1]
+    assert "Exit due to cost limit" not in thoughts and answer == submission
