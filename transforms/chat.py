@@ -38,6 +38,7 @@ from transforms._chat_shapes import (
 )
 from transforms.config.chat import ChatImportConfig
 from transforms.errors import TraceRejected
+from transforms.smolagents import with_smolagents_roles
 from transforms.trace_schema import nested_record, nested_step
 
 __all__ = [
@@ -297,7 +298,8 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     agent_id = text_field(value, config.agent_id_field, config.agent_id, "agent id")
     domain = text_field(value, config.task_domain_field, config.task_domain, "domain")
     walk = _Walk(config)
-    walk.walk(with_content_blocks(with_tool_calls(with_response_items(messages))))
+    written = with_response_items(with_smolagents_roles(messages))
+    walk.walk(with_content_blocks(with_tool_calls(written)))
     if not walk.assistant_messages:
         what = f"{len(messages)} messages but no assistant message" if messages else "no messages"
         raise TraceRejected(

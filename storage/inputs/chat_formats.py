@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -52,6 +52,7 @@ __all__ = [
     "is_openhands",
     "is_pydantic_ai",
     "is_qwen_code",
+    "is_smolagents",
     "is_swe_agent",
     "is_tau2",
     "is_toolbench",
@@ -59,6 +60,7 @@ __all__ = [
     "openhands_reader",
     "pydantic_ai_reader",
     "qwen_code_reader",
+    "smolagents_reader",
     "swe_agent_reader",
     "tau2_reader",
     "toolbench_reader",
@@ -153,6 +155,13 @@ def autogen_reader(config: str | None) -> FileFormat:
 
     what = "AutoGen runs"
     return _reader(config, AUTOGEN_KEYS, (".json",), what, records=iter_autogen_records)
+
+
+def smolagents_reader(config: str | None) -> FileFormat:
+    from transforms.smolagents import SMOLAGENTS_KEYS, smolagents_record
+
+    what = "smolagents benchmark runs"
+    return _reader(config, SMOLAGENTS_KEYS, CHAT_EXTENSIONS, what, convert=smolagents_record)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -333,6 +342,12 @@ def is_autogen(look: Peek) -> bool:
     # a saved team too large to peek whole is known by its type, which comes first
     large = look.record is None and look.leading.get("type") == "TeamState"
     return holds_run(look.record) or large
+
+
+def is_smolagents(look: Peek) -> bool:
+    from transforms.smolagents import is_smolagents_run
+
+    return is_smolagents_run(look.record)
 
 
 def is_adk(look: Peek) -> bool:

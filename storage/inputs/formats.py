@@ -289,6 +289,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "Core's model messages)",
     ),
     TraceFormat(
+        "smolagents",
+        "smolagents benchmark runs",
+        CHAT_EXTENSIONS,
+        lambda look, _reader: chat_formats.is_smolagents(look),
+        chat_formats.smolagents_reader,
+        "smolagents benchmark runs (a run a line: question, answer, model_id, the memory's "
+        "messages as intermediate_steps)",
+    ),
+    TraceFormat(
         "openhands",
         "OpenHands trajectories",
         CHAT_EXTENSIONS,

@@ -28,6 +28,7 @@ _FORMATS = (
     "letta",
     "cline",
     "autogen",
+    "smolagents",
     "openhands",
     "inspect",
     "tau2",
@@ -246,6 +247,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "mini-swe-agent: mini-swe-agent trajectories (.traj.json); "
         "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
         "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
+        "smolagents: smolagents benchmark runs; "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
         "codex: Codex session rollouts; "
