@@ -161,12 +161,18 @@ _AGENTS_SDK_FAILURE = "An error occurred while running the tool."
 model in place of a tool's result when the tool raised."""
 
 
+def _kind(value: dict[str, Any]) -> str | None:
+    """An item's or part's `type` where it is text (a list or object there is no kind)."""
+    kind = value.get("type")
+    return kind if isinstance(kind, str) else None
+
+
 def _response_message(item: dict[str, Any]) -> Any:
     """A Responses API `message` item (a role, content parts `input_text` / `output_text`)
     as a chat message with its text; another item as it is."""
     content = item.get("content")
     parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else []
-    if not parts or not all(p.get("type") in _TEXT_PARTS for p in parts):
+    if not parts or not all(_kind(p) in _TEXT_PARTS for p in parts):
         return item
     text = "\n".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
     return {"role": item.get("role"), "content": text}
@@ -176,7 +182,7 @@ def _response_item(item: Any) -> list[Any]:
     """One Responses API item as chat messages (none for a `reasoning` item)."""
     if not isinstance(item, dict):
         return [item]
-    kind = item.get("type")
+    kind = _kind(item)
     if kind in _CALL_ITEMS:
         call = (item.get("call_id"), item.get("name"), item.get(_CALL_ITEMS[kind]))
         return [assistant_reply(None, [call])]
@@ -189,7 +195,7 @@ def _response_item(item: Any) -> list[Any]:
         return [said]
     if kind == "reasoning":
         return []
-    if kind == "message" or (kind is None and "role" in item):
+    if kind == "message" or (item.get("type") is None and "role" in item):
         return [_response_message(item)]
     return [item]
 
@@ -202,7 +208,7 @@ def with_response_items(messages: list[Any]) -> list[Any]:
     is the Agents SDK's default text for a tool that raised), `reasoning` items left out.
     Lists without a tool call item or output are kept as they are."""
     if not any(
-        isinstance(m, dict) and (m.get("type") in _CALL_ITEMS or m.get("type") in _OUTPUT_ITEMS)
+        isinstance(m, dict) and (_kind(m) in _CALL_ITEMS or _kind(m) in _OUTPUT_ITEMS)
         for m in messages
     ):
         return messages

@@ -13,10 +13,12 @@ the `message_thread`). AutoGen Core's model context keeps the model's own messag
 `FunctionExecutionResultMessage` of results; `{"messages": [...]}` as its samples save it).
 
 A run is one trace: the first message the user (source `user`) gave the objective, each other
-agent's text a thought, each call a call answered by its result (failed where `is_error`),
-the last agent text the answer; a team's agents, when one agent alone spoke, that agent. Not
-steps: the user's later messages, a `ToolCallSummaryMessage` (the results again, as text), a
-`HandoffMessage` (its call is a step), events of the run's machinery (speaker selection,
+agent's text (a `StructuredMessage`'s object as JSON) a thought, each call a call answered by
+its result (failed where `is_error`), the last response an agent gave the answer (its text, or
+a `ToolCallSummaryMessage`: an agent that does not reflect on its calls responds with their
+results); a team's agents, when one agent alone spoke, that agent. Not steps: the user's later
+messages, a `ToolCallSummaryMessage` (the results again, as text), a `HandoffMessage` (its
+call is a step), events of the run's machinery (speaker selection,
 streaming chunks, memory queries, code generation and execution events), system messages.
 The first message's `created_at` is the trace's time (0.4 keeps none: 1970-01-01); a team's
 `team_id`, else the record's content, its id. AutoGen records no outcome: unknown.
@@ -37,13 +39,16 @@ AUTOGEN_KEYS: dict[str, Any] = {
     "id_fields": ["run"],
     "agent_id_field": "agent",
     "created_at_field": "started",
+    "answer_field": "answer",
     "success": "solved",
     "final_answer_tools": [],
 }
 """The chat mapping's keys for a record of `autogen_record`: `solved` is never there (AutoGen
 records no outcome)."""
 
-_SAYS = frozenset({"TextMessage", "StopMessage", "MultiModalMessage", "ThoughtEvent"})
+_SAYS = frozenset(
+    {"TextMessage", "StopMessage", "MultiModalMessage", "ThoughtEvent", "StructuredMessage"}
+)
 _CHAT = _SAYS | {
     "ToolCallRequestEvent",
     "ToolCallExecutionEvent",
@@ -55,7 +60,6 @@ _CHAT = _SAYS | {
     "CodeGenerationEvent",
     "CodeExecutionEvent",
     "ModelClientStreamingChunkEvent",
-    "StructuredMessage",
 }
 """AgentChat's message and event types (autogen_agentchat.messages)."""
 _CORE = frozenset(
@@ -66,12 +70,18 @@ _USER = "user"
 _NO_TIME = "1970-01-01T00:00:00+00:00"
 
 
+def _kind(message: dict[str, Any]) -> str | None:
+    """A message's type, with a structured message's model left out
+    (`StructuredMessage[Answer]` is a `StructuredMessage`); None where it is no text."""
+    kind = message.get("type")
+    return kind.split("[", 1)[0] if isinstance(kind, str) else None
+
+
 def _is_message(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and "content" in value
-        and ((value.get("type") in _CHAT and "source" in value) or value.get("type") in _CORE)
-    )
+    if not isinstance(value, dict) or "content" not in value:
+        return False
+    kind = _kind(value)
+    return (kind in _CHAT and "source" in value) or kind in _CORE
 
 
 def _thread(value: Any) -> list[Any] | None:
@@ -100,11 +110,14 @@ def is_autogen(value: Any) -> bool:
 
 
 def _text(content: Any) -> str | None:
-    """A message's text: a string, or the strings of a multimodal list (images left out)."""
+    """A message's text: a string, the strings of a multimodal list (images left out), or a
+    structured message's object as JSON."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "\n".join(part for part in content if isinstance(part, str))
+    if isinstance(content, dict):
+        return json.dumps(content, ensure_ascii=False)
     return None
 
 
@@ -133,10 +146,10 @@ def _calls(content: Any) -> list[tuple[Any, Any, Any]]:
 
 def _said(message: Any) -> list[Any]:
     """One AgentChat or Core message as chat messages (none for what is no step)."""
-    if not isinstance(message, dict):
+    if not isinstance(message, dict) or _kind(message) is None:
         return [message]  # the mapping says why
-    kind, source, content = message.get("type"), message.get("source"), message.get("content")
-    if kind in ("UserMessage",) or (kind in _SAYS and source == _USER):
+    kind, source, content = _kind(message), message.get("source"), message.get("content")
+    if kind == "UserMessage" or (kind in _SAYS and source == _USER):
         return [{"role": "user", "content": _text(content)}]
     if kind in _SAYS:
         return [assistant_reply(_text(content), [])]
@@ -152,13 +165,30 @@ def _said(message: Any) -> list[Any]:
     return []
 
 
+_ANSWERS = _SAYS | {"ToolCallSummaryMessage", "HandoffMessage"}
+"""What an agent gives the team as its response: its text, or the results of the calls it
+made as text where it does not reflect on them (AgentChat's default)."""
+
+
+def _answer(thread: list[Any]) -> str | None:
+    """The last response an agent gave (Core: the last assistant text)."""
+    for message in reversed(thread):
+        if not isinstance(message, dict):
+            continue
+        kind, source = _kind(message), message.get("source")
+        said = kind in _ANSWERS and source != _USER
+        if said or (kind == "AssistantMessage" and isinstance(message.get("content"), str)):
+            return _text(message.get("content"))
+    return None
+
+
 def _agent(thread: list[Any]) -> str | None:
     """The one agent that spoke in the run; None where several did (a team names none)."""
     agents = {
         m.get("source")
         for m in thread
         if isinstance(m, dict)
-        and m.get("type") in (_SAYS | {"ToolCallRequestEvent", "AssistantMessage"})
+        and _kind(m) in (_SAYS | {"ToolCallRequestEvent", "AssistantMessage"})
         and m.get("source") not in (None, _USER)
     }
     (agent,) = agents if len(agents) == 1 else (None,)
@@ -186,4 +216,7 @@ def autogen_record(value: Any) -> Any:
     agent = _agent(thread)
     if agent is not None:
         record["agent"] = agent
+    answer = _answer(thread)
+    if answer is not None:
+        record["answer"] = answer
     return record

@@ -109,10 +109,11 @@ class ChatImport:
     rejections: list[ChatRejection]
 
 
-def _text(content: Any, where: str) -> str | None:
-    """Message text: a string, null, or a list of parts whose `text` parts are joined. An
-    object with no `type` is no content part but data a tool gave back (the Cline SDK's
-    `{query, result}` per file read): its `text` where it has one, else its JSON."""
+def _text(content: Any, where: str, data: bool = False) -> str | None:
+    """Message text: a string, null, or a list of parts whose `text` parts (or parts with a
+    `text` and no `type`) are joined. In a tool's result (`data`) an object with no `type` and
+    no text is no content part but data the tool gave back (the Cline SDK's `{query, result}`
+    per file read): its JSON; elsewhere such a part (an image's inline data) is left out."""
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -124,7 +125,8 @@ def _text(content: Any, where: str) -> str | None:
                     f"{where}: a content part is {kind(part)}, expected an object",
                 )
             if "type" not in part and not isinstance(part.get("text"), str):
-                texts.append(json.dumps(part, ensure_ascii=False))
+                if data:
+                    texts.append(json.dumps(part, ensure_ascii=False))
             elif part.get("type", "text") == "text":
                 if not isinstance(part.get("text"), str):
                     raise TraceRejected(
@@ -233,7 +235,7 @@ class _Walk:
                 f"{where} (tool) answers tool_call_id {call_id!r}, but no earlier assistant tool call with that id is waiting for a result (never made, or already answered)",
             )
         ordinal, name = waiting.popleft()
-        text = _text(message.get("content"), where) or ""
+        text = _text(message.get("content"), where, data=True) or ""
         said = is_error_result(text, self.config.error_regex)
         if message.get("is_error") is True and not said:
             # Flagged, its text saying nothing of it ("Exit code 1", "<tool_use_error>..."):

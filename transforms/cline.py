@@ -37,7 +37,7 @@ from typing import Any
 
 from transforms._chat_shapes import epoch_text
 
-__all__ = ["CLINE_KEYS", "cline_record", "is_cline_history"]
+__all__ = ["CLINE_KEYS", "cline_record", "is_cline_history", "opens_cline_task"]
 
 CLINE_KEYS: dict[str, Any] = {
     "messages_field": "messages",
@@ -104,6 +104,7 @@ _FAILED = (
     "The user denied this operation",
 )
 _ENVIRONMENT = "<environment_details>"
+_ENVIRONMENT_END = "</environment_details>"
 _USER_TURN = ("New instructions for task continuation", "[TASK RESUMPTION]")
 """How the extension opens what the user says when a task goes on: not a tool's result."""
 
@@ -124,22 +125,34 @@ def _texts(content: Any) -> list[str]:
 
 
 def _without_environment(text: str) -> str:
-    at = text.find(_ENVIRONMENT)
-    return text if at < 0 else text[:at]
+    """A text block without the environment details the extension wrote: a block that is
+    them, or that ends with them, after its own text; details quoted inside a block (a file
+    that mentions the tag) are the block's."""
+    if text.lstrip().startswith(_ENVIRONMENT):
+        return ""
+    if text.rstrip().endswith(_ENVIRONMENT_END):
+        at = text.rfind(_ENVIRONMENT)
+        return text if at < 0 else text[:at]
+    return text
 
 
-def is_cline_history(value: Any) -> bool:
-    """A Cline task history: an array of messages whose first, the user's, holds the task in
-    `<task>` and the extension's `<environment_details>` (a peeked file's first message)."""
-    first = value[0] if isinstance(value, list) and value else value
-    if not isinstance(first, dict) or first.get("role") != "user":
+def opens_cline_task(message: Any) -> bool:
+    """A Cline history's first message: the user's, holding `<task>` and the extension's
+    `<environment_details>` (what a peek of the file sees)."""
+    if not isinstance(message, dict) or message.get("role") != "user":
         return False
-    text = "\n".join(_texts(first.get("content")))
+    text = "\n".join(_texts(message.get("content")))
     return "<task>" in text and _ENVIRONMENT in text
 
 
-def _parameters(body: str) -> dict[str, str]:
-    """A tool element's parameters: each child element's text, in order."""
+def is_cline_history(value: Any) -> bool:
+    """A Cline task history: an array of messages whose first opens the task."""
+    return isinstance(value, list) and bool(value) and opens_cline_task(value[0])
+
+
+def _parameters(body: str) -> tuple[dict[str, str], bool]:
+    """A tool element's parameters (each child element's text, in order), and whether every
+    one was closed."""
     found: dict[str, str] = {}
     at = 0
     while (opening := _PARAMETER.search(body, at)) is not None:
@@ -148,26 +161,48 @@ def _parameters(body: str) -> dict[str, str]:
         end = body.rfind(closing) if name in _LAST_CLOSED else body.find(closing, opening.end())
         if end < opening.end():
             found.setdefault(name, body[opening.end() :].strip())
-            break
+            return found, False
         found.setdefault(name, body[opening.end() : end].strip())
         at = end + len(closing)
-    return found
+    return found, True
+
+
+def _element(text: str, name: str, start: int) -> tuple[dict[str, str], int]:
+    """The parameters of the tool element whose body starts at `start`, and where it ends:
+    at the first closing tag of the tool with every parameter closed before it (a file's
+    text in `content` may hold the tool's closing tag), else the first, else the text's end."""
+    closing = f"</{name}>"
+    first: tuple[dict[str, str], int] | None = None
+    at = text.find(closing, start)
+    while at >= 0:
+        found, whole = _parameters(text[start:at])
+        if whole:
+            return found, at + len(closing)
+        first = first or (found, at + len(closing))
+        at = text.find(closing, at + 1)
+    if first is not None:
+        return first
+    return _parameters(text[start:])[0], len(text)
 
 
 def _calls(text: str, tools: frozenset[str]) -> tuple[str, list[tuple[str, dict[str, str]]]]:
-    """The tool elements of an assistant message's text, in order, and the text around them."""
-    opening = re.compile(r"<(" + "|".join(sorted(tools)) + r")>")
+    """The tool elements of an assistant message's text, in order, and the text around them.
+    A tool's element opens a line, as the system prompt asks; only where none does is an
+    element inside a line taken (a tool named in prose, "use the <read_file> tool", is none)."""
+    names = "|".join(sorted(tools))
     text = _INTERRUPTED.sub("", text)  # Cline's note where it cut a reply after its first tool
+    opening = re.compile(r"(?m)^[ \t]*<(" + names + r")>")
+    if opening.search(text) is None:
+        opening = re.compile(r"<(" + names + r")>")
     calls: list[tuple[str, dict[str, str]]] = []
     kept: list[str] = []
     at = 0
     while (found := opening.search(text, at)) is not None:
         name = found.group(1)
-        end = text.find(f"</{name}>", found.end())
-        body_end = len(text) if end < 0 else end
+        arguments, end = _element(text, name, found.end())
         kept.append(text[at : found.start()])
-        calls.append((name, _parameters(text[found.end() : body_end])))
-        at = len(text) if end < 0 else end + len(name) + 3
+        calls.append((name, arguments))
+        at = end
     kept.append(text[at:])
     thought = _THINKING.sub("", "".join(kept)).strip()
     return thought, calls
@@ -183,24 +218,24 @@ def _failed(name: str, text: str) -> bool:
 def _results(texts: list[str]) -> list[tuple[str, str]]:
     """The tool results a user message gives back, in order: each the tool it names and its
     text (the header's own text after "Result:", then the blocks up to the next header)."""
-    results: list[tuple[str, str]] = []
+    results: list[tuple[str, list[str]]] = []
     closed = False  # the user spoke after the results: the rest is theirs
     for text in texts:
-        text = _without_environment(text)
-        header = _HEADER.match(text.lstrip())
-        refused = _NOT_EXECUTED.match(text.lstrip())
+        text = _without_environment(text).strip()
+        header = _HEADER.match(text)
+        refused = _NOT_EXECUTED.match(text)
         if header is not None:
-            results.append((header.group(1), text.lstrip()[header.end() :].strip()))
+            said = text[header.end() :].strip()
+            results.append((header.group(1), [said] if said else []))
             closed = False
         elif refused is not None:
-            results.append((refused.group(1), text.strip()))
+            results.append((refused.group(1), [text]))
             closed = False
-        elif text.strip().startswith(_USER_TURN):
+        elif text.startswith(_USER_TURN):
             closed = True
-        elif results and text.strip() and not closed:
-            name, said = results[-1]
-            results[-1] = (name, f"{said}\n{text.strip()}" if said else text.strip())
-    return results
+        elif results and text and not closed:
+            results[-1][1].append(text)
+    return [(name, "\n".join(parts)) for name, parts in results]
 
 
 def _turns(messages: list[Any], tools: frozenset[str]) -> tuple[list[dict[str, Any]], str | None]:

@@ -18,7 +18,8 @@ the run gave up or ran out of budget), the model the agent. mini-swe-agent recor
 success: the outcome is unknown (SPEC 1). A reply with no fenced command or with more than one ran nothing:
 mini-swe-agent executes a reply's command only when it holds exactly one, and otherwise writes
 back a format error ("Please always provide EXACTLY ONE action ..., found 2 actions."). Such a
-reply's text is a thought, its blocks no calls, and the harness's note no step; the `exit`
+reply's text, its blocks in it, is a thought, its blocks no calls, and the harness's note no
+step; the `exit`
 message and `extra` (costs, raw responses) are not read.
 """
 
@@ -72,7 +73,9 @@ def _commands(message: dict[str, Any]) -> tuple[list[str], str | None]:
     if text is None:
         return [], None
     blocks = _BLOCK.findall(text)
-    return blocks if len(blocks) == 1 else [], _BLOCK.sub("", text).strip()
+    if len(blocks) != 1:
+        return [], text.strip()  # nothing ran: the commands it proposed stay in its text
+    return blocks, _BLOCK.sub("", text).strip()
 
 
 def _result(content: Any, call_id: str) -> dict[str, Any]:

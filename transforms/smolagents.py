@@ -15,8 +15,10 @@ and the calls' Python repr, each `id`, `function.name`, `function.arguments`) an
 holds them): the task without "New task:", each `tool-call` an assistant's calls, each
 `tool-response` the result of the call it names (else the next waiting one), failed where it
 opens "Error:"; an error that names a tool no call was recorded for is a failed call of that
-tool. An assistant message that only renders the call that follows ("Tool call ...: calling
-'web_search' with arguments: ...") is no thought. A benchmark line is one trace
+tool. A code action that printed and then failed gives its logs, then its error under the
+call's id: one result, failed. Parallel calls' results come as one joined observation: the
+first call's result. An assistant message that only renders the call that follows ("Tool
+call ...: calling 'web_search' with arguments: ...") is no thought. A benchmark line is one trace
 (`smolagents_record`): the model the agent, `answer` the answer, `start_time` the time, the
 outcome unknown (the harness scores `answer` against `true_answer` afterwards, outside the
 file).
@@ -40,7 +42,7 @@ __all__ = [
 
 SMOLAGENTS_KEYS: dict[str, Any] = {
     "messages_field": "intermediate_steps",
-    "id_fields": ["question", "model_id", "agent_action_type", "start_time"],
+    "id_fields": ["run"],
     "agent_id_field": "model_id",
     "answer_field": "answer",
     "created_at_field": "started",
@@ -63,19 +65,27 @@ _NO_TIME = "1970-01-01T00:00:00+00:00"
 
 
 def is_smolagents_run(value: Any) -> bool:
-    """A line of smolagents' benchmark output: the question and the run's messages."""
+    """A line of smolagents' benchmark output: the question and the run's messages (a memory's
+    steps, as other harnesses save them, are no messages: not this)."""
+    if not isinstance(value, dict) or "question" not in value:
+        return False
+    steps = value.get("intermediate_steps")
     return (
-        isinstance(value, dict)
-        and isinstance(value.get("intermediate_steps"), list)
-        and "question" in value
+        isinstance(steps, list)
+        and bool(steps)
+        and isinstance(steps[0], dict)
+        and "role" in steps[0]
     )
 
 
 def smolagents_record(value: Any) -> Any:
-    """A benchmark line with its start as ISO text (`started`); anything else as it is."""
+    """A benchmark line with its start as ISO text (`started`) and its run's key (`run`:
+    the question, the model, the agent's kind, the start); anything else as it is."""
     if not is_smolagents_run(value):
         return value
-    return {**value, "started": epoch_text(value.get("start_time")) or _NO_TIME}
+    start = value.get("start_time")
+    run = [value.get(key) for key in ("question", "model_id", "agent_action_type")] + [start]
+    return {**value, "run": run, "started": epoch_text(start) or _NO_TIME}
 
 
 def _calls(text: str) -> list[tuple[Any, Any, Any]]:
@@ -83,7 +93,7 @@ def _calls(text: str) -> list[tuple[Any, Any, Any]]:
     listed = text.removeprefix(_CALLING)
     try:
         calls = ast.literal_eval(listed)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return [(None, name, None) for name in _NAME.findall(listed)]
     found = []
     for call in calls if isinstance(calls, list) else [calls]:
@@ -96,10 +106,11 @@ def _calls(text: str) -> list[tuple[Any, Any, Any]]:
 def with_smolagents_roles(messages: list[Any]) -> list[Any]:
     """`messages` with smolagents' `tool-call` and `tool-response` roles written as OpenAI's
     (above); lists without them are kept as they are."""
-    if not any(isinstance(m, dict) and m.get("role") in _ROLES for m in messages):
+    if not any(isinstance(m, dict) and str(m.get("role")) in _ROLES for m in messages):
         return messages
     written: list[Any] = []
     waiting: deque[Any] = deque()
+    answered: dict[Any, dict[str, Any]] = {}
     orphans = 0
     for message in messages:
         role = message.get("role") if isinstance(message, dict) else None
@@ -120,6 +131,13 @@ def with_smolagents_roles(messages: list[Any]) -> list[Any]:
             named = _CALL_ID.match(text)
             body = text[named.end() :] if named else text
             failed = body.startswith(_ERROR)
+            if named is not None and named.group(1) in answered:
+                # a code action that printed, then failed: smolagents gives its logs, then
+                # its error under the call's id; both are the one result, failed
+                earlier = answered[named.group(1)]
+                earlier["content"] = f"{earlier['content']}\n{body}"
+                earlier["is_error"] = earlier.get("is_error", False) or failed
+                continue
             if named is not None and named.group(1) in waiting:
                 call_id = named.group(1)
                 waiting.remove(call_id)
@@ -139,6 +157,7 @@ def with_smolagents_roles(messages: list[Any]) -> list[Any]:
             if failed:
                 said["is_error"] = True
             written.append(said)
+            answered[call_id] = said
         else:
             written.append(message)
     return written

@@ -95,11 +95,33 @@ def _called(function: dict[str, Any] | None, action: str) -> tuple[str, str] | N
     return None
 
 
-_HARNESS_EXITS = frozenset({"exit_cost", "exit_context", "exit_format", "exit_api", "exit_error"})
-"""The actions SWE-agent puts in a run's last turn when it stops the run itself (the cost or
-context limit reached, too many malformed replies, an API or environment error), with its own
-thought ("Exit due to cost limit") and result ("Exited (autosubmitted)"): no step of the
-model's; the submission it then makes is the answer."""
+_HARNESS_EXITS = frozenset(
+    {
+        "exit_api",
+        "exit_command_timeout",
+        "exit_context",
+        "exit_cost",
+        "exit_environment_error",
+        "exit_error",
+        "exit_format",
+        "exit_total_execution_time",
+    }
+)
+"""The actions SWE-agent 0.x puts in a run's last turn when it stops the run itself (the cost
+or context limit reached, too many malformed replies, an API or environment error), with its
+own thought ("Exit due to cost limit") and result ("Exited (autosubmitted)"); 1.x leaves that
+turn's action empty and gives the same thought ("Exit due to ...", "Exiting due to forfeit").
+No step of the model's; the submission it then makes is the answer."""
+_EXIT_THOUGHTS = ("Exit due to ", "Exiting due to ")
+
+
+def _harness_exit(action: Any, thought: Any) -> bool:
+    if not isinstance(action, str):
+        return False
+    return action in _HARNESS_EXITS or (
+        action == "" and isinstance(thought, str) and thought.startswith(_EXIT_THOUGHTS)
+    )
+
 
 _LOOKAHEAD = 3
 """Function calls a turn's own may come after (calls the run asked the model again for, after
@@ -116,7 +138,7 @@ def _turns(trajectory: list[Any], calls: list[dict[str, Any]]) -> list[dict[str,
             messages.append({"role": "assistant", "content": turn})  # the mapping says why
             continue
         action, call_id = turn.get("action"), f"turn-{number}"
-        if action in _HARNESS_EXITS:
+        if _harness_exit(action, turn.get("thought")):
             continue  # the harness ended the run ("Exit due to cost limit"): not the model's
         assistant: dict[str, Any] = {"role": "assistant", "content": turn.get("thought")}
         if not isinstance(action, str):

@@ -331,9 +331,9 @@ def is_atif(look: Peek) -> bool:
 
 
 def is_cline(look: Peek) -> bool:
-    from transforms.cline import is_cline_history
+    from transforms.cline import opens_cline_task
 
-    return is_cline_history(look.record)
+    return opens_cline_task(look.record)  # a peek holds an array's first message
 
 
 def is_autogen(look: Peek) -> bool:

@@ -101,11 +101,11 @@ def _read_beside(path: Path) -> bool:
     `config.json` and `verifier/reward.json` (its `agent/trajectory.json` takes the reward:
     `storage.inputs.atif_files`), and the trajectory of each step of a multi-step trial
     (`steps/<step>/agent/trajectory.json`), which the trial's own trajectory holds again; and
-    a Cline task's `ui_messages.json` and `task_metadata.json`, beside its
+    a Cline task's `ui_messages.json`, `task_metadata.json` and `context_history.json`, beside its
     `api_conversation_history.json` (`storage.inputs.cline_files`)."""
     if path.name == "overall.json":
         return path.with_name("runs.jsonl").is_file()
-    if path.name in ("ui_messages.json", "task_metadata.json"):
+    if path.name in ("ui_messages.json", "task_metadata.json", "context_history.json"):
         return path.with_name("api_conversation_history.json").is_file()
     if path.name in ("result.json", "config.json"):
         return (path.parent / "agent" / "trajectory.json").is_file()

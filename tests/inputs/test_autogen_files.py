@@ -117,3 +117,44 @@ def test_a_later_run_s_times_one_agent_and_a_failed_call(tmp_path: Path) -> None
     assert agent == "github"
     assert created.isoformat() == "2025-06-01T10:00:00+00:00"
     assert json.loads(results[0]) == {"error": execution["content"][0]["content"]}
+
+
+def test_an_agent_s_last_response_is_the_answer_whatever_its_kind(tmp_path: Path) -> None:
+    thread = [
+        m
+        for m in json.loads((DATA / "team_history.json").read_text())
+        if m["source"] in ("user", "github")
+    ]
+    # an agent that does not reflect on its calls responds with their results (0.4's default)
+    summary = next(m for m in reversed(thread) if m["type"] == "ToolCallSummaryMessage")
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(thread[: thread.index(summary) + 1]))
+    _, answer, *_ = _score(path, tmp_path)
+    assert answer == summary["content"]
+    # a structured final output (AgentChat 0.5's `output_content_type`)
+    structured = {
+        "source": "github",
+        "models_usage": None,
+        "content": {"repository": "time-tracking-fullstack", "commits": 0},
+        "type": "StructuredMessage[CommitCount]",
+    }
+    path = tmp_path / "structured.json"
+    path.write_text(json.dumps([*thread, structured]))
+    _, answer, _, _, _, _, _, thoughts = _score(path, tmp_path)
+    assert json.loads(answer) == structured["content"] and thoughts[-1] == answer
+
+
+def test_a_message_of_no_known_type_is_no_crash(tmp_path: Path) -> None:
+    odd = tmp_path / "odd.json"  # a type that is no text: no AutoGen run at all
+    odd.write_text(json.dumps([{"type": {"kind": "x"}, "content": "hello", "source": "y"}]))
+    db = tmp_path / "odd.duckdb"
+    assert main(["score", str(odd), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT rule FROM files") == [("unrecognised_file",)]
+    thread = json.loads((DATA / "team_history.json").read_text())
+    thread[3]["type"] = ["TextMessage"]  # inside a run: that run is rejected with its reason
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(thread))
+    db = tmp_path / "broken.duckdb"
+    assert main(["score", str(broken), "--db", str(db), "--no-embedder"]) == 1
+    ((rule, reason),) = query_rows(db, "SELECT rule, reason FROM quarantine")
+    assert rule == "malformed_record" and "message 4" in reason

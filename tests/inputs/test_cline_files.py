@@ -124,3 +124,86 @@ def test_a_folder_of_tasks_reads_each_history_and_leaves_the_files_beside_it(
     assert query_rows(db, "SELECT count(*), count(DISTINCT status) FROM files") == [(4, 1)]
     assert query_rows(db, "SELECT count(DISTINCT trace_id) FROM traces") == [(4,)]
     assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
+
+
+def _history(task: str = "d6a6a99a-b7fd-41fc-86ce-2f17c9520437") -> list[dict[str, Any]]:
+    history: list[dict[str, Any]] = json.loads((DATA / task / FILE).read_text())
+    return history
+
+
+def _block(history: list[dict[str, Any]], starts: str) -> dict[str, Any]:
+    """The first text block that opens with `starts`."""
+    return next(
+        block
+        for message in history
+        for block in message["content"]
+        if block["type"] == "text" and block["text"].startswith(starts)
+    )
+
+
+def _score_history(tmp_path: Path, history: Any, name: str = FILE) -> tuple[Any, ...]:
+    folder = tmp_path / "task"
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(json.dumps(history))
+    db = tmp_path / f"{len(list(tmp_path.iterdir()))}.duckdb"
+    assert main(["score", str(folder / name), "--db", str(db), "--no-embedder"]) == 0
+    (row,) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.tool_name IS NOT NULL), "
+        "s -> [s.tool_name, s.input]), "
+        "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content), "
+        "list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content), trace_id "
+        "FROM traces",
+    )
+    return tuple(row)
+
+
+def test_a_file_s_text_that_holds_a_closing_tag_stays_in_the_call(tmp_path: Path) -> None:
+    # a file written whose text holds `</write_to_file>` (a rules file quoting the protocol)
+    history = _history()
+    reply = _block(history, "Créons une version améliorée avec des logs")
+    quoted = "# the tool closes with </write_to_file>\n"
+    reply["text"] = reply["text"].replace("<content>\n", "<content>\n" + quoted, 1)
+    # and a tool named in prose before the real call: no call
+    first = _block(history, "Je vais analyser le validateur")
+    first["text"] = "I'll use the <read_file> tool first.\n" + first["text"]
+    calls, _, thoughts, _ = _score_history(tmp_path, history)
+    written = [json.loads(arguments) for name, arguments in calls if name == "write_to_file"]
+    assert written[0]["content"].startswith(quoted.strip())
+    assert not any("</content>" in thought for thought in thoughts)
+    assert json.loads(calls[0][1])["args"].startswith("<file>") and calls[0][0] == "read_file"
+    assert thoughts[0].startswith("I'll use the <read_file> tool first.")
+
+
+def test_results_the_extension_says_failed_are_failed_calls(tmp_path: Path) -> None:
+    history = _history()
+    ran = _block(history, "Command executed in terminal")
+    ran["text"] = ran["text"].replace("Exit code: 0", "Exit code: 1", 1)
+    todo = _block(history, "Todo list updated successfully.")
+    todo["text"] = "The user denied this operation."
+    files = _block(history, "<files>")  # a result that quotes the extension's tag
+    files["text"] = files["text"].replace("\n", "\nsee <environment_details> below\n", 1)
+    _, observations, _, _ = _score_history(tmp_path, history)
+    failed = [json.loads(o)["error"] for o in observations if o.startswith('{"error"')]
+    assert failed == [todo["text"], ran["text"].strip()]
+    assert any("see <environment_details> below" in o for o in observations)
+
+
+def test_a_history_of_another_name_is_known_by_its_content(tmp_path: Path) -> None:
+    history = _history()
+    *_, one = _score_history(tmp_path, history, "history.json")
+    *_, again = _score_history(tmp_path, history, "copy.json")
+    history[-1]["content"][0]["text"] += " "
+    *_, other = _score_history(tmp_path, history, "other.json")
+    assert one == again != other
+
+
+def test_a_single_message_is_quarantined_not_a_crash(tmp_path: Path) -> None:
+    folder = tmp_path / "tasks" / "t1"
+    folder.mkdir(parents=True)
+    first = _history()[0]
+    (folder / FILE).write_text(json.dumps(first))  # an object, not the array Cline writes
+    db = tmp_path / "q.duckdb"
+    assert main(["score", str(folder / FILE), "--db", str(db), "--no-embedder"]) == 1
+    ((status, reason),) = query_rows(db, "SELECT status, reason FROM files")
+    assert status == "quarantined" and "not a Cline task history" in reason

@@ -158,6 +158,14 @@ def test_a_reply_with_two_commands_ran_nothing_and_its_format_error_is_no_step(
     # every reply is a thought, those that ran nothing too
     replies = [m for m in turns if m["role"] == "assistant"]
     assert kinds.count("thought") == len(replies) == 19
+    # a reply that ran nothing keeps the commands it proposed in its thought
+    ((thoughts,),) = query_rows(
+        tmp_path / f"{path.stem}.duckdb",
+        "SELECT list_transform(list_filter(steps, s -> s.type = 'thought'), s -> s.content) "
+        "FROM traces",
+    )
+    unrun = [m["content"].strip() for m in replies if m["content"].count("```bash\n") == 2]
+    assert len(unrun) == 2 and all(reply in thoughts for reply in unrun)
     assert (objective, answer, agent, success) == (
         run["messages"][1]["content"],
         run["info"]["submission"],

@@ -86,3 +86,47 @@ def test_the_memory_s_messages_alone_read_as_chat(tmp_path: Path) -> None:
     question, answer_given, _, _, expected_tools, _ = _expected(run)
     # the task without "New task:", the answer the final_answer call's argument
     assert (objective, answer, tools) == (question, answer_given, expected_tools)
+
+
+def test_a_code_action_that_printed_then_failed_is_one_failed_result(tmp_path: Path) -> None:
+    # smolagents gives such an action's logs, then its error under the call's id
+    run = json.loads((DATA / "gpt-4o__code.jsonl").read_text().splitlines()[0])
+    steps = run["intermediate_steps"]
+    at = next(i for i, m in enumerate(steps) if _text(m).startswith("Call id: call_1\nError:"))
+    error = steps[at]
+    logs = {**error, "content": [{"type": "text", "text": "Observation:\nExecution logs:\nhi"}]}
+    steps.insert(at, logs)
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(run) + "\n")
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((observations,),) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
+        "FROM traces",
+    )
+    first = json.loads(observations[0])["error"]
+    assert first == "Execution logs:\nhi\n" + _text(error).split("\n", 1)[1]
+    assert len(observations) == 4  # one result a call, as before
+
+
+def test_odd_records_are_refused_or_quarantined_not_a_crash(tmp_path: Path) -> None:
+    # a chat record whose role is an object: rejected with its reason, as before smolagents'
+    # roles were read
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        json.dumps(
+            {"messages": [{"role": "user", "content": "hi"}, {"role": {"n": 1}, "content": "x"}]}
+        )
+    )
+    db = tmp_path / "c.duckdb"
+    assert main(["score", str(chat), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT rule FROM quarantine") == [("malformed_record",)]
+    # a harness line whose intermediate_steps are a memory's steps, not messages: no format
+    steps = tmp_path / "steps.jsonl"
+    steps.write_text(
+        json.dumps({"question": "q", "prediction": "a", "intermediate_steps": [{"step": 1}]}) + "\n"
+    )
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(steps), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT rule FROM files") == [("unrecognised_file",)]

@@ -166,3 +166,34 @@ def test_the_turn_the_harness_ends_a_run_with_is_no_step(tmp_path: Path) -> None
     )
     assert calls == tools[:-1] and seen == observations[:-1]
     assert "Exit due to cost limit" not in thoughts and answer == submission
+
+
+def test_the_exit_turn_of_a_1_x_run_is_no_step_either(tmp_path: Path) -> None:
+    # SWE-agent 1.x ends a run itself with a turn whose action is empty and whose thought
+    # says why (`handle_error_with_autosubmission`): before, a call of a tool `action`
+    run = json.loads((DATA / "marshmallow-code__marshmallow-1867.traj").read_text())
+    _, tools, observations, _, _ = _expected(run)
+    run["trajectory"].append(
+        {
+            "action": "",
+            "observation": "Exited (autosubmitted)",
+            "response": "Exit due to cost limit",
+            "thought": "Exit due to cost limit",
+            "execution_time": 0.0,
+            "state": {},
+            "query": [],
+            "extra_info": {},
+        }
+    )
+    path = tmp_path / "exit.traj"
+    path.write_text(json.dumps(run))
+    db = tmp_path / "s.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((calls, seen),) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.tool_name IS NOT NULL), "
+        "s -> s.tool_name), "
+        "list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
+        "FROM traces",
+    )
+    assert calls == tools and seen == observations
