@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -50,6 +50,7 @@ __all__ = [
     "is_letta",
     "is_mini_swe_agent",
     "is_openhands",
+    "is_openhands_completions",
     "is_pydantic_ai",
     "is_qwen_code",
     "is_smolagents",
@@ -57,6 +58,7 @@ __all__ = [
     "is_tau2",
     "is_toolbench",
     "mini_swe_agent_reader",
+    "openhands_completions_reader",
     "openhands_reader",
     "pydantic_ai_reader",
     "qwen_code_reader",
@@ -162,6 +164,13 @@ def smolagents_reader(config: str | None) -> FileFormat:
 
     what = "smolagents benchmark runs"
     return _reader(config, SMOLAGENTS_KEYS, CHAT_EXTENSIONS, what, convert=smolagents_record)
+
+
+def openhands_completions_reader(config: str | None) -> FileFormat:
+    from transforms.openhands_completions import COMPLETION_LOG_KEYS, completion_log_record
+
+    what = "OpenHands completion logs"
+    return _reader(config, COMPLETION_LOG_KEYS, (".json",), what, convert=completion_log_record)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -348,6 +357,12 @@ def is_smolagents(look: Peek) -> bool:
     from transforms.smolagents import is_smolagents_run
 
     return is_smolagents_run(look.record)
+
+
+def is_openhands_completions(look: Peek) -> bool:
+    from transforms.openhands_completions import is_completion_log
+
+    return is_completion_log(look.record)
 
 
 def is_adk(look: Peek) -> bool:

@@ -298,6 +298,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "messages as intermediate_steps)",
     ),
     TraceFormat(
+        "openhands-completions",
+        "OpenHands completion logs",
+        (".json",),
+        lambda look, _reader: chat_formats.is_openhands_completions(look),
+        chat_formats.openhands_completions_reader,
+        "OpenHands completion logs (llm_completions/*/*.json: a call's messages and response; "
+        "fncall_messages or raw_messages where function calling was mocked)",
+    ),
+    TraceFormat(
         "openhands",
         "OpenHands trajectories",
         CHAT_EXTENSIONS,

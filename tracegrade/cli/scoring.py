@@ -29,6 +29,7 @@ _FORMATS = (
     "cline",
     "autogen",
     "smolagents",
+    "openhands-completions",
     "openhands",
     "inspect",
     "tau2",
@@ -248,6 +249,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
         "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
         "smolagents: smolagents benchmark runs; "
+        "openhands-completions: OpenHands completion logs; "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
         "codex: Codex session rollouts; "
