@@ -9,7 +9,8 @@ and the calls' Python repr, each `id`, `function.name`, `function.arguments`) an
 ("Error executing tool 'python_interpreter' with arguments ..."). Its benchmark harness
 (`examples/smolagents_benchmark/run.py`) saves one run a line: `question`, `answer`,
 `true_answer`, `model_id`, `agent_action_type`, `start_time` and the messages as
-`intermediate_steps`.
+`intermediate_steps`; its open_deep_research example's GAIA runs write the same messages with
+`prediction`, `agent_name` and its grading, `is_correct`.
 
 `with_smolagents_roles` writes such messages as OpenAI's, for the chat mapping (any record that
 holds them): the task without "New task:", each `tool-call` an assistant's calls, each
@@ -20,8 +21,9 @@ call's id: one result, failed. Parallel calls' results come as one joined observ
 first call's result. An assistant message that only renders the call that follows ("Tool
 call ...: calling 'web_search' with arguments: ...") is no thought. A benchmark line is one trace
 (`smolagents_record`): the model the agent, `answer` the answer, `start_time` the time, the
-outcome unknown (the harness scores `answer` against `true_answer` afterwards, outside the
-file).
+outcome `is_correct` where the line holds it, else unknown (the benchmark harness scores
+`answer` against `true_answer` afterwards, outside the file). A run that failed before its
+first step holds no message: rejected `empty_trajectory`, not taken for another format.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ SMOLAGENTS_KEYS: dict[str, Any] = {
     "final_answer_tools": ["final_answer"],
 }
 """The chat mapping's keys for a record of `smolagents_record`: the trace id follows the
-question, the model, the agent's kind and the run's start; `solved` is never there."""
+question, the model, the agent's kind and the run's start; `solved` is there only where the
+harness graded the run (the GAIA example's `is_correct`)."""
 
 _ROLES = frozenset({"tool-call", "tool-response"})
 _TASK = "New task:\n"
@@ -65,27 +68,37 @@ _NO_TIME = "1970-01-01T00:00:00+00:00"
 
 
 def is_smolagents_run(value: Any) -> bool:
-    """A line of smolagents' benchmark output: the question and the run's messages (a memory's
-    steps, as other harnesses save them, are no messages: not this)."""
+    """A line of smolagents' benchmark or GAIA output: the question and the run's messages,
+    none where the run failed before its first step (a memory's steps, as other harnesses save
+    them, are no messages: not this)."""
     if not isinstance(value, dict) or "question" not in value:
         return False
     steps = value.get("intermediate_steps")
-    return (
-        isinstance(steps, list)
-        and bool(steps)
-        and isinstance(steps[0], dict)
-        and "role" in steps[0]
+    if not isinstance(steps, list):
+        return False
+    return (not steps and "true_answer" in value) or (
+        bool(steps) and isinstance(steps[0], dict) and "role" in steps[0]
     )
 
 
 def smolagents_record(value: Any) -> Any:
-    """A benchmark line with its start as ISO text (`started`) and its run's key (`run`:
-    the question, the model, the agent's kind, the start); anything else as it is."""
+    """A line with its start as ISO text (`started`), its run's key (`run`: the question, the
+    model, the agent's kind, the start), and the GAIA example's own names read as the benchmark
+    harness's (`prediction` the answer, `agent_name` the model, `is_correct` the outcome as
+    `solved`); anything else as it is."""
     if not is_smolagents_run(value):
         return value
     start = value.get("start_time")
-    run = [value.get(key) for key in ("question", "model_id", "agent_action_type")] + [start]
-    return {**value, "run": run, "started": epoch_text(start) or _NO_TIME}
+    record = {**value, "started": epoch_text(start) or _NO_TIME}
+    if "answer" not in record and "prediction" in record:
+        record["answer"] = record["prediction"]
+    if "model_id" not in record and isinstance(record.get("agent_name"), str):
+        record["model_id"] = record["agent_name"]
+    if isinstance(value.get("is_correct"), bool):
+        record["solved"] = value["is_correct"]
+    run = [record.get(key) for key in ("question", "model_id", "agent_action_type")]
+    record["run"] = [*run, start]
+    return record
 
 
 def _calls(text: str) -> list[tuple[Any, Any, Any]]:

@@ -55,7 +55,9 @@ def test_each_benchmark_line_is_one_trace_of_its_calls(tmp_path: Path) -> None:
         for name in ("gpt-4o__tool-calling.jsonl", "gpt-4o__code.jsonl")
         for line in (DATA / name).read_text().splitlines()
     ]
-    shutil.copytree(DATA, tmp_path / "runs")
+    (tmp_path / "runs").mkdir()
+    for name in ("gpt-4o__tool-calling.jsonl", "gpt-4o__code.jsonl"):
+        shutil.copy(DATA / name, tmp_path / "runs" / name)
     db = tmp_path / "s.duckdb"
     assert main(["score", str(tmp_path / "runs"), "--db", str(db), "--no-embedder"]) == 0
     assert query_rows(db, "SELECT count(*) FROM quarantine") == [(0,)]
@@ -130,3 +132,26 @@ def test_odd_records_are_refused_or_quarantined_not_a_crash(tmp_path: Path) -> N
     db = tmp_path / "s.duckdb"
     assert main(["score", str(steps), "--db", str(db), "--no-embedder"]) == 1
     assert query_rows(db, "SELECT rule FROM files") == [("unrecognised_file",)]
+
+
+def test_the_gaia_example_s_output_is_read_with_its_grading(tmp_path: Path) -> None:
+    # open_deep_research's run_gaia.py writes the same messages under its own names:
+    # `prediction`, `agent_name`, and its grading `is_correct`
+    run = json.loads((DATA / "gpt-4o__tool-calling.jsonl").read_text().splitlines()[0])
+    gaia = {k: v for k, v in run.items() if k not in ("answer", "model_id", "agent_action_type")}
+    gaia.update(prediction=run["answer"], agent_name="gpt-4o", is_correct=True, task_id="t1")
+    path = tmp_path / "gaia.jsonl"
+    path.write_text(json.dumps(gaia) + "\n")
+    db = tmp_path / "g.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((objective, answer, agent, success, tools, _),) = query_rows(db, _TRACES)
+    assert (objective, answer, agent, success) == (run["question"], run["answer"], "gpt-4o", True)
+    assert tools == _expected(run)[4]
+    # the real output: both runs failed before a first step; each is rejected as such, not
+    # the whole file refused as of no format
+    real = DATA / "generate-traces-02_gaia_gpt4o.jsonl"
+    db = tmp_path / "r.duckdb"
+    assert main(["score", str(real), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT rule, count(*) FROM quarantine GROUP BY 1") == [
+        ("empty_trajectory", 2)
+    ]
