@@ -12,6 +12,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from transforms._langchain import is_langchain_message
 from transforms.ai_sdk import is_ui_message
 from transforms.config.chat import ChatImportConfig, SuccessRule
 from transforms.errors import TraceRejected
@@ -40,13 +41,18 @@ MISSING: Any = object()
 
 def is_message(value: Any) -> bool:
     """An OpenAI-style message rather than a trajectory: an object with a text `role` and its
-    `content` or `tool_calls`, or a UI message of the Vercel AI SDK (its typed `parts`) (a
-    file that is one message list, or one list a line, starts with one)."""
+    `content` or `tool_calls`, a UI message of the Vercel AI SDK (its typed `parts`), or a
+    LangChain message serialised (a file that is one message list, or one list a line,
+    starts with one)."""
     return (
-        isinstance(value, dict)
-        and isinstance(value.get("role"), str)
-        and ("content" in value or "tool_calls" in value)
-    ) or is_ui_message(value)
+        (
+            isinstance(value, dict)
+            and isinstance(value.get("role"), str)
+            and ("content" in value or "tool_calls" in value)
+        )
+        or is_ui_message(value)
+        or is_langchain_message(value)
+    )
 
 
 def _json(value: Any) -> str:

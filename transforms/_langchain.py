@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["message_content", "messages_answer", "output_said"]
+__all__ = [
+    "is_langchain_message",
+    "message_content",
+    "messages_answer",
+    "output_said",
+    "with_langchain_messages",
+]
 
 _KINDS = {
     "ai": "AIMessage",
@@ -27,6 +33,13 @@ _KINDS = {
 def _message(value: Any) -> tuple[str, Any] | None:
     """A serialised message's class (a streamed chunk's as its message's) and content; None
     for anything else."""
+    found = _fields(value)
+    return None if found is None else (found[0], found[1].get("content"))
+
+
+def _fields(value: Any) -> tuple[str, dict[str, Any]] | None:
+    """A serialised message's class (a streamed chunk's as its message's) and its fields;
+    None for anything else."""
     if not isinstance(value, dict):
         return None
     kind, fields = value.get("type"), value.get("data")
@@ -40,7 +53,7 @@ def _message(value: Any) -> tuple[str, Any] | None:
         kind, fields = _KINDS[kind], value  # the message's own fields (LangSmith's runs)
     else:
         return None
-    return (kind, fields.get("content")) if isinstance(fields, dict) else None
+    return (kind, fields) if isinstance(fields, dict) else None
 
 
 def _text(content: Any) -> str | None:
@@ -84,3 +97,52 @@ def output_said(value: Any) -> str | None:
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         return messages_answer(value["messages"])
     return None
+
+
+def is_langchain_message(value: Any) -> bool:
+    """A LangChain message serialised (`dumpd`, `messages_to_dict`)."""
+    return _fields(value) is not None
+
+
+_ROLES = {"HumanMessage": "user", "SystemMessage": "system"}
+
+
+def _said(value: Any) -> Any:
+    """A serialised message as an OpenAI message; anything else as it is."""
+    found = _fields(value)
+    if found is None:
+        return value
+    kind, fields = found
+    text = _text(fields.get("content"))
+    if kind in _ROLES:
+        return {"role": _ROLES[kind], "content": text}
+    if kind == "ToolMessage":
+        said = {"role": "tool", "tool_call_id": fields.get("tool_call_id"), "content": text}
+        if fields.get("status") == "error":
+            said["is_error"] = True
+        return said
+    calls = fields.get("tool_calls")
+    reply: dict[str, Any] = {"role": "assistant", "content": text}
+    if kind == "AIMessage" and isinstance(calls, list) and calls:
+        reply["tool_calls"] = [
+            {
+                "id": call.get("id"),
+                "type": "function",
+                "function": {"name": call.get("name"), "arguments": call.get("args")},
+            }
+            if isinstance(call, dict)
+            else call
+            for call in calls
+        ]
+    return reply if kind == "AIMessage" else value
+
+
+def with_langchain_messages(messages: list[Any]) -> list[Any]:
+    """`messages` with LangChain's serialised messages (a LangGraph state's `messages`
+    dumped with `dumpd`, or `messages_to_dict`'s list) written as OpenAI's: a human message
+    the user's, an AI message (or chunk) the assistant's text and its `tool_calls` (`name`,
+    `args`, `id`), a tool message the result of the call it names (failed where its status is
+    `error`); lists without them are kept as they are."""
+    if not any(is_langchain_message(m) for m in messages):
+        return messages
+    return [_said(message) for message in messages]

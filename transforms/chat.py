@@ -36,6 +36,7 @@ from transforms._chat_shapes import (
     with_response_items,
     with_tool_calls,
 )
+from transforms._langchain import with_langchain_messages
 from transforms.ai_sdk import with_ui_parts
 from transforms.config.chat import ChatImportConfig
 from transforms.errors import TraceRejected
@@ -301,7 +302,8 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     agent_id = text_field(value, config.agent_id_field, config.agent_id, "agent id")
     domain = text_field(value, config.task_domain_field, config.task_domain, "domain")
     walk = _Walk(config)
-    written = with_response_items(with_smolagents_roles(with_ui_parts(messages)))
+    written = with_langchain_messages(with_ui_parts(messages))
+    written = with_response_items(with_smolagents_roles(written))
     walk.walk(with_content_blocks(with_tool_calls(written)))
     if not walk.assistant_messages:
         what = f"{len(messages)} messages but no assistant message" if messages else "no messages"

@@ -118,7 +118,9 @@ def _is_chat(look: Peek, messages_field: str) -> bool:
     return (
         isinstance(record, list)
         and bool(record)
-        and all(isinstance(item, dict) and "role" in item for item in record[:5])
+        and all(
+            isinstance(item, dict) and ("role" in item or is_message(item)) for item in record[:5]
+        )
     )
 
 
