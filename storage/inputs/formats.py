@@ -460,8 +460,12 @@ class AutoFormat:
         facts = file_facts(path)  # a file that cannot be opened or is empty: that is its rule
         if facts.rule is not None:
             return facts
-        from storage.inputs.sniff import describe_file
+        from storage.inputs.sniff import describe_file, unread_shape
 
+        shape = unread_shape(peek(path).record)
+        if shape is not None:
+            reason = f"no format reads the file: it is {shape}"
+            return replace(facts, rule="unrecognised_file", reason=reason)
         kinds = "; ".join(f"{entry.name}: {entry.describe}" for entry in FORMATS)
         reason = (
             f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads "

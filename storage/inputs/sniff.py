@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["describe_file", "describe_json"]
+__all__ = ["describe_file", "describe_json", "unread_shape"]
 
 _HEAD_BYTES = 1 << 16
 """How much of a file is looked at."""
@@ -80,3 +80,39 @@ def describe_file(path: Path) -> str:
             return f"JSON lines whose first record has keys {_keys(record)}"
     shown = first if len(first) <= 60 else first[:57] + "..."
     return f"text whose first line is {shown!r}"
+
+
+def _first_value(value: dict[str, Any]) -> Any:
+    return next(iter(value.values()), None)
+
+
+def unread_shape(record: Any) -> str | None:
+    """What a file whose first record is `record` is, where it is a known kind that holds no
+    agent's run, and what to give instead; None for any other record."""
+    if not isinstance(record, dict):
+        return None
+    if record.get("type") == "system" and record.get("subtype") == "init" and "tools" in record:
+        return (
+            "Claude Code's headless output (`claude -p --output-format stream-json`), which does "
+            "not hold the prompt; give the session's own transcript instead "
+            "(~/.claude/projects/<project>/<session_id>.jsonl)"
+        )
+    if record.get("object") == "response" and isinstance(record.get("output"), list):
+        return (
+            "an OpenAI Responses API response: the model's reply, not the conversation; give "
+            "the run's items instead (the OpenAI Agents SDK's `result.to_input_list()`)"
+        )
+    if "resolved_ids" in record or ("resolved" in record and "unresolved_ids" in record):
+        return (
+            "a SWE-bench evaluation report: verdicts, not runs; its resolved ids label the "
+            "run's trajectories (`confidence --evaluate` with SQL, docs/confidence.md)"
+        )
+    first = _first_value(record)
+    if (isinstance(first, dict) and "model_patch" in first) or "model_patch" in record:
+        return "SWE-bench predictions: the patches a run submitted, not the runs"
+    if isinstance(record.get("ts"), int | float) and record.get("type") in ("say", "ask"):
+        return (
+            "a Cline task's UI messages (`ui_messages.json`); give the "
+            "`api_conversation_history.json` beside it"
+        )
+    return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import query_rows
@@ -141,6 +142,36 @@ def test_a_file_no_format_recognises_is_one_line_and_never_loaded(
     for entry in FORMATS:  # which formats exist, and how to name one
         assert f"{entry.name}: " in reason
     assert "--format" in reason
+
+
+@pytest.mark.parametrize(
+    ("name", "record", "said"),
+    [
+        (
+            "stream.jsonl",
+            {"type": "system", "subtype": "init", "session_id": "s", "tools": [], "model": "m"},
+            "Claude Code's headless output",
+        ),
+        ("response.json", {"id": "r", "object": "response", "output": []}, "Responses API"),
+        ("report.json", {"total_instances": 2, "resolved_ids": ["a"]}, "SWE-bench evaluation"),
+        ("preds.json", {"a__b-1": {"instance_id": "a__b-1", "model_patch": ""}}, "predictions"),
+        ("ui_messages.json", [{"ts": 1, "type": "say", "say": "text"}], "Cline task's UI"),
+    ],
+)
+def test_a_file_of_a_kind_that_holds_no_run_says_what_it_is_and_what_to_give(
+    tmp_path: Path, name: str, record: Any, said: str
+) -> None:
+    # files that lie beside runs, or that users take for runs: one line that names them
+    path = tmp_path / name
+    text = json.dumps(record)
+    path.write_text(text + "\n" if name.endswith(".jsonl") else text)
+    db = tmp_path / "k.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
+    assert query_rows(db, "SELECT status, rule FROM files") == [
+        ("quarantined", "unrecognised_file")
+    ]
+    ((reason,),) = query_rows(db, "SELECT reason FROM quarantine")
+    assert said in reason and reason.startswith("no format reads the file: it is ")
 
 
 def test_a_csv_named_as_such_is_refused_before_anything_is_read(
