@@ -215,13 +215,67 @@ def with_response_items(messages: list[Any]) -> list[Any]:
     return [said for item in messages for said in _response_item(item)]
 
 
+def _typed_block(block: Any) -> Any:
+    """A content block as the Messages API types it: Amazon Bedrock's Converse API (and the
+    agents that keep its messages, such as Strands) keys a block by its kind instead,
+    `{"toolUse": {toolUseId, name, input}}`, `{"toolResult": {toolUseId, content, status}}`
+    (its content blocks `{"text"}` or `{"json"}`); other blocks as they are."""
+    if not isinstance(block, dict) or "type" in block or len(block) != 1:
+        return block
+    ((kind, fields),) = block.items()
+    if kind == "toolUse" and isinstance(fields, dict):
+        return {
+            "type": "tool_use",
+            "id": fields.get("toolUseId"),
+            "name": fields.get("name"),
+            "input": fields.get("input"),
+        }
+    if kind == "toolResult" and isinstance(fields, dict):
+        content = fields.get("content")
+        parts = content if isinstance(content, list) else []
+        said = [
+            p["text"] if "text" in p else json.dumps(p.get("json"), ensure_ascii=False)
+            for p in parts
+            if isinstance(p, dict) and ("text" in p or "json" in p)
+        ]
+        typed = {
+            "type": "tool_result",
+            "tool_use_id": fields.get("toolUseId"),
+            "content": "\n".join(str(t) for t in said) if parts else content,
+        }
+        if fields.get("status") == "error":
+            typed["is_error"] = True
+        return typed
+    return block
+
+
+def _with_typed_blocks(messages: list[Any]) -> list[Any]:
+    """`messages` with Bedrock's keyed tool blocks typed (`_typed_block`)."""
+    keyed = any(
+        isinstance(m, dict)
+        and isinstance(m.get("content"), list)
+        and any(isinstance(b, dict) and ("toolUse" in b or "toolResult" in b) for b in m["content"])
+        for m in messages
+    )
+    if not keyed:
+        return messages
+    return [
+        {**m, "content": [_typed_block(b) for b in m["content"]]}
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        else m
+        for m in messages
+    ]
+
+
 def with_content_blocks(messages: list[Any]) -> list[Any]:
     """`messages` with Anthropic's content blocks (the Messages API's shape) written as
     OpenAI's: an assistant message's `tool_use` blocks (`id`, `name`, `input`) become its
     `tool_calls`, its text blocks stay its content (`thinking` blocks are not the answer);
     a user message's `tool_result` blocks (`tool_use_id`, `content`: text, or blocks whose
     text parts the mapping joins, `is_error`) become tool messages answering those calls, in order, and its other blocks, if any, stay a user
-    message after them. Messages without such blocks are kept as they are."""
+    message after them. Amazon Bedrock's Converse blocks (`toolUse`, `toolResult` with its
+    `status`) are read as these. Messages without such blocks are kept as they are."""
+    messages = _with_typed_blocks(messages)
     if not any(
         isinstance(m, dict)
         and (_blocks(m.get("content"), "tool_use") or _blocks(m.get("content"), "tool_result"))
