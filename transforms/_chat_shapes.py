@@ -267,6 +267,28 @@ def _with_typed_blocks(messages: list[Any]) -> list[Any]:
     ]
 
 
+def _tool_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A `tool_result` block as the tool message answering its call. Amp writes its threads'
+    results its own way: `toolUseID`, and a `run` with its `status` (`done`, else the call
+    failed or was refused) and its `result` (text, or an object: its JSON)."""
+    run = result.get("run")
+    answer: dict[str, Any] = {
+        "role": "tool",
+        "tool_call_id": result.get("tool_use_id", result.get("toolUseID")),
+        "content": result.get("content"),
+    }
+    if "content" not in result and isinstance(run, dict):
+        said = run.get("result", run.get("error"))
+        answer["content"] = (
+            said if isinstance(said, str) or said is None else json.dumps(said, ensure_ascii=False)
+        )
+        if run.get("status") != "done":
+            answer["is_error"] = True
+    if result.get("is_error") is True:
+        answer["is_error"] = True
+    return answer
+
+
 def with_content_blocks(messages: list[Any]) -> list[Any]:
     """`messages` with Anthropic's content blocks (the Messages API's shape) written as
     OpenAI's: an assistant message's `tool_use` blocks (`id`, `name`, `input`) become its
@@ -311,15 +333,7 @@ def with_content_blocks(messages: list[Any]) -> list[Any]:
                 }
             )
             continue
-        for result in results:
-            answer = {
-                "role": "tool",
-                "tool_call_id": result.get("tool_use_id"),
-                "content": result.get("content"),
-            }
-            if result.get("is_error") is True:
-                answer["is_error"] = True
-            written.append(answer)
+        written.extend(_tool_result(result) for result in results)
         if rest:
             written.append({**message, "content": rest})
     return written
