@@ -274,6 +274,15 @@ class _Walk:
                 self.objective = _text(message.get("content"), where) or ""
 
 
+def _as_openai(messages: list[Any]) -> list[Any]:
+    """Messages as other tools write them in OpenAI's shape (docs/import.md): the Vercel AI
+    SDK's UI messages, LangChain's serialised messages, smolagents' roles, Responses API items,
+    OpenAI's legacy function calls, Anthropic's and Bedrock's content blocks."""
+    written = with_langchain_messages(with_ui_parts(messages))
+    written = with_response_items(with_smolagents_roles(written))
+    return with_content_blocks(with_tool_calls(written))
+
+
 def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     value = record.value
     if isinstance(value, list) and value and is_message(value[0]):
@@ -302,9 +311,7 @@ def _trace(record: ChatRecord, config: ChatImportConfig) -> dict[str, Any]:
     agent_id = text_field(value, config.agent_id_field, config.agent_id, "agent id")
     domain = text_field(value, config.task_domain_field, config.task_domain, "domain")
     walk = _Walk(config)
-    written = with_langchain_messages(with_ui_parts(messages))
-    written = with_response_items(with_smolagents_roles(written))
-    walk.walk(with_content_blocks(with_tool_calls(written)))
+    walk.walk(_as_openai(messages))
     if not walk.assistant_messages:
         what = f"{len(messages)} messages but no assistant message" if messages else "no messages"
         raise TraceRejected(

@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -32,6 +32,7 @@ __all__ = [
     "claude_code_reader",
     "cline_reader",
     "codex_reader",
+    "copilot_chat_reader",
     "deepeval_reader",
     "gemini_cli_reader",
     "inspect_reader",
@@ -45,6 +46,7 @@ __all__ = [
     "is_cline",
     "is_deepeval",
     "is_codex",
+    "is_copilot_chat",
     "is_gemini_cli",
     "is_inspect",
     "is_letta",
@@ -171,6 +173,13 @@ def openhands_completions_reader(config: str | None) -> FileFormat:
 
     what = "OpenHands completion logs"
     return _reader(config, COMPLETION_LOG_KEYS, (".json",), what, convert=completion_log_record)
+
+
+def copilot_chat_reader(config: str | None) -> FileFormat:
+    from transforms.copilot_chat import COPILOT_CHAT_KEYS, copilot_chat_record
+
+    what = "Copilot Chat sessions"
+    return _reader(config, COPILOT_CHAT_KEYS, (".json",), what, convert=copilot_chat_record)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -363,6 +372,12 @@ def is_openhands_completions(look: Peek) -> bool:
     from transforms.openhands_completions import is_completion_log
 
     return is_completion_log(look.record)
+
+
+def is_copilot_chat(look: Peek) -> bool:
+    from transforms.copilot_chat import is_copilot_chat as holds_session
+
+    return holds_session(look.record)
 
 
 def is_adk(look: Peek) -> bool:

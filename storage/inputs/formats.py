@@ -300,6 +300,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "messages as intermediate_steps)",
     ),
     TraceFormat(
+        "copilot-chat",
+        "Copilot Chat sessions",
+        (".json",),
+        lambda look, _reader: chat_formats.is_copilot_chat(look),
+        chat_formats.copilot_chat_reader,
+        "GitHub Copilot Chat sessions of VS Code (chatSessions/*.json, Export Chat: requests "
+        "with their model rounds and tool results)",
+    ),
+    TraceFormat(
         "openhands-completions",
         "OpenHands completion logs",
         (".json",),

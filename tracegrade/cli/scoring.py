@@ -29,6 +29,7 @@ _FORMATS = (
     "cline",
     "autogen",
     "smolagents",
+    "copilot-chat",
     "openhands-completions",
     "openhands",
     "inspect",
@@ -248,7 +249,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "mini-swe-agent: mini-swe-agent trajectories (.traj.json); "
         "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
         "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
-        "smolagents: smolagents benchmark runs; "
+        "smolagents: smolagents benchmark runs; copilot-chat: VS Code Copilot Chat sessions; "
         "openhands-completions: OpenHands completion logs; "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
