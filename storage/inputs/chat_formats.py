@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Continue sessions, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -32,6 +32,7 @@ __all__ = [
     "claude_code_reader",
     "cline_reader",
     "codex_reader",
+    "continue_reader",
     "copilot_chat_reader",
     "deepeval_reader",
     "gemini_cli_reader",
@@ -46,6 +47,7 @@ __all__ = [
     "is_cline",
     "is_deepeval",
     "is_codex",
+    "is_continue",
     "is_copilot_chat",
     "is_gemini_cli",
     "is_inspect",
@@ -180,6 +182,13 @@ def copilot_chat_reader(config: str | None) -> FileFormat:
 
     what = "Copilot Chat sessions"
     return _reader(config, COPILOT_CHAT_KEYS, (".json",), what, convert=copilot_chat_record)
+
+
+def continue_reader(config: str | None) -> FileFormat:
+    from transforms.continue_sessions import CONTINUE_KEYS, continue_record
+
+    what = "Continue sessions"
+    return _reader(config, CONTINUE_KEYS, (".json",), what, convert=continue_record)
 
 
 def adk_reader(config: str | None) -> FileFormat:
@@ -378,6 +387,12 @@ def is_copilot_chat(look: Peek) -> bool:
     from transforms.copilot_chat import is_copilot_chat as holds_session
 
     return holds_session(look.record)
+
+
+def is_continue(look: Peek) -> bool:
+    from transforms.continue_sessions import is_continue_session
+
+    return is_continue_session(look.record)
 
 
 def is_adk(look: Peek) -> bool:

@@ -309,6 +309,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "with their model rounds and tool results)",
     ),
     TraceFormat(
+        "continue",
+        "Continue sessions",
+        (".json",),
+        lambda look, _reader: chat_formats.is_continue(look),
+        chat_formats.continue_reader,
+        "Continue sessions (~/.continue/sessions/<id>.json and the CLI's: a history of "
+        "messages with their tool calls' states)",
+    ),
+    TraceFormat(
         "openhands-completions",
         "OpenHands completion logs",
         (".json",),

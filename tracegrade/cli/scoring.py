@@ -30,6 +30,7 @@ _FORMATS = (
     "autogen",
     "smolagents",
     "copilot-chat",
+    "continue",
     "openhands-completions",
     "openhands",
     "inspect",
@@ -250,6 +251,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
         "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
         "smolagents: smolagents benchmark runs; copilot-chat: VS Code Copilot Chat sessions; "
+        "continue: Continue sessions; "
         "openhands-completions: OpenHands completion logs; "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
