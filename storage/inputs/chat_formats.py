@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Continue sessions, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Continue sessions, Windsurf transcripts, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -61,6 +61,7 @@ __all__ = [
     "is_swe_agent",
     "is_tau2",
     "is_toolbench",
+    "is_windsurf",
     "mini_swe_agent_reader",
     "openhands_completions_reader",
     "openhands_reader",
@@ -70,6 +71,7 @@ __all__ = [
     "swe_agent_reader",
     "tau2_reader",
     "toolbench_reader",
+    "windsurf_reader",
 ]
 
 
@@ -273,6 +275,14 @@ def codex_reader(config: str | None) -> FileFormat:
     return _reader(config, CODEX_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
 
 
+def windsurf_reader(config: str | None) -> FileFormat:
+    from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
+    from transforms.windsurf import WINDSURF_KEYS, is_windsurf_step, windsurf_records
+
+    log = SessionLog("Windsurf transcripts", is_windsurf_step, windsurf_records)
+    return _reader(config, WINDSURF_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
+
+
 def gemini_cli_reader(config: str | None) -> FileFormat:
     from storage.inputs.session_files import SessionLog
     from transforms.gemini_cli import GEMINI_CLI_KEYS, gemini_cli_records, is_gemini_cli_record
@@ -463,6 +473,12 @@ def is_pydantic_ai(look: Peek) -> bool:
 
     # a `.json` history shows its first message; a file of histories, its first history
     return is_pydantic_ai_message(look.record) or is_pydantic_ai_history(look.record)
+
+
+def is_windsurf(look: Peek) -> bool:
+    from transforms.windsurf import is_windsurf_step
+
+    return is_windsurf_step(look.record)
 
 
 def is_codex(look: Peek) -> bool:

@@ -387,6 +387,14 @@ FORMATS: tuple[TraceFormat, ...] = (
         "events a line)",
     ),
     TraceFormat(
+        "windsurf",
+        "Windsurf transcripts",
+        (".jsonl", ".ndjson"),
+        lambda look, _reader: chat_formats.is_windsurf(look),
+        chat_formats.windsurf_reader,
+        "Windsurf Cascade transcripts (~/.windsurf/transcripts/*.jsonl: one step a line)",
+    ),
+    TraceFormat(
         "gemini-cli",
         "Gemini CLI sessions",
         chat_formats.GEMINI_CLI_EXTENSIONS,

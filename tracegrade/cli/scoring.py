@@ -39,6 +39,7 @@ _FORMATS = (
     "qwen-code",
     "claude-code",
     "codex",
+    "windsurf",
     "gemini-cli",
     "pydantic-ai",
     "chat",
@@ -251,7 +252,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "cline: Cline, Roo Code and Kilo Code task histories (api_conversation_history.json); "
         "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
         "smolagents: smolagents benchmark runs; copilot-chat: VS Code Copilot Chat sessions; "
-        "continue: Continue sessions; "
+        "continue: Continue sessions; windsurf: Windsurf Cascade transcripts; "
         "openhands-completions: OpenHands completion logs; "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
