@@ -1,7 +1,7 @@
 """The formats of the registry (`storage.inputs.formats`) that other tools' trajectories are, read
 through the chat mapping: ToolBench answer files, SWE-agent and mini-swe-agent trajectories,
 OpenHands saved conversations, Inspect AI eval logs, tau2-bench results files, Claude Code
-transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Continue sessions, Windsurf transcripts, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
+transcripts, Codex rollouts, Letta agent files, Cline task histories, AutoGen runs, smolagents benchmark runs, OpenHands completion logs, Copilot Chat sessions, Continue sessions, Windsurf transcripts, Cursor agent transcripts, Google ADK sessions, ATIF trajectories, DeepEval test runs and AgentBench outputs. Each is a test of a file's first record and a reader: the chat
 mapping with that producer's keys, and the producer's own record conversion or container.
 Everything a reader needs is imported when it is built (a rerun loads none)."""
 
@@ -33,6 +33,7 @@ __all__ = [
     "cline_reader",
     "codex_reader",
     "continue_reader",
+    "cursor_reader",
     "copilot_chat_reader",
     "deepeval_reader",
     "gemini_cli_reader",
@@ -48,6 +49,7 @@ __all__ = [
     "is_deepeval",
     "is_codex",
     "is_continue",
+    "is_cursor",
     "is_copilot_chat",
     "is_gemini_cli",
     "is_inspect",
@@ -283,6 +285,14 @@ def windsurf_reader(config: str | None) -> FileFormat:
     return _reader(config, WINDSURF_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
 
 
+def cursor_reader(config: str | None) -> FileFormat:
+    from storage.inputs.session_files import SESSION_EXTENSIONS, SessionLog
+    from transforms.cursor import CURSOR_KEYS, cursor_records, is_cursor_message
+
+    log = SessionLog("Cursor agent transcripts", is_cursor_message, cursor_records)
+    return _reader(config, CURSOR_KEYS, SESSION_EXTENSIONS, log.what, records=log.records)
+
+
 def gemini_cli_reader(config: str | None) -> FileFormat:
     from storage.inputs.session_files import SessionLog
     from transforms.gemini_cli import GEMINI_CLI_KEYS, gemini_cli_records, is_gemini_cli_record
@@ -479,6 +489,12 @@ def is_windsurf(look: Peek) -> bool:
     from transforms.windsurf import is_windsurf_step
 
     return is_windsurf_step(look.record)
+
+
+def is_cursor(look: Peek) -> bool:
+    from transforms.cursor import is_cursor_message
+
+    return is_cursor_message(look.record)
 
 
 def is_codex(look: Peek) -> bool:

@@ -395,6 +395,15 @@ FORMATS: tuple[TraceFormat, ...] = (
         "Windsurf Cascade transcripts (~/.windsurf/transcripts/*.jsonl: one step a line)",
     ),
     TraceFormat(
+        "cursor",
+        "Cursor agent transcripts",
+        (".jsonl", ".ndjson"),
+        lambda look, _reader: chat_formats.is_cursor(look),
+        chat_formats.cursor_reader,
+        "Cursor agent transcripts (~/.cursor/projects/*/agent-transcripts/*/*.jsonl: one "
+        "message a line, tool calls without results)",
+    ),
+    TraceFormat(
         "gemini-cli",
         "Gemini CLI sessions",
         chat_formats.GEMINI_CLI_EXTENSIONS,

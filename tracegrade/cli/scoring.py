@@ -40,6 +40,7 @@ _FORMATS = (
     "claude-code",
     "codex",
     "windsurf",
+    "cursor",
     "gemini-cli",
     "pydantic-ai",
     "chat",
@@ -253,6 +254,7 @@ def _add_score(commands: Any) -> argparse.ArgumentParser:
         "autogen: AutoGen runs (AgentChat messages, a team's saved state); "
         "smolagents: smolagents benchmark runs; copilot-chat: VS Code Copilot Chat sessions; "
         "continue: Continue sessions; windsurf: Windsurf Cascade transcripts; "
+        "cursor: Cursor agent transcripts; "
         "openhands-completions: OpenHands completion logs; "
         "openhands: OpenHands trajectories; inspect: Inspect AI eval logs (.eval, .json); "
         "tau2: tau2-bench results files; claude-code: Claude Code session transcripts; "
