@@ -97,6 +97,11 @@ def unread_shape(record: Any) -> str | None:
             "not hold the prompt; give the session's own transcript instead "
             "(~/.claude/projects/<project>/<session_id>.jsonl)"
         )
+    if record.get("type") == "thread.started" and "thread_id" in record:
+        return (
+            "Codex's `codex exec --json` output, which does not hold the prompt; give the "
+            "session's rollout instead (~/.codex/sessions/YYYY/MM/DD/rollout-*-<thread_id>.jsonl)"
+        )
     if record.get("object") == "response" and isinstance(record.get("output"), list):
         return (
             "an OpenAI Responses API response: the model's reply, not the conversation; give "

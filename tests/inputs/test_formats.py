@@ -152,6 +152,7 @@ def test_a_file_no_format_recognises_is_one_line_and_never_loaded(
             {"type": "system", "subtype": "init", "session_id": "s", "tools": [], "model": "m"},
             "Claude Code's headless output",
         ),
+        ("exec.jsonl", {"type": "thread.started", "thread_id": "t"}, "codex exec --json"),
         ("response.json", {"id": "r", "object": "response", "output": []}, "Responses API"),
         ("report.json", {"total_instances": 2, "resolved_ids": ["a"]}, "SWE-bench evaluation"),
         ("preds.json", {"a__b-1": {"instance_id": "a__b-1", "model_patch": ""}}, "predictions"),
