@@ -31,9 +31,15 @@ _FAILED = {"output-error": "errorText", "output-denied": "approval"}
 """A UI tool part's states where the call failed, with the field that says why."""
 
 
+def _role(message: dict[str, Any]) -> bool:
+    """The message's role is one a UI message has (a role that is no text is none)."""
+    role = message.get("role")
+    return isinstance(role, str) and role in _ROLES
+
+
 def is_ui_message(value: Any) -> bool:
     """A UI message: a role and its typed parts (Gemini's `parts` have no `type`)."""
-    if not isinstance(value, dict) or value.get("role") not in _ROLES:
+    if not isinstance(value, dict) or not _role(value):
         return False
     parts = value.get("parts")
     return (
@@ -111,7 +117,7 @@ def _assistant(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _said(message: Any) -> list[Any]:
-    if not isinstance(message, dict) or message.get("role") not in _ROLES:
+    if not isinstance(message, dict) or not _role(message):
         return [message]  # the mapping says why
     if message["role"] == "assistant":
         return _assistant(message)
