@@ -26,8 +26,13 @@ _KINDS = {
     "human": "HumanMessage",
     "system": "SystemMessage",
     "tool": "ToolMessage",
+    "AIMessageChunk": "AIMessage",
+    "HumanMessageChunk": "HumanMessage",
+    "SystemMessageChunk": "SystemMessage",
+    "ToolMessageChunk": "ToolMessage",
 }
-"""`messages_to_dict`'s types as the message classes."""
+"""`messages_to_dict`'s types as the message classes (a streamed chunk's type is its class's
+name)."""
 
 
 def _message(value: Any) -> tuple[str, Any] | None:
@@ -134,6 +139,11 @@ def _said(value: Any) -> Any:
             else call
             for call in calls
         ]
+    elif kind == "AIMessage":  # older dumps keep the provider's calls only (OpenAI's shape)
+        extra = fields.get("additional_kwargs")
+        given = extra.get("tool_calls") if isinstance(extra, dict) else None
+        if isinstance(given, list) and given:
+            reply["tool_calls"] = given
     return reply if kind == "AIMessage" else value
 
 

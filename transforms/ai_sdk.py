@@ -37,16 +37,29 @@ def _role(message: dict[str, Any]) -> bool:
     return isinstance(role, str) and role in _ROLES
 
 
+_PARTS = frozenset(
+    {"text", "reasoning", "step-start", "tool-invocation", "dynamic-tool", "file", "source-url"}
+)
+"""The AI SDK's own part types (a tool's part is `tool-<name>`, a data part `data-<name>`)."""
+
+
+def _ui_part(part: Any) -> bool:
+    """A part of the AI SDK's: one of its types, and a text part's text in `text` (the
+    OpenTelemetry GenAI messages' parts, `text` with `content` and `tool_call`, are not)."""
+    if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+        return False
+    kind = part["type"]
+    if kind == "text":
+        return isinstance(part.get("text"), str)
+    return kind in _PARTS or kind.startswith(("tool-", "data-", "source-"))
+
+
 def is_ui_message(value: Any) -> bool:
-    """A UI message: a role and its typed parts (Gemini's `parts` have no `type`)."""
+    """A UI message: a role and the AI SDK's typed parts (Gemini's `parts` have no `type`)."""
     if not isinstance(value, dict) or not _role(value):
         return False
     parts = value.get("parts")
-    return (
-        isinstance(parts, list)
-        and bool(parts)
-        and all(isinstance(p, dict) and isinstance(p.get("type"), str) for p in parts)
-    )
+    return isinstance(parts, list) and bool(parts) and all(_ui_part(p) for p in parts)
 
 
 def _call(part: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
@@ -124,7 +137,7 @@ def _said(message: Any) -> list[Any]:
     parts = message.get("parts")
     if not isinstance(parts, list):
         return [message]
-    texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+    texts = [p.get("text") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
     return [{"role": message["role"], "content": "\n".join(t for t in texts if isinstance(t, str))}]
 
 

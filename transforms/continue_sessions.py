@@ -10,7 +10,9 @@ of context items whose `content` is the result).
 
 A session is one trace: the first user message the objective, each assistant message a
 thought and its calls, each call answered by its state's output (the items' `content` joined),
-failed where the call errored or was canceled; the last assistant text the answer; the
+failed where the call errored or was canceled, or by the tool message that names it
+(`toolCallId`, as older sessions keep results); a call still waiting for approval has no result;
+a reasoning model's `thinking` messages are no steps; the last assistant text the answer; the
 session's id the trace's. A session keeps no time (1970-01-01) and names no model. Continue
 records no outcome: unknown.
 """
@@ -32,6 +34,9 @@ CONTINUE_KEYS: dict[str, Any] = {
 
 _NO_TIME = "1970-01-01T00:00:00+00:00"
 _FAILED = frozenset({"errored", "canceled"})
+_RAN = _FAILED | {"done"}
+"""The states of a call that ran (or was stopped); a call still `generated` or `calling`
+(waiting for the user's approval, or cut off) has no result."""
 
 
 def is_continue_session(value: Any) -> bool:
@@ -47,11 +52,13 @@ def is_continue_session(value: Any) -> bool:
     )
 
 
-def _results(states: Any) -> list[dict[str, Any]]:
+def _results(states: Any, answered: set[str]) -> list[dict[str, Any]]:
     said = []
     for state in states if isinstance(states, list) else []:
-        if not isinstance(state, dict):
+        if not isinstance(state, dict) or state.get("status") not in _RAN:
             continue
+        if state.get("toolCallId") in answered:
+            continue  # the history holds its result as a tool message
         output = state.get("output")
         items = output if isinstance(output, list) else []
         texts = [
@@ -68,14 +75,30 @@ def _results(states: Any) -> list[dict[str, Any]]:
     return said
 
 
-def _said(item: Any) -> list[Any]:
+def _said(item: Any, answered: set[str]) -> list[Any]:
     message = item.get("message") if isinstance(item, dict) else None
     if not isinstance(message, dict):
         return [item]  # the mapping says why
-    said = {k: v for k, v in message.items() if k != "toolCalls"}
+    if message.get("role") == "thinking":
+        return []  # a reasoning model's thinking: not a step, not the answer
+    said = {k: v for k, v in message.items() if k not in ("toolCalls", "toolCallId")}
     if isinstance(message.get("toolCalls"), list) and message["toolCalls"]:
         said["tool_calls"] = message["toolCalls"]
-    return [said, *_results(item.get("toolCallStates"))]
+    if message.get("role") == "tool":
+        said["tool_call_id"] = message.get("toolCallId", message.get("tool_call_id"))
+    return [said, *_results(item.get("toolCallStates"), answered)]
+
+
+def _tool_messages(history: list[Any]) -> set[str]:
+    """The calls a session answers with a tool message of its own (older sessions)."""
+    return {
+        item["message"]["toolCallId"]
+        for item in history
+        if isinstance(item, dict)
+        and isinstance(item.get("message"), dict)
+        and item["message"].get("role") == "tool"
+        and isinstance(item["message"].get("toolCallId"), str)
+    }
 
 
 def continue_record(value: Any) -> Any:
@@ -83,8 +106,9 @@ def continue_record(value: Any) -> Any:
     with its reason."""
     if not is_continue_session(value):
         return value
+    answered = _tool_messages(value["history"])
     return {
-        "messages": [said for item in value["history"] for said in _said(item)],
+        "messages": [said for item in value["history"] for said in _said(item, answered)],
         "session": value["sessionId"],
         "started": _NO_TIME,
     }

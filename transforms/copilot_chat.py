@@ -81,7 +81,8 @@ def _from_rounds(metadata: dict[str, Any]) -> list[dict[str, Any]] | None:
     for round_ in rounds:
         if not isinstance(round_, dict):
             continue
-        calls = [c for c in round_.get("toolCalls") or [] if isinstance(c, dict)]
+        made = round_.get("toolCalls")
+        calls = [c for c in made if isinstance(c, dict)] if isinstance(made, list) else []
         text = round_.get("response")
         said.append(
             assistant_reply(
@@ -90,9 +91,10 @@ def _from_rounds(metadata: dict[str, Any]) -> list[dict[str, Any]] | None:
             )
         )
         for call in calls:
-            if call.get("id") in results:
-                content = _result_text(results[call["id"]])
-                said.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+            ident = call.get("id")
+            if isinstance(ident, str) and ident in results:
+                content = _result_text(results[ident])
+                said.append({"role": "tool", "tool_call_id": ident, "content": content})
     return said
 
 

@@ -32,7 +32,7 @@ CURSOR_KEYS: dict[str, Any] = {
 """The chat mapping's keys for a record of `cursor_records`: `solved` is never there."""
 
 _NO_TIME = "1970-01-01T00:00:00+00:00"
-_QUERY = re.compile(r"^\s*<user_query>\s*(.*?)\s*</user_query>\s*$", re.DOTALL)
+_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
 _REDACTED = "[REDACTED]"
 
 
@@ -43,8 +43,13 @@ def is_cursor_message(value: Any) -> bool:
         and set(value) == {"role", "message"}
         and value.get("role") in ("user", "assistant")
         and isinstance(value.get("message"), dict)
-        and isinstance(value["message"].get("content"), list)
+        and isinstance(value["message"].get("content"), list | str)
     )
+
+
+def _blocks(content: list[Any] | str) -> list[Any]:
+    """A message's content blocks (a text given as a string is one)."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
 def _texts(blocks: list[Any]) -> list[str]:
@@ -58,10 +63,10 @@ def _texts(blocks: list[Any]) -> list[str]:
 def _said(number: int, line: Any) -> dict[str, Any] | Any:
     if not is_cursor_message(line):
         return line  # the mapping says why
-    blocks = line["message"]["content"]
+    blocks = _blocks(line["message"]["content"])
     text = "\n".join(_texts(blocks))
     if line["role"] == "user":
-        query = _QUERY.match(text)
+        query = _QUERY.search(text)
         return {"role": "user", "content": query.group(1) if query else text}
     kept = text.replace(_REDACTED, "").strip()
     uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]

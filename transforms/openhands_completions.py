@@ -92,6 +92,16 @@ def _with_exit_codes(messages: list[Any]) -> list[Any]:
     return flagged
 
 
+def _without_caching(value: Any) -> Any:
+    """`value` without the prompt-caching marks OpenHands moves from message to message
+    (`cache_control` on the last ones sent), which are no part of the conversation."""
+    if isinstance(value, dict):
+        return {k: _without_caching(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_caching(v) for v in value]
+    return value
+
+
 def _conversation(messages: list[Any], model: Any) -> str:
     """The key of the conversation a log belongs to: the model and the messages up to the
     first user message (the system prompt and the task), which every later log repeats."""
@@ -99,7 +109,9 @@ def _conversation(messages: list[Any], model: Any) -> str:
         (i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"),
         len(messages) - 1,
     )
-    opening = json.dumps([model, messages[: first + 1]], sort_keys=True, default=str)
+    opening = json.dumps(
+        [model, _without_caching(messages[: first + 1])], sort_keys=True, default=str
+    )
     return hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()
 
 

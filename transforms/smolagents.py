@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import deque
+from datetime import UTC, datetime
 from typing import Any
 
 from transforms._chat_shapes import assistant_reply, epoch_text, parts_text
@@ -67,6 +68,17 @@ _ERROR = "Error:\n"
 _NO_TIME = "1970-01-01T00:00:00+00:00"
 
 
+def _clock_text(value: Any) -> str | None:
+    """A time written as text ("2025-07-25 03:49:57", the GAIA example's), naive as UTC."""
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)).isoformat()
+
+
 def is_smolagents_run(value: Any) -> bool:
     """A line of smolagents' benchmark or GAIA output: the question and the run's messages,
     none where the run failed before its first step (a memory's steps, as other harnesses save
@@ -89,7 +101,7 @@ def smolagents_record(value: Any) -> Any:
     if not is_smolagents_run(value):
         return value
     start = value.get("start_time")
-    record = {**value, "started": epoch_text(start) or _NO_TIME}
+    record = {**value, "started": epoch_text(start) or _clock_text(start) or _NO_TIME}
     if "answer" not in record and "prediction" in record:
         record["answer"] = record["prediction"]
     if "model_id" not in record and isinstance(record.get("agent_name"), str):

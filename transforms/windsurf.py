@@ -57,11 +57,11 @@ def _action(number: int, kind: str, step: dict[str, Any], fields: dict[str, Any]
         text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
     call = {"id": ident, "type": "function", "function": {"name": kind, "arguments": arguments}}
     said: dict[str, Any] = {"role": "tool", "tool_call_id": ident, "content": text}
-    code = fields.get("exit_code")
+    code = str(fields.get("exit_code", "0")).strip()
     if (
         step.get("status") == "error"
         or fields.get("user_rejected") is True
-        or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+        or (code.lstrip("-").isdigit() and int(code) != 0)
     ):
         said["is_error"] = True
     return [{"role": "assistant", "content": None, "tool_calls": [call]}, said]
@@ -77,6 +77,8 @@ def _record(steps: list[Any]) -> dict[str, Any]:
     messages: list[Any] = []
     for number, step in enumerate(steps):
         if not is_windsurf_step(step):
+            if isinstance(step, dict) and set(step) <= {"type", "status"}:
+                continue  # a marker with nothing in it (a checkpoint): no step
             messages.append(step)  # the mapping says why
             continue
         kind, fields = step["type"], step[step["type"]]

@@ -93,9 +93,10 @@ def unread_shape(record: Any) -> str | None:
         return None
     if record.get("type") == "system" and record.get("subtype") == "init" and "tools" in record:
         return (
-            "Claude Code's headless output (`claude -p --output-format stream-json`), which does "
-            "not hold the prompt; give the session's own transcript instead "
-            "(~/.claude/projects/<project>/<session_id>.jsonl)"
+            "an agent CLI's headless stream (Claude Code's `claude -p --output-format "
+            "stream-json`, or one modelled on it), which does not hold the prompt; give the "
+            "session's own transcript instead (Claude Code's: "
+            "~/.claude/projects/<project>/<session_id>.jsonl)"
         )
     if record.get("type") == "thread.started" and "thread_id" in record:
         return (

@@ -84,3 +84,19 @@ def test_a_failed_call_and_an_ai_sdk_4_message_without_parts(tmp_path: Path) -> 
     got = _score(old, tmp_path, "v4.json")
     expected = _expected(json.loads((DATA / "ui-messages-ai-sdk-4.json").read_text()))
     assert got == expected
+
+
+def test_parts_that_are_not_the_ai_sdk_s_are_not_taken_for_ui_messages(tmp_path: Path) -> None:
+    # OpenTelemetry GenAI messages have typed parts too (`text` with `content`, `tool_call`);
+    # a text part without its text is no UI message either: each file one refusal, no crash
+    genai = [
+        {"role": "user", "parts": [{"type": "text", "content": "weather?"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "f"}]},
+    ]
+    bare = [{"role": "user", "parts": [{"type": "text"}]}]
+    for name, document in (("genai.json", genai), ("bare.json", bare)):
+        path = tmp_path / name
+        path.write_text(json.dumps(document))
+        db = tmp_path / f"{name}.duckdb"
+        assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
+        assert query_rows(db, "SELECT rule FROM files") == [("unrecognised_file",)]

@@ -58,3 +58,29 @@ def test_a_call_that_errored_is_a_failed_call(tmp_path: Path) -> None:
     path.write_text(json.dumps(session))
     *_, results = _score(path, tmp_path)
     assert json.loads(results[0]) == {"error": state["output"][0]["content"]}
+
+
+def test_thinking_older_tool_messages_and_calls_that_never_ran(tmp_path: Path) -> None:
+    session = json.loads(DATA.read_text())
+    history = session["history"]
+    first, second = history[1], history[2]
+    # a reasoning model's thinking: no step
+    history.insert(1, {"message": {"role": "thinking", "content": "hmm", "signature": "s"}})
+    # an older session answers a call with a tool message of its own
+    state = first.pop("toolCallStates")[0]
+    history.insert(
+        3,
+        {
+            "message": {
+                "role": "tool",
+                "content": "the file, read",
+                "toolCallId": state["toolCallId"],
+            }
+        },
+    )
+    # a call waiting for the user's approval has no result
+    second["toolCallStates"][0]["status"] = "generated"
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(session))
+    objective, answer, calls, results = _score(path, tmp_path)
+    assert len(calls) == 2 and results == ["the file, read"]

@@ -74,3 +74,19 @@ def test_an_export_without_the_model_s_rounds_keeps_what_the_view_showed(
     ]
     assert [name for name, _ in calls] == tools and results == []
     assert answer == "".join(text_after)
+
+
+def test_odd_calls_are_no_crash(tmp_path: Path) -> None:
+    session = json.loads(DATA.read_text())
+    session["requests"][2]["result"]["metadata"]["toolCallRounds"][0]["toolCalls"] = 5
+    _, _, _, _, calls, _ = _score(session, tmp_path, "odd.json")
+    assert [name for name, _ in calls] == ["replace_string_in_file"]
+    # a call whose id is no text: that session is rejected with its reason, not a crash
+    rounds = session["requests"][1]["result"]["metadata"]["toolCallRounds"]
+    rounds[0]["toolCalls"][0]["id"] = ["not", "text"]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(session))
+    db = tmp_path / "bad.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 1
+    ((rule, reason),) = query_rows(db, "SELECT rule, reason FROM quarantine")
+    assert rule == "malformed_record" and "id is" in reason

@@ -44,3 +44,17 @@ def test_a_transcript_is_its_calls_without_results(tmp_path: Path) -> None:
     last = lines[-1]["message"]["content"][0]["text"]
     assert answer == last.replace("[REDACTED]", "").strip() and answer
     assert not any("[REDACTED]" in thought for thought in thoughts)
+
+
+def test_a_query_after_other_tags_and_a_reply_written_as_text(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in DATA.read_text().splitlines()]
+    first = lines[0]["message"]["content"][0]
+    first["text"] = "<user_info>macOS</user_info>\n" + first["text"]
+    lines.append({"role": "assistant", "message": {"content": "Anything else?"}})
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((objective, answer),) = query_rows(db, "SELECT objective, result_summary FROM traces")
+    assert objective == first["text"].split("<user_query>")[1].split("</user_query>")[0].strip()
+    assert answer == "Anything else?"

@@ -150,7 +150,7 @@ def test_a_file_no_format_recognises_is_one_line_and_never_loaded(
         (
             "stream.jsonl",
             {"type": "system", "subtype": "init", "session_id": "s", "tools": [], "model": "m"},
-            "Claude Code's headless output",
+            "Claude Code's `claude -p --output-format stream-json`",
         ),
         ("exec.jsonl", {"type": "thread.started", "thread_id": "t"}, "codex exec --json"),
         ("response.json", {"id": "r", "object": "response", "output": []}, "Responses API"),

@@ -59,3 +59,27 @@ def test_a_langgraph_state_is_its_calls_and_results(tmp_path: Path) -> None:
     objective, answer, calls, results = _score(path, tmp_path)
     assert (objective, answer, calls) == expected[:3]
     assert json.loads(results[0]) == {"error": expected[3][0]} and results[1] == expected[3][1]
+
+
+def test_a_streamed_chunk_and_an_older_dump_s_calls(tmp_path: Path) -> None:
+    state = json.loads(DATA.read_text())
+    expected = _expected(state)
+    kinds = {"HumanMessage": "human", "AIMessageChunk": "AIMessageChunk", "ToolMessage": "tool"}
+    listed = [{"type": kinds[m["id"][-1]], "data": dict(m["kwargs"])} for m in state["messages"]]
+    # an older langchain-core keeps the provider's calls only, in OpenAI's shape
+    ai = listed[1]["data"]
+    ai["additional_kwargs"] = {
+        "tool_calls": [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c["args"])},
+            }
+            for c in ai.pop("tool_calls")
+        ]
+    }
+    path = tmp_path / "chunks.json"
+    path.write_text(json.dumps(listed))
+    objective, answer, calls, results = _score(path, tmp_path)
+    assert (objective, answer, results) == (expected[0], expected[1], expected[3])
+    assert [name for name, _ in calls] == [name for name, _ in expected[2]]

@@ -100,3 +100,19 @@ def test_a_command_that_exited_non_zero_is_a_failed_call(tmp_path: Path) -> None
     (row,) = query_rows(db, _TRACE)
     failed = [o for o in row[5] if o.startswith('{"error"')]
     assert [json.loads(o)["error"] for o in failed] == [ran["content"][0]["text"]]
+
+
+def test_a_caching_mark_on_the_task_does_not_split_a_conversation(tmp_path: Path) -> None:
+    # OpenHands 0.x marks the last messages it sends for prompt caching, so the first log's
+    # task carries `cache_control` and later logs' do not
+    first, last = (json.loads(path.read_text()) for path in NATIVE)
+    task = next(m for m in first["messages"] if m["role"] == "user")
+    for part in task["content"]:
+        part["cache_control"] = {"type": "ephemeral"}
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / NATIVE[0].name).write_text(json.dumps(first))
+    (folder / NATIVE[1].name).write_text(json.dumps(last))
+    db = tmp_path / "c.duckdb"
+    assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT count(*) FROM traces") == [(1,)]

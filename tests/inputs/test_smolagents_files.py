@@ -155,3 +155,15 @@ def test_the_gaia_example_s_output_is_read_with_its_grading(tmp_path: Path) -> N
     assert query_rows(db, "SELECT rule, count(*) FROM quarantine GROUP BY 1") == [
         ("empty_trajectory", 2)
     ]
+
+
+def test_the_gaia_example_s_start_written_as_text_is_the_time(tmp_path: Path) -> None:
+    run = json.loads((DATA / "gpt-4o__tool-calling.jsonl").read_text().splitlines()[0])
+    real = json.loads((DATA / "generate-traces-02_gaia_gpt4o.jsonl").read_text().splitlines()[0])
+    assert isinstance(real["start_time"], str)  # as the example writes it
+    path = tmp_path / "gaia.jsonl"
+    path.write_text(json.dumps({**run, "start_time": real["start_time"]}) + "\n")
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((created,),) = query_rows(db, "SELECT created_at FROM traces")
+    assert created.strftime("%Y-%m-%d %H:%M:%S") == real["start_time"]

@@ -43,3 +43,21 @@ def test_a_transcript_is_its_actions_as_calls(tmp_path: Path) -> None:
     assert [c["output"] for c in commands if "output" in c] == [
         o for o, s in zip(observations, actions, strict=True) if s["type"] == "run_command" and o
     ]
+
+
+def test_a_marker_line_and_an_exit_code_written_as_text(tmp_path: Path) -> None:
+    steps = [json.loads(line) for line in DATA.read_text().splitlines()]
+    steps.insert(3, {"type": "checkpoint", "status": "done"})  # nothing in it: no step
+    command = next(s for s in steps if s["type"] == "run_command" and "output" in s["run_command"])
+    command["run_command"]["exit_code"] = "1"
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(s) for s in steps) + "\n")
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(path), "--db", str(db), "--no-embedder"]) == 0
+    ((observations,),) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.type = 'observation'), s -> s.content) "
+        "FROM traces",
+    )
+    failed = [json.loads(o)["error"] for o in observations if o.startswith('{"error"')]
+    assert command["run_command"]["output"] in failed and len(failed) == 2
