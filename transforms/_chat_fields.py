@@ -16,6 +16,7 @@ from transforms._langchain import is_langchain_message
 from transforms.ai_sdk import is_ui_message
 from transforms.config.chat import ChatImportConfig, SuccessRule
 from transforms.errors import TraceRejected
+from transforms.gemini_contents import is_gemini_content
 
 __all__ = [
     "MISSING",
@@ -41,9 +42,9 @@ MISSING: Any = object()
 
 def is_message(value: Any) -> bool:
     """An OpenAI-style message rather than a trajectory: an object with a text `role` and its
-    `content` or `tool_calls`, a UI message of the Vercel AI SDK (its typed `parts`), or a
-    LangChain message serialised (a file that is one message list, or one list a line,
-    starts with one)."""
+    `content` or `tool_calls`, a UI message of the Vercel AI SDK (its typed `parts`), a
+    LangChain message serialised, or a Gemini content (a file that is one message list, or
+    one list a line, starts with one)."""
     return (
         (
             isinstance(value, dict)
@@ -52,6 +53,7 @@ def is_message(value: Any) -> bool:
         )
         or is_ui_message(value)
         or is_langchain_message(value)
+        or is_gemini_content(value)
     )
 
 

@@ -40,6 +40,7 @@ from transforms._langchain import with_langchain_messages
 from transforms.ai_sdk import with_ui_parts
 from transforms.config.chat import ChatImportConfig
 from transforms.errors import TraceRejected
+from transforms.gemini_contents import with_gemini_contents
 from transforms.smolagents import with_smolagents_roles
 from transforms.trace_schema import nested_record, nested_step
 
@@ -275,10 +276,10 @@ class _Walk:
 
 
 def _as_openai(messages: list[Any]) -> list[Any]:
-    """Messages as other tools write them in OpenAI's shape (docs/import.md): the Vercel AI
-    SDK's UI messages, LangChain's serialised messages, smolagents' roles, Responses API items,
+    """Messages as other tools write them in OpenAI's shape (docs/import.md): Gemini's
+    contents, the Vercel AI SDK's UI messages, LangChain's serialised messages, smolagents' roles, Responses API items,
     OpenAI's legacy function calls, Anthropic's and Bedrock's content blocks."""
-    written = with_langchain_messages(with_ui_parts(messages))
+    written = with_langchain_messages(with_ui_parts(with_gemini_contents(messages)))
     written = with_response_items(with_smolagents_roles(written))
     return with_content_blocks(with_tool_calls(written))
 
