@@ -145,7 +145,9 @@ def _read_batches(
     for index, path in enumerate(files):
         writer = _BatchWriter(run, index, levels)
         try:
-            info = read_file_batches(path, writer, batch_rows, file_format)
+            info = read_file_batches(
+                path, writer, batch_rows, file_format, scratch=run.path("unpacked")
+            )
         except BaseException:
             writer.staged.discard()
             raise

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from storage.errors import InputError, NoInputFilesError
+from storage.inputs.packed import SUFFIXES as PACKED_SUFFIXES
+from storage.inputs.packed import inner_suffix
 
 if TYPE_CHECKING:
     from storage.inputs.readers import FileFormat
@@ -61,11 +63,19 @@ AGENTBENCH_FILES = ("runs.jsonl", "error.jsonl", "overall.json")
 _GLOB_CHARS = frozenset("*?[")
 
 
-def _supported(path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> bool:
-    return path.suffix.lower() in extensions
+def _supported(
+    path: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS, packed: bool = False
+) -> bool:
+    """A file of one of `extensions`, or with `packed` such a file gzip- or
+    Zstandard-compressed (`x.jsonl.gz`: `storage.inputs.packed`)."""
+    if path.suffix.lower() in extensions:
+        return True
+    return packed and path.suffix.lower() in PACKED_SUFFIXES and inner_suffix(path) in extensions
 
 
-def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS) -> list[Path]:
+def _folder_files(
+    folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS, packed: bool = False
+) -> list[Path]:
     """Trace files under `folder`, skipping hidden files and folders (tracegrade's own staging,
     editors' and systems' files) and the files another file beside them reads
     (`_read_beside`). A link that leads nowhere (dangling, or a loop) is kept, so
@@ -74,18 +84,18 @@ def _folder_files(folder: Path, extensions: Sequence[str] = SUPPORTED_EXTENSIONS
         path
         for path in folder.rglob("*")
         if (path.is_file() or (path.is_symlink() and not path.exists()))
-        and _supported(path, extensions)
+        and _supported(path, extensions, packed)
         and not any(part.startswith(".") for part in path.relative_to(folder).parts)
         and not _read_beside(path)
     ]
 
 
-def _hidden_hint(folder: Path, extensions: Sequence[str]) -> str:
+def _hidden_hint(folder: Path, extensions: Sequence[str], packed: bool) -> str:
     """What to do about a folder with no files of those kinds: check the path, or, where its
     only such files lie hidden (an ADK app's `.adk/eval_history`, DeepEval's `.deepeval`),
     which a folder walk skips, name them (the first shown)."""
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and _supported(path, extensions):
+        if path.is_file() and _supported(path, extensions, packed):
             return (
                 f"hidden files and folders are skipped, such as {str(path)!r}: give such a "
                 "file or its folder by name to read it"
@@ -121,23 +131,25 @@ def _read_beside(path: Path) -> bool:
     )
 
 
-def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list[Path]:
+def _expand_one(
+    given: str | Path, extensions: Sequence[str], what: str, packed: bool
+) -> list[Path]:
     text = str(given)
     path = Path(text).expanduser()
-    allowed = ", ".join(extensions)
+    allowed = ", ".join(extensions) + (", each also .gz or .zst" if packed else "")
     if path.is_file():
-        if not _supported(path, extensions):
+        if not _supported(path, extensions, packed):
             raise InputError(
                 f"input file {text!r} has extension {path.suffix!r}; tracegrade reads "
-                f"{allowed}: rename the file or export it in one of these formats"
+                f"{allowed}: {_unpack_hint(path, extensions, packed)}"
             )
         return [path]
     if path.is_dir():
-        files = _folder_files(path, extensions)
+        files = _folder_files(path, extensions, packed)
         if not files:
             raise NoInputFilesError(
                 f"input folder {text!r} holds no {what} ({allowed}, searched "
-                f"recursively); {_hidden_hint(path, extensions)}"
+                f"recursively); {_hidden_hint(path, extensions, packed)}"
             )
         return files
     if _GLOB_CHARS.intersection(text):
@@ -145,8 +157,8 @@ def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list
         for match in sorted(glob.glob(str(path), recursive=True)):
             matched = Path(match)
             if matched.is_dir():
-                files.extend(_folder_files(matched, extensions))
-            elif matched.is_file() and _supported(matched, extensions):
+                files.extend(_folder_files(matched, extensions, packed))
+            elif matched.is_file() and _supported(matched, extensions, packed):
                 files.append(matched)
         if not files:
             raise NoInputFilesError(
@@ -157,17 +169,29 @@ def _expand_one(given: str | Path, extensions: Sequence[str], what: str) -> list
     raise InputError(f"input path {text!r} does not exist; give a file, a folder or a glob pattern")
 
 
+def _unpack_hint(path: Path, extensions: Sequence[str], packed: bool) -> str:
+    if path.suffix.lower() in PACKED_SUFFIXES and inner_suffix(path) in extensions:
+        return (  # only where the command reads no compressed file (`tracegrade import`)
+            "this command reads no compressed file: unpack it first (gunzip, unzstd), or "
+            "give it to `tracegrade score`, which reads it as it is"
+        )
+    return "rename the file or export it in one of these formats"
+
+
 def expand_paths(
     paths: Sequence[str | Path],
     *,
     extensions: Sequence[str] = SUPPORTED_EXTENSIONS,
     what: str = "trace files",
+    packed: bool = False,
 ) -> list[Path]:
     """The trace files named by files, folders (recursive) and glob patterns.
 
     Returns resolved paths, sorted and without duplicates, so a run reads the
     same files in the same order whatever order the paths were given in.
-    `extensions` and `what` serve readers of other formats (OTel spans).
+    `extensions` and `what` serve readers of other formats (OTel spans); with `packed`
+    such files gzip- or Zstandard-compressed count too (`x.jsonl.gz`: a scoring run reads
+    them through `storage.inputs.packed`).
 
     Raises:
         InputError: No path was given, a path matches no trace file, or a file
@@ -177,7 +201,9 @@ def expand_paths(
         paths = [paths]
     if not paths:
         raise InputError("no input paths given; pass at least one file, folder or glob pattern")
-    found = {_resolved(path) for given in paths for path in _expand_one(given, extensions, what)}
+    found = {
+        _resolved(path) for given in paths for path in _expand_one(given, extensions, what, packed)
+    }
     return sorted(found, key=str)
 
 
@@ -190,7 +216,10 @@ def _resolved(path: Path) -> Path:
 
 
 def input_files(paths: Sequence[str | Path], file_format: FileFormat | None = None) -> list[Path]:
-    """The files a run reads: `expand_paths` with the extensions of `file_format`, if any."""
+    """The files a run reads: `expand_paths` with the extensions of `file_format`, if any,
+    compressed ones included."""
     if file_format is None:
-        return expand_paths(paths)
-    return expand_paths(paths, extensions=file_format.extensions, what=file_format.what)
+        return expand_paths(paths, packed=True)
+    return expand_paths(
+        paths, extensions=file_format.extensions, what=file_format.what, packed=True
+    )

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -23,6 +25,7 @@ from storage.inputs._json import read_json_rows
 from storage.inputs._parquet import iter_parquet_rows
 from storage.inputs.canonical import CANONICAL_SCHEMA, STEP_DTYPE
 from storage.inputs.input_paths import PARQUET_EXTENSIONS, expand_paths
+from storage.inputs.packed import PackError, codec_of, unpack
 from storage.names import path_text
 from storage.store.hashing import file_sha256
 
@@ -156,14 +159,23 @@ def read_file_batches(
     consume: Callable[[pl.DataFrame], None],
     batch_rows: int = DEFAULT_BATCH_ROWS,
     file_format: FileFormat | None = None,
+    scratch: Path | None = None,
 ) -> FileInfo:
     """Read one trace file, handing its canonical rows to `consume` a batch at a time.
 
     Parquet is read `batch_rows` rows at a time so a large file never sits in memory whole;
     JSON and JSONL arrive as one batch. A file rejected after some batches were consumed
     returns a FileInfo with its rule: the caller must discard what it consumed of that file.
-    Never raises for a bad file. `file_format` reads another kind of file the same way.
+    Never raises for a bad file. `file_format` reads another kind of file the same way. A
+    gzip or Zstandard file is read as the file it holds, unpacked under `scratch` (the
+    system's temporary folder when None): `storage.inputs.packed`.
     """
+    try:
+        codec = codec_of(path)
+    except OSError:
+        codec = None  # the reader says why the file cannot be read
+    if codec is not None:
+        return _read_packed(path, codec, consume, batch_rows, file_format, scratch)
     if file_format is not None:
         return file_format.read_batches(path, consume, batch_rows)
     name = path_text(path)
@@ -197,6 +209,44 @@ def read_file_batches(
         consume(frame)  # what this raises (a full disk under the run's staging) is the run's
         rows_read += frame.height
     return FileInfo(name, size, digest, rows_read)
+
+
+def _read_packed(
+    path: Path,
+    codec: str,
+    consume: Callable[[pl.DataFrame], None],
+    batch_rows: int,
+    file_format: FileFormat | None,
+    scratch: Path | None,
+) -> FileInfo:
+    """`read_file_batches` of a compressed file: what it holds unpacked under `scratch` and read
+    there, its rows, rule and reason naming the compressed file, its size and hash the
+    compressed file's."""
+    facts = file_facts(path)
+    if facts.rule is not None:
+        return facts
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="unpacked-", dir=scratch))
+    try:
+        try:
+            plain = unpack(path, codec, folder)
+        except PackError as exc:
+            return replace(facts, rule="unreadable_file", reason=str(exc))
+
+        def relabelled(frame: pl.DataFrame) -> None:
+            consume(frame.with_columns(source_file=pl.lit(facts.path, dtype=pl.String)))
+
+        info = read_file_batches(plain, relabelled, batch_rows, file_format)
+        reason = info.reason
+        if reason is not None:
+            reason = reason.replace(path_text(plain), facts.path).replace(str(folder), "")
+            reason = f"{reason} (read unpacked from its {codec} data)"
+        return replace(
+            info, path=facts.path, size=facts.size, content_hash=facts.content_hash, reason=reason
+        )
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def read_traces(paths: Sequence[str | Path]) -> ReadResult:

@@ -6,8 +6,11 @@ at once that the file is of another kind than the one it was read as.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from storage.inputs.packed import codec_of
 
 __all__ = ["describe_file", "describe_json", "unread_shape"]
 
@@ -53,8 +56,12 @@ def _parquet(path: Path) -> str:
 
 
 def describe_file(path: Path) -> str:
-    """What `path` holds, in a few words; never raises."""
+    """What `path` holds, in a few words; never raises. A gzip or Zstandard file is described
+    by what it holds."""
     try:
+        codec = codec_of(path)
+        if codec is not None:
+            return f"{_packed(path, codec)} ({codec}-compressed)"
         with path.open("rb") as handle:
             head = handle.read(_HEAD_BYTES)
         size = path.stat().st_size
@@ -62,12 +69,32 @@ def describe_file(path: Path) -> str:
         return f"a file that cannot be read ({exc.strerror or type(exc).__name__})"
     if head.startswith(b"PAR1"):
         return _parquet(path)
+    whole = path.read_bytes if size <= _WHOLE_BYTES else None
+    return _described(head, size, whole)
+
+
+def _packed(path: Path, codec: str) -> str:
+    """What a compressed file holds: its first `_WHOLE_BYTES` unpacked, described."""
+    import pyarrow as pa
+
+    try:
+        with pa.input_stream(str(path), compression=codec) as source:
+            data = source.read(_WHOLE_BYTES + 1)
+    except (OSError, pa.ArrowException) as exc:
+        return f"data that cannot be unpacked ({exc})"
+    whole = (lambda: data) if len(data) <= _WHOLE_BYTES else None
+    return _described(data[:_HEAD_BYTES], len(data), whole)
+
+
+def _described(head: bytes, size: int, whole: Callable[[], bytes] | None) -> str:
+    """What a file of `size` bytes holds from its first bytes, `whole` giving all of them
+    where the file is small enough to parse whole."""
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
     if not text:
         return "only blank lines" if size else "no bytes"
-    if text[0] in "[{" and size <= _WHOLE_BYTES:
+    if text[0] in "[{" and whole is not None:
         try:
-            return describe_json(json.loads(path.read_bytes().decode("utf-8-sig")))
+            return describe_json(json.loads(whole().decode("utf-8-sig")))
         except (ValueError, UnicodeDecodeError):
             pass  # not one JSON document: JSON lines, or not JSON
     first = text.splitlines()[0]

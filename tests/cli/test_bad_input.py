@@ -247,10 +247,20 @@ def _parquet_broken(tmp: Path) -> list[str]:
     return _score("a.parquet", "good.jsonl")
 
 
-def _gzip(tmp: Path) -> list[str]:
-    (tmp / "a.jsonl").write_bytes(gzip.compress(json.dumps(trace(4)).encode()))
-    good(tmp)
-    return _score("a.jsonl", "good.jsonl")
+def _gzip(name: str, data: Callable[[bytes], bytes]) -> Callable[[Path], list[str]]:
+    """A file `name` of `data` made of a gzip-compressed trace, beside a good file."""
+
+    def prepare(tmp: Path) -> list[str]:
+        (tmp / name).write_bytes(data(gzip.compress(json.dumps(trace(4)).encode())))
+        good(tmp)
+        return _score(name, "good.jsonl")
+
+    return prepare
+
+
+def _no_work_files(tmp: Path) -> None:
+    """Nothing a run unpacked is left behind (`storage.inputs.packed`)."""
+    assert not list(tmp.glob(".t.duckdb.work/**/*.jsonl")), list(tmp.rglob("*"))
 
 
 FACTOR_ROW = {"trace_id": "t1", "step_index": 0, "search_result_count": 3}
@@ -363,7 +373,15 @@ CASES = [
     ),
     Case(
         "report --since after --until",
-        lambda tmp: ["report", "--db", "t.duckdb", "--since", "2026-10-05", "--until", "2026-10-01"],
+        lambda tmp: [
+            "report",
+            "--db",
+            "t.duckdb",
+            "--since",
+            "2026-10-05",
+            "--until",
+            "2026-10-01",
+        ],
         2,
         message="--since 2026-10-05 is after --until 2026-10-01",
     ),
@@ -422,7 +440,24 @@ CASES = [
     Case(
         "a truncated Parquet file", lambda tmp: _parquet_broken(tmp), 0, "unreadable_file", scored=2
     ),
-    Case("a gzip file named .jsonl", lambda tmp: _gzip(tmp), 0, "unreadable_file", scored=2),
+    Case(  # read by its first bytes, as gzip: a mistake of the name, not of the data
+        "a gzip file named .jsonl", _gzip("a.jsonl", bytes), 0, scored=3, checks=[_no_work_files]
+    ),
+    Case(
+        "a gzip file cut off",
+        _gzip("a.jsonl.gz", lambda data: data[:-12]),
+        0,
+        "unreadable_file",
+        scored=2,
+        checks=[_no_work_files],
+    ),
+    Case(
+        "a .gz file that is not gzip",
+        _gzip("a.jsonl.gz", lambda data: b"not gzip: " + data),
+        0,
+        "unreadable_file",
+        scored=2,
+    ),
     Case(
         "factors: a line nested 5,000 deep",
         _factor_lines('{"trace_id": "t2", "x": ' + "[" * 5000 + "]" * 5000 + "}\n"),

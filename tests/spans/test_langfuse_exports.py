@@ -8,6 +8,7 @@ is refused with what it holds."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -225,12 +226,13 @@ def _blob_row(observation: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".parquet", ".map.parquet"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet", ".map.parquet"])
 def test_the_blob_export_s_observation_rows_read_as_the_download_does(
     tmp_path: Path, suffix: str
 ) -> None:
-    """The blob storage export's observations table (JSON lines, Parquet with the metadata
-    as a struct or as a map), written here from
+    """The blob storage export's observations table (JSON lines, gzip-compressed as the
+    scheduled export writes them by default under `<project>/observations/<time>.jsonl.gz`,
+    Parquet with the metadata as a struct or as a map), written here from
     the downloads' own observations (no real export file is public), one table for all six
     traces in shuffled order: each trace comes together again with the download's objective,
     answer, tool calls and agent. LangGraph's callback-handler trace is the exception: its
@@ -245,6 +247,10 @@ def test_the_blob_export_s_observation_rows_read_as_the_download_does(
     export = tmp_path / f"observations{suffix}"
     if suffix == ".jsonl":
         export.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    elif suffix == ".jsonl.gz":
+        export = tmp_path / "a-project" / "observations" / f"2026-12-07T00-00-00{suffix}"
+        export.parent.mkdir(parents=True)
+        export.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
     else:
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -1,0 +1,79 @@
+"""Compressed input files: gzip (`.gz`: Langfuse's scheduled blob storage export writes
+`.jsonl.gz`, `.json.gz` and `.csv.gz` unless told not to; archives of old exports) and
+Zstandard (`.zst`: the OpenTelemetry Collector's file exporter with `compression: zstd`), read
+as the file they hold.
+
+A compressed file is unpacked into a folder of the run's own (beside the database, as the
+run's staging is) under the name it holds (`traces-0001.jsonl` of `traces-0001.jsonl.gz`,
+below folders named as its own two parent folders, so that what a format takes from the path
+stays the same), read there by its format, and removed. Its rows, its ledger entry and its
+quarantine rows name the compressed file, with the compressed bytes' hash, so a rerun skips it
+as it skips any file it has read. What a format reads beside a file (a Cline task's other
+files, an OpenHands conversation's events) is not unpacked with it.
+
+Light on purpose: the folder walk (`storage.inputs.input_paths`) asks `inner_suffix` of every
+file it meets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["SUFFIXES", "PackError", "codec_of", "inner_suffix", "unpack"]
+
+SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+"""Extensions of compressed files, and the codec each names."""
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"))
+"""The first bytes of each codec's stream."""
+
+_CHUNK = 1 << 20
+
+
+class PackError(Exception):
+    """A compressed file whose data cannot be unpacked: the message says why."""
+
+
+def inner_name(path: Path) -> str:
+    """The name of the file `path` holds: its name without a compression extension."""
+    return path.stem if path.suffix.lower() in SUFFIXES else path.name
+
+
+def inner_suffix(path: Path) -> str:
+    """The lower-case extension of the file `path` holds (`.jsonl` of `x.jsonl.gz`)."""
+    return Path(inner_name(path)).suffix.lower()
+
+
+def codec_of(path: Path) -> str | None:
+    """The codec of a compressed file, `gzip` or `zstd` (by its first bytes, whatever its
+    name; by its extension where it has too few bytes to tell), else None; raises OSError."""
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    for magic, codec in _MAGIC:
+        if head.startswith(magic):
+            return codec
+    return SUFFIXES.get(path.suffix.lower())
+
+
+def unpack(path: Path, codec: str, folder: Path) -> Path:
+    """Write what the compressed file `path` holds into `folder` (below its two parent
+    folders' names) and return its path. Raises PackError for data that cannot be unpacked (a
+    file cut off, or named as compressed but not), OSError for a fault of the disk."""
+    import pyarrow as pa
+
+    target = folder / path.parent.parent.name / path.parent.name / inner_name(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as sink:
+        try:
+            with pa.input_stream(str(path), compression=codec) as source:
+                while chunk := source.read(_CHUNK):
+                    sink.write(chunk)
+        except (OSError, pa.ArrowException) as exc:
+            if isinstance(exc, OSError) and exc.errno is not None:
+                raise  # the disk's fault (reading the file or writing the copy), not the data's
+            raise PackError(
+                f"the file is named or marked as {codec}-compressed but its data cannot be "
+                f"unpacked ({exc}): the file was cut off or is not {codec} data; copy or "
+                "export it again"
+            ) from None
+    return target
