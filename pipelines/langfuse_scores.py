@@ -9,7 +9,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from storage.errors import InputError
 from storage.inputs.input_paths import input_files
+from storage.inputs.packed import PackError, plain_files
 from storage.phoenix.store import annotation_rows, step_rows_of
 from storage.spans.langfuse_ids import langfuse_ids
 from storage.spans.span_targets import file_targets
@@ -40,8 +42,12 @@ class ScoresFile:
 def langfuse_scores(exports: list[str], db: str, out: str) -> ScoresFile:
     """Write the stored verdicts on the traces of the Langfuse export files `exports` (as
     `tracegrade score` read them) to `out`, a JSON lines file of score bodies."""
-    paths = input_files(exports)
-    roots, steps = file_targets(paths)
+    try:
+        with plain_files(input_files(exports)) as paths:  # the blob export's .jsonl.gz too
+            roots, steps = file_targets(paths)
+            ids = langfuse_ids(paths)
+    except PackError as exc:
+        raise InputError(str(exc)) from None
     with DuckDBStore(db, read_only=True) as store:
         rows = annotation_rows(store, roots)
         step_rows = step_rows_of(store, steps)
@@ -49,7 +55,7 @@ def langfuse_scores(exports: list[str], db: str, out: str) -> ScoresFile:
     annotations += step_annotations(step_rows.iter_rows(named=True))
     trace_of = dict(zip(roots["span_hex"], roots["trace_hex"], strict=True))
     trace_of.update(zip(steps["span_hex"], steps["trace_hex"], strict=True))
-    bodies, left_out = score_bodies(annotations, trace_of, langfuse_ids(paths))
+    bodies, left_out = score_bodies(annotations, trace_of, ids)
     target = Path(out)
     partial = target.with_name(target.name + ".partial")
     partial.write_text("".join(json.dumps(body) + "\n" for body in bodies))

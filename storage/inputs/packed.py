@@ -17,9 +17,12 @@ file it meets.
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["SUFFIXES", "PackError", "codec_of", "inner_suffix", "unpack"]
+__all__ = ["SUFFIXES", "PackError", "codec_of", "inner_suffix", "plain_files", "unpack"]
 
 SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 """Extensions of compressed files, and the codec each names."""
@@ -77,3 +80,22 @@ def unpack(path: Path, codec: str, folder: Path) -> Path:
                 "export it again"
             ) from None
     return target
+
+
+@contextmanager
+def plain_files(paths: Sequence[Path]) -> Iterator[list[Path]]:
+    """`paths`, each compressed one unpacked into a temporary folder removed afterwards: for the
+    commands that read export files whole once more (`tracegrade export langfuse-scores`).
+    Raises PackError for a file that cannot be unpacked, naming it."""
+    with tempfile.TemporaryDirectory(prefix="tracegrade-unpacked-") as folder:
+        plain = []
+        for index, path in enumerate(paths):
+            codec = codec_of(path)
+            if codec is None:
+                plain.append(path)
+                continue
+            try:
+                plain.append(unpack(path, codec, Path(folder) / str(index)))
+            except PackError as exc:
+                raise PackError(f"{path}: {exc}") from None
+        yield plain

@@ -65,3 +65,21 @@ def test_a_langfuse_uuid_is_given_back_as_langfuse_wrote_it() -> None:
     ids = original_ids(trace)
     assert ids[_id(trace["id"], 32) or ""] == trace["id"]
     assert ids[_id("obs-1", 16) or ""] == "obs-1"
+
+
+def test_gzipped_exports_give_the_same_scores_file(tmp_path: Path) -> None:
+    # Langfuse's scheduled export is gzipped unless told not to: scored and exported as it is
+    import gzip
+
+    packed = tmp_path / "exports"
+    packed.mkdir()
+    for path in EXPORTS.glob("*.json"):
+        (packed / (path.name + ".gz")).write_bytes(gzip.compress(path.read_bytes()))
+    said = {}
+    for name, folder in (("plain", EXPORTS), ("packed", packed)):
+        db, out = tmp_path / f"{name}.duckdb", tmp_path / f"{name}.jsonl"
+        assert main(["score", str(folder), "--db", str(db), "--no-embedder"]) == 0
+        export = ["export", "langfuse-scores", str(folder), "--db", str(db), "--out", str(out)]
+        assert main(export) == 0
+        said[name] = out.read_text()
+    assert said["packed"] == said["plain"] and said["plain"].count("\n") > 6
