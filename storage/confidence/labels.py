@@ -36,7 +36,8 @@ _READERS = {".csv": "read_csv", ".jsonl": "read_json", ".ndjson": "read_json", "
 
 def file_labels(store: Statements, path: Path, cast: str = "INT") -> str:
     """A SELECT of (trace_id, label) from a labels file: columns trace_id (or id) and label,
-    or a trace file whose metadata.success is the label; the label cast to `cast`."""
+    or a trace file whose metadata.success is the label; the label cast to `cast`. A label may
+    name its trace by the id its producer gave it (`_producer_ids`)."""
     reader = "read_parquet" if path.suffix == ".parquet" else _READERS.get(path.suffix)
     if reader is None:
         raise InputError(
@@ -51,7 +52,49 @@ def file_labels(store: Statements, path: Path, cast: str = "INT") -> str:
             f"labels file {path} has columns {sorted(columns)}; it needs trace_id (or id) and "
             "label (0/1), or be a trace file whose metadata.success is the label"
         )
-    return f"SELECT {key} AS trace_id, ({value})::{cast} AS label FROM {reader}({sql_string(path)})"
+    source = f"{reader}({sql_string(path)})"
+    pairs = _producer_ids(store, key, source)
+    if not pairs:
+        return f"SELECT {key} AS trace_id, ({value})::{cast} AS label FROM {source}"
+    store.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_IDS} AS "
+        "SELECT unnest(?::VARCHAR[]) AS given, unnest(?::VARCHAR[]) AS trace_id",
+        [list(pairs), list(pairs.values())],
+    )
+    return (
+        f"SELECT coalesce(m.trace_id, f.{key}::VARCHAR) AS trace_id, ({value})::{cast} AS label "
+        f"FROM {source} f LEFT JOIN {_IDS} m ON m.given = f.{key}::VARCHAR"
+    )
+
+
+_IDS = "__label_trace_ids"
+
+
+def _producer_ids(store: Statements, key: str, source: str) -> dict[str, str]:
+    """The labels' trace ids that name a stored trace by the id its producer gave it (the
+    OTel trace id as an exporter or a tool's screen shows it: 32 hex digits, any case, dashes or
+    `0x`; a Langfuse trace id that is not hex), each with the stored trace's id
+    (`transforms.otel.otel_trace_id` of the id as the readers take it: `storage.spans.langfuse`),
+    where that trace is stored and the label's own id is not."""
+    from storage.spans.langfuse import trace_hex
+    from transforms.otel import otel_trace_id
+
+    given = [
+        text
+        for (text,) in store.rows(
+            f"SELECT DISTINCT {key}::VARCHAR FROM {source} WHERE {key} IS NOT NULL "
+            f"AND {key}::VARCHAR NOT IN (SELECT trace_id FROM traces)"
+        )
+    ]
+    ours = {text: otel_trace_id(trace_hex(text.strip()) or "") for text in given}
+    stored = {
+        trace
+        for (trace,) in store.rows(
+            "SELECT trace_id FROM traces WHERE trace_id IN (SELECT unnest(?::VARCHAR[]))",
+            [list(set(ours.values()))],
+        )
+    }
+    return {text: trace for text, trace in ours.items() if trace in stored}
 
 
 def _checked_file_labels(store: Statements, path: Path) -> str:

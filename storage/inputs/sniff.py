@@ -113,6 +113,18 @@ def _first_value(value: dict[str, Any]) -> Any:
     return next(iter(value.values()), None)
 
 
+def _langfuse_table(record: dict[str, Any]) -> str | None:
+    """ "traces" or "scores" for a row of those tables of Langfuse's blob storage export (its
+    ClickHouse names) or of its score API (camelCase), else None."""
+    if "project_id" in record and "bookmarked" in record and "trace_id" not in record:
+        return "traces" if "session_id" in record and "type" not in record else None
+    trace = record.get("trace_id", record.get("traceId"))
+    kind = record.get("data_type", record.get("dataType"))
+    if isinstance(trace, str) and "value" in record and "name" in record and kind is not None:
+        return "scores" if kind in ("NUMERIC", "BOOLEAN", "CATEGORICAL", "CORRECTION") else None
+    return None
+
+
 def unread_shape(record: Any) -> str | None:
     """What a file whose first record is `record` is, where it is a known kind that holds no
     agent's run, and what to give instead; None for any other record."""
@@ -143,6 +155,18 @@ def unread_shape(record: Any) -> str | None:
     first = _first_value(record)
     if (isinstance(first, dict) and "model_patch" in first) or "model_patch" in record:
         return "SWE-bench predictions: the patches a run submitted, not the runs"
+    if _langfuse_table(record) == "traces":
+        return (
+            "the traces table of Langfuse's blob storage export (each row a trace's name, tags, "
+            "input and output, no observation): the runs are in the observations table beside "
+            "it (`observations/` or `observations_v2/`), which tracegrade reads"
+        )
+    if _langfuse_table(record) == "scores":
+        return (
+            "Langfuse scores (the blob storage export's scores table, or the score API's): "
+            'verdicts on traces, not runs; as labels: docs/confidence.md, "Labels from '
+            'Langfuse scores"'
+        )
     if isinstance(record.get("ts"), int | float) and record.get("type") in ("say", "ask"):
         return (
             "a Cline task's UI messages (`ui_messages.json`); give the "

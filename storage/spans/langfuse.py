@@ -55,6 +55,7 @@ __all__ = [
     "is_langfuse_trace",
     "langfuse_rows",
     "original_ids",
+    "trace_hex",
 ]
 
 VERSION_KEY = "service.version"
@@ -111,6 +112,12 @@ def _id(value: Any, digits: int) -> str | None:
     text = str(value)
     found = hex_id(text.replace("-", "") if digits == 32 else text, digits // 2)
     return found or hashlib.sha256(text.encode()).hexdigest()[:digits]
+
+
+def trace_hex(value: Any) -> str | None:
+    """The hex trace id the readers give a trace whose producer named it `value` (an OTel
+    trace id, a UUID, any other Langfuse trace id): for labels that name traces so."""
+    return _id(value, 32)
 
 
 def original_ids(value: Mapping[str, Any]) -> dict[str, str]:

@@ -157,6 +157,20 @@ def test_a_file_no_format_recognises_is_one_line_and_never_loaded(
         ("report.json", {"total_instances": 2, "resolved_ids": ["a"]}, "SWE-bench evaluation"),
         ("preds.json", {"a__b-1": {"instance_id": "a__b-1", "model_patch": ""}}, "predictions"),
         ("ui_messages.json", [{"ts": 1, "type": "say", "say": "text"}], "Cline task's UI"),
+        (  # Langfuse's blob storage export: its traces and scores tables beside observations
+            "traces.jsonl",
+            {
+                **dict.fromkeys(("id", "name", "user_id", "session_id", "input", "output"), "x"),
+                **{"timestamp": "2026-12-07 00:00:00.000", "project_id": "p"},
+                **{"bookmarked": False, "public": False, "tags": []},
+            },
+            "the observations table beside it",
+        ),
+        (
+            "scores.jsonl",
+            {"id": "s", "trace_id": "t", "name": "correctness", "value": 1, "data_type": "BOOLEAN"},
+            "Labels from Langfuse scores",
+        ),
     ],
 )
 def test_a_file_of_a_kind_that_holds_no_run_says_what_it_is_and_what_to_give(
