@@ -173,16 +173,27 @@ def json_message_texts(values: pl.Series, user: bool) -> pl.Series:
         return pl.Series(values.name, texts, dtype=pl.String)
 
 
-def _gemini_text(content: Any) -> str | None:
+_ADK_CONTEXT = "For context:"
+"""The part Google ADK puts before what other agents said and did, when it hands a run on to
+another agent (its `contents` flow: each such event as "[agent] said: ..." or "[agent] called
+tool ..."): the task is the text before it."""
+
+
+def _gemini_text(content: Any, task: bool = False) -> str | None:
     """The text parts of one Gemini content (`{"role", "parts": [{"text"}, ...]}`), joined by
-    newlines; a part marked `thought` (the model's reasoning) is not the text."""
+    newlines; a part marked `thought` (the model's reasoning) is not the text. With `task`
+    (a user's content, read for the run's task), the parts from ADK's `For context:` on are
+    what other agents did, not the task."""
     if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
         return None
-    pieces = [
-        part["text"]
-        for part in content["parts"]
-        if isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought")
-    ]
+    pieces = []
+    for part in content["parts"]:
+        if not isinstance(part, dict) or not isinstance(part.get("text"), str):
+            continue
+        if task and part["text"].strip() == _ADK_CONTEXT:
+            break
+        if not part.get("thought"):
+            pieces.append(part["text"])
     return "\n".join(pieces) if pieces else None
 
 
@@ -198,7 +209,9 @@ def _gemini(value: str | None, user: bool) -> str | None:
     contents = found.get("contents")
     for content in contents if isinstance(contents, list) else []:
         if isinstance(content, dict) and content.get("role") == "user":
-            return _gemini_text(content)
+            text = _gemini_text(content, task=True)
+            if text is not None:
+                return text  # else only what other agents did: the task comes later
     return None
 
 

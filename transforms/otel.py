@@ -250,6 +250,12 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
         & (pl.col("user_text").str.strip_chars() != "")
         & ~structured
     )
+    answered = (  # an agent's own answer in text (not a chain's state, not JSON)
+        (pl.col("kind") == "agent")
+        & ~pl.col("is_root")
+        & (pl.col("text").str.strip_chars() != "")
+        & ~pl.col("text").str.strip_chars_start().str.contains(r"^[\[{]")
+    )
     fields = ordered.group_by("group", maintain_order=True).agg(
         # smolagents sends the task as "New task:\n" + task (its TaskStep), or first its
         # planning prompt with the task fenced at its end; CrewAI as "Current Task: " + task +
@@ -268,6 +274,12 @@ def _trace_fields(live: pl.DataFrame) -> pl.DataFrame:
                 (pl.col("kind") == "llm") & (pl.col("text").str.strip_chars() != "")
             )
         ).last(),
+        # where no model call answered in text (an agent that handed its run to another over
+        # A2A, whose root is the protocol's span): the outermost agent's own answer
+        run_answer=pl.col("text")
+        .filter(answered)
+        .sort_by(pl.col("start_ns").filter(answered))
+        .first(),
     )
     who = root_first.group_by("group", maintain_order=True).agg(
         agent=pl.col("agent_name").drop_nulls().first(),
@@ -377,7 +389,12 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         pl.col("tags").map_elements(_tag_list, return_dtype=pl.List(pl.String)).alias("tags"),
         "objective",
         pl.coalesce(
-            "root_text", "final_answer", "code_answer", "last_model_text", pl.lit("")
+            "root_text",
+            "final_answer",
+            "code_answer",
+            "last_model_text",
+            "run_answer",
+            pl.lit(""),
         ).alias("result_summary"),
         "confidence",
         "steps",

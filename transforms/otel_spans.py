@@ -389,9 +389,13 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
     model_texts = model_texts.with_columns(pl.when(~calls_only).then("text").alias("text"))
     runs = frame.filter(pl.col("kind").is_in(["agent", "chain"]))
     # Google ADK's run gives the last event as its output (OpenInference's ADK instrumentation:
-    # `{"content": {"parts": ..., "role": "model"}, ...}`): its text is the answer
+    # `{"content": {"parts": ..., "role": "model"}, ...}`, or the model's reply itself,
+    # `{"model_version": ..., "content": ...}`): its text, but the parts marked as thought, is
+    # the answer
     events = runs.select(
-        pl.when(pl.col("output.value").str.starts_with('{"content"')).then("output.value")
+        pl.when(pl.col("output.value").str.contains(r'^\{"(content|model_version)"')).then(
+            "output.value"
+        )
     ).to_series()
     run_texts = runs.with_columns(
         json_message_texts(runs["gen_ai.output.messages"], user=False).alias("_decoded"),

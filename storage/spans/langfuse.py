@@ -207,6 +207,7 @@ def _row(
     fields: dict[str, Any] = {}
     if kind != "TOOL":
         fields.update(message_fields(given, got))
+        fields.update(_adk_fields(given, got))
     else:
         fields["tool.name"] = name
     # the texts as they are where no message list says more (the mapping would not read them)
@@ -218,6 +219,23 @@ def _row(
         if item is not None:
             row.setdefault(f"attributes.{key}", item)
     return row
+
+
+def _adk_fields(given: Any, got: Any) -> dict[str, str]:
+    """A Google ADK model call's request and reply as ADK's own span attributes, which the
+    mapping reads (`gcp.vertex.agent.llm_request`, `...llm_response`): Langfuse keeps them
+    only as the observation's input (`{"model", "config", "contents": [{"role", "parts"}]}`,
+    the google-genai request) and output (`{"content": {"role", "parts"}, "model_version",
+    "finish_reason", ...}`), where OpenInference's ADK instrumentation put them (2026)."""
+    fields = {}
+    contents = given.get("contents") if isinstance(given, Mapping) else None
+    if isinstance(contents, list) and ("model" in given or "config" in given):
+        fields["gcp.vertex.agent.llm_request"] = json.dumps(given, ensure_ascii=False)
+    content = got.get("content") if isinstance(got, Mapping) else None
+    replied = isinstance(content, Mapping) and isinstance(content.get("parts"), list)
+    if replied and got.keys() & {"model_version", "finish_reason", "usage_metadata"}:
+        fields["gcp.vertex.agent.llm_response"] = json.dumps(got, ensure_ascii=False)
+    return fields
 
 
 def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -354,3 +354,98 @@ def test_a_reply_that_only_asks_for_tools_is_no_thought(tmp_path: Path) -> None:
             ],
         )
     ]
+
+
+def _observation(kind: str, name: str, start: int, parent: str | None, **said: Any) -> dict:
+    return {
+        "id": f"{start:016x}",
+        "traceId": "a" * 32,
+        "parentObservationId": parent,
+        "type": kind,
+        "name": name,
+        "startTime": f"2026-01-15T10:00:{start:02d}.000Z",
+        "endTime": f"2026-01-15T10:00:{start:02d}.500Z",
+        "level": "DEFAULT",
+        "statusMessage": None,
+        "metadata": {"attributes": {}},
+        **said,
+    }
+
+
+def _adk_over_a2a(task: str, answer: str) -> dict[str, Any]:
+    """A Google ADK router handing a run to another agent over A2A, as Langfuse's public API
+    gave such traces in January 2026 (google-adk 1.22.1 through openinference-instrumentation-
+    google-adk 0.1.8; ccamacho/xllm `langfuse_traces/*/trace_details.json`, which has no
+    licence, so it was read by hand and this is written after it): the model calls' request and
+    reply only as the observations' input and output, the google-genai request (`contents`, the
+    task first, then ADK's `For context:` parts) and ADK's reply (`model_version`, `content`);
+    the run's arguments as the invocation's input; the root a span of the A2A server."""
+    context = [{"text": "For context:"}, {"text": "[router] called tool `transfer_to_agent`"}]
+    request = {
+        "model": "gemini-2.0-flash",
+        "config": {"system_instruction": "You route queries to sub-agents."},
+        "contents": [{"role": "user", "parts": [{"text": task}, *context]}],
+    }
+    call = {"function_call": {"name": "transfer_to_agent", "args": {"agent_name": "weather"}}}
+    reply = {
+        "model_version": "gemini-2.0-flash",
+        "content": {"role": "model", "parts": [call]},
+        "finish_reason": "STOP",
+    }
+    run = {"user_id": "u", "new_message": {"role": "user", "parts": [{"text": task}]}}
+    event = {"content": {"role": "model", "parts": [{"text": answer}]}, "custom_metadata": {}}
+    observations = [
+        _observation("SPAN", "a2a.server.JSONRPCHandler.on_message_send", 1, None),
+        _observation("CHAIN", "invocation [router]", 2, f"{1:016x}", input=run, output=event),
+        _observation("AGENT", "agent_run [router]", 3, f"{2:016x}", input=None, output=event),
+        _observation("GENERATION", "call_llm", 4, f"{3:016x}", input=request, output=reply),
+        _observation(
+            "TOOL",
+            "transfer_to_agent",
+            5,
+            f"{4:016x}",
+            input=call["function_call"]["args"],
+            output={"result": None},
+        ),
+    ]
+    trace = {"id": "a" * 32, "timestamp": "2026-01-15T10:00:01.000Z", "name": "router"}
+    return {**trace, "input": None, "output": None, "observations": observations}
+
+
+def test_an_adk_run_langfuse_keeps_as_inputs_and_outputs_reads_its_task_and_answer(
+    tmp_path: Path,
+) -> None:
+    task, answer = "What's the weather in Tokyo?", "It is 27 degrees and partly cloudy."
+    export = tmp_path / "trace_details.json"
+    export.write_text(json.dumps([_adk_over_a2a(task, answer)], indent=2))
+    db = tmp_path / "adk.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    ((objective, said, calls),) = query_rows(
+        db,
+        "SELECT objective, result_summary, "
+        "list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.tool_name) "
+        "FROM traces",
+    )
+    # before: the run's arguments as JSON, no answer (no model call answered in text)
+    assert (objective, said, calls) == (task, answer, ["transfer_to_agent"])
+
+
+def test_an_adk_reply_as_a_run_s_output_is_its_text_without_the_thought(tmp_path: Path) -> None:
+    # ADK's agent-as-tool run (the same repository): the root invocation's output is the model's
+    # reply itself, a part of it marked as thought
+    value = _adk_over_a2a("how much is 4*5", "unused")
+    reply = {
+        "model_version": "gemini-2.0-flash",
+        "content": {
+            "role": "model",
+            "parts": [{"text": "/*REASONING*/ the tool said 20", "thought": True}, {"text": "20"}],
+        },
+        "finish_reason": "STOP",
+    }
+    root, *rest = value["observations"][1:]  # no A2A span: the invocation is the root
+    value["observations"] = [{**root, "parentObservationId": None, "output": reply}, *rest]
+    export = tmp_path / "agent_as_tool.json"
+    export.write_text(json.dumps(value))
+    db = tmp_path / "adk.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    assert query_rows(db, "SELECT result_summary FROM traces") == [("20",)]
