@@ -116,8 +116,9 @@ def _first_value(value: dict[str, Any]) -> Any:
 def _langfuse_table(record: dict[str, Any]) -> str | None:
     """ "traces" or "scores" for a row of those tables of Langfuse's blob storage export (its
     ClickHouse names) or of its score API (camelCase), else None."""
-    if "project_id" in record and "bookmarked" in record and "trace_id" not in record:
-        return "traces" if "session_id" in record and "type" not in record else None
+    if "bookmarked" in record and "timestamp" in record and "observations" not in record:
+        named = record.keys() & {"session_id", "sessionId", "user_id", "userId"}
+        return "traces" if named and "trace_id" not in record and "type" not in record else None
     trace = record.get("trace_id", record.get("traceId"))
     kind = record.get("data_type", record.get("dataType"))
     if isinstance(trace, str) and "value" in record and "name" in record and kind is not None:
@@ -157,9 +158,11 @@ def unread_shape(record: Any) -> str | None:
         return "SWE-bench predictions: the patches a run submitted, not the runs"
     if _langfuse_table(record) == "traces":
         return (
-            "the traces table of Langfuse's blob storage export (each row a trace's name, tags, "
-            "input and output, no observation): the runs are in the observations table beside "
-            "it (`observations/` or `observations_v2/`), which tracegrade reads"
+            "Langfuse traces without their observations (the traces table of Langfuse's blob "
+            "storage export or of its UI's export: each a trace's name, tags, input and output, "
+            "no step): the runs are in the observations, the blob export's observations table "
+            "beside it (`observations/` or `observations_v2/`), or each trace with its "
+            "observations (its download, `GET /api/public/traces/{id}`)"
         )
     if _langfuse_table(record) == "scores":
         return (

@@ -164,7 +164,16 @@ def test_a_file_no_format_recognises_is_one_line_and_never_loaded(
                 **{"timestamp": "2026-12-07 00:00:00.000", "project_id": "p"},
                 **{"bookmarked": False, "public": False, "tags": []},
             },
-            "the observations table beside it",
+            "the blob export's observations table",
+        ),
+        (  # Langfuse's UI export of its traces table (ccamacho/xllm, January 2026)
+            "lf-traces-export.json",
+            [
+                {"id": "01de", "timestamp": "2026-01-14T13:15:38.089Z", "name": "a2a-router"}
+                | {"userId": None, "sessionId": None, "tags": [], "bookmarked": False}
+                | {"input": None, "output": None, "metadata": {}}
+            ],
+            "GET /api/public/traces/{id}",
         ),
         (
             "scores.jsonl",
