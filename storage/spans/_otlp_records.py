@@ -18,6 +18,7 @@ from storage.errors import RecordRejected
 from storage.inputs.json_values import parse_record
 from storage.spans._otlp import request_rows
 from storage.spans.backend_exports import otlp_request
+from storage.spans.otlp_logs import is_logs_only
 from transforms.otel import REJECTION_SCHEMA
 
 __all__ = ["malformed", "parsed_line", "parsed_value"]
@@ -106,4 +107,6 @@ def parsed_value(
         reason = f"line {number} is not an OTLP ExportTraceServiceRequest ({exc}); re-export it with the Collector's file exporter"
         return [], malformed(source, number, reason)
     rows = request_rows(request, wanted, source, number)
+    if not rows and is_logs_only(value):
+        return [], None  # log records: read with the spans they name (`otlp_logs`)
     return rows, None if rows else _no_spans(source, number, value)

@@ -40,6 +40,7 @@ from storage.spans._otlp_records import malformed, parsed_line, parsed_value
 from storage.spans.backend_exports import otlp_request
 from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
 from storage.spans.monocle import with_request_data
+from storage.spans.otlp_logs import LogEvents, file_log_events, with_log_events
 from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage.spans.weave import is_weave_call, with_weave_tools
 from transforms.config.otel import OtelImportConfig
@@ -519,17 +520,43 @@ def chunk_jobs(
             yield _job(lambda: _protobuf_chunks(path, config, messages), path)
         else:
             phoenix, python = _row_lines(path)
-            if not phoenix and is_one_document(path):
-                yield _job(lambda: iter((document_chunk(path, config),)), path)
+            one = not phoenix and is_one_document(path)
+            events = {} if phoenix else _log_events(path, one)
+            if one:
+                job = _job(lambda: iter((document_chunk(path, config),)), path)
+                yield _with_events(job, events, config)
                 return
             block = chunk_bytes or (CHUNK_BYTES if phoenix else JSON_LINES_CHUNK_BYTES)
             size = path.stat().st_size
             for data, first in line_blocks(path, block):
-                yield LineBlock(data, first, path, config, phoenix, python, size)
+                lines = LineBlock(data, first, path, config, phoenix, python, size)
+                yield _with_events(lines, events, config)
     except OSError as exc:
         raise InputError(
             f"cannot read {path} ({exc}); check the path and its permissions"
         ) from None
+
+
+def _log_events(path: Path, one_document: bool) -> LogEvents:
+    """The GenAI content the file's OTLP log records hold (`storage.spans.otlp_logs`)."""
+    try:
+        return file_log_events(path, one_document)
+    except (ValueError, UnicodeDecodeError):
+        return {}  # not JSON as a whole: the span reader says why, line by line
+
+
+def _with_events(job: ChunkJob, events: LogEvents, config: OtelImportConfig) -> ChunkJob:
+    """`job` with the log records' content events put on the spans they name."""
+    if not events:
+        return job
+    wanted = key_check(config)
+
+    def run() -> Iterator[SpanChunk]:
+        for chunk in job():
+            chunk.spans = with_log_events(chunk.spans, events, wanted)
+            yield chunk
+
+    return run
 
 
 def iter_span_chunks(

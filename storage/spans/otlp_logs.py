@@ -1,0 +1,198 @@
+"""GenAI content kept in OpenTelemetry log records, read onto the spans they name.
+
+The GenAI conventions let an instrumentation keep a call's messages out of its spans and send
+them as events, which the SDKs send as log records (`resourceLogs`) carrying the trace and span
+id of the call: Google ADK with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=EVENT_ONLY`
+(`gen_ai.client.inference.operation.details`, its `gen_ai.input.messages` and
+`gen_ai.output.messages` as structured values), the OpenAI v2 and google-genai instrumentations
+(`gen_ai.user.message`, `gen_ai.choice`, ..., the content in the record's body). A file that
+holds such records beside the spans (the Collector's file exporter written by both pipelines,
+one OTLP document with both, as agentevals keeps them) is read here first: each record a span
+event of the span it names, which `storage.spans.genai_events` reads as it reads span events.
+Records that name no span, or a span the file does not hold, and records of other events are
+not read (a log is no span).
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from storage.spans.genai_events import EVENT_NAMES, span_event_attributes
+
+__all__ = ["LogEvents", "file_log_events", "is_logs_only", "with_log_events"]
+
+LogEvents = dict[tuple[str, str], list[dict[str, Any]]]
+"""Per (trace id, span id) in lowercase hex: the span's content events from log records, in
+time order (`{"name": ..., "attributes": {...}}`)."""
+
+_MARK = b'"resourceLogs"'
+
+
+def is_logs_only(value: Any) -> bool:
+    """True for an OTLP JSON record of log records and no spans (read by `file_log_events`)."""
+    return isinstance(value, dict) and "resourceLogs" in value and "resourceSpans" not in value
+
+
+def _value(value: Any) -> Any:
+    """An OTLP JSON AnyValue as Python: an int's text as the int, arrays and key-value lists
+    as lists and dicts."""
+    if not isinstance(value, dict) or not value:
+        return None
+    kind, item = next(iter(value.items()))
+    if kind == "intValue":
+        return (
+            int(item) if isinstance(item, str | int) and str(item).lstrip("-").isdigit() else item
+        )
+    if kind == "arrayValue":
+        return [_value(v) for v in (item or {}).get("values") or []]
+    if kind == "kvlistValue":
+        return {p.get("key"): _value(p.get("value")) for p in (item or {}).get("values") or []}
+    return item
+
+
+def _records(value: Any) -> Iterator[dict[str, Any]]:
+    for resource in value.get("resourceLogs") or [] if isinstance(value, dict) else []:
+        for scope in resource.get("scopeLogs") or [] if isinstance(resource, dict) else []:
+            for record in scope.get("logRecords") or [] if isinstance(scope, dict) else []:
+                if isinstance(record, dict):
+                    yield record
+
+
+def _event(record: dict[str, Any]) -> tuple[tuple[str, str], int, dict[str, Any]] | None:
+    """A content event of a log record: its span's ids, its time and the event; None for a
+    record of another event or one that names no span."""
+    attributes = {
+        item.get("key"): _value(item.get("value"))
+        for item in record.get("attributes") or []
+        if isinstance(item, dict)
+    }
+    name = record.get("eventName") or attributes.get("event.name")
+    trace, span = record.get("traceId"), record.get("spanId")
+    if name not in EVENT_NAMES or not isinstance(trace, str) or not isinstance(span, str):
+        return None
+    if not trace.strip("0") or not span.strip("0"):
+        return None
+    body = _value(record.get("body"))
+    if isinstance(body, dict):  # the older conventions: the content in the body
+        attributes = {**body, **attributes}
+    texts = {
+        key: item if isinstance(item, str) else json.dumps(item, ensure_ascii=False)
+        for key, item in attributes.items()
+        if item is not None
+    }
+    time = record.get("timeUnixNano") or record.get("observedTimeUnixNano") or 0
+    return (trace.lower(), span.lower()), int(time), {"name": name, "attributes": texts}
+
+
+def file_log_events(path: Path, one_document: bool) -> LogEvents:
+    """The content events of the log records in the JSON file `path` (one OTLP document with
+    `resourceLogs`, or JSON lines of which some are), by the span each names; empty, at the
+    cost of a byte search, for a file with none."""
+    with path.open("rb") as handle:
+        try:
+            view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file
+            return {}
+        with view:
+            if view.find(_MARK) < 0:
+                return {}
+    if one_document:
+        found: Any = json.loads(path.read_bytes().decode("utf-8-sig"))
+        values = found if isinstance(found, list) else [found]
+    else:
+        with path.open("rb") as handle:
+            values = [json.loads(line) for line in handle if _MARK in line]
+    timed: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
+    for value in values:
+        for record in _records(value):
+            event = _event(record)
+            if event is not None:
+                timed.setdefault(event[0], []).append(event[1:])
+    return {ids: [e for _, e in sorted(items, key=lambda t: t[0])] for ids, items in timed.items()}
+
+
+def with_log_events(
+    spans: pl.DataFrame, events: LogEvents, wanted: Callable[[str], bool]
+) -> pl.DataFrame:
+    """`spans` (span rows) with what the log records' events of each say, as attributes after
+    the span's own (a key the span sets itself is kept)."""
+    if not events or spans.is_empty():
+        return spans
+    ids = zip(spans["trace_hex"].to_list(), spans["span_hex"].to_list(), strict=True)
+    hit = [index for index, pair in enumerate(ids) if pair in events]
+    if not hit:
+        return spans
+    rows = spans["attributes"].to_list()
+    pairs = spans.select("trace_hex", "span_hex").rows()
+    for index in hit:
+        own = rows[index] or []
+        given = {item["key"]: item["value"] for item in own}
+        found = span_event_attributes(given, events[pairs[index]])
+        rows[index] = own + [{"key": k, "value": v} for k, v in found if wanted(k)]
+    traces = {pairs[index][0] for index in hit}
+    starts = spans["start_ns"].to_list()
+    for trace in traces:
+        ours = sorted(
+            (i for i, pair in enumerate(pairs) if pair[0] == trace), key=lambda i: starts[i] or 0
+        )
+        _tool_contents([rows[i] for i in ours], wanted)
+    return spans.with_columns(pl.Series("attributes", rows, dtype=spans.schema["attributes"]))
+
+
+def _conversation(rows: list[list[dict[str, Any]]]) -> list[Any]:
+    """The messages of the trace's model calls as one conversation: the longest input a call
+    was sent (each repeats the history before it), then that call's output."""
+    longest: list[Any] = []
+    for own in rows:
+        given = {item["key"]: item["value"] for item in own}
+        try:
+            asked = json.loads(given.get("gen_ai.input.messages") or "[]")
+            said = json.loads(given.get("gen_ai.output.messages") or "[]")
+        except ValueError:
+            continue
+        if isinstance(asked, list) and isinstance(said, list) and len(asked) >= len(longest):
+            longest = asked + said
+    return longest
+
+
+def _tool_contents(rows: list[list[dict[str, Any]]], wanted: Callable[[str], bool]) -> None:
+    """Each `execute_tool` span of the trace (its attribute rows, in start order) that says no
+    arguments or result of its own given those of the call of its tool the model asked for
+    (its `tool_call` parts, in order) and the result the model was sent back (the
+    `tool_call_response` parts of the next message, in order): where content is only in the
+    model calls' log records, a tool span holds neither (ADK's ids do not pair the two)."""
+    calls: list[tuple[str, Any, Any]] = []
+    waiting: list[int] = []
+    for message in _conversation(rows):
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_call":
+                waiting.append(len(calls))
+                calls.append((str(part.get("name")), part.get("arguments"), None))
+            elif part.get("type") == "tool_call_response" and waiting:
+                name, arguments, _ = calls[waiting[0]]
+                calls[waiting.pop(0)] = (name, arguments, part.get("response"))
+    for own in rows:
+        given = {item["key"]: item["value"] for item in own}
+        if given.get("gen_ai.operation.name") != "execute_tool":
+            continue
+        tool = given.get("gen_ai.tool.name")
+        index = next((i for i, call in enumerate(calls) if call[0] == tool), None)
+        if index is None:
+            continue
+        _, arguments, result = calls.pop(index)
+        for key, value in (
+            ("gen_ai.tool.call.arguments", arguments),
+            ("gen_ai.tool.call.result", result),
+        ):
+            if key not in given and value is not None and wanted(key):
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                own.append({"key": key, "value": text})
