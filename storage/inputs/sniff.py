@@ -156,6 +156,13 @@ def unread_shape(record: Any) -> str | None:
     first = _first_value(record)
     if (isinstance(first, dict) and "model_patch" in first) or "model_patch" in record:
         return "SWE-bench predictions: the patches a run submitted, not the runs"
+    if record.keys() == {"resourceLogs"}:
+        return (
+            "OpenTelemetry log records (OTLP `resourceLogs`) without spans: where an "
+            "instrumentation keeps the GenAI content in log records, tracegrade reads them with "
+            "the spans they name, in one file (the Collector's traces and logs pipelines "
+            "written by one file exporter; docs/import.md, \"Content in span events\")"
+        )
     if _langfuse_table(record) == "traces":
         return (
             "Langfuse traces without their observations (the traces table of Langfuse's blob "

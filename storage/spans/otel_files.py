@@ -40,7 +40,7 @@ from storage.spans._otlp_records import malformed, parsed_line, parsed_value
 from storage.spans.backend_exports import otlp_request
 from storage.spans.langfuse import BLOB_COLUMNS, blob_rows
 from storage.spans.monocle import with_request_data
-from storage.spans.otlp_logs import LogEvents, file_log_events, with_log_events
+from storage.spans.otlp_logs import FileLogs, file_log_events, with_log_events
 from storage.spans.phoenix import PHOENIX_COLUMNS, parquet_row, phoenix_rows, span_rows
 from storage.spans.weave import is_weave_call, with_weave_tools
 from transforms.config.otel import OtelImportConfig
@@ -521,39 +521,54 @@ def chunk_jobs(
         else:
             phoenix, python = _row_lines(path)
             one = not phoenix and is_one_document(path)
-            events = {} if phoenix else _log_events(path, one)
+            logs = FileLogs() if phoenix else _log_events(path, one)
             if one:
                 job = _job(lambda: iter((document_chunk(path, config),)), path)
-                yield _with_events(job, events, config)
+                yield _with_events(job, logs, path, config)
                 return
             block = chunk_bytes or (CHUNK_BYTES if phoenix else JSON_LINES_CHUNK_BYTES)
             size = path.stat().st_size
             for data, first in line_blocks(path, block):
                 lines = LineBlock(data, first, path, config, phoenix, python, size)
-                yield _with_events(lines, events, config)
+                yield _with_events(lines, logs, path, config)
+                logs = FileLogs(logs.events)  # the unread records said once, by the first job
     except OSError as exc:
         raise InputError(
             f"cannot read {path} ({exc}); check the path and its permissions"
         ) from None
 
 
-def _log_events(path: Path, one_document: bool) -> LogEvents:
+def _log_events(path: Path, one_document: bool) -> FileLogs:
     """The GenAI content the file's OTLP log records hold (`storage.spans.otlp_logs`)."""
     try:
         return file_log_events(path, one_document)
     except (ValueError, UnicodeDecodeError):
-        return {}  # not JSON as a whole: the span reader says why, line by line
+        return FileLogs()  # not JSON as a whole: the span reader says why, line by line
 
 
-def _with_events(job: ChunkJob, events: LogEvents, config: OtelImportConfig) -> ChunkJob:
-    """`job` with the log records' content events put on the spans they name."""
-    if not events:
+def _with_events(job: ChunkJob, logs: FileLogs, path: Path, config: OtelImportConfig) -> ChunkJob:
+    """`job` with the log records' content events put on the spans they name, and a rejection
+    for each record whose events name no span of the file (never dropped in silence)."""
+    if not logs.events and not logs.unread:
         return job
-    wanted = key_check(config)
+    wanted, source = key_check(config), path_text(path)
+    unread = [
+        malformed(
+            source,
+            number,
+            f"line {number} holds OTLP log records with the GenAI content of {count} calls "
+            "whose spans this file does not hold; tracegrade reads such records with the "
+            'spans they name, in one file (docs/import.md, "Content in span events")',
+            "unread_log_records",
+        )
+        for number, count in sorted(logs.unread.items())
+    ]
 
     def run() -> Iterator[SpanChunk]:
-        for chunk in job():
-            chunk.spans = with_log_events(chunk.spans, events, wanted)
+        for index, chunk in enumerate(job()):
+            chunk.spans = with_log_events(chunk.spans, logs.events, wanted)
+            if index == 0:
+                chunk.rejections.extend(unread)
             yield chunk
 
     return run

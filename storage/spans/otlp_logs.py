@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import mmap
+import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +27,23 @@ import polars as pl
 
 from storage.spans.genai_events import EVENT_NAMES, span_event_attributes
 
-__all__ = ["LogEvents", "file_log_events", "is_logs_only", "with_log_events"]
+__all__ = ["FileLogs", "file_log_events", "is_logs_only", "with_log_events"]
 
 LogEvents = dict[tuple[str, str], list[dict[str, Any]]]
 """Per (trace id, span id) in lowercase hex: the span's content events from log records, in
 time order (`{"name": ..., "attributes": {...}}`)."""
 
 _MARK = b'"resourceLogs"'
+_SPAN_ID = re.compile(rb'"spanId"\s*:\s*"([0-9A-Fa-f]{16})"')
+
+
+@dataclass(frozen=True)
+class FileLogs:
+    """What a file's log records say: the content events by span, and per record (line
+    number) whose events name a span the file does not hold, the number of such events."""
+
+    events: LogEvents = field(default_factory=dict)
+    unread: dict[int, int] = field(default_factory=dict)
 
 
 def is_logs_only(value: Any) -> bool:
@@ -90,31 +102,60 @@ def _event(record: dict[str, Any]) -> tuple[tuple[str, str], int, dict[str, Any]
     return (trace.lower(), span.lower()), int(time), {"name": name, "attributes": texts}
 
 
-def file_log_events(path: Path, one_document: bool) -> LogEvents:
+def _span_ids(value: Any) -> set[str]:
+    """The span ids of an OTLP JSON document's spans, in lowercase hex."""
+    found: set[str] = set()
+    for resource in value.get("resourceSpans") or [] if isinstance(value, dict) else []:
+        for scope in resource.get("scopeSpans") or [] if isinstance(resource, dict) else []:
+            for span in scope.get("spans") or [] if isinstance(scope, dict) else []:
+                if isinstance(span, dict) and isinstance(span.get("spanId"), str):
+                    found.add(span["spanId"].lower())
+    return found
+
+
+def file_log_events(path: Path, one_document: bool) -> FileLogs:
     """The content events of the log records in the JSON file `path` (one OTLP document with
-    `resourceLogs`, or JSON lines of which some are), by the span each names; empty, at the
-    cost of a byte search, for a file with none."""
+    `resourceLogs`, or JSON lines of which some are), by the span each names, and the records
+    whose events name a span the file does not hold; empty, at the cost of a byte search, for
+    a file with none."""
     with path.open("rb") as handle:
         try:
             view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file
-            return {}
+            return FileLogs()
         with view:
             if view.find(_MARK) < 0:
-                return {}
+                return FileLogs()
+    numbered: list[tuple[int, Any]] = []
+    spans: set[str] = set()
     if one_document:
         found: Any = json.loads(path.read_bytes().decode("utf-8-sig"))
-        values = found if isinstance(found, list) else [found]
+        numbered = [(1, value) for value in (found if isinstance(found, list) else [found])]
+        for _, value in numbered:
+            spans |= _span_ids(value)
     else:
         with path.open("rb") as handle:
-            values = [json.loads(line) for line in handle if _MARK in line]
+            for number, line in enumerate(handle, 1):
+                if _MARK in line:
+                    numbered.append((number, json.loads(line)))
+                    spans |= _span_ids(numbered[-1][1])  # a request may hold both
+                else:
+                    spans.update(m.group(1).decode().lower() for m in _SPAN_ID.finditer(line))
     timed: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
-    for value in values:
+    unread: dict[int, int] = {}
+    for number, value in numbered:
         for record in _records(value):
             event = _event(record)
-            if event is not None:
-                timed.setdefault(event[0], []).append(event[1:])
-    return {ids: [e for _, e in sorted(items, key=lambda t: t[0])] for ids, items in timed.items()}
+            if event is None:
+                continue
+            if event[0][1] not in spans:
+                unread[number] = unread.get(number, 0) + 1
+                continue
+            timed.setdefault(event[0], []).append(event[1:])
+    events = {
+        ids: [e for _, e in sorted(items, key=lambda t: t[0])] for ids, items in timed.items()
+    }
+    return FileLogs(events, unread)
 
 
 def with_log_events(

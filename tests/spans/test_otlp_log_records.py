@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from conftest import query_rows
 
@@ -73,3 +74,31 @@ def test_a_collector_file_of_span_and_log_lines_reads_as_the_document(tmp_path: 
     requests += [{"resourceLogs": [logs]} for logs in document["resourceLogs"]]
     lines.write_text("".join(json.dumps(request) + "\n" for request in requests))
     assert _score(lines, tmp_path / "t.duckdb") == _expected(path)
+
+
+def test_log_records_whose_spans_are_in_another_file_are_said_not_read(tmp_path: Path) -> None:
+    # the Collector's logs pipeline written to a file of its own: never read as nothing
+    document = json.loads(FIXTURES[0].read_text())
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "traces.jsonl").write_text(json.dumps({"resourceSpans": document["resourceSpans"]}))
+    (folder / "logs.jsonl").write_text(json.dumps({"resourceLogs": document["resourceLogs"]}))
+    out = tmp_path / "o.parquet"
+    assert main(["import", "otel", str(folder), "--out", str(out)]) == 1  # nothing imported
+    report = pl.read_csv(tmp_path / "o.import-report.csv")
+    said = dict(zip(report["rule"].to_list(), report["reason"].to_list(), strict=True))
+    assert "whose spans this file does not hold" in said["unread_log_records"]
+    assert "missing_objective" in said  # the spans' file alone holds no task
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(folder / "logs.jsonl"), "--db", str(db), "--no-embedder"]) == 1
+    ((reason,),) = query_rows(db, "SELECT reason FROM files")
+    assert "log records (OTLP `resourceLogs`) without spans" in reason
+
+
+def test_one_request_line_holding_spans_and_log_records_reads_as_the_document(
+    tmp_path: Path,
+) -> None:
+    path = next(p for p in FIXTURES if p.stem == "S2")
+    line = tmp_path / "one.jsonl"
+    line.write_text(json.dumps(json.loads(path.read_text())) + "\n")
+    assert _score(line, tmp_path / "t.duckdb") == _expected(path)
