@@ -35,8 +35,10 @@ from storage.spans.otel_files import (
     LineBlock,
     SpanChunk,
     chunk_jobs,
+    log_events,
     parsed_block,
 )
+from storage.spans.otlp_logs import FileLogs, starts_with_logs
 from transforms.config.otel import OtelImportConfig
 
 __all__ = ["PROCESS_FILE_BYTES", "read_chunks"]
@@ -57,7 +59,14 @@ def read_chunks(
     Raises:
         InputError: as `iter_span_chunks`, from whichever job met it.
     """
-    jobs = (job for path in paths for job in chunk_jobs(path, config, chunk_bytes))
+    # a log record's span may be in another of the files: where the files begin with log
+    # records, all are searched first; else each is searched as its blocks are read
+    logs = log_events(paths) if any(starts_with_logs(path) for path in paths) else None
+
+    def own(path: Path) -> FileLogs | None:
+        return None if logs is None else logs.get(path, FileLogs())
+
+    jobs = (job for path in paths for job in chunk_jobs(path, config, chunk_bytes, own(path)))
 
     def run(number: int, chunks: Callable[[], Iterable[SpanChunk]]) -> None:
         for part, chunk in enumerate(chunks()):

@@ -499,7 +499,10 @@ def parsed_block(block: LineBlock) -> list[SpanChunk]:
 
 
 def chunk_jobs(
-    path: Path, config: OtelImportConfig, chunk_bytes: int | None = None
+    path: Path,
+    config: OtelImportConfig,
+    chunk_bytes: int | None = None,
+    logs: FileLogs | None = None,
 ) -> Iterator[ChunkJob]:
     """The reading of one file as jobs, in the file's order: one a block of about
     `chunk_bytes` of JSON lines (OTLP requests, Phoenix or Langfuse rows; None:
@@ -521,7 +524,8 @@ def chunk_jobs(
         else:
             phoenix, python = _row_lines(path)
             one = not phoenix and is_one_document(path)
-            logs = FileLogs() if phoenix else _log_events(path, one)
+            if logs is None:  # read on its own: its log records name its own spans
+                logs = FileLogs() if phoenix else log_events([path]).get(path, FileLogs())
             if one:
                 job = _job(lambda: iter((document_chunk(path, config),)), path)
                 yield _with_events(job, logs, path, config)
@@ -538,12 +542,17 @@ def chunk_jobs(
         ) from None
 
 
-def _log_events(path: Path, one_document: bool) -> FileLogs:
-    """The GenAI content the file's OTLP log records hold (`storage.spans.otlp_logs`)."""
+def log_events(paths: Sequence[Path]) -> dict[Path, FileLogs]:
+    """The GenAI content the OTLP log records of the JSON files among `paths` hold, read
+    together (`storage.spans.otlp_logs`): a record's span may be in another of the files."""
+    files = []
+    for path in paths:
+        if path.suffix.lower() in _LINES and not _row_lines(path)[0]:
+            files.append((path, is_one_document(path)))
     try:
-        return file_log_events(path, one_document)
-    except (ValueError, UnicodeDecodeError):
-        return FileLogs()  # not JSON as a whole: the span reader says why, line by line
+        return file_log_events(files)
+    except (ValueError, UnicodeDecodeError, OSError):
+        return {}  # not JSON as a whole, or unreadable: the span reader says why
 
 
 def _with_events(job: ChunkJob, logs: FileLogs, path: Path, config: OtelImportConfig) -> ChunkJob:

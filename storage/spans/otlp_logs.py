@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import mmap
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ import polars as pl
 
 from storage.spans.genai_events import EVENT_NAMES, span_event_attributes
 
-__all__ = ["FileLogs", "file_log_events", "is_logs_only", "with_log_events"]
+__all__ = ["FileLogs", "file_log_events", "is_logs_only", "starts_with_logs", "with_log_events"]
 
 LogEvents = dict[tuple[str, str], list[dict[str, Any]]]
 """Per (trace id, span id) in lowercase hex: the span's content events from log records, in
@@ -102,6 +102,19 @@ def _event(record: dict[str, Any]) -> tuple[tuple[str, str], int, dict[str, Any]
     return (trace.lower(), span.lower()), int(time), {"name": name, "attributes": texts}
 
 
+_HEAD_BYTES = 4 << 20
+
+
+def starts_with_logs(path: Path) -> bool:
+    """Whether the first 4 MiB of the file hold a log record (`resourceLogs`): where the
+    Collector's logs pipeline writes, its first lines do."""
+    try:
+        with path.open("rb") as handle:
+            return _MARK in handle.read(_HEAD_BYTES)
+    except OSError:
+        return False
+
+
 def _span_ids(value: Any) -> set[str]:
     """The span ids of an OTLP JSON document's spans, in lowercase hex."""
     found: set[str] = set()
@@ -113,19 +126,17 @@ def _span_ids(value: Any) -> set[str]:
     return found
 
 
-def file_log_events(path: Path, one_document: bool) -> FileLogs:
-    """The content events of the log records in the JSON file `path` (one OTLP document with
-    `resourceLogs`, or JSON lines of which some are), by the span each names, and the records
-    whose events name a span the file does not hold; empty, at the cost of a byte search, for
-    a file with none."""
+def _file_records(path: Path, one_document: bool) -> tuple[list[tuple[int, Any]], set[str]]:
+    """The records of the JSON file `path` that hold log records (by line number), and the
+    span ids of its spans; nothing, at the cost of a byte search, for a file with no log."""
     with path.open("rb") as handle:
         try:
             view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file
-            return FileLogs()
+            return [], set()
         with view:
             if view.find(_MARK) < 0:
-                return FileLogs()
+                return [], set()
     numbered: list[tuple[int, Any]] = []
     spans: set[str] = set()
     if one_document:
@@ -141,21 +152,50 @@ def file_log_events(path: Path, one_document: bool) -> FileLogs:
                     spans |= _span_ids(numbered[-1][1])  # a request may hold both
                 else:
                     spans.update(m.group(1).decode().lower() for m in _SPAN_ID.finditer(line))
+    return numbered, spans
+
+
+def _file_span_ids(path: Path) -> set[str]:
+    """The span ids a file of spans names (its spans' own, and their links'), in lowercase hex."""
+    with path.open("rb") as handle:
+        try:
+            view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:
+            return set()
+        with view:
+            return {m.group(1).decode().lower() for m in _SPAN_ID.finditer(view)}
+
+
+def file_log_events(files: Sequence[tuple[Path, bool]]) -> dict[Path, FileLogs]:
+    """The content events of the log records in the JSON files (each with whether it is one
+    OTLP document with `resourceLogs`, or JSON lines of which some are), by the span each
+    names, shared by the files read together (`tracegrade import otel` over a folder: a
+    record's span may be in another of them), and per file its records whose events name a
+    span none of the files holds."""
+    read = [(path, *_file_records(path, one)) for path, one in files]
+    if not any(numbered for _, numbered, _ in read):
+        return {}
+    spans: set[str] = set()
+    for path, numbered, found in read:
+        # a file with no log record was not searched for span ids: searched now
+        spans |= found if numbered else _file_span_ids(path)
     timed: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
-    unread: dict[int, int] = {}
-    for number, value in numbered:
-        for record in _records(value):
-            event = _event(record)
-            if event is None:
-                continue
-            if event[0][1] not in spans:
-                unread[number] = unread.get(number, 0) + 1
-                continue
-            timed.setdefault(event[0], []).append(event[1:])
+    unread: dict[Path, dict[int, int]] = {}
+    for path, numbered, _ in read:
+        for number, value in numbered:
+            for record in _records(value):
+                event = _event(record)
+                if event is None:
+                    continue
+                if event[0][1] not in spans:
+                    counts = unread.setdefault(path, {})
+                    counts[number] = counts.get(number, 0) + 1
+                    continue
+                timed.setdefault(event[0], []).append(event[1:])
     events = {
         ids: [e for _, e in sorted(items, key=lambda t: t[0])] for ids, items in timed.items()
     }
-    return FileLogs(events, unread)
+    return {path: FileLogs(events, unread.get(path, {})) for path, _, _ in read}
 
 
 def with_log_events(

@@ -76,19 +76,25 @@ def test_a_collector_file_of_span_and_log_lines_reads_as_the_document(tmp_path: 
     assert _score(lines, tmp_path / "t.duckdb") == _expected(path)
 
 
-def test_log_records_whose_spans_are_in_another_file_are_said_not_read(tmp_path: Path) -> None:
-    # the Collector's logs pipeline written to a file of its own: never read as nothing
-    document = json.loads(FIXTURES[0].read_text())
+def test_the_collector_s_logs_file_beside_its_traces_file(tmp_path: Path) -> None:
+    # the Collector's logs pipeline written to a file of its own: `import otel` over the
+    # folder reads the records with the spans they name; alone, they are said not read
+    path = next(p for p in FIXTURES if p.stem == "S2")
+    document = json.loads(path.read_text())
     folder = tmp_path / "export"
     folder.mkdir()
     (folder / "traces.jsonl").write_text(json.dumps({"resourceSpans": document["resourceSpans"]}))
     (folder / "logs.jsonl").write_text(json.dumps({"resourceLogs": document["resourceLogs"]}))
     out = tmp_path / "o.parquet"
-    assert main(["import", "otel", str(folder), "--out", str(out)]) == 1  # nothing imported
-    report = pl.read_csv(tmp_path / "o.import-report.csv")
-    said = dict(zip(report["rule"].to_list(), report["reason"].to_list(), strict=True))
-    assert "whose spans this file does not hold" in said["unread_log_records"]
-    assert "missing_objective" in said  # the spans' file alone holds no task
+    assert main(["import", "otel", str(folder), "--out", str(out)]) == 0
+    (trace,) = pl.read_parquet(out).to_dicts()
+    assert (trace["task"]["objective"], trace["outcome"]["result_summary"]) == _expected(path)[1:3]
+
+    alone = tmp_path / "o2.parquet"
+    assert main(["import", "otel", str(folder / "logs.jsonl"), "--out", str(alone)]) == 1
+    report = pl.read_csv(tmp_path / "o2.import-report.csv")
+    ((rule, reason),) = report.select("rule", "reason").rows()
+    assert rule == "unread_log_records" and "of 3 calls whose spans this file" in reason
     db = tmp_path / "t.duckdb"
     assert main(["score", str(folder / "logs.jsonl"), "--db", str(db), "--no-embedder"]) == 1
     ((reason,),) = query_rows(db, "SELECT reason FROM files")
