@@ -141,7 +141,7 @@ def _expand_one(
         if not _supported(path, extensions, packed):
             raise InputError(
                 f"input file {text!r} has extension {path.suffix!r}; tracegrade reads "
-                f"{allowed}: {_unpack_hint(path, extensions, packed)}"
+                f"{allowed}: {_unpack_hint(path, extensions)}"
             )
         return [path]
     if path.is_dir():
@@ -169,7 +169,7 @@ def _expand_one(
     raise InputError(f"input path {text!r} does not exist; give a file, a folder or a glob pattern")
 
 
-def _unpack_hint(path: Path, extensions: Sequence[str], packed: bool) -> str:
+def _unpack_hint(path: Path, extensions: Sequence[str]) -> str:
     if path.suffix.lower() in PACKED_SUFFIXES and inner_suffix(path) in extensions:
         return (  # only where the command reads no compressed file (`tracegrade import`)
             "this command reads no compressed file: unpack it first (gunzip, unzstd), or "

@@ -160,10 +160,12 @@ def unread_shape(record: Any) -> str | None:
         return (
             "OpenTelemetry log records (OTLP `resourceLogs`) without spans: where an "
             "instrumentation keeps the GenAI content in log records, tracegrade reads them with "
-            "the spans they name, in one file (the Collector's traces and logs pipelines "
-            "written by one file exporter; docs/import.md, \"Content in span events\")"
+            "the spans they name, in the same file (the Collector's traces and logs pipelines "
+            "written by one file exporter), or in a file beside it by `tracegrade import otel` "
+            'over the folder (docs/import.md, "Content in span events")'
         )
-    if _langfuse_table(record) == "traces":
+    table = _langfuse_table(record)
+    if table == "traces":
         return (
             "Langfuse traces without their observations (the traces table of Langfuse's blob "
             "storage export or of its UI's export: each a trace's name, tags, input and output, "
@@ -171,7 +173,7 @@ def unread_shape(record: Any) -> str | None:
             "beside it (`observations/` or `observations_v2/`), or each trace with its "
             "observations (its download, `GET /api/public/traces/{id}`)"
         )
-    if _langfuse_table(record) == "scores":
+    if table == "scores":
         return (
             "Langfuse scores (the blob storage export's scores table, or the score API's): "
             'verdicts on traces, not runs; as labels: docs/confidence.md, "Labels from '

@@ -525,7 +525,9 @@ def chunk_jobs(
             phoenix, python = _row_lines(path)
             one = not phoenix and is_one_document(path)
             if logs is None:  # read on its own: its log records name its own spans
-                logs = FileLogs() if phoenix else log_events([path]).get(path, FileLogs())
+                logs = (
+                    FileLogs() if phoenix else file_log_events([(path, one)]).get(path, FileLogs())
+                )
             if one:
                 job = _job(lambda: iter((document_chunk(path, config),)), path)
                 yield _with_events(job, logs, path, config)
@@ -549,10 +551,7 @@ def log_events(paths: Sequence[Path]) -> dict[Path, FileLogs]:
     for path in paths:
         if path.suffix.lower() in _LINES and not _row_lines(path)[0]:
             files.append((path, is_one_document(path)))
-    try:
-        return file_log_events(files)
-    except (ValueError, UnicodeDecodeError, OSError):
-        return {}  # not JSON as a whole, or unreadable: the span reader says why
+    return file_log_events(files)
 
 
 def _with_events(job: ChunkJob, logs: FileLogs, path: Path, config: OtelImportConfig) -> ChunkJob:
@@ -567,7 +566,9 @@ def _with_events(job: ChunkJob, logs: FileLogs, path: Path, config: OtelImportCo
             number,
             f"line {number} holds OTLP log records with the GenAI content of {count} calls "
             "whose spans this file does not hold; tracegrade reads such records with the "
-            'spans they name, in one file (docs/import.md, "Content in span events")',
+            "spans they name, in the same file (`score`) or in a file read with it "
+            '(`tracegrade import otel` over the folder; docs/import.md, "Content in span '
+            'events")',
             "unread_log_records",
         )
         for number, count in sorted(logs.unread.items())

@@ -19,6 +19,7 @@ import json
 import mmap
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,17 +127,25 @@ def _span_ids(value: Any) -> set[str]:
     return found
 
 
-def _file_records(path: Path, one_document: bool) -> tuple[list[tuple[int, Any]], set[str]]:
-    """The records of the JSON file `path` that hold log records (by line number), and the
-    span ids of its spans; nothing, at the cost of a byte search, for a file with no log."""
+@contextmanager
+def _mapped(path: Path) -> Iterator[mmap.mmap | bytes]:
+    """The file's bytes, mapped (an empty file, which cannot be mapped, as no bytes)."""
     with path.open("rb") as handle:
         try:
             view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file
-            return [], set()
+            yield b""
+            return
         with view:
-            if view.find(_MARK) < 0:
-                return [], set()
+            yield view
+
+
+def _file_records(path: Path, one_document: bool) -> tuple[list[tuple[int, Any]], set[str]]:
+    """The records of the JSON file `path` that hold log records (by line number), and the
+    span ids of its spans; nothing, at the cost of a byte search, for a file with no log."""
+    with _mapped(path) as data:
+        if data.find(_MARK) < 0:
+            return [], set()
     numbered: list[tuple[int, Any]] = []
     spans: set[str] = set()
     if one_document:
@@ -157,13 +166,8 @@ def _file_records(path: Path, one_document: bool) -> tuple[list[tuple[int, Any]]
 
 def _file_span_ids(path: Path) -> set[str]:
     """The span ids a file of spans names (its spans' own, and their links'), in lowercase hex."""
-    with path.open("rb") as handle:
-        try:
-            view = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:
-            return set()
-        with view:
-            return {m.group(1).decode().lower() for m in _SPAN_ID.finditer(view)}
+    with _mapped(path) as data:
+        return {m.group(1).decode().lower() for m in _SPAN_ID.finditer(data)}
 
 
 def file_log_events(files: Sequence[tuple[Path, bool]]) -> dict[Path, FileLogs]:
@@ -171,8 +175,12 @@ def file_log_events(files: Sequence[tuple[Path, bool]]) -> dict[Path, FileLogs]:
     OTLP document with `resourceLogs`, or JSON lines of which some are), by the span each
     names, shared by the files read together (`tracegrade import otel` over a folder: a
     record's span may be in another of them), and per file its records whose events name a
-    span none of the files holds."""
-    read = [(path, *_file_records(path, one)) for path, one in files]
+    span none of the files holds; none for files that are not JSON as a whole or cannot be
+    read (their span reader says why, record by record)."""
+    try:
+        read = [(path, *_file_records(path, one)) for path, one in files]
+    except (ValueError, UnicodeDecodeError, OSError):
+        return {}
     if not any(numbered for _, numbered, _ in read):
         return {}
     spans: set[str] = set()
@@ -205,12 +213,11 @@ def with_log_events(
     the span's own (a key the span sets itself is kept)."""
     if not events or spans.is_empty():
         return spans
-    ids = zip(spans["trace_hex"].to_list(), spans["span_hex"].to_list(), strict=True)
-    hit = [index for index, pair in enumerate(ids) if pair in events]
+    pairs = spans.select("trace_hex", "span_hex").rows()
+    hit = [index for index, pair in enumerate(pairs) if pair in events]
     if not hit:
         return spans
     rows = spans["attributes"].to_list()
-    pairs = spans.select("trace_hex", "span_hex").rows()
     for index in hit:
         own = rows[index] or []
         given = {item["key"]: item["value"] for item in own}
