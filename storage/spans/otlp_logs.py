@@ -249,13 +249,41 @@ def _conversation(rows: list[list[dict[str, Any]]]) -> list[Any]:
     return longest
 
 
+_TOOL_INPUTS = (
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.args",
+    "gcp.vertex.agent.tool_call_args",
+    "ai.toolCall.args",
+    "input.value",
+    "traceloop.entity.input",
+    "haystack.agent.step.tool.input",
+)
+_TOOL_OUTPUTS = (
+    "gen_ai.tool.call.result",
+    "ai.toolCall.result",
+    "output.value",
+    "gen_ai.output",
+    "gcp.vertex.agent.tool_response",
+    "traceloop.entity.output",
+    "haystack.agent.step.tool.output",
+)
+"""The keys a tool span's arguments and result are read from (`transforms.otel_spans`)."""
+
+
+def _says(given: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """Whether the span says something under one of `keys` (ADK writes `{}` for nothing)."""
+    return any(given.get(key) not in (None, "", "{}", "null") for key in keys)
+
+
 def _tool_contents(rows: list[list[dict[str, Any]]], wanted: Callable[[str], bool]) -> None:
     """Each `execute_tool` span of the trace (its attribute rows, in start order) that says no
-    arguments or result of its own given those of the call of its tool the model asked for
-    (its `tool_call` parts, in order) and the result the model was sent back (the
-    `tool_call_response` parts of the next message, in order): where content is only in the
-    model calls' log records, a tool span holds neither (ADK's ids do not pair the two)."""
-    calls: list[tuple[str, Any, Any]] = []
+    arguments or no result of its own given those of the call of its tool the model asked for
+    (its `tool_call` parts: the one of the span's call id, else the first of its tool's name
+    not yet given) and the result the model was sent back (the `tool_call_response` parts of
+    the next message, in order): where content is only in the model calls' log records, a
+    tool span holds neither (ADK's ids do not pair the two). A span's own arguments and result
+    are kept (kagent's Go ADK writes them beside records of elided content)."""
+    calls: list[tuple[str, Any, Any, Any]] = []
     waiting: list[int] = []
     for message in _conversation(rows):
         parts = message.get("parts") if isinstance(message, dict) else None
@@ -264,23 +292,25 @@ def _tool_contents(rows: list[list[dict[str, Any]]], wanted: Callable[[str], boo
                 continue
             if part.get("type") == "tool_call":
                 waiting.append(len(calls))
-                calls.append((str(part.get("name")), part.get("arguments"), None))
+                calls.append((str(part.get("name")), part.get("id"), part.get("arguments"), None))
             elif part.get("type") == "tool_call_response" and waiting:
-                name, arguments, _ = calls[waiting[0]]
-                calls[waiting.pop(0)] = (name, arguments, part.get("response"))
+                name, ids, arguments, _ = calls[waiting[0]]
+                calls[waiting.pop(0)] = (name, ids, arguments, part.get("response"))
     for own in rows:
         given = {item["key"]: item["value"] for item in own}
         if given.get("gen_ai.operation.name") != "execute_tool":
             continue
-        tool = given.get("gen_ai.tool.name")
-        index = next((i for i, call in enumerate(calls) if call[0] == tool), None)
+        tool, called = given.get("gen_ai.tool.name"), given.get("gen_ai.tool.call.id")
+        index = next((i for i, call in enumerate(calls) if called and call[1] == called), None)
+        if index is None:
+            index = next((i for i, call in enumerate(calls) if call[0] == tool), None)
         if index is None:
             continue
-        _, arguments, result = calls.pop(index)
-        for key, value in (
-            ("gen_ai.tool.call.arguments", arguments),
-            ("gen_ai.tool.call.result", result),
+        _, _, arguments, result = calls.pop(index)
+        for key, value, keys in (
+            ("gen_ai.tool.call.arguments", arguments, _TOOL_INPUTS),
+            ("gen_ai.tool.call.result", result, _TOOL_OUTPUTS),
         ):
-            if key not in given and value is not None and wanted(key):
+            if not _says(given, keys) and value is not None and wanted(key):
                 text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
                 own.append({"key": key, "value": text})

@@ -18,7 +18,8 @@ from conftest import query_rows
 from tracegrade.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agentevals-otlp"
-FIXTURES = sorted(path for path in DATA.glob("*/*.json") if not path.name.endswith(".truth.json"))
+FIXTURES = sorted(path for path in DATA.glob("v2*/*.json") if not path.name.endswith(".truth.json"))
+KAGENT = DATA / "kagent-v1.0.0-alpha9" / "adk_go_1turn.json"
 READ = (
     "SELECT agent_id, objective, result_summary, "
     "list_transform(list_filter(steps, s -> s.type = 'tool_call'), "
@@ -108,3 +109,34 @@ def test_one_request_line_holding_spans_and_log_records_reads_as_the_document(
     line = tmp_path / "one.jsonl"
     line.write_text(json.dumps(json.loads(path.read_text())) + "\n")
     assert _score(line, tmp_path / "t.duckdb") == _expected(path)
+
+
+def _tool_spans(path: Path) -> list[tuple[int, str]]:
+    """The file's `execute_tool` spans of a named tool: start time and own arguments."""
+    found = []
+    for resource in json.loads(path.read_text())["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                said = {a["key"]: a["value"].get("stringValue") for a in span["attributes"]}
+                if (
+                    said.get("gen_ai.operation.name") == "execute_tool"
+                    and said.get("gen_ai.tool.name", "(").isidentifier()
+                ):
+                    start = int(span["startTimeUnixNano"])
+                    found.append((start, said["gcp.vertex.agent.tool_call_args"]))
+    return sorted(found)
+
+
+def test_a_tool_span_s_own_arguments_are_kept_beside_log_records(tmp_path: Path) -> None:
+    # kagent's Go ADK runtime (agentevals' recording): its log records' content is elided,
+    # its tool spans say their own arguments; the model asked for the second call first, so
+    # pairing the messages' calls by order would swap the two
+    db = tmp_path / "t.duckdb"
+    assert main(["score", str(KAGENT), "--db", str(db), "--no-embedder"]) == 0
+    ((inputs,),) = query_rows(
+        db,
+        "SELECT list_transform(list_filter(steps, s -> s.type = 'tool_call'), s -> s.input) "
+        "FROM traces",
+    )
+    assert inputs == [arguments for _, arguments in _tool_spans(KAGENT)]
+    assert len(inputs) == 2
