@@ -19,9 +19,11 @@ from storage.inputs.readers import (
     DEFAULT_BATCH_ROWS,
     FileFormat,
     FileInfo,
+    JoinedFormat,
     ReadResult,
     read_file_batches,
 )
+from storage.names import path_text
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.hashing import sha256_hex
 from storage.store.ledger import in_ledger, stored_files
@@ -65,9 +67,16 @@ class _BatchWriter:
     to `levels`, which computes their derived levels while they are in memory), rejected ones
     to the run's list of quarantine parts."""
 
-    def __init__(self, run: Run, file_index: int, levels: StagedLevels | None = None) -> None:
+    def __init__(
+        self,
+        run: Run,
+        file_index: int,
+        levels: StagedLevels | None = None,
+        places: dict[str, int] | None = None,
+    ) -> None:
         self.run = run
         self.file_index = file_index
+        self.places = places
         self.levels = levels
         self.staged = StagedFile(run.path(STAGED), file_index, pl.Schema(_valid_schema()))
         self.rejected: list[pl.DataFrame] = []
@@ -75,7 +84,11 @@ class _BatchWriter:
     def __call__(self, frame: pl.DataFrame) -> None:
         checked = with_rule(frame.lazy()).collect()
         valid = checked.filter(pl.col("rule").is_null()).drop(_DROPPED).with_columns(trace_text())
-        order = pl.col("row_number") + pl.lit(self.file_index << 40, dtype=pl.Int64)
+        if self.places is None:  # one file's rows
+            place = pl.lit(self.file_index, dtype=pl.Int64)
+        else:  # files read together: each row's own file's place
+            place = pl.col("source_file").replace_strict(self.places, return_dtype=pl.Int64)
+        order = pl.col("row_number") + place * (1 << 40)
         staged = valid.with_columns(text_sha=sha256_hex(valid["text"]), _order=order).drop("text")
         self.staged.append(staged)
         if self.levels is not None:
@@ -139,10 +152,29 @@ def _read_batches(
     levels: StagedLevels | None = None,
 ) -> tuple[list[FileInfo], list[pl.DataFrame]]:
     """Each file's batches validated and staged; a file rejected whole leaves no staged row.
-    Returns the files' outcomes and their rejected rows."""
-    infos: list[FileInfo] = []
+    Span files are read together (`storage.spans.otel_readers`: a trace's spans may be cut
+    over files), staged as one part whose rows each name their own file. Returns the files'
+    outcomes, in the files' order, and their rejected rows."""
+    infos: dict[int, FileInfo] = {}
     rejected: list[pl.DataFrame] = []
+    joined = _joined_files(files, file_format)
+    if joined is not None:
+        reader, places = joined
+        writer = _BatchWriter(run, places[0], levels, {path_text(files[i]): i for i in places})
+        try:
+            read = reader.read_joined(
+                [files[i] for i in places], writer, batch_rows, scratch=run.path("unpacked")
+            )
+        except BaseException:
+            writer.staged.discard()
+            raise
+        writer.staged.close()
+        rejected.extend(writer.rejected)
+        for place, info in zip(places, read, strict=True):
+            infos[place] = _holds_no_record(files[place], info, file_format)
     for index, path in enumerate(files):
+        if index in infos:
+            continue
         writer = _BatchWriter(run, index, levels)
         try:
             info = read_file_batches(
@@ -151,20 +183,36 @@ def _read_batches(
         except BaseException:
             writer.staged.discard()
             raise
-        if info.rule is None and info.rows_read == 0:
-            info = _holds_no_record(path, info, file_format)
+        info = _holds_no_record(path, info, file_format)
         if info.rule is not None:
             writer.staged.discard()
         else:
             writer.staged.close()
             rejected.extend(writer.rejected)
-        infos.append(info)
-    return infos, rejected
+        infos[index] = info
+    return [infos[index] for index in range(len(files))], rejected
+
+
+def _joined_files(
+    files: list[Path], file_format: FileFormat | None
+) -> tuple[JoinedFormat, list[int]] | None:
+    """The reader of the run's span files and their places, where there are two or more."""
+    find = getattr(file_format, "joined_reader", None)
+    if find is None or len(files) < 2:
+        return None
+    readers = [find(path) for path in files]
+    places = [index for index, reader in enumerate(readers) if reader is not None]
+    if len(places) < 2:
+        return None
+    return readers[places[0]], places
 
 
 def _holds_no_record(path: Path, info: FileInfo, file_format: FileFormat | None) -> FileInfo:
     """A file read without error that yielded no record at all is quarantined, never recorded
-    as loaded: a later run would skip it, and the run would have read nothing in silence."""
+    as loaded: a later run would skip it, and the run would have read nothing in silence. (A
+    span file whose spans all went into other files' traces held records: `FileInfo.joined`.)"""
+    if info.rule is not None or info.rows_read or info.joined:
+        return info
     from storage.inputs.sniff import describe_file
 
     kind = "trace files" if file_format is None else file_format.what

@@ -13,6 +13,7 @@ readers in `storage.inputs.chat_formats`. The table of formats and what each map
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -31,6 +32,7 @@ from storage.inputs.input_paths import (
     SUPPORTED_EXTENSIONS,
     SWE_AGENT_EXTENSIONS,
 )
+from storage.inputs.packed import codec_of, unpacked_head
 from storage.spans.backend_exports import is_backend_export
 from storage.spans.langsmith import is_langsmith_run, langsmith_page
 from storage.spans.mlflow import mlflow_page, mlflow_spans
@@ -41,7 +43,7 @@ from storage.spans.weave import is_weave_call
 if TYPE_CHECKING:  # the readers load with the first file read: a rerun with nothing new needs none
     import polars as pl
 
-    from storage.inputs.readers import FileFormat, FileInfo
+    from storage.inputs.readers import FileFormat, FileInfo, JoinedFormat
 
 __all__ = ["FORMATS", "AutoFormat", "file_format", "format_names"]
 
@@ -481,6 +483,22 @@ class AutoFormat:
                 return entry
         return None
 
+    def joined_reader(self, path: Path) -> JoinedFormat | None:
+        """The reader of `path` where it reads a run's files of its kind together (span files),
+        else None; a compressed file is told by the head of what it holds."""
+        try:
+            if not path.stat().st_size:
+                return None
+            codec = codec_of(path)
+            if codec is None:
+                entry = self.chosen(path)
+            else:
+                with tempfile.TemporaryDirectory(prefix="tracegrade-head-") as folder:
+                    entry = self.chosen(unpacked_head(path, codec, Path(folder)))
+        except OSError:
+            return None  # its own reading says why
+        return None if entry is None else _joining(self.reader(entry))
+
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
@@ -526,12 +544,23 @@ class NamedFormat:
     def what(self) -> str:
         return self.entry.what
 
+    def _reader(self) -> FileFormat:
+        if not self._readers:
+            self._readers["reader"] = self.entry.reader(self.config)
+        return self._readers["reader"]
+
+    def joined_reader(self, _path: Path) -> JoinedFormat | None:
+        """The format's reader where it reads a run's files together (span files), else None."""
+        return _joining(self._reader())
+
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
-        if not self._readers:
-            self._readers["reader"] = self.entry.reader(self.config)
-        return self._readers["reader"].read_batches(path, consume, batch_rows)
+        return self._reader().read_batches(path, consume, batch_rows)
+
+
+def _joining(reader: FileFormat) -> JoinedFormat | None:
+    return reader if hasattr(reader, "read_joined") else None  # type: ignore[return-value]
 
 
 def file_format(

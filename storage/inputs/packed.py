@@ -22,7 +22,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["SUFFIXES", "PackError", "codec_of", "inner_suffix", "plain_files", "unpack"]
+__all__ = [
+    "SUFFIXES",
+    "PackError",
+    "codec_of",
+    "inner_suffix",
+    "plain_files",
+    "unpack",
+    "unpacked_head",
+]
 
 SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 """Extensions of compressed files, and the codec each names."""
@@ -79,6 +87,21 @@ def unpack(path: Path, codec: str, folder: Path) -> Path:
                 f"unpacked ({exc}): the file was cut off or is not {codec} data; copy or "
                 "export it again"
             ) from None
+    return target
+
+
+def unpacked_head(path: Path, codec: str, folder: Path, size: int = 8 << 20) -> Path:
+    """Write the first `size` bytes of what `path` holds into `folder`, under the name of the
+    file it holds, and return that path: enough to tell its format by (`file_peek`). Raises
+    OSError where the data cannot be read (the whole file's reading then says why)."""
+    import pyarrow as pa
+
+    target = folder / inner_name(path)
+    try:
+        with pa.input_stream(str(path), compression=codec) as source:
+            target.write_bytes(source.read(size))
+    except pa.ArrowException as exc:
+        raise OSError(f"{path}: {exc}") from None
     return target
 
 

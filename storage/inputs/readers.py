@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_BATCH_ROWS",
     "FileFormat",
     "FileInfo",
+    "JoinedFormat",
     "ReadResult",
     "file_facts",
     "read_file_batches",
@@ -67,6 +68,9 @@ class FileInfo:
         rule: `empty_file`, `unreadable_file` or `schema_mismatch` when the whole
             file was rejected, else None.
         reason: Why the file was rejected, else None.
+        joined: Its spans were mapped with other span files' of the run
+            (`storage.spans.otel_readers`): a file whose spans all belong to traces whose
+            root is in another file reads no row of its own, yet held records.
     """
 
     path: str
@@ -75,6 +79,7 @@ class FileInfo:
     rows_read: int
     rule: str | None = None
     reason: str | None = None
+    joined: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,21 @@ class FileFormat(Protocol):
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
         """`read_file_batches` for this kind of file."""
+        ...
+
+
+class JoinedFormat(FileFormat, Protocol):
+    """A kind of file whose files of one run are read together (span files: a trace's spans
+    may be cut over several; `storage.spans.otel_readers.OtelFileFormat`)."""
+
+    def read_joined(
+        self,
+        paths: Sequence[Path],
+        consume: Callable[[pl.DataFrame], None],
+        batch_rows: int,
+        scratch: Path | None = None,
+    ) -> list[FileInfo]:
+        """Every file's rows to `consume` (each row naming its file); each file's outcome."""
         ...
 
 

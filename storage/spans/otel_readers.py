@@ -1,15 +1,25 @@
-"""Span files as a scoring run's input: each file mapped to canonical trace rows on its own.
+"""Span files as a scoring run's input: the span files of one run mapped together.
 
-`tracegrade score --format otel` hands `OtelFileFormat` to the run's reader
-(`storage.inputs.readers.read_file_batches`), so a nightly run can point at the Collector's output
-folder. The file ledger is per file, so a file is mapped alone: a trace whose spans the
-Collector wrote into two files becomes two partial traces of the same id, and the later file's
-replaces the earlier (docs/import.md says when to import first instead).
+`tracegrade score` hands span files to `OtelFileFormat` (by their content, or `--format otel`),
+so a nightly run can point at the Collector's output folder or a Langfuse export. Exporters
+cut one run's spans over files: Langfuse's blob storage export writes each observation into
+the file of the time window it starts in, the Collector's file exporter rotates files. So the
+span files of one scoring run are read into one spool (`read_joined`) and each trace is
+mapped from all its spans, then handed over as a row of the file its root span came from
+(else its first span's). The ledger stays per file: a file whose spans all belong to
+another file's traces is loaded with no row of its own. A trace cut over two runs (a window
+at midnight, scored on two nights) is still two parts, the later replacing the earlier
+(docs/import.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shutil
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -17,11 +27,19 @@ from typing import Any
 import polars as pl
 
 from storage.errors import InputError, UnrecognisedFile
+from storage.inputs.packed import PackError, codec_of, unpack
 from storage.inputs.readers import FileInfo, file_facts
+from storage.names import path_text
 from storage.spans.block_reading import read_chunks
 from storage.spans.otel_files import OTEL_EXTENSIONS, SpanChunk
 from storage.spans.otel_output import canonical_rows
-from storage.spans.otel_spool import SpanSpool, bucket_count
+from storage.spans.otel_spool import (
+    BUCKET_BYTES,
+    DEFAULT_SPOOL_BYTES,
+    MAX_BUCKETS,
+    SpanSpool,
+    bucket_count,
+)
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA, map_spans
 from transforms.otel_spans import span_facts
@@ -32,12 +50,25 @@ READ_WORKERS = 2
 """Blocks of a span file parsed at once (`storage.spans.otel_files.read_chunks`)."""
 
 
+_PACKED_RATIO = 8
+"""How many times its size a compressed span file is taken to hold, for the spool's buckets."""
+
+SPOOL_BYTES = DEFAULT_SPOOL_BYTES
+"""Span rows held in memory before the spool writes them under the run's work folder."""
+
+JOINED_BYTES = MAX_BUCKETS * BUCKET_BYTES
+"""The most bytes of span files read together: past that the spool's buckets would outgrow
+their size (and the mapping's memory with them), so the files are read in consecutive runs
+of at most this much, a trace whole within one (exporters' files follow time)."""
+
+
 @dataclass(frozen=True)
 class OtelFileFormat:
     """OpenTelemetry span files read as trace files (a `storage.inputs.readers.FileFormat`).
 
-    Rows: one per mapped trace, then one per rejected trace, invalid span or malformed record
-    (with its rule as `read_rule`, so the run quarantines it), numbered from 1 in that order.
+    Rows of a file: one per mapped trace whose root span (else first span) it holds, then one
+    per rejected trace, invalid span or malformed record (with its rule as `read_rule`, so the
+    run quarantines it), numbered from 1 in the file.
     """
 
     config: OtelImportConfig
@@ -49,46 +80,215 @@ class OtelFileFormat:
     ) -> FileInfo:
         """Map the spans of `path` and hand the canonical rows to `consume`, `batch_rows` at a
         time; never raises for a bad file (the FileInfo carries its rule)."""
-        facts = file_facts(path)
-        if facts.rule is not None:
-            return facts
-        try:
-            rows = self._mapped(path, facts.path, facts.size, consume, batch_rows)
-        except UnrecognisedFile as exc:
-            return replace(facts, rule="unrecognised_file", reason=str(exc))
-        except InputError as exc:
-            return replace(facts, rule="unreadable_file", reason=str(exc))
-        return replace(facts, rows_read=rows)
+        return self.read_joined([path], consume, batch_rows)[0]
 
-    def _mapped(
+    def read_joined(
         self,
-        path: Path,
-        name: str,
+        paths: Sequence[Path],
+        consume: Callable[[pl.DataFrame], None],
+        batch_rows: int,
+        scratch: Path | None = None,
+    ) -> list[FileInfo]:
+        """Map the spans of all `paths` together (the module's docstring) and hand the
+        canonical rows to `consume`, `batch_rows` at a time, each row naming its own file.
+        A compressed file is unpacked under `scratch` just before it is read and removed
+        after. A file that cannot be read is rejected whole (its FileInfo carries the rule)
+        and none of its spans is mapped; the others are read all the same. Never raises for
+        a bad file."""
+        infos = [file_facts(path) for path in paths]
+        packed = [_codec(path) for path in paths]
+        sizes = [
+            0 if info.rule is not None else info.size * (_PACKED_RATIO if codec else 1)
+            for info, codec in zip(infos, packed, strict=True)
+        ]
+        read: list[FileInfo] = []
+        for group in _groups(sizes):
+            read += self._read_group(
+                [(paths[i], infos[i], packed[i]) for i in group],
+                sum(sizes[i] for i in group),
+                consume,
+                batch_rows,
+                scratch,
+            )
+        return read
+
+    def _read_group(
+        self,
+        files: list[tuple[Path, FileInfo, str | None]],
         size: int,
         consume: Callable[[pl.DataFrame], None],
         batch_rows: int,
-    ) -> int:
-        rows = 0
+        scratch: Path | None,
+    ) -> list[FileInfo]:
+        """`read_joined` of files that fit one spool: (path, facts, codec) each."""
+        infos = [info for _, info, _ in files]
+        sources: dict[str, int] = {}  # the text spans name their file by: the file's place
+        failed: list[str] = []  # files that could not be read, whose parked spans are left out
+        rejections: dict[int, list[dict[str, Any]]] = {}
+        if scratch is not None:
+            scratch.mkdir(parents=True, exist_ok=True)
+        with SpanSpool(bucket_count(size), scratch, SPOOL_BYTES) as spool:
+            first = 0  # orders of each file's chunks follow the files before it
+            for index, (path, info, codec) in enumerate(files):
+                if info.rule is not None:
+                    continue
+                with _plain(path, codec, scratch) as (plain, problem):
+                    if problem is not None:
+                        infos[index] = replace(info, rule="unreadable_file", reason=problem)
+                        continue
+                    read = self._parked(plain, spool, rejections, first)
+                    if isinstance(read, str):
+                        infos[index] = _rejected(info, read, plain, codec)
+                        failed.append(path_text(plain))
+                        continue
+                    sources[path_text(plain)] = index
+                    first = read
+            if failed:
+                rejections = {
+                    order: [row for row in rows if row["source_file"] not in failed]
+                    for order, rows in rejections.items()
+                }
+            return self._handed_over(spool, rejections, sources, failed, infos, consume, batch_rows)
 
-        def hand_over(frame: pl.DataFrame) -> None:
-            nonlocal rows
+    def _parked(
+        self,
+        path: Path,
+        spool: SpanSpool,
+        rejections: dict[int, list[dict[str, Any]]],
+        first: int,
+    ) -> int | str:
+        """Park the spans of `path` (chunk orders from `first`); the order after its last
+        chunk, or the rule and reason of a file that cannot be read (`rule: reason`), whose
+        parked spans are then left out of the mapping by its name."""
+        last = [first - 1]
+        lock = threading.Lock()
+
+        def park(order: int, chunk: SpanChunk) -> None:
+            spool.add(span_facts(chunk.spans, self.config), order=first + order)
+            rejections[first + order] = chunk.rejections  # one key a chunk: no two alike
+            with lock:
+                last[0] = max(last[0], first + order)
+
+        try:
+            read_chunks([path], self.config, park, workers=READ_WORKERS)
+        except UnrecognisedFile as exc:
+            return f"unrecognised_file: {exc}"
+        except InputError as exc:
+            return f"unreadable_file: {exc}"
+        return last[0] + 1
+
+    def _handed_over(
+        self,
+        spool: SpanSpool,
+        rejections: dict[int, list[dict[str, Any]]],
+        sources: dict[str, int],
+        failed: list[str],
+        infos: list[FileInfo],
+        consume: Callable[[pl.DataFrame], None],
+        batch_rows: int,
+    ) -> list[FileInfo]:
+        """Each bucket mapped and its rows handed over by file; each file's FileInfo."""
+        rows = [0] * len(infos)
+        spans: Counter[int] = Counter()
+
+        def hand_over(index: int, traces: pl.DataFrame | None, rejected: pl.DataFrame) -> None:
+            frame = canonical_rows(traces, rejected, infos[index].path, rows[index] + 1)
             for batch in frame.iter_slices(batch_rows):
                 consume(batch)
-            rows += frame.height
+            rows[index] += frame.height
 
-        rejections: dict[int, list[dict[str, Any]]] = {}
-        with SpanSpool(bucket_count(size)) as spool:
-
-            def park(order: int, chunk: SpanChunk) -> None:
-                spool.add(span_facts(chunk.spans, self.config), order=order)
-                rejections[order] = chunk.rejections  # one key a chunk: no two threads' alike
-
-            read_chunks([path], self.config, park, workers=READ_WORKERS)
-            for bucket in spool.buckets():
-                mapping = map_spans(bucket, self.config)
-                hand_over(canonical_rows(mapping.traces, mapping.rejections, name, rows + 1))
+        for bucket in spool.buckets():
+            if failed:
+                bucket = bucket.filter(~pl.col("source_file").is_in(failed).fill_null(False))
+                if bucket.is_empty():
+                    continue
+            for source, count in bucket.group_by("source_file").len().iter_rows():
+                spans[_place(source, sources)] += count
+            mapping = map_spans(bucket, self.config)
+            traces = _by_file(mapping.traces, sources)
+            rejected = _by_file(mapping.rejections, sources)
+            for index in sorted(traces.keys() | rejected.keys()):
+                empty = pl.DataFrame(schema=REJECTION_SCHEMA)
+                hand_over(index, traces.get(index), rejected.get(index, empty))
         malformed = [row for order in sorted(rejections) for row in rejections[order]]
         if malformed:
-            rejected = pl.DataFrame(malformed, schema=REJECTION_SCHEMA)
-            hand_over(canonical_rows(None, rejected, name, rows + 1))
-        return rows
+            frame = pl.DataFrame(malformed, schema=REJECTION_SCHEMA)
+            for index, part in sorted(_by_file(frame, sources).items()):
+                hand_over(index, None, part)
+        joined = len(sources) > 1
+        return [
+            info
+            if info.rule is not None
+            else replace(info, rows_read=rows[index], joined=joined and spans[index] > 0)
+            for index, info in enumerate(infos)
+        ]
+
+
+def _groups(sizes: list[int]) -> Iterator[list[int]]:
+    """The files' places in runs of consecutive files whose (unpacked) bytes fit one spool
+    (`JOINED_BYTES`; a file larger than that alone): a trace is whole within a run of files."""
+    group: list[int] = []
+    held = 0
+    for index, size in enumerate(sizes):
+        if group and held + size > JOINED_BYTES:
+            yield group
+            group, held = [], 0
+        group.append(index)
+        held += size
+    if group:
+        yield group
+
+
+def _codec(path: Path) -> str | None:
+    try:
+        return codec_of(path)
+    except OSError:
+        return None  # `file_facts` has said why the file cannot be read
+
+
+@contextmanager
+def _plain(
+    path: Path, codec: str | None, scratch: Path | None
+) -> Iterator[tuple[Path, str | None]]:
+    """`path` as a file the span readers can read: a compressed one unpacked into a new
+    folder under `scratch`, removed afterwards; with the reason it cannot be, if so."""
+    if codec is None:
+        yield path, None
+        return
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="unpacked-", dir=scratch))
+    try:
+        try:
+            plain = unpack(path, codec, folder)
+        except PackError as exc:
+            yield path, str(exc)
+            return
+        yield plain, None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _rejected(info: FileInfo, problem: str, plain: Path, codec: str | None) -> FileInfo:
+    """`info` with the rule and reason `_parked` gave, naming the file as the ledger does."""
+    rule, _, reason = problem.partition(": ")
+    if codec is not None:
+        reason = reason.replace(path_text(plain), info.path).replace(str(plain.parent), "")
+        reason = f"{reason} (read unpacked from its {codec} data)"
+    return replace(info, rule=rule, reason=reason)
+
+
+def _place(source: str | None, sources: dict[str, int]) -> int:
+    """The place of the file `source` names; every reader names its rows' file, so with one
+    file read, that one."""
+    return next(iter(sources.values())) if len(sources) == 1 else sources[str(source)]
+
+
+def _by_file(frame: pl.DataFrame, sources: dict[str, int]) -> dict[int, pl.DataFrame]:
+    """The rows of `frame` by the place of the file their `source_file` names."""
+    if frame.is_empty():
+        return {}
+    if len(sources) == 1:
+        return {_place(None, sources): frame}
+    parts = frame.partition_by("source_file", as_dict=True, maintain_order=True)
+    return {_place(key[0], sources): part for key, part in parts.items()}

@@ -18,20 +18,21 @@ from types import TracebackType
 
 import polars as pl
 
-__all__ = ["SpanSpool", "bucket_count"]
+__all__ = ["BUCKET_BYTES", "DEFAULT_SPOOL_BYTES", "MAX_BUCKETS", "SpanSpool", "bucket_count"]
 
 DEFAULT_SPOOL_BYTES = 64 << 20
 """Span rows held in memory before the spool writes them to disk."""
 
-_BYTES_PER_BUCKET = 96 << 20
-_MAX_BUCKETS = 256
+BUCKET_BYTES = 96 << 20
+"""Input bytes a bucket is made for."""
+MAX_BUCKETS = 256
 _SEED = 0x7E57
 
 
 def bucket_count(input_bytes: int) -> int:
     """How many buckets to spread the spans of `input_bytes` of files over: one per 96 MiB,
     so that one bucket's spans stay well within memory whatever the input's size."""
-    return max(1, min(_MAX_BUCKETS, -(-input_bytes // _BYTES_PER_BUCKET)))
+    return max(1, min(MAX_BUCKETS, -(-input_bytes // BUCKET_BYTES)))
 
 
 def _compacted(frame: pl.DataFrame) -> pl.DataFrame:
