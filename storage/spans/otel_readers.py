@@ -41,7 +41,7 @@ from storage.spans.otel_spool import (
     bucket_count,
 )
 from transforms.config.otel import OtelImportConfig
-from transforms.otel import REJECTION_SCHEMA, map_spans
+from transforms.otel import REJECTION_SCHEMA, map_spans, otel_trace_id
 from transforms.otel_spans import span_facts
 
 __all__ = ["OtelFileFormat"]
@@ -204,9 +204,10 @@ class OtelFileFormat:
                     continue
             for source, count in bucket.group_by("source_file").len().iter_rows():
                 spans[_place(source, sources)] += count
+            bucket, copies = self._latest_copies(bucket, sources)
             mapping = map_spans(bucket, self.config)
             traces = _by_file(mapping.traces, sources)
-            rejected = _by_file(mapping.rejections, sources)
+            rejected = _by_file(pl.concat([copies, mapping.rejections]), sources)
             for index in sorted(traces.keys() | rejected.keys()):
                 empty = pl.DataFrame(schema=REJECTION_SCHEMA)
                 hand_over(index, traces.get(index), rejected.get(index, empty))
@@ -222,6 +223,56 @@ class OtelFileFormat:
             else replace(info, rows_read=rows[index], joined=joined and spans[index] > 0)
             for index, info in enumerate(infos)
         ]
+
+    def _latest_copies(
+        self, bucket: pl.DataFrame, sources: dict[str, int]
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """A span that several files hold (a trace exported twice, a window exported again)
+        taken from the last of them, as a later file's row replaces an earlier one's; and for
+        each file whose every span of a trace is in a later file too, a `duplicate_id`
+        rejection of its copy (as when each file was mapped alone). Spans without ids are
+        left to the mapping, which says why they cannot be placed."""
+        none = pl.DataFrame(schema=REJECTION_SCHEMA)
+        if len(sources) == 1:
+            return bucket, none
+        keyed = bucket.with_columns(
+            _place=pl.col("source_file").replace_strict(sources, return_dtype=pl.Int64)
+        )
+        ids = pl.col("trace_hex").is_not_null() & pl.col("span_hex").is_not_null()
+        latest = pl.col("_place") == pl.col("_place").max().over("trace_hex", "span_hex")
+        keep = ~ids | latest
+        earlier = keyed.filter(~keep)
+        if earlier.is_empty():
+            return bucket, none
+        kept = keyed.filter(keep)
+        left = kept.select("_place", "trace_hex").unique()
+        whole = (
+            earlier.group_by("_place", "trace_hex", maintain_order=True)
+            .agg(
+                pl.col("source_file").first(),
+                pl.col("record_number").min(),
+                pl.len().alias("spans"),
+            )
+            .join(left, on=["_place", "trace_hex"], how="anti", maintain_order="left")
+        )
+        by_trace = self.config.group_by != "agent"  # else a trace's runs have ids of their own
+        copies = whole.select(
+            "source_file",
+            "record_number",
+            pl.col("trace_hex").alias("otel_trace_id"),
+            pl.lit(None, dtype=pl.String).alias("span_id"),
+            pl.Series(
+                [otel_trace_id(hex_id) if by_trace else None for hex_id in whole["trace_hex"]],
+                dtype=pl.String,
+            ).alias("trace_id"),
+            pl.lit("duplicate_id").alias("rule"),
+            pl.concat_str(
+                pl.lit("this file's copy of the trace ("),
+                pl.col("spans").cast(pl.String),
+                pl.lit(" spans) is in a later file too, whose copy is scored"),
+            ).alias("reason"),
+        )
+        return kept.drop("_place"), copies.cast(pl.Schema(REJECTION_SCHEMA))
 
 
 def _groups(sizes: list[int]) -> Iterator[list[int]]:

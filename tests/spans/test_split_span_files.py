@@ -129,3 +129,53 @@ def test_past_the_spool_s_size_files_are_read_in_consecutive_runs(
     assert main(["score", str(tmp_path / "a-project"), "--db", str(db), "--no-embedder"]) == 0
     rules = dict(query_rows(db, "SELECT rule, count(*) FROM quarantine GROUP BY ALL"))
     assert rules.get("duplicate_id", 0) > 0
+
+
+def test_a_trace_exported_again_is_scored_from_the_later_file(tmp_path: Path) -> None:
+    """A window exported twice (the second time after the runs' observations were updated):
+    each span is taken from the later file, and the earlier file's copy of each trace is
+    quarantined `duplicate_id`, as when each file was mapped alone."""
+    rows = _rows()
+    again = [dict(row) for row in rows]
+    for row in again:
+        if row["type"] == "TOOL" and row["output"]:
+            row["output"] = "updated: " + row["output"]
+    folder = tmp_path / "a-project" / "observations"
+    _write(folder / "2026-12-07T00-00-00.jsonl", rows)
+    _write(folder / "2026-12-07T00-00-01.jsonl", again)  # later in the files' order
+    db = tmp_path / "twice.duckdb"
+    assert main(["score", str(tmp_path / "a-project"), "--db", str(db), "--no-embedder"]) == 0
+    traces = query_rows(db, "SELECT count(*) FROM traces")[0][0]
+    assert traces == len(EXPECTED)
+    quarantined = query_rows(
+        db, "SELECT file LIKE '%T00-00-00.jsonl', rule, count(*) FROM quarantine GROUP BY ALL"
+    )
+    assert quarantined == [(True, "duplicate_id", traces)]  # all in the earlier file
+    alone = tmp_path / "alone.duckdb"
+    assert (
+        main(
+            [
+                "score",
+                str(folder / "2026-12-07T00-00-01.jsonl"),
+                "--db",
+                str(alone),
+                "--no-embedder",
+            ]
+        )
+        == 0
+    )
+    assert query_rows(db, TRACES) == query_rows(alone, TRACES)  # the updated outputs
+    first = tmp_path / "first.duckdb"
+    assert (
+        main(
+            [
+                "score",
+                str(folder / "2026-12-07T00-00-00.jsonl"),
+                "--db",
+                str(first),
+                "--no-embedder",
+            ]
+        )
+        == 0
+    )
+    assert query_rows(db, TRACES) != query_rows(first, TRACES)
