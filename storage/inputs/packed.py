@@ -17,10 +17,13 @@ file it meets.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from storage.names import path_text
 
 __all__ = [
     "SUFFIXES",
@@ -29,7 +32,9 @@ __all__ = [
     "inner_suffix",
     "plain_files",
     "unpack",
+    "unpacked",
     "unpacked_head",
+    "unpacked_reason",
 ]
 
 SUFFIXES = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
@@ -103,6 +108,27 @@ def unpacked_head(path: Path, codec: str, folder: Path, size: int = 8 << 20) -> 
     except pa.ArrowException as exc:
         raise OSError(f"{path}: {exc}") from None
     return target
+
+
+@contextmanager
+def unpacked(path: Path, codec: str, scratch: Path | None) -> Iterator[Path]:
+    """What `path` holds, unpacked into a new folder under `scratch` (the system's temporary
+    folder when None), removed afterwards. Raises as `unpack`."""
+    if scratch is not None:
+        scratch.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="unpacked-", dir=scratch))
+    try:
+        yield unpack(path, codec, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def unpacked_reason(reason: str, plain: Path, name: str, codec: str) -> str:
+    """A reader's `reason` about the unpacked copy `plain` (`unpacked`), naming the compressed
+    file (`name`) instead."""
+    folder = plain.parents[2]  # `unpack` writes below two folders named as the file's own
+    reason = reason.replace(path_text(plain), name).replace(str(folder), "")
+    return f"{reason} (read unpacked from its {codec} data)"
 
 
 @contextmanager

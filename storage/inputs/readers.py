@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +23,7 @@ from storage.inputs._json import read_json_rows
 from storage.inputs._parquet import iter_parquet_rows
 from storage.inputs.canonical import CANONICAL_SCHEMA, STEP_DTYPE
 from storage.inputs.input_paths import PARQUET_EXTENSIONS, expand_paths
-from storage.inputs.packed import PackError, codec_of, unpack
+from storage.inputs.packed import PackError, codec_of, unpacked, unpacked_reason
 from storage.names import path_text
 from storage.store.hashing import file_sha256
 
@@ -245,28 +243,18 @@ def _read_packed(
     facts = file_facts(path)
     if facts.rule is not None:
         return facts
-    if scratch is not None:
-        scratch.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="unpacked-", dir=scratch))
+
+    def relabelled(frame: pl.DataFrame) -> None:
+        consume(frame.with_columns(source_file=pl.lit(facts.path, dtype=pl.String)))
+
     try:
-        try:
-            plain = unpack(path, codec, folder)
-        except PackError as exc:
-            return replace(facts, rule="unreadable_file", reason=str(exc))
-
-        def relabelled(frame: pl.DataFrame) -> None:
-            consume(frame.with_columns(source_file=pl.lit(facts.path, dtype=pl.String)))
-
-        info = read_file_batches(plain, relabelled, batch_rows, file_format)
-        reason = info.reason
-        if reason is not None:
-            reason = reason.replace(path_text(plain), facts.path).replace(str(folder), "")
-            reason = f"{reason} (read unpacked from its {codec} data)"
-        return replace(
-            info, path=facts.path, size=facts.size, content_hash=facts.content_hash, reason=reason
-        )
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        with unpacked(path, codec, scratch) as plain:
+            info = read_file_batches(plain, relabelled, batch_rows, file_format)
+            if info.reason is not None:
+                info = replace(info, reason=unpacked_reason(info.reason, plain, facts.path, codec))
+    except PackError as exc:
+        return replace(facts, rule="unreadable_file", reason=str(exc))
+    return replace(info, path=facts.path, size=facts.size, content_hash=facts.content_hash)
 
 
 def read_traces(paths: Sequence[str | Path]) -> ReadResult:

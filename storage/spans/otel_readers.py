@@ -14,12 +14,10 @@ at midnight, scored on two nights) is still two parts, the later replacing the e
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from storage.errors import InputError, UnrecognisedFile
-from storage.inputs.packed import PackError, codec_of, unpack
+from storage.inputs.packed import PackError, codec_of, unpacked, unpacked_reason
 from storage.inputs.readers import FileInfo, file_facts
 from storage.names import path_text
 from storage.spans.block_reading import read_chunks
@@ -301,31 +299,25 @@ def _codec(path: Path) -> str | None:
 def _plain(
     path: Path, codec: str | None, scratch: Path | None
 ) -> Iterator[tuple[Path, str | None]]:
-    """`path` as a file the span readers can read: a compressed one unpacked into a new
-    folder under `scratch`, removed afterwards; with the reason it cannot be, if so."""
+    """`path` as a file the span readers can read (a compressed one unpacked under `scratch`,
+    removed afterwards), or the reason it cannot be."""
     if codec is None:
         yield path, None
         return
-    if scratch is not None:
-        scratch.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="unpacked-", dir=scratch))
-    try:
+    with ExitStack() as stack:
         try:
-            plain = unpack(path, codec, folder)
+            plain = stack.enter_context(unpacked(path, codec, scratch))
         except PackError as exc:
             yield path, str(exc)
             return
         yield plain, None
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _rejected(info: FileInfo, problem: str, plain: Path, codec: str | None) -> FileInfo:
     """`info` with the rule and reason `_parked` gave, naming the file as the ledger does."""
     rule, _, reason = problem.partition(": ")
     if codec is not None:
-        reason = reason.replace(path_text(plain), info.path).replace(str(plain.parent), "")
-        reason = f"{reason} (read unpacked from its {codec} data)"
+        reason = unpacked_reason(reason, plain, info.path, codec)
     return replace(info, rule=rule, reason=reason)
 
 
