@@ -491,13 +491,23 @@ class AutoFormat:
                 return None
             codec = codec_of(path)
             if codec is None:
-                entry = self.chosen(path)
+                entry = self._joined_entry(path)
             else:
                 with tempfile.TemporaryDirectory(prefix="tracegrade-head-") as folder:
-                    entry = self.chosen(unpacked_head(path, codec, Path(folder)))
+                    entry = self._joined_entry(unpacked_head(path, codec, Path(folder)))
         except OSError:
             return None  # its own reading says why
         return None if entry is None else _joining(self.reader(entry))
+
+    def _joined_entry(self, path: Path) -> TraceFormat | None:
+        """The format of `path`, or for a file of OTLP log records alone (the Collector's logs
+        pipeline) the span files': read with them, its records go onto their spans."""
+        from storage.spans.otlp_logs import is_logs_only
+
+        entry = self.chosen(path)
+        if entry is None and is_logs_only(peek(path).record):
+            return _entry("otel")
+        return entry
 
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int

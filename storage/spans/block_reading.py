@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import (
     FIRST_COMPLETED,
     Future,
@@ -50,18 +50,22 @@ def read_chunks(
     handle: Callable[[int, SpanChunk], None],
     workers: int,
     chunk_bytes: int | None = None,
+    logs: Mapping[Path, FileLogs] | None = None,
 ) -> None:
     """Every chunk of the files, in any order, to `handle(order, chunk)` on one of `workers`
     threads; `order` ranks the chunk in the files' order (the first file's chunks first).
     Blocks of one file are parsed side by side, so one large file keeps every worker busy.
-    This thread reads the blocks' bytes, at most two jobs a worker ahead of them.
+    This thread reads the blocks' bytes, at most two jobs a worker ahead of them. `logs`:
+    the log records' content of these files, searched with other files' (`log_events`).
 
     Raises:
         InputError: as `iter_span_chunks`, from whichever job met it.
     """
     # a log record's span may be in another of the files: where the files begin with log
-    # records, all are searched first; else each is searched as its blocks are read
-    logs = log_events(paths) if any(starts_with_logs(path) for path in paths) else None
+    # records, all are searched first; else each is searched as its blocks are read. `logs`:
+    # that search done already, over these files and others read with them
+    if logs is None and any(starts_with_logs(path) for path in paths):
+        logs = log_events(paths)
 
     def own(path: Path) -> FileLogs | None:
         return None if logs is None else logs.get(path, FileLogs())

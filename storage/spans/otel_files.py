@@ -566,8 +566,8 @@ def _with_events(job: ChunkJob, logs: FileLogs, path: Path, config: OtelImportCo
             number,
             f"line {number} holds OTLP log records with the GenAI content of {count} calls "
             "whose spans this file does not hold; tracegrade reads such records with the "
-            "spans they name, in the same file (`score`) or in a file read with it "
-            '(`tracegrade import otel` over the folder; docs/import.md, "Content in span '
+            "spans they name, in the same file or in a file read with it (`score` or "
+            '`tracegrade import otel` over the folder; docs/import.md, "Content in span '
             'events")',
             "unread_log_records",
         )

@@ -29,7 +29,7 @@ from storage.inputs.packed import PackError, codec_of, unpacked, unpacked_reason
 from storage.inputs.readers import FileInfo, file_facts
 from storage.names import path_text
 from storage.spans.block_reading import read_chunks
-from storage.spans.otel_files import OTEL_EXTENSIONS, SpanChunk
+from storage.spans.otel_files import OTEL_EXTENSIONS, SpanChunk, log_events
 from storage.spans.otel_output import canonical_rows
 from storage.spans.otel_spool import (
     BUCKET_BYTES,
@@ -38,6 +38,7 @@ from storage.spans.otel_spool import (
     SpanSpool,
     bucket_count,
 )
+from storage.spans.otlp_logs import FileLogs, starts_with_logs
 from transforms.config.otel import OtelImportConfig
 from transforms.otel import REJECTION_SCHEMA, map_spans, otel_trace_id
 from transforms.otel_spans import span_facts
@@ -123,6 +124,7 @@ class OtelFileFormat:
         sources: dict[str, int] = {}  # the text spans name their file by: the file's place
         failed: list[str] = []  # files that could not be read, whose parked spans are left out
         rejections: dict[int, list[dict[str, Any]]] = {}
+        logs = _group_logs(files)
         if scratch is not None:
             scratch.mkdir(parents=True, exist_ok=True)
         with SpanSpool(bucket_count(size), scratch, SPOOL_BYTES) as spool:
@@ -134,7 +136,8 @@ class OtelFileFormat:
                     if problem is not None:
                         infos[index] = replace(info, rule="unreadable_file", reason=problem)
                         continue
-                    read = self._parked(plain, spool, rejections, first)
+                    own = None if logs is None or codec else {plain: logs.get(plain, FileLogs())}
+                    read = self._parked(plain, spool, rejections, first, own)
                     if isinstance(read, str):
                         infos[index] = _rejected(info, read, plain, codec)
                         failed.append(path_text(plain))
@@ -146,7 +149,16 @@ class OtelFileFormat:
                     order: [row for row in rows if row["source_file"] not in failed]
                     for order, rows in rejections.items()
                 }
-            return self._handed_over(spool, rejections, sources, failed, infos, consume, batch_rows)
+            read_infos = self._handed_over(
+                spool, rejections, sources, failed, infos, consume, batch_rows
+            )
+        # a file of log records whose content went onto other files' spans held records too
+        return [
+            replace(info, joined=True)
+            if logs and info.rule is None and logs.get(path, FileLogs()).given
+            else info
+            for (path, _, _), info in zip(files, read_infos, strict=True)
+        ]
 
     def _parked(
         self,
@@ -154,6 +166,7 @@ class OtelFileFormat:
         spool: SpanSpool,
         rejections: dict[int, list[dict[str, Any]]],
         first: int,
+        logs: dict[Path, FileLogs] | None,
     ) -> int | str:
         """Park the spans of `path` (chunk orders from `first`); the order after its last
         chunk, or the rule and reason of a file that cannot be read (`rule: reason`), whose
@@ -168,7 +181,7 @@ class OtelFileFormat:
                 last[0] = max(last[0], first + order)
 
         try:
-            read_chunks([path], self.config, park, workers=READ_WORKERS)
+            read_chunks([path], self.config, park, workers=READ_WORKERS, logs=logs)
         except UnrecognisedFile as exc:
             return f"unrecognised_file: {exc}"
         except InputError as exc:
@@ -271,6 +284,18 @@ class OtelFileFormat:
             ).alias("reason"),
         )
         return kept.drop("_place"), copies.cast(pl.Schema(REJECTION_SCHEMA))
+
+
+def _group_logs(files: list[tuple[Path, FileInfo, str | None]]) -> dict[Path, FileLogs] | None:
+    """The log records' content of the group's plain files, searched together where one of
+    them begins with log records (the Collector's logs pipeline written to a file of its
+    own), so that a record is read with its span in another file; None where none does, or
+    the search found none (each file is then searched on its own as it is read). Compressed
+    files are searched on their own."""
+    plain = [path for path, info, codec in files if info.rule is None and codec is None]
+    if not any(starts_with_logs(path) for path in plain):
+        return None
+    return log_events(plain) or None
 
 
 def _groups(sizes: list[int]) -> Iterator[list[int]]:

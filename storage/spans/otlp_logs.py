@@ -45,6 +45,8 @@ class FileLogs:
 
     events: LogEvents = field(default_factory=dict)
     unread: dict[int, int] = field(default_factory=dict)
+    given: int = 0
+    """Events of the file's own records that name a span of the files read together."""
 
 
 def is_logs_only(value: Any) -> bool:
@@ -189,6 +191,7 @@ def file_log_events(files: Sequence[tuple[Path, bool]]) -> dict[Path, FileLogs]:
         spans |= found if numbered else _file_span_ids(path)
     timed: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
     unread: dict[Path, dict[int, int]] = {}
+    given: dict[Path, int] = {}
     for path, numbered, _ in read:
         for number, value in numbered:
             for record in _records(value):
@@ -200,10 +203,11 @@ def file_log_events(files: Sequence[tuple[Path, bool]]) -> dict[Path, FileLogs]:
                     counts[number] = counts.get(number, 0) + 1
                     continue
                 timed.setdefault(event[0], []).append(event[1:])
+                given[path] = given.get(path, 0) + 1
     events = {
         ids: [e for _, e in sorted(items, key=lambda t: t[0])] for ids, items in timed.items()
     }
-    return {path: FileLogs(events, unread.get(path, {})) for path, _, _ in read}
+    return {path: FileLogs(events, unread.get(path, {}), given.get(path, 0)) for path, _, _ in read}
 
 
 def with_log_events(

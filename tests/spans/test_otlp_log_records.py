@@ -78,8 +78,8 @@ def test_a_collector_file_of_span_and_log_lines_reads_as_the_document(tmp_path: 
 
 
 def test_the_collector_s_logs_file_beside_its_traces_file(tmp_path: Path) -> None:
-    # the Collector's logs pipeline written to a file of its own: `import otel` over the
-    # folder reads the records with the spans they name; alone, they are said not read
+    # the Collector's logs pipeline written to a file of its own: `import otel` and `score`
+    # over the folder read the records with the spans they name; alone, they are said not read
     path = next(p for p in FIXTURES if p.stem == "S2")
     document = json.loads(path.read_text())
     folder = tmp_path / "export"
@@ -90,6 +90,14 @@ def test_the_collector_s_logs_file_beside_its_traces_file(tmp_path: Path) -> Non
     assert main(["import", "otel", str(folder), "--out", str(out)]) == 0
     (trace,) = pl.read_parquet(out).to_dicts()
     assert (trace["task"]["objective"], trace["outcome"]["result_summary"]) == _expected(path)[1:3]
+
+    together = tmp_path / "together.duckdb"
+    assert _score(folder, together) == _expected(path)
+    files = query_rows(
+        together,
+        "SELECT regexp_extract(path, '[a-z]+.jsonl'), status, rows_read FROM files ORDER BY 1",
+    )
+    assert files == [("logs.jsonl", "loaded", 0), ("traces.jsonl", "loaded", 1)]
 
     alone = tmp_path / "o2.parquet"
     assert main(["import", "otel", str(folder / "logs.jsonl"), "--out", str(alone)]) == 1
