@@ -15,7 +15,6 @@ at midnight, scored on two nights) is still two parts, the later replacing the e
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -123,6 +122,7 @@ class OtelFileFormat:
         infos = [info for _, info, _ in files]
         sources: dict[str, int] = {}  # the text spans name their file by: the file's place
         failed: list[str] = []  # files that could not be read, whose parked spans are left out
+        parked = [0] * len(files)  # spans each file parked
         rejections: dict[int, list[dict[str, Any]]] = {}
         logs = _group_logs(files)
         if scratch is not None:
@@ -137,27 +137,29 @@ class OtelFileFormat:
                         infos[index] = replace(info, rule="unreadable_file", reason=problem)
                         continue
                     own = None if logs is None or codec else {plain: logs.get(plain, FileLogs())}
+                    before = spool.rows
                     read = self._parked(plain, spool, rejections, first, own)
                     if isinstance(read, str):
                         infos[index] = _rejected(info, read, plain, codec)
                         failed.append(path_text(plain))
+                        for order in [order for order in rejections if order >= first]:
+                            del rejections[order]  # the malformed records of the file left out
                         continue
+                    parked[index] = spool.rows - before
                     sources[path_text(plain)] = index
                     first = read
-            if failed:
-                rejections = {
-                    order: [row for row in rows if row["source_file"] not in failed]
-                    for order, rows in rejections.items()
-                }
-            read_infos = self._handed_over(
-                spool, rejections, sources, failed, infos, consume, batch_rows
-            )
-        # a file of log records whose content went onto other files' spans held records too
+            rows = self._handed_over(spool, rejections, sources, failed, infos, consume, batch_rows)
+
+        def joined(path: Path, index: int) -> bool:
+            """Its spans, or its log records' content, mapped with another file's spans."""
+            given = logs is not None and logs.get(path, FileLogs()).given > 0
+            return len(sources) > 1 and (parked[index] > 0 or given)
+
         return [
-            replace(info, joined=True)
-            if logs and info.rule is None and logs.get(path, FileLogs()).given
-            else info
-            for (path, _, _), info in zip(files, read_infos, strict=True)
+            info
+            if info.rule is not None
+            else replace(info, rows_read=rows[index], joined=joined(path, index))
+            for index, ((path, _, _), info) in enumerate(zip(files, infos, strict=True))
         ]
 
     def _parked(
@@ -197,10 +199,9 @@ class OtelFileFormat:
         infos: list[FileInfo],
         consume: Callable[[pl.DataFrame], None],
         batch_rows: int,
-    ) -> list[FileInfo]:
-        """Each bucket mapped and its rows handed over by file; each file's FileInfo."""
+    ) -> list[int]:
+        """Each bucket mapped and its rows handed over by file; the rows of each file."""
         rows = [0] * len(infos)
-        spans: Counter[int] = Counter()
 
         def hand_over(index: int, traces: pl.DataFrame | None, rejected: pl.DataFrame) -> None:
             frame = canonical_rows(traces, rejected, infos[index].path, rows[index] + 1)
@@ -213,8 +214,6 @@ class OtelFileFormat:
                 bucket = bucket.filter(~pl.col("source_file").is_in(failed).fill_null(False))
                 if bucket.is_empty():
                     continue
-            for source, count in bucket.group_by("source_file").len().iter_rows():
-                spans[_place(source, sources)] += count
             bucket, copies = self._latest_copies(bucket, sources)
             mapping = map_spans(bucket, self.config)
             traces = _by_file(mapping.traces, sources)
@@ -227,13 +226,7 @@ class OtelFileFormat:
             frame = pl.DataFrame(malformed, schema=REJECTION_SCHEMA)
             for index, part in sorted(_by_file(frame, sources).items()):
                 hand_over(index, None, part)
-        joined = len(sources) > 1
-        return [
-            info
-            if info.rule is not None
-            else replace(info, rows_read=rows[index], joined=joined and spans[index] > 0)
-            for index, info in enumerate(infos)
-        ]
+        return rows
 
     def _latest_copies(
         self, bucket: pl.DataFrame, sources: dict[str, int]
