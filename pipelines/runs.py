@@ -226,9 +226,11 @@ class RunSteps(Steps):
         self.finished = False
         run_id = uuid.uuid4().hex
         work_dir = work_root(store) / run_id
-        self._alive = hold_alive(work_dir)  # before the run is recorded: never taken for dead
         try:
-            with uninterrupted():  # a stop request now is raised once the run is recorded
+            # a stop request from here on is raised once the run is recorded: its folder is
+            # there as soon as it is held, and a run whose folder was seen is recorded
+            with uninterrupted():
+                self._alive = hold_alive(work_dir)  # before the run is recorded: never dead
                 check_store(store)  # a data file gone or damaged: said before any work
                 if recover:
                     store.close_interrupted_runs(lambda rid: _alive(store, rid))
@@ -250,7 +252,8 @@ class RunSteps(Steps):
             if hasattr(self, "run"):
                 self.finish("failed", "", error)
             else:
-                let_go(self._alive)
+                if hasattr(self, "_alive"):
+                    let_go(self._alive)
                 shutil.rmtree(work_dir, ignore_errors=True)
             raise
 

@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import query_rows
@@ -132,5 +133,37 @@ def test_sigterm_and_sigint_stop_the_run_as_failed_with_their_status(
     assert child.returncode == status, err
     assert re.search(rf"stopped by {signal.Signals(signum).name}", err)
     assert "Traceback" not in err
+    assert query_rows(db, "SELECT status FROM runs") == [("failed",)]
+    assert not any(p.name.endswith(".work") and any(p.iterdir()) for p in tmp_path.iterdir())
+
+
+def test_a_stop_request_as_the_run_folder_appears_is_raised_once_the_run_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's folder is there as soon as it is held, before the run is recorded: a stop
+    request then (the test above sends it as soon as it sees the folder) waits until the run
+    is recorded, so that it ends recorded as failed. Before, a request in that moment left no
+    record at all (the test above failed so once in a clean clone)."""
+    from pipelines import runs
+    from storage.store import interrupts
+    from storage.store.duckdb_store import DuckDBStore
+
+    monkeypatch.setattr(interrupts, "_requested", [])
+    monkeypatch.setattr(interrupts, "_raised", [])
+    held = runs.hold_alive
+
+    def hold_and_stop(folder: Path) -> Any:
+        alive = held(folder)
+        interrupts.interrupt(KeyboardInterrupt())  # SIGINT as the folder appears
+        return alive
+
+    monkeypatch.setattr(runs, "hold_alive", hold_and_stop)
+    db = tmp_path / "t.duckdb"
+    with (
+        DuckDBStore(str(db)) as store,
+        pytest.raises(KeyboardInterrupt),
+        runs.RunSteps(store, "score", config={}, config_hash="x"),
+    ):
+        pass
     assert query_rows(db, "SELECT status FROM runs") == [("failed",)]
     assert not any(p.name.endswith(".work") and any(p.iterdir()) for p in tmp_path.iterdir())
