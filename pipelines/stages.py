@@ -11,6 +11,7 @@ import polars as pl
 from pipelines.progress import stage_progress
 from pipelines.runs import Run
 from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES
+from storage.spans.open_spans import OPEN_SPANS, OPEN_UNTIL
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.staging_store import (
     LIGHT_STEP_FIELDS,
@@ -199,10 +200,17 @@ def _score_chunk(
 
 
 def commit_inputs(run: Run) -> tuple[dict[str, Path], tuple[str, Path] | None, int | None]:
-    """What the run commits: its scores, quarantine and file ledger files, its staging table
+    """What the run commits: its scores, quarantine and file ledger files, the spans it keeps
+    for later runs (storage/spans/open_spans.py), its staging table
     with the file of the trace ids to store from it (new and changed), and the commit count
     it planned against."""
-    names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
+    names = (
+        ("scores", SCORES),
+        ("quarantine", QUARANTINE),
+        ("files", FILES),
+        ("open_spans", OPEN_SPANS),
+        ("open_until", OPEN_UNTIL),
+    )
     traces = None
     if run.path(FRESH).exists():
         traces = (staged_table(run.run_id), run.path(FRESH))

@@ -24,6 +24,7 @@ from storage.inputs.readers import (
     read_file_batches,
 )
 from storage.names import path_text
+from storage.spans.open_spans import OPEN_SPANS, OPEN_UNTIL, OpenTraces, open_traces
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.hashing import sha256_hex
 from storage.store.ledger import in_ledger, stored_files
@@ -116,16 +117,21 @@ def stage_inputs(
     memory stays bounded whatever the input size. Duplicate ids are settled afterwards over
     the light key columns of every batch. A file whose (path, content hash) is already in the
     ledger, wholly loaded or quarantined, is skipped unless `force`. `file_format` reads span
-    files (or another kind) instead of trace files.
+    files (or another kind) instead of trace files: those are read together, with the spans
+    of traces that earlier runs' files began (`storage.spans.open_spans`).
     """
     files = input_files(paths, file_format)
     seen = stored_files(store)
-    store.release()  # reading and staging work on this process's own tables only
     todo = [f for f in files if force or not in_ledger(f, seen)]
+    joined = _joined_files(todo, file_format)
+    carried = None if joined is None else open_traces(store, joined[0].open_window_ns)
+    store.release()  # reading and staging work on this process's own tables only
     create_staging(store, run.run_id, pl.Schema(_valid_schema()), run.path(STAGED))
     infos, rejected_parts = _read_batches(
-        run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels
+        run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels, (joined, carried)
     )
+    if carried is not None:
+        carried.write(Path(run.work_dir), run.run_id)
     if levels is not None:
         levels.flush()
     rejected = _settle_duplicates(store, run, infos, rejected_parts)
@@ -149,21 +155,27 @@ def _read_batches(
     files: list[Path],
     batch_rows: int,
     file_format: FileFormat | None,
-    levels: StagedLevels | None = None,
+    levels: StagedLevels | None,
+    spans: tuple[tuple[JoinedFormat, list[int]] | None, OpenTraces | None],
 ) -> tuple[list[FileInfo], list[pl.DataFrame]]:
     """Each file's batches validated and staged; a file rejected whole leaves no staged row.
-    Span files are read together (`storage.spans.otel_readers`: a trace's spans may be cut
-    over files), staged as one part whose rows each name their own file. Returns the files'
-    outcomes, in the files' order, and their rejected rows."""
+    Span files (`spans`: their reader and places, and the traces carried between runs) are
+    read together (`storage.spans.otel_readers`: a trace's spans may be cut over files),
+    staged as one part whose rows each name their own file. Returns the files' outcomes, in
+    the files' order, and their rejected rows."""
     infos: dict[int, FileInfo] = {}
     rejected: list[pl.DataFrame] = []
-    joined = _joined_files(files, file_format)
+    joined, carried = spans
     if joined is not None:
         reader, places = joined
         writer = _BatchWriter(run, places[0], levels, {path_text(files[i]): i for i in places})
         try:
             read = reader.read_joined(
-                [files[i] for i in places], writer, batch_rows, scratch=run.path("unpacked")
+                [files[i] for i in places],
+                writer,
+                batch_rows,
+                scratch=run.path("unpacked"),
+                open_traces=carried,
             )
         except BaseException:
             writer.staged.discard()
@@ -196,13 +208,17 @@ def _read_batches(
 def _joined_files(
     files: list[Path], file_format: FileFormat | None
 ) -> tuple[JoinedFormat, list[int]] | None:
-    """The reader of the run's span files and their places, where there are two or more."""
+    """The reader of the run's span files and their places, where there are any: even one
+    file's traces may go on in a later run's files."""
     find = getattr(file_format, "joined_reader", None)
-    if find is None or len(files) < 2:
+    if find is None:
         return None
     readers = [find(path) for path in files]
     places = [index for index, reader in enumerate(readers) if reader is not None]
-    if len(places) < 2:
+    if len(places) == 1:  # a file of log records alone is not read as span files
+        readers[places[0]] = find(files[places[0]], alone=True)
+        places = [place for place in places if readers[place] is not None]
+    if not places:
         return None
     return readers[places[0]], places
 
@@ -352,8 +368,10 @@ def stage_chunk(
 
 
 def commit_ledger(store: DuckDBStore, archive: Run) -> None:
-    """Write the archive's quarantine rows and file ledger, once every chunk is committed."""
-    store.commit_run(
-        archive.handle,
-        {"quarantine": archive.path(QUARANTINE), "files": archive.path(FILES)},
-    )
+    """Write the archive's quarantine rows, file ledger and kept spans, once every chunk is
+    committed."""
+    tables = {"quarantine": archive.path(QUARANTINE), "files": archive.path(FILES)}
+    for name, file in (("open_spans", OPEN_SPANS), ("open_until", OPEN_UNTIL)):
+        if archive.path(file).exists():
+            tables[name] = archive.path(file)
+    store.commit_run(archive.handle, tables)

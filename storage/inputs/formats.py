@@ -483,29 +483,30 @@ class AutoFormat:
                 return entry
         return None
 
-    def joined_reader(self, path: Path) -> JoinedFormat | None:
+    def joined_reader(self, path: Path, alone: bool = False) -> JoinedFormat | None:
         """The reader of `path` where it reads a run's files of its kind together (span files),
-        else None; a compressed file is told by the head of what it holds."""
+        else None; a compressed file is told by the head of what it holds. A file of log
+        records is read with span files, not `alone`."""
         try:
             if not path.stat().st_size:
                 return None
             codec = codec_of(path)
             if codec is None:
-                entry = self._joined_entry(path)
+                entry = self._joined_entry(path, alone)
             else:
                 with tempfile.TemporaryDirectory(prefix="tracegrade-head-") as folder:
-                    entry = self._joined_entry(unpacked_head(path, codec, Path(folder)))
+                    entry = self._joined_entry(unpacked_head(path, codec, Path(folder)), alone)
         except OSError:
             return None  # its own reading says why
         return None if entry is None else _joining(self.reader(entry))
 
-    def _joined_entry(self, path: Path) -> TraceFormat | None:
+    def _joined_entry(self, path: Path, alone: bool) -> TraceFormat | None:
         """The format of `path`, or for a file of OTLP log records alone (the Collector's logs
         pipeline) the span files': read with them, its records go onto their spans."""
         from storage.spans.otlp_logs import is_logs_only
 
         entry = self.chosen(path)
-        if entry is None and is_logs_only(peek(path).record):
+        if entry is None and not alone and is_logs_only(peek(path).record):
             return _entry("otel")
         return entry
 
@@ -559,7 +560,7 @@ class NamedFormat:
             self._readers["reader"] = self.entry.reader(self.config)
         return self._readers["reader"]
 
-    def joined_reader(self, _path: Path) -> JoinedFormat | None:
+    def joined_reader(self, _path: Path, alone: bool = False) -> JoinedFormat | None:
         """The format's reader where it reads a run's files together (span files), else None."""
         return _joining(self._reader())
 

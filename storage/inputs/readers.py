@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 import pyarrow as pa
@@ -26,6 +26,9 @@ from storage.inputs.input_paths import PARQUET_EXTENSIONS, expand_paths
 from storage.inputs.packed import PackError, codec_of, unpacked, unpacked_reason
 from storage.names import path_text
 from storage.store.hashing import file_sha256
+
+if TYPE_CHECKING:
+    from storage.spans.open_spans import OpenTraces
 
 __all__ = [
     "CANONICAL_SCHEMA",
@@ -131,14 +134,22 @@ class JoinedFormat(FileFormat, Protocol):
     """A kind of file whose files of one run are read together (span files: a trace's spans
     may be cut over several; `storage.spans.otel_readers.OtelFileFormat`)."""
 
+    @property
+    def open_window_ns(self) -> int:
+        """How near the newest span a trace must end to be carried to the next run (0: none;
+        `storage.spans.open_spans`)."""
+        ...
+
     def read_joined(
         self,
         paths: Sequence[Path],
         consume: Callable[[pl.DataFrame], None],
         batch_rows: int,
         scratch: Path | None = None,
+        open_traces: OpenTraces | None = None,
     ) -> list[FileInfo]:
-        """Every file's rows to `consume` (each row naming its file); each file's outcome."""
+        """Every file's rows to `consume` (each row naming its file); each file's outcome.
+        With `open_traces`, the traces carried between runs."""
         ...
 
 

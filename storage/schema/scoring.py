@@ -171,6 +171,12 @@ CREATE TABLE IF NOT EXISTS quarantine (
     rule VARCHAR NOT NULL,
     reason VARCHAR NOT NULL
 );
+CREATE TABLE IF NOT EXISTS open_spans (
+    trace_hex VARCHAR NOT NULL,
+    last_ns BIGINT NOT NULL,
+    run_id VARCHAR NOT NULL,
+    span JSON NOT NULL
+);
 CREATE OR REPLACE VIEW traces AS
 SELECT * FROM trace_rows WHERE {_PUBLISHED};
 CREATE OR REPLACE VIEW scores AS

@@ -8,8 +8,8 @@ span files of one scoring run are read into one spool (`read_joined`) and each t
 mapped from all its spans, then handed over as a row of the file its root span came from
 (else its first span's). The ledger stays per file: a file whose spans all belong to
 another file's traces is loaded with no row of its own. A trace cut over two runs (a window
-at midnight, scored on two nights) is still two parts, the later replacing the earlier
-(docs/import.md).
+at midnight, scored on two nights) is mapped again whole by the second run from the spans the
+first kept in the database (`storage.spans.open_spans`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from storage.inputs.packed import PackError, codec_of, unpacked, unpacked_reason
 from storage.inputs.readers import FileInfo, file_facts
 from storage.names import path_text
 from storage.spans.block_reading import read_chunks
+from storage.spans.open_spans import OpenTraces
 from storage.spans.otel_files import OTEL_EXTENSIONS, SpanChunk, log_events
 from storage.spans.otel_output import canonical_rows
 from storage.spans.otel_spool import (
@@ -73,6 +74,11 @@ class OtelFileFormat:
     extensions: tuple[str, ...] = OTEL_EXTENSIONS
     what: str = "span files"
 
+    @property
+    def open_window_ns(self) -> int:
+        """`open_trace_minutes` in nanoseconds (`storage.spans.open_spans`)."""
+        return self.config.open_trace_minutes * 60_000_000_000
+
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
@@ -86,13 +92,16 @@ class OtelFileFormat:
         consume: Callable[[pl.DataFrame], None],
         batch_rows: int,
         scratch: Path | None = None,
+        open_traces: OpenTraces | None = None,
     ) -> list[FileInfo]:
         """Map the spans of all `paths` together (the module's docstring) and hand the
         canonical rows to `consume`, `batch_rows` at a time, each row naming its own file.
         A compressed file is unpacked under `scratch` just before it is read and removed
         after. A file that cannot be read is rejected whole (its FileInfo carries the rule)
-        and none of its spans is mapped; the others are read all the same. Never raises for
-        a bad file."""
+        and none of its spans is mapped; the others are read all the same. With
+        `open_traces`, the spans earlier runs kept go into the traces these files go on
+        with, and the spans of the traces that may go on in a later run's files are kept
+        there. Never raises for a bad file."""
         infos = [file_facts(path) for path in paths]
         packed = [_codec(path) for path in paths]
         sizes = [
@@ -107,6 +116,7 @@ class OtelFileFormat:
                 consume,
                 batch_rows,
                 scratch,
+                open_traces,
             )
         return read
 
@@ -117,6 +127,7 @@ class OtelFileFormat:
         consume: Callable[[pl.DataFrame], None],
         batch_rows: int,
         scratch: Path | None,
+        open_traces: OpenTraces | None,
     ) -> list[FileInfo]:
         """`read_joined` of files that fit one spool: (path, facts, codec) each."""
         infos = [info for _, info, _ in files]
@@ -138,7 +149,7 @@ class OtelFileFormat:
                         continue
                     own = None if logs is None or codec else {plain: logs.get(plain, FileLogs())}
                     before = spool.rows
-                    read = self._parked(plain, spool, rejections, first, own)
+                    read = self._parked(plain, spool, rejections, first, own, open_traces)
                     if isinstance(read, str):
                         infos[index] = _rejected(info, read, plain, codec)
                         failed.append(path_text(plain))
@@ -148,7 +159,9 @@ class OtelFileFormat:
                     parked[index] = spool.rows - before
                     sources[path_text(plain)] = index
                     first = read
-            rows = self._handed_over(spool, rejections, sources, failed, infos, consume, batch_rows)
+            rows = self._handed_over(
+                spool, rejections, (sources, failed), infos, (consume, batch_rows), open_traces
+            )
 
         def joined(path: Path, index: int) -> bool:
             """Its spans, or its log records' content, mapped with another file's spans."""
@@ -169,6 +182,7 @@ class OtelFileFormat:
         rejections: dict[int, list[dict[str, Any]]],
         first: int,
         logs: dict[Path, FileLogs] | None,
+        open_traces: OpenTraces | None,
     ) -> int | str:
         """Park the spans of `path` (chunk orders from `first`); the order after its last
         chunk, or the rule and reason of a file that cannot be read (`rule: reason`), whose
@@ -178,6 +192,8 @@ class OtelFileFormat:
 
         def park(order: int, chunk: SpanChunk) -> None:
             spool.add(span_facts(chunk.spans, self.config), order=first + order)
+            if open_traces is not None:
+                open_traces.saw(chunk.spans)
             rejections[first + order] = chunk.rejections  # one key a chunk: no two alike
             with lock:
                 last[0] = max(last[0], first + order)
@@ -194,13 +210,14 @@ class OtelFileFormat:
         self,
         spool: SpanSpool,
         rejections: dict[int, list[dict[str, Any]]],
-        sources: dict[str, int],
-        failed: list[str],
+        files: tuple[dict[str, int], list[str]],
         infos: list[FileInfo],
-        consume: Callable[[pl.DataFrame], None],
-        batch_rows: int,
+        output: tuple[Callable[[pl.DataFrame], None], int],
+        open_traces: OpenTraces | None,
     ) -> list[int]:
-        """Each bucket mapped and its rows handed over by file; the rows of each file."""
+        """Each bucket mapped and its rows handed over by file (`sources`: each read file's
+        place; `failed`: the files left out); the rows of each file."""
+        (sources, failed), (consume, batch_rows) = files, output
         rows = [0] * len(infos)
 
         def hand_over(index: int, traces: pl.DataFrame | None, rejected: pl.DataFrame) -> None:
@@ -214,7 +231,11 @@ class OtelFileFormat:
                 bucket = bucket.filter(~pl.col("source_file").is_in(failed).fill_null(False))
                 if bucket.is_empty():
                     continue
+            if open_traces is not None:
+                bucket = open_traces.joined(bucket)
             bucket, copies = self._latest_copies(bucket, sources)
+            if open_traces is not None:
+                open_traces.keep(bucket)
             mapping = map_spans(bucket, self.config)
             traces = _by_file(mapping.traces, sources)
             rejected = _by_file(pl.concat([copies, mapping.rejections]), sources)
@@ -234,20 +255,25 @@ class OtelFileFormat:
         """A span that several files hold (a trace exported twice, a window exported again)
         taken from the last of them, as a later file's row replaces an earlier one's; and for
         each file whose every span of a trace is in a later file too, a `duplicate_id`
-        rejection of its copy (as when each file was mapped alone). Spans without ids are
+        rejection of its copy (as when each file was mapped alone). A span an earlier run kept
+        (`_earlier`, `OpenTraces.joined`) comes before every file's. Spans without ids are
         left to the mapping, which says why they cannot be placed."""
         none = pl.DataFrame(schema=REJECTION_SCHEMA)
-        if len(sources) == 1:
+        carried = "_earlier" in bucket.columns
+        if len(sources) == 1 and not carried:
             return bucket, none
-        keyed = bucket.with_columns(
-            _place=pl.col("source_file").replace_strict(sources, return_dtype=pl.Int64)
-        )
+        place = pl.col("source_file").replace_strict(sources, return_dtype=pl.Int64)
+        if carried:
+            place = pl.when(pl.col("_earlier")).then(pl.lit(-1, dtype=pl.Int64)).otherwise(place)
+            bucket = bucket.with_columns(_place=place).drop("_earlier")
+            place = pl.col("_place")
+        keyed = bucket.with_columns(_place=place)
         ids = pl.col("trace_hex").is_not_null() & pl.col("span_hex").is_not_null()
         latest = pl.col("_place") == pl.col("_place").max().over("trace_hex", "span_hex")
         keep = ~ids | latest
         earlier = keyed.filter(~keep)
         if earlier.is_empty():
-            return bucket, none
+            return keyed.drop("_place"), none
         kept = keyed.filter(keep)
         left = kept.select("_place", "trace_hex").unique()
         whole = (
@@ -258,6 +284,7 @@ class OtelFileFormat:
                 pl.len().alias("spans"),
             )
             .join(left, on=["_place", "trace_hex"], how="anti", maintain_order="left")
+            .filter(pl.col("_place") >= 0)  # an earlier run's copy: its file is not read here
         )
         by_trace = self.config.group_by != "agent"  # else a trace's runs have ids of their own
         copies = whole.select(

@@ -316,7 +316,9 @@ def discard_unpublished(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> N
 
 
 def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
-    """Add the quarantine and file rows of `tables` not recorded yet."""
+    """Add the quarantine and file rows of `tables` not recorded yet; keep the spans a run
+    keeps for later runs (`open_spans`), letting go of those it says ended long enough ago
+    (`open_until`: storage/spans/open_spans.py)."""
     for name, source in tables.items():
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW __new_{name} AS "
@@ -339,6 +341,15 @@ def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
             "INSERT INTO files BY NAME SELECT * FROM __new_files f WHERE NOT EXISTS ("
             "SELECT 1 FROM files o WHERE o.path = f.path AND o.content_hash = f.content_hash)"
         )
+    if "open_until" in tables:
+        con.execute(
+            "DELETE FROM open_spans WHERE last_ns < (SELECT until_ns FROM __new_open_until)"
+        )
+    if "open_spans" in tables:  # a trace's spans kept again, with what this run added
+        con.execute(
+            "DELETE FROM open_spans WHERE trace_hex IN (SELECT trace_hex FROM __new_open_spans)"
+        )
+        con.execute("INSERT INTO open_spans BY NAME SELECT * FROM __new_open_spans")
     for name in tables:
         con.execute(f"DROP VIEW __new_{name}")
 

@@ -76,6 +76,11 @@ class OtelImportConfig(BaseModel):
     text is the answer. The same default as `import chat`'s."""
     retrieval_tool: Annotated[str, Field(min_length=1)] = "retrieval"
     """tool.name of the steps made from retrieval spans (OpenInference RETRIEVER)."""
+    open_trace_minutes: Annotated[int, Field(ge=0)] = 60
+    """A trace whose last span started or ended within this many minutes of the newest span
+    start a scoring run read may go on in a later run's files (an export window or a rotated
+    file that ends mid-run, read on the next night): its spans are kept in the database and
+    mapped again with its later spans when they arrive. 0: no span is kept."""
     output_summary_chars: Annotated[int, Field(ge=0)] = 2000
     """Longest steps[].output_summary kept (a tool's result or an error message), in characters;
     longer results are cut with "…" at the end."""

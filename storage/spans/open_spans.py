@@ -1,0 +1,173 @@
+"""Spans of traces that may go on in a later run's files, kept in the database between runs.
+
+An export window or a rotated file can end in the middle of an agent's run: Langfuse's blob
+storage export writes each observation into the file of the window it starts in, the
+Collector's file exporter each span into the file open when the span ends. A nightly run then
+reads the first part of such a trace and the next night's run the rest. So a scoring run that
+reads span files keeps the spans of every trace whose last span started or ended within
+`open_trace_minutes` of the newest span start it read (`OPEN_SPANS`, published with the run),
+and the next run that reads span files maps each of those traces again together with its
+later spans (`OpenTraces.earlier`): the trace is stored whole, as one run over both nights'
+files stores it. A run lets go of the kept spans of traces that ended more than
+`open_trace_minutes` before the newest span it read (`OPEN_UNTIL`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from storage.store.duckdb_store import DuckDBStore
+from transforms.otel_spans import FACT_SCHEMA
+
+__all__ = ["OPEN_SPANS", "OPEN_UNTIL", "OpenTraces", "open_traces"]
+
+OPEN_SPANS = "open_spans.parquet"
+"""The spans a run keeps for the runs after it (a run's work file, published with it)."""
+OPEN_UNTIL = "open_until.parquet"
+"""The time before which the spans kept by earlier runs are let go (one row, `until_ns`)."""
+
+_NEVER = (1 << 63) - 1
+_FACTS = pl.Struct(FACT_SCHEMA)
+_LAST = pl.max_horizontal("start_ns", "end_ns").max().over("trace_hex")
+"""A trace's last span start or end."""
+
+
+def open_traces(store: DuckDBStore, window_ns: int) -> OpenTraces:
+    """What a run that reads span files carries: it reads the spans earlier runs kept of the
+    traces its files hold (none where the run keeps none, `window_ns` 0: it lets them go)."""
+
+    def kept(traces: pl.Series) -> pl.DataFrame:
+        if window_ns <= 0 or traces.is_empty():
+            return _no_spans()
+        try:
+            return _kept_spans(store, traces)
+        finally:
+            store.release()  # the run's reading goes on with its own files
+
+    return OpenTraces(kept, window_ns)
+
+
+def _kept_spans(store: DuckDBStore, traces: pl.Series) -> pl.DataFrame:
+    """The spans earlier runs kept of `traces` (`FACT_SCHEMA` rows), a trace's spans
+    together. A span kept by an older version lacks the facts added since (null)."""
+    frame = store.sql_with(
+        "SELECT s.span FROM open_spans s SEMI JOIN __traces t USING (trace_hex) "
+        "ORDER BY s.trace_hex, s.last_ns",
+        traces=traces.alias("trace_hex").to_frame(),
+    )
+    if frame.is_empty():
+        return _no_spans()
+    return frame.select(pl.col("span").str.json_decode(_FACTS)).unnest("span")
+
+
+def _no_spans() -> pl.DataFrame:
+    return pl.DataFrame(schema=FACT_SCHEMA)
+
+
+@dataclass
+class OpenTraces:
+    """What a run that reads span files carries between runs: the spans earlier runs kept
+    of the traces its files hold (`earlier`), merged into those traces (`joined`), and the
+    spans it keeps itself (`keep`, then `write`).
+
+    Args:
+        kept_of: the spans earlier runs kept of the given trace ids (`open_traces`).
+        window_ns: `open_trace_minutes` in nanoseconds; 0 keeps nothing.
+    """
+
+    kept_of: Callable[[pl.Series], pl.DataFrame]
+    window_ns: int
+    newest_ns: int | None = None
+    """The newest span start this run read."""
+    kept: list[pl.DataFrame] = field(default_factory=list)
+    _traces: list[pl.Series] = field(default_factory=list)
+    _earlier: pl.DataFrame | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def saw(self, spans: pl.DataFrame) -> None:
+        """Note the traces and the newest start of the spans a reader parked (threads may
+        call at once)."""
+        traces = spans["trace_hex"].drop_nulls().unique()
+        newest = spans["start_ns"].max()
+        with self._lock:
+            self._traces.append(traces)
+            if newest is not None and (self.newest_ns is None or int(newest) > self.newest_ns):  # type: ignore[arg-type]
+                self.newest_ns = int(newest)  # type: ignore[arg-type]
+
+    @property
+    def earlier(self) -> pl.DataFrame:
+        """The spans earlier runs kept of the traces this run read, read once every file
+        is parked."""
+        if self._earlier is None:
+            traces = (
+                pl.concat(self._traces).unique() if self._traces else pl.Series([], dtype=pl.String)
+            )
+            self._earlier = self.kept_of(traces)
+            self._traces = []
+        return self._earlier
+
+    def joined(self, bucket: pl.DataFrame) -> pl.DataFrame:
+        """`bucket` (one spool bucket's facts) with the kept spans of the traces it holds put
+        before its own, flagged `_earlier`, each named as a span of the first of this run's
+        files that holds its trace (so its trace is handed over as a row of that file)."""
+        if self.earlier.is_empty():
+            return bucket
+        first = (
+            bucket.filter(pl.col("trace_hex").is_not_null())
+            .group_by("trace_hex", maintain_order=True)
+            .agg(pl.col("source_file").first(), pl.col("record_number").first())
+        )
+        earlier = self.earlier.drop("source_file", "record_number").join(
+            first, on="trace_hex", how="inner", maintain_order="left"
+        )
+        if earlier.is_empty():
+            return bucket
+        return pl.concat(
+            [
+                earlier.select(bucket.columns).with_columns(_earlier=pl.lit(True)),
+                bucket.with_columns(_earlier=pl.lit(False)),
+            ]
+        )
+
+    def keep(self, bucket: pl.DataFrame) -> None:
+        """Keep the spans of `bucket`'s traces (earlier runs' kept spans included) whose last
+        span started or ended within the window of the newest span start."""
+        if self.window_ns <= 0 or self.newest_ns is None:
+            return
+        since = self.newest_ns - self.window_ns
+        spans = bucket.filter(pl.col("trace_hex").is_not_null()).with_columns(last_ns=_LAST)
+        open_ = spans.filter(pl.col("last_ns") >= since)
+        if not open_.is_empty():
+            self.kept.append(
+                open_.select(
+                    "trace_hex",
+                    "last_ns",
+                    span=pl.struct(*FACT_SCHEMA).struct.json_encode(),
+                )
+            )
+
+    def write(self, folder: Path, run_id: str) -> None:
+        """The run's `OPEN_SPANS` and `OPEN_UNTIL` in `folder`, for its publication; nothing
+        where the run read no span."""
+        if self.newest_ns is None:
+            return
+        kept = (
+            pl.concat(self.kept)
+            if self.kept
+            else pl.DataFrame(
+                schema={"trace_hex": pl.String, "last_ns": pl.Int64, "span": pl.String}
+            )
+        )
+        kept.select("trace_hex", "last_ns", pl.lit(run_id).alias("run_id"), "span").write_parquet(
+            folder / OPEN_SPANS
+        )
+        # With no window, every span kept before is let go.
+        until = self.newest_ns - self.window_ns if self.window_ns > 0 else _NEVER
+        pl.DataFrame({"until_ns": [until]}, schema={"until_ns": pl.Int64}).write_parquet(
+            folder / OPEN_UNTIL
+        )

@@ -1,0 +1,233 @@
+"""A run's spans cut between two nightly runs score as the whole run.
+
+An export window that ends mid-run (Langfuse's blob storage export puts each observation in
+the window it starts in) leaves a run's first part in one night's files and the rest in the
+next night's. Before, the second night's part replaced the first: the stored trace lost the
+steps of the first night. A run now keeps the spans of the traces that may go on
+(`storage.spans.open_spans`), and the next run maps each of them again with its later spans.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from conftest import query_rows
+from test_langfuse_exports import EXPECTED
+from test_split_span_files import TRACES, _rows, _windows, _write
+
+from tracegrade.cli import main
+
+_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def _at(text: str | None, shift: timedelta) -> str | None:
+    if text is None:
+        return None
+    return (datetime.strptime(text, _FORMAT) + shift).strftime(_FORMAT)[:23]
+
+
+def _nightly(rows: list[dict[str, Any]], start: datetime) -> list[dict[str, Any]]:
+    """The downloads' runs moved to the last minutes before midnight, one a second: what a
+    fleet's busy evening looks like to the export (they were recorded months apart)."""
+    firsts: dict[str, datetime] = {}
+    for row in rows:
+        begun = datetime.strptime(row["start_time"], _FORMAT)
+        firsts[row["trace_id"]] = min(firsts.get(row["trace_id"], begun), begun)
+    places = {trace: index for index, trace in enumerate(sorted(firsts))}
+    moved = []
+    for row in rows:
+        shift = start + timedelta(seconds=places[row["trace_id"]]) - firsts[row["trace_id"]]
+        moved.append(
+            {
+                **row,
+                "start_time": _at(row["start_time"], shift),
+                "end_time": _at(row["end_time"], shift),
+            }
+        )
+    return moved
+
+
+def _score(path: Path, db: Path, *flags: str) -> int:
+    return main(["score", str(path), "--db", str(db), "--no-embedder", *flags])
+
+
+def _kept(db: Path) -> list[tuple[Any, ...]]:
+    return query_rows(db, "SELECT trace_hex, count(*) FROM open_spans GROUP BY 1 ORDER BY 1")
+
+
+def test_a_run_cut_between_two_nightly_runs_is_stored_whole(tmp_path: Path) -> None:
+    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    whole = tmp_path / "whole" / "observations.jsonl.gz"
+    _write(whole, rows)
+    db_whole = tmp_path / "whole.duckdb"
+    assert _score(whole, db_whole) == 0
+    assert query_rows(db_whole, "SELECT count(*) FROM open_spans") == [(sum(1 for _ in rows),)]
+
+    earlier, later = _windows(rows)
+    night = tmp_path / "a-project" / "observations"
+    _write(night / "2026-12-06.jsonl.gz", earlier)
+    _write(night / "2026-12-07.jsonl.gz", later)
+    db = tmp_path / "nightly.duckdb"
+    assert _score(night / "2026-12-06.jsonl.gz", db) == 0  # the first night: the first parts
+    first = query_rows(db, TRACES)
+    assert len(_kept(db)) == len(EXPECTED)  # every run may go on: each is kept
+    assert _score(night / "2026-12-07.jsonl.gz", db) == 0  # the next night: the rest
+
+    expected = query_rows(db_whole, TRACES)
+    assert len(expected) == len(EXPECTED)
+    assert first != expected
+    assert query_rows(db, TRACES) == expected  # every step of every run, the same content hash
+    assert _kept(db) == _kept(db_whole)  # each trace's spans kept once, all of them
+    # the first parts that held no step were quarantined by the first night (its history)
+    quarantined = query_rows(db, "SELECT DISTINCT file LIKE '%12-06%', rule FROM quarantine")
+    assert quarantined in ([], [(True, "empty_trajectory")])
+    stored = {trace for trace, *_ in query_rows(db, TRACES)}
+    assert {trace for (trace,) in query_rows(db, "SELECT trace_id FROM quarantine")} <= stored
+    files = query_rows(db, "SELECT status, rows_read FROM files ORDER BY path")
+    assert files == [("loaded", len(EXPECTED)), ("loaded", len(EXPECTED))]
+    assert _score(tmp_path / "a-project", db) == 0  # a rerun reads nothing again
+    assert query_rows(db, "SELECT count(*) FROM files") == [(2,)]
+
+
+def test_only_traces_near_the_newest_span_are_kept_and_later_runs_let_them_go(
+    tmp_path: Path,
+) -> None:
+    """The downloads as recorded, months apart: only the newest run lies within the default
+    hour of the newest span, so only its spans are kept and only it comes back whole; a
+    later night's file lets its spans go."""
+    rows = _rows()
+    earlier, later = _windows(rows)
+    night = tmp_path / "a-project" / "observations"
+    _write(night / "1.jsonl", earlier)
+    _write(night / "2.jsonl", later)
+    db = tmp_path / "nightly.duckdb"
+    assert _score(night / "1.jsonl", db) == 0
+    newest = max(rows, key=lambda row: row["start_time"])["trace_id"]
+    kept = _kept(db)
+    assert len(kept) == 1
+    assert kept[0][1] == sum(row["trace_id"] == newest for row in earlier)
+    assert _score(night / "2.jsonl", db) == 0
+
+    whole = tmp_path / "whole.jsonl"
+    _write(whole, rows)
+    db_whole = tmp_path / "whole.duckdb"
+    assert _score(whole, db_whole) == 0
+    stored = {row[0]: row for row in query_rows(db, TRACES)}
+    expected = {row[0]: row for row in query_rows(db_whole, TRACES)}
+    same = [trace for trace in expected if stored.get(trace) == expected[trace]]
+    assert len(same) == 1  # the newest run whole; the others only their later parts
+    assert kept[0][1] + sum(row["trace_id"] == newest for row in later) == _kept(db)[0][1]
+
+    a_day_later = _nightly(rows[:1], datetime(2026, 12, 8, 0, 0, 0))
+    _write(night / "3.jsonl", a_day_later)
+    _score(night / "3.jsonl", db)
+    assert kept[0][0] not in [hex_id for hex_id, _ in _kept(db)]  # it ended long before
+
+
+def test_no_span_is_kept_with_no_window(tmp_path: Path) -> None:
+    config = tmp_path / "otel.toml"
+    config.write_text("open_trace_minutes = 0\n")
+    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    earlier, later = _windows(rows)
+    night = tmp_path / "observations"
+    _write(night / "1.jsonl", earlier)
+    _write(night / "2.jsonl", later)
+    db = tmp_path / "nightly.duckdb"
+    assert _score(night / "1.jsonl", db) == 0
+    assert _kept(db) != []  # kept by default
+    assert _score(night / "2.jsonl", db, "--otel-config", str(config)) == 0
+    assert _kept(db) == []  # with no window, what was kept is let go
+    stored = query_rows(db, TRACES)
+    alone = tmp_path / "alone.duckdb"
+    assert _score(night / "2.jsonl", alone, "--otel-config", str(config)) == 0
+    assert stored == query_rows(alone, TRACES)  # the later parts alone, as before
+
+
+@pytest.mark.parametrize("stop_at", ["before the publication", "in the publication"])
+def test_a_failed_run_keeps_nothing_and_lets_nothing_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_at: str
+) -> None:
+    """The kept spans change only with the run's publication: a run that fails before it, or
+    in it, leaves them as they were, and the next run still joins the trace whole."""
+    import storage.store.publishing as publishing
+
+    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    earlier, later = _windows(rows)
+    night = tmp_path / "observations"
+    _write(night / "1.jsonl", earlier)
+    _write(night / "2.jsonl", later)
+    db = tmp_path / "nightly.duckdb"
+    assert _score(night / "1.jsonl", db) == 0
+    kept = _kept(db)
+
+    real = publishing.merge
+
+    def failing(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
+        if stop_at == "in the publication":
+            real(con, tables)
+        raise OSError("the disk is gone")
+
+    monkeypatch.setattr(publishing, "merge", failing)
+    with pytest.raises(OSError, match="the disk is gone"):
+        _score(night / "2.jsonl", db)
+    assert _kept(db) == kept
+    monkeypatch.undo()
+    assert _score(night / "2.jsonl", db) == 0
+    whole = tmp_path / "whole.jsonl"
+    _write(whole, rows)
+    db_whole = tmp_path / "whole.duckdb"
+    assert _score(whole, db_whole) == 0
+    assert query_rows(db, TRACES) == query_rows(db_whole, TRACES)
+
+
+def test_kept_spans_are_json_of_the_facts(tmp_path: Path) -> None:
+    """Kept as JSON, so a version whose span facts differ still reads them (a fact it lacks
+    is null)."""
+    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    path = tmp_path / "1.jsonl"
+    _write(path, rows)
+    db = tmp_path / "a.duckdb"
+    assert _score(path, db) == 0
+    spans = [json.loads(text) for (text,) in query_rows(db, "SELECT span FROM open_spans")]
+    assert {span["trace_hex"] for span in spans} == {hex_id for hex_id, _ in _kept(db)}
+    assert all(span["start_ns"] > 0 and "kind" in span for span in spans)
+
+
+def test_on_a_ducklake_two_nights_equal_one_backfill_of_both(tmp_path: Path) -> None:
+    """The promise the kept spans serve: the same traces whether scored nightly or in one
+    backfill, on a DuckLake as on a file."""
+    from pipelines.backfill import backfill
+    from pipelines.score import score_traces
+    from storage.store.duckdb_store import DuckDBStore
+
+    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    earlier, later = _windows(rows)
+    night = tmp_path / "observations"
+    _write(night / "2026-12-06.jsonl.gz", earlier)
+    _write(night / "2026-12-07.jsonl.gz", later)
+    lake = f"ducklake:sqlite:{tmp_path / 'lake' / 'meta.sqlite'}"
+    for path in sorted(night.iterdir()):
+        score_traces([str(path)], db=lake, no_embedder=True)
+    one_file = tmp_path / "backfill.duckdb"
+    start = datetime(2026, 12, 6, tzinfo=UTC)
+    backfill(
+        [str(night)], start=start, end=start + timedelta(days=2), db=str(one_file), no_embedder=True
+    )
+
+    def stored(db: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        with DuckDBStore(db, read_only=True) as store:
+            traces = store.sql(TRACES).rows()
+            scores = store.sql(
+                "SELECT trace_id, score, n_steps, complexity, tool_diversity FROM latest_scores "
+                "ORDER BY trace_id"
+            ).rows()
+            return traces, scores
+
+    nightly, backfilled = stored(lake), stored(str(one_file))
+    assert len(nightly[0]) == len(EXPECTED)
+    assert nightly == backfilled
