@@ -52,6 +52,20 @@ def _nightly(rows: list[dict[str, Any]], start: datetime) -> list[dict[str, Any]
     return moved
 
 
+EVENING = datetime(2026, 12, 6, 23, 59, 40)
+
+
+def _two_nights(folder: Path, suffix: str = ".jsonl") -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The downloads' runs on a busy evening, each cut where the night's export window ends:
+    the first night's file, the next night's, and all the rows."""
+    rows = _nightly(_rows(), EVENING)
+    earlier, later = _windows(rows)
+    first, second = folder / f"2026-12-06{suffix}", folder / f"2026-12-07{suffix}"
+    _write(first, earlier)
+    _write(second, later)
+    return first, second, rows
+
+
 def _score(path: Path, db: Path, *flags: str) -> int:
     return main(["score", str(path), "--db", str(db), "--no-embedder", *flags])
 
@@ -61,22 +75,19 @@ def _kept(db: Path) -> list[tuple[Any, ...]]:
 
 
 def test_a_run_cut_between_two_nightly_runs_is_stored_whole(tmp_path: Path) -> None:
-    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    night = tmp_path / "a-project" / "observations"
+    first_night, next_night, rows = _two_nights(night, ".jsonl.gz")
     whole = tmp_path / "whole" / "observations.jsonl.gz"
     _write(whole, rows)
     db_whole = tmp_path / "whole.duckdb"
     assert _score(whole, db_whole) == 0
-    assert query_rows(db_whole, "SELECT count(*) FROM open_spans") == [(sum(1 for _ in rows),)]
+    assert query_rows(db_whole, "SELECT count(*) FROM open_spans") == [(len(rows),)]
 
-    earlier, later = _windows(rows)
-    night = tmp_path / "a-project" / "observations"
-    _write(night / "2026-12-06.jsonl.gz", earlier)
-    _write(night / "2026-12-07.jsonl.gz", later)
     db = tmp_path / "nightly.duckdb"
-    assert _score(night / "2026-12-06.jsonl.gz", db) == 0  # the first night: the first parts
+    assert _score(first_night, db) == 0  # the first night: the first parts
     first = query_rows(db, TRACES)
     assert len(_kept(db)) == len(EXPECTED)  # every run may go on: each is kept
-    assert _score(night / "2026-12-07.jsonl.gz", db) == 0  # the next night: the rest
+    assert _score(next_night, db) == 0  # the next night: the rest
 
     expected = query_rows(db_whole, TRACES)
     assert len(expected) == len(EXPECTED)
@@ -132,19 +143,15 @@ def test_only_traces_near_the_newest_span_are_kept_and_later_runs_let_them_go(
 def test_no_span_is_kept_with_no_window(tmp_path: Path) -> None:
     config = tmp_path / "otel.toml"
     config.write_text("open_trace_minutes = 0\n")
-    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
-    earlier, later = _windows(rows)
-    night = tmp_path / "observations"
-    _write(night / "1.jsonl", earlier)
-    _write(night / "2.jsonl", later)
+    first_night, next_night, _ = _two_nights(tmp_path / "observations")
     db = tmp_path / "nightly.duckdb"
-    assert _score(night / "1.jsonl", db) == 0
+    assert _score(first_night, db) == 0
     assert _kept(db) != []  # kept by default
-    assert _score(night / "2.jsonl", db, "--otel-config", str(config)) == 0
+    assert _score(next_night, db, "--otel-config", str(config)) == 0
     assert _kept(db) == []  # with no window, what was kept is let go
     stored = query_rows(db, TRACES)
     alone = tmp_path / "alone.duckdb"
-    assert _score(night / "2.jsonl", alone, "--otel-config", str(config)) == 0
+    assert _score(next_night, alone, "--otel-config", str(config)) == 0
     assert stored == query_rows(alone, TRACES)  # the later parts alone, as before
 
 
@@ -156,13 +163,9 @@ def test_a_failed_run_keeps_nothing_and_lets_nothing_go(
     in it, leaves them as they were, and the next run still joins the trace whole."""
     import storage.store.publishing as publishing
 
-    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
-    earlier, later = _windows(rows)
-    night = tmp_path / "observations"
-    _write(night / "1.jsonl", earlier)
-    _write(night / "2.jsonl", later)
+    first_night, next_night, rows = _two_nights(tmp_path / "observations")
     db = tmp_path / "nightly.duckdb"
-    assert _score(night / "1.jsonl", db) == 0
+    assert _score(first_night, db) == 0
     kept = _kept(db)
 
     real = publishing.merge
@@ -174,10 +177,10 @@ def test_a_failed_run_keeps_nothing_and_lets_nothing_go(
 
     monkeypatch.setattr(publishing, "merge", failing)
     with pytest.raises(OSError, match="the disk is gone"):
-        _score(night / "2.jsonl", db)
+        _score(next_night, db)
     assert _kept(db) == kept
     monkeypatch.undo()
-    assert _score(night / "2.jsonl", db) == 0
+    assert _score(next_night, db) == 0
     whole = tmp_path / "whole.jsonl"
     _write(whole, rows)
     db_whole = tmp_path / "whole.duckdb"
@@ -188,7 +191,7 @@ def test_a_failed_run_keeps_nothing_and_lets_nothing_go(
 def test_kept_spans_are_json_of_the_facts(tmp_path: Path) -> None:
     """Kept as JSON, so a version whose span facts differ still reads them (a fact it lacks
     is null)."""
-    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
+    rows = _nightly(_rows(), EVENING)
     path = tmp_path / "1.jsonl"
     _write(path, rows)
     db = tmp_path / "a.duckdb"
@@ -205,11 +208,8 @@ def test_on_a_ducklake_two_nights_equal_one_backfill_of_both(tmp_path: Path) -> 
     from pipelines.score import score_traces
     from storage.store.duckdb_store import DuckDBStore
 
-    rows = _nightly(_rows(), datetime(2026, 12, 6, 23, 59, 40))
-    earlier, later = _windows(rows)
     night = tmp_path / "observations"
-    _write(night / "2026-12-06.jsonl.gz", earlier)
-    _write(night / "2026-12-07.jsonl.gz", later)
+    _two_nights(night, ".jsonl.gz")
     lake = f"ducklake:sqlite:{tmp_path / 'lake' / 'meta.sqlite'}"
     for path in sorted(night.iterdir()):
         score_traces([str(path)], db=lake, no_embedder=True)
