@@ -231,3 +231,40 @@ def test_on_a_ducklake_two_nights_equal_one_backfill_of_both(tmp_path: Path) -> 
     nightly, backfilled = stored(lake), stored(str(one_file))
     assert len(nightly[0]) == len(EXPECTED)
     assert nightly == backfilled
+
+
+def test_spans_a_collector_wrote_as_they_ended_cut_between_two_runs(tmp_path: Path) -> None:
+    """The Collector's file exporter writes each span when it ends, so the first night holds a
+    run's model and tool calls without the agent's span that ends last (Google ADK's own
+    OTLP capture, tests/data/google-adk: three runs, the middle one cut after its tools)."""
+    document = json.loads((Path(__file__).parents[1] / "data/google-adk/otlp.json").read_text())
+
+    def request(spans: list[dict[str, Any]]) -> str:
+        resource = document["resourceSpans"][0]
+        scope = resource["scopeSpans"][0]
+        line = {"resource": resource.get("resource", {}), "scopeSpans": [{**scope, "spans": spans}]}
+        return json.dumps({"resourceSpans": [line]}) + "\n"
+
+    spans = sorted(
+        (
+            span
+            for part in document["resourceSpans"]
+            for s in part["scopeSpans"]
+            for span in s["spans"]
+        ),
+        key=lambda span: int(span["endTimeUnixNano"]),
+    )
+    cut = next(i for i, span in enumerate(spans) if span["name"] == "execute_tool (merged)") + 1
+    night = tmp_path / "collector"
+    night.mkdir()
+    (night / "traces-1.json").write_text(request(spans[:cut]))
+    (night / "traces-2.json").write_text(request(spans[cut:]))
+    whole = tmp_path / "whole.json"
+    whole.write_text(request(spans))
+    db_whole, db = tmp_path / "whole.duckdb", tmp_path / "nightly.duckdb"
+    assert _score(whole, db_whole) == 0
+    assert _score(night / "traces-1.json", db) == 0
+    assert _score(night / "traces-2.json", db) == 0
+    expected = query_rows(db_whole, TRACES)
+    assert len(expected) == 3
+    assert query_rows(db, TRACES) == expected
