@@ -38,18 +38,25 @@ _LAST = pl.max_horizontal("start_ns", "end_ns").max().over("trace_hex")
 
 
 def open_traces(store: DuckDBStore, window_ns: int) -> OpenTraces:
-    """What a run that reads span files carries: it reads the spans earlier runs kept of the
-    traces its files hold (none where the run keeps none, `window_ns` 0: it lets them go)."""
+    """What a run that reads span files carries: the ids of the traces earlier runs kept
+    spans of, read now, and their spans, read once the run's files show which of them go on
+    (none where the run keeps none, `window_ns` 0: it lets them go)."""
+    kept = _kept_traces(store) if window_ns > 0 else pl.Series("trace_hex", [], dtype=pl.String)
 
-    def kept(traces: pl.Series) -> pl.DataFrame:
-        if window_ns <= 0 or traces.is_empty():
-            return _no_spans()
+    def spans_of(traces: pl.Series) -> pl.DataFrame:
+        going_on = traces.filter(traces.is_in(kept.implode()))
+        if going_on.is_empty():
+            return _no_spans()  # the file is not attached again for nothing
         try:
-            return _kept_spans(store, traces)
+            return _kept_spans(store, going_on)
         finally:
             store.release()  # the run's reading goes on with its own files
 
-    return OpenTraces(kept, window_ns)
+    return OpenTraces(spans_of, window_ns)
+
+
+def _kept_traces(store: DuckDBStore) -> pl.Series:
+    return store.sql("SELECT DISTINCT trace_hex FROM open_spans")["trace_hex"]
 
 
 def _kept_spans(store: DuckDBStore, traces: pl.Series) -> pl.DataFrame:
