@@ -130,8 +130,10 @@ def stage_inputs(
     infos, rejected_parts = _read_batches(
         run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels, (joined, carried)
     )
+    kept = {}
     if carried is not None:
         carried.write(Path(run.work_dir), run.run_id)
+        kept = carried.counts()
     if levels is not None:
         levels.flush()
     rejected = _settle_duplicates(store, run, infos, rejected_parts)
@@ -147,6 +149,7 @@ def stage_inputs(
         "rows_read": sum(info.rows_read for info in infos),
         "rows_valid": int(valid_rows["rows_scored"].sum()),
         "rows_quarantined": int(quarantine["row_number"].is_not_null().sum()),
+        **kept,
     }
 
 

@@ -26,6 +26,8 @@ _COUNT_LABELS = {
     "rows_late": "late traces (older than traces already scored in their scope)",
     "rows_rescored": "stored traces re-scored (a late or changed trace entered their novelty window)",
     "rows_out_of_range": "rows outside the backfill's date range (left for another run)",
+    "traces_joined": "traces joined with the spans an earlier run kept (its files began them)",
+    "traces_kept_open": "traces whose spans are kept: they may go on in the next run's files",
     "chunks_scored": "backfill chunks scored",
     "chunks_already_done": "backfill chunks already done (skipped)",
     "texts_embedded": "texts embedded",

@@ -141,6 +141,14 @@ class OpenTraces:
             ]
         )
 
+    def counts(self) -> dict[str, int]:
+        """The traces this run joined with kept spans, and those whose spans it keeps (the
+        run summary's counts, where any)."""
+        joined = 0 if self._earlier is None else self._earlier["trace_hex"].n_unique()
+        kept = sum(frame["trace_hex"].n_unique() for frame in self.kept)
+        counts = {"traces_joined": joined, "traces_kept_open": kept}
+        return {name: count for name, count in counts.items() if count}
+
     def keep(self, bucket: pl.DataFrame) -> None:
         """Keep the spans of `bucket`'s traces (earlier runs' kept spans included) whose last
         span started or ended within the window of the newest span start."""

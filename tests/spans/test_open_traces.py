@@ -74,7 +74,9 @@ def _kept(db: Path) -> list[tuple[Any, ...]]:
     return query_rows(db, "SELECT trace_hex, count(*) FROM open_spans GROUP BY 1 ORDER BY 1")
 
 
-def test_a_run_cut_between_two_nightly_runs_is_stored_whole(tmp_path: Path) -> None:
+def test_a_run_cut_between_two_nightly_runs_is_stored_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     night = tmp_path / "a-project" / "observations"
     first_night, next_night, rows = _two_nights(night, ".jsonl.gz")
     whole = tmp_path / "whole" / "observations.jsonl.gz"
@@ -84,10 +86,22 @@ def test_a_run_cut_between_two_nightly_runs_is_stored_whole(tmp_path: Path) -> N
     assert query_rows(db_whole, "SELECT count(*) FROM open_spans") == [(len(rows),)]
 
     db = tmp_path / "nightly.duckdb"
+    capsys.readouterr()
     assert _score(first_night, db) == 0  # the first night: the first parts
     first = query_rows(db, TRACES)
     assert len(_kept(db)) == len(EXPECTED)  # every run may go on: each is kept
+    said = capsys.readouterr().out
+    assert (
+        f"| traces whose spans are kept: they may go on in the next run's files | {len(EXPECTED)} |"
+        in said
+    )
+    assert "joined with the spans" not in said
     assert _score(next_night, db) == 0  # the next night: the rest
+    said = capsys.readouterr().out
+    assert (
+        f"| traces joined with the spans an earlier run kept (its files began them) | {len(EXPECTED)} |"
+        in said
+    )
 
     expected = query_rows(db_whole, TRACES)
     assert len(expected) == len(EXPECTED)
