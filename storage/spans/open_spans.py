@@ -94,6 +94,7 @@ class OpenTraces:
     kept: list[pl.DataFrame] = field(default_factory=list)
     _traces: list[pl.Series] = field(default_factory=list)
     _earlier: pl.DataFrame | None = None
+    _joined: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def saw(self, spans: pl.DataFrame) -> None:
@@ -106,15 +107,21 @@ class OpenTraces:
             if newest is not None and (self.newest_ns is None or int(newest) > self.newest_ns):  # type: ignore[arg-type]
                 self.newest_ns = int(newest)  # type: ignore[arg-type]
 
+    def next_files(self) -> None:
+        """A run of files read together begins (`otel_readers.JOINED_BYTES`): the kept spans
+        are looked up again for the traces its files hold."""
+        self._earlier = None
+
     @property
     def earlier(self) -> pl.DataFrame:
-        """The spans earlier runs kept of the traces this run read, read once every file
-        is parked."""
+        """The spans earlier runs kept of the traces the files read together hold, read once
+        every one of them is parked."""
         if self._earlier is None:
             traces = (
                 pl.concat(self._traces).unique() if self._traces else pl.Series([], dtype=pl.String)
             )
             self._earlier = self.kept_of(traces)
+            self._joined += self._earlier["trace_hex"].n_unique()
             self._traces = []
         return self._earlier
 
@@ -144,9 +151,8 @@ class OpenTraces:
     def counts(self) -> dict[str, int]:
         """The traces this run joined with kept spans, and those whose spans it keeps (the
         run summary's counts, where any)."""
-        joined = 0 if self._earlier is None else self._earlier["trace_hex"].n_unique()
-        kept = sum(frame["trace_hex"].n_unique() for frame in self.kept)
-        counts = {"traces_joined": joined, "traces_kept_open": kept}
+        kept = pl.concat([frame["trace_hex"] for frame in self.kept]).n_unique() if self.kept else 0
+        counts = {"traces_joined": self._joined, "traces_kept_open": kept}
         return {name: count for name, count in counts.items() if count}
 
     def keep(self, bucket: pl.DataFrame) -> None:
@@ -161,6 +167,7 @@ class OpenTraces:
             self.kept.append(
                 open_.select(
                     "trace_hex",
+                    "span_hex",
                     "last_ns",
                     span=pl.struct(*FACT_SCHEMA).struct.json_encode(),
                 )
@@ -171,16 +178,27 @@ class OpenTraces:
         where the run read no span."""
         if self.newest_ns is None:
             return
+        schema = {"trace_hex": pl.String, "span_hex": pl.String, "last_ns": pl.Int64}
         kept = (
-            pl.concat(self.kept)
-            if self.kept
-            else pl.DataFrame(
-                schema={"trace_hex": pl.String, "last_ns": pl.Int64, "span": pl.String}
-            )
+            pl.concat(self.kept) if self.kept else pl.DataFrame(schema=schema | {"span": pl.String})
         )
-        kept.select("trace_hex", "last_ns", pl.lit(run_id).alias("run_id"), "span").write_parquet(
-            folder / OPEN_SPANS
+        # A trace that runs of files read apart both hold: each span once (the later copy),
+        # the trace's last time its latest.
+        ids = pl.col("span_hex").is_not_null()
+        once = pl.concat(
+            [
+                kept.filter(ids).unique(
+                    ["trace_hex", "span_hex"], keep="last", maintain_order=True
+                ),
+                kept.filter(~ids),
+            ]
         )
+        once.select(
+            "trace_hex",
+            pl.col("last_ns").max().over("trace_hex"),
+            pl.lit(run_id).alias("run_id"),
+            "span",
+        ).write_parquet(folder / OPEN_SPANS)
         # With no window, every span kept before is let go.
         until = self.newest_ns - self.window_ns if self.window_ns > 0 else _NEVER
         pl.DataFrame({"until_ns": [until]}, schema={"until_ns": pl.Int64}).write_parquet(

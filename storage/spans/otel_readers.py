@@ -136,6 +136,8 @@ class OtelFileFormat:
         parked = [0] * len(files)  # spans each file parked
         rejections: dict[int, list[dict[str, Any]]] = {}
         logs = _group_logs(files)
+        if open_traces is not None:
+            open_traces.next_files()
         if scratch is not None:
             scratch.mkdir(parents=True, exist_ok=True)
         with SpanSpool(bucket_count(size), scratch, SPOOL_BYTES) as spool:

@@ -282,3 +282,30 @@ def test_spans_a_collector_wrote_as_they_ended_cut_between_two_runs(tmp_path: Pa
     expected = query_rows(db_whole, TRACES)
     assert len(expected) == 3
     assert query_rows(db, TRACES) == expected
+
+
+def test_kept_spans_join_traces_in_every_run_of_files_read_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `JOINED_BYTES` a run reads its files in runs of files apart: the kept spans are
+    looked up for each, so a trace the night before began is joined in whichever file it
+    goes on, and each kept span is kept once."""
+    from storage.spans import otel_readers
+
+    first_night, _, rows = _two_nights(tmp_path / "observations")
+    _, later = _windows(rows)
+    traces = sorted({row["trace_id"] for row in later})
+    night = tmp_path / "next-night"
+    _write(night / "a.jsonl", [row for row in later if row["trace_id"] in traces[:4]])
+    _write(night / "b.jsonl", [row for row in later if row["trace_id"] in traces[4:]])
+    db = tmp_path / "nightly.duckdb"
+    assert _score(first_night, db) == 0
+    monkeypatch.setattr(otel_readers, "JOINED_BYTES", 1)  # each file read apart
+    assert _score(night, db) == 0
+    whole = tmp_path / "whole.jsonl"
+    _write(whole, rows)
+    db_whole = tmp_path / "whole.duckdb"
+    assert _score(whole, db_whole) == 0
+    assert query_rows(db, TRACES) == query_rows(db_whole, TRACES)
+    spans = query_rows(db, "SELECT span->>'span_hex' FROM open_spans")
+    assert len(spans) == len(set(spans)) == len(rows)
