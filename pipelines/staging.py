@@ -123,9 +123,12 @@ def stage_inputs(
     files = input_files(paths, file_format)
     seen = stored_files(store)
     todo = [f for f in files if force or not in_ledger(f, seen)]
-    joined = _joined_files(todo, file_format)
-    carried = None if joined is None else open_traces(store, joined[0].open_window_ns)
     store.release()  # reading and staging work on this process's own tables only
+    joined = _joined_files(todo, file_format)
+    carried = None
+    if joined is not None:
+        carried = open_traces(store, joined[0].open_window_ns, joined[0].open_days)
+        store.release()
     create_staging(store, run.run_id, pl.Schema(_valid_schema()), run.path(STAGED))
     infos, rejected_parts = _read_batches(
         run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels, (joined, carried)

@@ -140,6 +140,11 @@ class JoinedFormat(FileFormat, Protocol):
         `storage.spans.open_spans`)."""
         ...
 
+    @property
+    def open_days(self) -> int:
+        """How long the spans a run keeps wait for a later run."""
+        ...
+
     def read_joined(
         self,
         paths: Sequence[Path],

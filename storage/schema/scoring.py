@@ -175,6 +175,7 @@ CREATE TABLE IF NOT EXISTS open_spans (
     trace_hex VARCHAR NOT NULL,
     last_ns BIGINT NOT NULL,
     run_id VARCHAR NOT NULL,
+    kept_at TIMESTAMPTZ NOT NULL,
     span JSON NOT NULL
 );
 CREATE OR REPLACE VIEW traces AS

@@ -3,20 +3,21 @@
 An export window or a rotated file can end in the middle of an agent's run: Langfuse's blob
 storage export writes each observation into the file of the window it starts in, the
 Collector's file exporter each span into the file open when the span ends. A nightly run then
-reads the first part of such a trace and the next night's run the rest. So a scoring run that
-reads span files keeps the spans of every trace whose last span started or ended within
+reads the first part of such a trace and the next night's run the rest. So a run that reads
+span files keeps the spans of every trace whose last span started or ended within
 `open_trace_minutes` of the newest span start it read (`OPEN_SPANS`, published with the run),
-and the next run that reads span files maps each of those traces again together with its
+and a later run that reads span files maps each of those traces again together with its
 later spans (`OpenTraces.earlier`): the trace is stored whole, as one run over both nights'
-files stores it. A run lets go of the kept spans of traces that ended more than
-`open_trace_minutes` before the newest span it read (`OPEN_UNTIL`).
+files stores it. Kept spans are let go `open_trace_days` after the run that kept them
+(`OPEN_UNTIL`): by wall-clock time, not by the times of another run's spans, which may come
+from another export whose files say nothing of these traces.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -29,18 +30,20 @@ __all__ = ["OPEN_SPANS", "OPEN_UNTIL", "OpenTraces", "open_traces"]
 OPEN_SPANS = "open_spans.parquet"
 """The spans a run keeps for the runs after it (a run's work file, published with it)."""
 OPEN_UNTIL = "open_until.parquet"
-"""The time before which the spans kept by earlier runs are let go (one row, `until_ns`)."""
+"""The time before which the spans kept by earlier runs were kept are let go (one row,
+`until`)."""
 
-_NEVER = (1 << 63) - 1
+_NEVER = datetime(9999, 1, 1, tzinfo=UTC)
 _FACTS = pl.Struct(FACT_SCHEMA)
 _LAST = pl.max_horizontal("start_ns", "end_ns").max().over("trace_hex")
 """A trace's last span start or end."""
 
 
-def open_traces(store: DuckDBStore, window_ns: int) -> OpenTraces:
+def open_traces(store: DuckDBStore, window_ns: int, days: int) -> OpenTraces:
     """What a run that reads span files carries: the ids of the traces earlier runs kept
     spans of, read now, and their spans, read once the run's files show which of them go on
-    (none where the run keeps none, `window_ns` 0: it lets them go)."""
+    (none where the run keeps none, `window_ns` 0: it lets them go); `days`: how long the
+    spans it keeps wait for a later run."""
     kept = _kept_traces(store) if window_ns > 0 else pl.Series("trace_hex", [], dtype=pl.String)
 
     def spans_of(traces: pl.Series) -> pl.DataFrame:
@@ -52,7 +55,7 @@ def open_traces(store: DuckDBStore, window_ns: int) -> OpenTraces:
         finally:
             store.release()  # the run's reading goes on with its own files
 
-    return OpenTraces(spans_of, window_ns)
+    return OpenTraces(spans_of, window_ns, days)
 
 
 def _kept_traces(store: DuckDBStore) -> pl.Series:
@@ -85,27 +88,25 @@ class OpenTraces:
     Args:
         kept_of: the spans earlier runs kept of the given trace ids (`open_traces`).
         window_ns: `open_trace_minutes` in nanoseconds; 0 keeps nothing.
+        days: `open_trace_days`.
     """
 
     kept_of: Callable[[pl.Series], pl.DataFrame]
     window_ns: int
+    days: int
     newest_ns: int | None = None
-    """The newest span start this run read."""
+    """The newest span start of the files this run read."""
     kept: list[pl.DataFrame] = field(default_factory=list)
     _traces: list[pl.Series] = field(default_factory=list)
     _earlier: pl.DataFrame | None = None
-    _joined: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _joined: set[str] = field(default_factory=set)
 
-    def saw(self, spans: pl.DataFrame) -> None:
-        """Note the traces and the newest start of the spans a reader parked (threads may
-        call at once)."""
-        traces = spans["trace_hex"].drop_nulls().unique()
-        newest = spans["start_ns"].max()
-        with self._lock:
-            self._traces.append(traces)
-            if newest is not None and (self.newest_ns is None or int(newest) > self.newest_ns):  # type: ignore[arg-type]
-                self.newest_ns = int(newest)  # type: ignore[arg-type]
+    def read(self, traces: list[pl.Series], newest: int | None) -> None:
+        """A file was read whole: the traces its spans belong to, and its newest span start
+        (a file that could not be read, whose spans are left out, is not given)."""
+        self._traces += traces
+        if newest is not None and (self.newest_ns is None or newest > self.newest_ns):
+            self.newest_ns = newest
 
     def next_files(self) -> None:
         """A run of files read together begins (`otel_readers.JOINED_BYTES`): the kept spans
@@ -121,7 +122,6 @@ class OpenTraces:
                 pl.concat(self._traces).unique() if self._traces else pl.Series([], dtype=pl.String)
             )
             self._earlier = self.kept_of(traces)
-            self._joined += self._earlier["trace_hex"].n_unique()
             self._traces = []
         return self._earlier
 
@@ -141,6 +141,7 @@ class OpenTraces:
         )
         if earlier.is_empty():
             return bucket
+        self._joined.update(earlier["trace_hex"].unique().to_list())
         return pl.concat(
             [
                 earlier.select(bucket.columns).with_columns(_earlier=pl.lit(True)),
@@ -152,16 +153,23 @@ class OpenTraces:
         """The traces this run joined with kept spans, and those whose spans it keeps (the
         run summary's counts, where any)."""
         kept = pl.concat([frame["trace_hex"] for frame in self.kept]).n_unique() if self.kept else 0
-        counts = {"traces_joined": self._joined, "traces_kept_open": kept}
+        counts = {"traces_joined": len(self._joined), "traces_kept_open": kept}
         return {name: count for name, count in counts.items() if count}
 
     def keep(self, bucket: pl.DataFrame) -> None:
         """Keep the spans of `bucket`'s traces (earlier runs' kept spans included) whose last
-        span started or ended within the window of the newest span start."""
+        span started or ended within the window of the newest span start. A span the mapping
+        cannot place (no id, no start) is not kept: it would be rejected again by every run
+        that joins its trace."""
         if self.window_ns <= 0 or self.newest_ns is None:
             return
         since = self.newest_ns - self.window_ns
-        spans = bucket.filter(pl.col("trace_hex").is_not_null()).with_columns(last_ns=_LAST)
+        placed = pl.all_horizontal(
+            pl.col("trace_hex").is_not_null(),
+            pl.col("span_hex").is_not_null(),
+            pl.col("start_ns").is_not_null(),
+        )
+        spans = bucket.filter(placed).with_columns(last_ns=_LAST)
         open_ = spans.filter(pl.col("last_ns") >= since)
         if not open_.is_empty():
             self.kept.append(
@@ -184,15 +192,7 @@ class OpenTraces:
         )
         # A trace that runs of files read apart both hold: each span once (the later copy),
         # the trace's last time its latest.
-        ids = pl.col("span_hex").is_not_null()
-        once = pl.concat(
-            [
-                kept.filter(ids).unique(
-                    ["trace_hex", "span_hex"], keep="last", maintain_order=True
-                ),
-                kept.filter(~ids),
-            ]
-        )
+        once = kept.unique(["trace_hex", "span_hex"], keep="last", maintain_order=True)
         once.select(
             "trace_hex",
             pl.col("last_ns").max().over("trace_hex"),
@@ -200,7 +200,11 @@ class OpenTraces:
             "span",
         ).write_parquet(folder / OPEN_SPANS)
         # With no window, every span kept before is let go.
-        until = self.newest_ns - self.window_ns if self.window_ns > 0 else _NEVER
-        pl.DataFrame({"until_ns": [until]}, schema={"until_ns": pl.Int64}).write_parquet(
+        until = _now() - timedelta(days=self.days) if self.window_ns > 0 else _NEVER
+        pl.DataFrame({"until": [until]}, schema={"until": pl.Datetime("us", "UTC")}).write_parquet(
             folder / OPEN_UNTIL
         )
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)

@@ -79,6 +79,11 @@ class OtelFileFormat:
         """`open_trace_minutes` in nanoseconds (`storage.spans.open_spans`)."""
         return self.config.open_trace_minutes * 60_000_000_000
 
+    @property
+    def open_days(self) -> int:
+        """`open_trace_days` (`storage.spans.open_spans`)."""
+        return self.config.open_trace_days
+
     def read_batches(
         self, path: Path, consume: Callable[[pl.DataFrame], None], batch_rows: int
     ) -> FileInfo:
@@ -191,14 +196,20 @@ class OtelFileFormat:
         parked spans are then left out of the mapping by its name."""
         last = [first - 1]
         lock = threading.Lock()
+        traces: list[pl.Series] = []  # the file's traces and newest start, for `open_traces`
+        newest: list[int] = []
 
         def park(order: int, chunk: SpanChunk) -> None:
             spool.add(span_facts(chunk.spans, self.config), order=first + order)
-            if open_traces is not None:
-                open_traces.saw(chunk.spans)
             rejections[first + order] = chunk.rejections  # one key a chunk: no two alike
+            ids, start = (
+                chunk.spans["trace_hex"].drop_nulls().unique(),
+                chunk.spans["start_ns"].max(),
+            )
             with lock:
                 last[0] = max(last[0], first + order)
+                traces.append(ids)
+                newest.extend([] if start is None else [int(start)])  # type: ignore[arg-type]
 
         try:
             read_chunks([path], self.config, park, workers=READ_WORKERS, logs=logs)
@@ -206,6 +217,8 @@ class OtelFileFormat:
             return f"unrecognised_file: {exc}"
         except InputError as exc:
             return f"unreadable_file: {exc}"
+        if open_traces is not None:
+            open_traces.read(traces, max(newest, default=None))
         return last[0] + 1
 
     def _handed_over(

@@ -317,7 +317,7 @@ def discard_unpublished(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> N
 
 def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
     """Add the quarantine and file rows of `tables` not recorded yet; keep the spans a run
-    keeps for later runs (`open_spans`), letting go of those it says ended long enough ago
+    keeps for later runs (`open_spans`), letting go of those kept before the time it gives
     (`open_until`: storage/spans/open_spans.py)."""
     for name, source in tables.items():
         con.execute(
@@ -342,14 +342,15 @@ def merge(con: duckdb.DuckDBPyConnection, tables: dict[str, Path]) -> None:
             "SELECT 1 FROM files o WHERE o.path = f.path AND o.content_hash = f.content_hash)"
         )
     if "open_until" in tables:
-        con.execute(
-            "DELETE FROM open_spans WHERE last_ns < (SELECT until_ns FROM __new_open_until)"
-        )
+        con.execute("DELETE FROM open_spans WHERE kept_at < (SELECT until FROM __new_open_until)")
     if "open_spans" in tables:  # a trace's spans kept again, with what this run added
         con.execute(
             "DELETE FROM open_spans WHERE trace_hex IN (SELECT trace_hex FROM __new_open_spans)"
         )
-        con.execute("INSERT INTO open_spans BY NAME SELECT * FROM __new_open_spans")
+        con.execute(
+            "INSERT INTO open_spans BY NAME SELECT *, current_timestamp AS kept_at "
+            "FROM __new_open_spans"
+        )
     for name in tables:
         con.execute(f"DROP VIEW __new_{name}")
 

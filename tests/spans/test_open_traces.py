@@ -119,12 +119,14 @@ def test_a_run_cut_between_two_nightly_runs_is_stored_whole(
     assert query_rows(db, "SELECT count(*) FROM files") == [(2,)]
 
 
-def test_only_traces_near_the_newest_span_are_kept_and_later_runs_let_them_go(
-    tmp_path: Path,
+def test_only_traces_near_the_newest_span_are_kept_and_let_go_days_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The downloads as recorded, months apart: only the newest run lies within the default
-    hour of the newest span, so only its spans are kept and only it comes back whole; a
-    later night's file lets its spans go."""
+    hour of the newest span, so only its spans are kept and only it comes back whole. They
+    are let go `open_trace_days` after the run that kept them, not by another run's spans."""
+    from storage.spans import open_spans
+
     rows = _rows()
     earlier, later = _windows(rows)
     night = tmp_path / "a-project" / "observations"
@@ -148,10 +150,17 @@ def test_only_traces_near_the_newest_span_are_kept_and_later_runs_let_them_go(
     assert len(same) == 1  # the newest run whole; the others only their later parts
     assert kept[0][1] + sum(row["trace_id"] == newest for row in later) == _kept(db)[0][1]
 
-    a_day_later = _nightly(rows[:1], datetime(2026, 12, 8, 0, 0, 0))
-    _write(night / "3.jsonl", a_day_later)
-    _score(night / "3.jsonl", db)
-    assert kept[0][0] not in [hex_id for hex_id, _ in _kept(db)]  # it ended long before
+    # another export's file of later spans lets nothing go: its files say nothing of these
+    other = tmp_path / "another-export.jsonl"
+    _write(other, _nightly(rows[:1], datetime(2026, 12, 8, 0, 0, 0)))
+    assert _score(other, db) == 0
+    assert kept[0][0] in [hex_id for hex_id, _ in _kept(db)]
+    # open_trace_days (3) after the run that kept them, the spans are let go
+    later_on = datetime.now(UTC) + timedelta(days=3, hours=1)
+    monkeypatch.setattr(open_spans, "_now", lambda: later_on)
+    _write(other, _nightly(rows[:1], datetime(2026, 12, 9, 0, 0, 0)))
+    assert _score(other, db) == 0
+    assert kept[0][0] not in [hex_id for hex_id, _ in _kept(db)]
 
 
 def test_no_span_is_kept_with_no_window(tmp_path: Path) -> None:
@@ -309,3 +318,27 @@ def test_kept_spans_join_traces_in_every_run_of_files_read_apart(
     assert query_rows(db, TRACES) == query_rows(db_whole, TRACES)
     spans = query_rows(db, "SELECT span->>'span_hex' FROM open_spans")
     assert len(spans) == len(set(spans)) == len(rows)
+
+
+def test_a_file_that_cannot_be_read_does_not_move_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The newest span start is taken from the files read whole: the spans of a file that
+    fails part-way (a byte that is not UTF-8 in its last block; here its spans are a day
+    later) are left out, and do not push every trace of the good files out of the window."""
+    from storage.spans import otel_files
+
+    monkeypatch.setattr(otel_files, "CHUNK_BYTES", 2048)  # the file in many blocks
+    monkeypatch.setattr(otel_files, "JSON_LINES_CHUNK_BYTES", 2048)
+    first_night, _, rows = _two_nights(tmp_path / "observations")
+    bad = tmp_path / "observations" / "2026-12-08.jsonl"
+    _write(bad, _nightly(rows, datetime(2026, 12, 8, 12, 0, 0)))
+    bad.write_bytes(bad.read_bytes() + b'{"id": "\xff"}\n')
+    db = tmp_path / "nightly.duckdb"
+    assert _score(first_night, db) == 0
+    _score(tmp_path / "observations", db)
+    assert query_rows(db, "SELECT rule FROM quarantine WHERE file LIKE '%12-08%'") == [
+        ("unreadable_file",)
+    ]
+    # the good files' traces are kept again, whole (not only the first night's spans)
+    assert sum(spans for _, spans in _kept(db)) == len(rows)

@@ -81,6 +81,10 @@ class OtelImportConfig(BaseModel):
     start a scoring run read may go on in a later run's files (an export window or a rotated
     file that ends mid-run, read on the next night): its spans are kept in the database and
     mapped again with its later spans when they arrive. 0: no span is kept."""
+    open_trace_days: Annotated[int, Field(ge=1)] = 3
+    """How long the spans a run keeps wait for a later run's files to go on with them: they
+    are let go this many days (wall-clock time) after the run that kept them, and a trace that
+    goes on is kept again with its later spans."""
     output_summary_chars: Annotated[int, Field(ge=0)] = 2000
     """Longest steps[].output_summary kept (a tool's result or an error message), in characters;
     longer results are cut with "…" at the end."""
