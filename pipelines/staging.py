@@ -24,7 +24,13 @@ from storage.inputs.readers import (
     read_file_batches,
 )
 from storage.names import path_text
-from storage.spans.open_spans import OPEN_SPANS, OPEN_UNTIL, OpenTraces, open_traces
+from storage.spans.open_spans import (
+    OPEN_SPANS,
+    OPEN_UNTIL,
+    OpenTraces,
+    kept_traces,
+    open_traces,
+)
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.hashing import sha256_hex
 from storage.store.ledger import in_ledger, stored_files
@@ -123,12 +129,13 @@ def stage_inputs(
     files = input_files(paths, file_format)
     seen = stored_files(store)
     todo = [f for f in files if force or not in_ledger(f, seen)]
+    kept_ids = kept_traces(store)
     store.release()  # reading and staging work on this process's own tables only
     joined = _joined_files(todo, file_format)
     carried = None
     if joined is not None:
-        carried = open_traces(store, joined[0].open_window_ns, joined[0].open_days)
-        store.release()
+        reader = joined[0]
+        carried = open_traces(store, kept_ids, reader.open_window_ns, reader.open_days)
     create_staging(store, run.run_id, pl.Schema(_valid_schema()), run.path(STAGED))
     infos, rejected_parts = _read_batches(
         run, todo, batch_rows or DEFAULT_BATCH_ROWS, file_format, levels, (joined, carried)

@@ -25,7 +25,7 @@ import polars as pl
 from storage.store.duckdb_store import DuckDBStore
 from transforms.otel_spans import FACT_SCHEMA
 
-__all__ = ["OPEN_SPANS", "OPEN_UNTIL", "OpenTraces", "open_traces"]
+__all__ = ["OPEN_SPANS", "OPEN_UNTIL", "OpenTraces", "kept_traces", "open_traces"]
 
 OPEN_SPANS = "open_spans.parquet"
 """The spans a run keeps for the runs after it (a run's work file, published with it)."""
@@ -39,12 +39,19 @@ _LAST = pl.max_horizontal("start_ns", "end_ns").max().over("trace_hex")
 """A trace's last span start or end."""
 
 
-def open_traces(store: DuckDBStore, window_ns: int, days: int) -> OpenTraces:
-    """What a run that reads span files carries: the ids of the traces earlier runs kept
-    spans of, read now, and their spans, read once the run's files show which of them go on
-    (none where the run keeps none, `window_ns` 0: it lets them go); `days`: how long the
-    spans it keeps wait for a later run."""
-    kept = _kept_traces(store) if window_ns > 0 else pl.Series("trace_hex", [], dtype=pl.String)
+def kept_traces(store: DuckDBStore) -> pl.Series:
+    """The ids of the traces earlier runs kept spans of (read while a run's ledger check has
+    the file attached, so the reading of span files does not attach it again for nothing)."""
+    return store.sql("SELECT DISTINCT trace_hex FROM open_spans")["trace_hex"]
+
+
+def open_traces(store: DuckDBStore, kept: pl.Series, window_ns: int, days: int) -> OpenTraces:
+    """What a run that reads span files carries: the spans earlier runs kept of the traces
+    `kept` (`kept_traces`) that its files go on with, read once its files are parked (none
+    where the run keeps none, `window_ns` 0: it lets them go); `days`: how long the spans it
+    keeps wait for a later run."""
+    if window_ns <= 0:
+        kept = kept.clear()
 
     def spans_of(traces: pl.Series) -> pl.DataFrame:
         going_on = traces.filter(traces.is_in(kept.implode()))
@@ -55,11 +62,7 @@ def open_traces(store: DuckDBStore, window_ns: int, days: int) -> OpenTraces:
         finally:
             store.release()  # the run's reading goes on with its own files
 
-    return OpenTraces(spans_of, window_ns, days)
-
-
-def _kept_traces(store: DuckDBStore) -> pl.Series:
-    return store.sql("SELECT DISTINCT trace_hex FROM open_spans")["trace_hex"]
+    return OpenTraces(spans_of, window_ns, days, was_empty=kept.is_empty() and window_ns > 0)
 
 
 def _kept_spans(store: DuckDBStore, traces: pl.Series) -> pl.DataFrame:
@@ -94,6 +97,8 @@ class OpenTraces:
     kept_of: Callable[[pl.Series], pl.DataFrame]
     window_ns: int
     days: int
+    was_empty: bool = False
+    """No span was kept before this run (nothing to let go)."""
     newest_ns: int | None = None
     """The newest span start of the files this run read."""
     kept: list[pl.DataFrame] = field(default_factory=list)
@@ -184,7 +189,7 @@ class OpenTraces:
     def write(self, folder: Path, run_id: str) -> None:
         """The run's `OPEN_SPANS` and `OPEN_UNTIL` in `folder`, for its publication; nothing
         where the run read no span."""
-        if self.newest_ns is None:
+        if self.newest_ns is None or (self.was_empty and not self.kept):
             return
         schema = {"trace_hex": pl.String, "span_hex": pl.String, "last_ns": pl.Int64}
         kept = (
