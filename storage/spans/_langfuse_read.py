@@ -244,9 +244,13 @@ def _scalar_text(json_text: pl.Expr) -> pl.Expr:
     """The text of a scalar's JSON text (`_scalar`), as the per-line reader writes it: a
     string's characters (its escapes decoded), a boolean or integer as it is; else null."""
     quoted = json_text.str.starts_with('"')
+    escaped = quoted & json_text.str.contains("\\", literal=True)
+    # decoded where escaped only: Polars may evaluate a branch over every row, and an object
+    # decoded as a string is an error, not a null
+    decoded = pl.when(escaped).then(json_text).str.json_decode(pl.String)
     return (
-        pl.when(quoted & json_text.str.contains("\\", literal=True))
-        .then(json_text.str.json_decode(pl.String))
+        pl.when(escaped)
+        .then(decoded)
         .when(quoted)
         .then(json_text.str.slice(1, json_text.str.len_chars() - 2))
         .when(_scalar(json_text))
