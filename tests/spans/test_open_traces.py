@@ -70,6 +70,15 @@ def _score(path: Path, db: Path, *flags: str) -> int:
     return main(["score", str(path), "--db", str(db), "--no-embedder", *flags])
 
 
+def _whole(tmp_path: Path, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The traces of all `rows` scored in one run, as one file."""
+    whole = tmp_path / "whole.jsonl"
+    _write(whole, rows)
+    db_whole = tmp_path / "whole.duckdb"
+    assert _score(whole, db_whole) == 0
+    return query_rows(db_whole, TRACES)
+
+
 def _kept(db: Path) -> list[tuple[Any, ...]]:
     return query_rows(db, "SELECT trace_hex, count(*) FROM open_spans GROUP BY 1 ORDER BY 1")
 
@@ -204,11 +213,7 @@ def test_a_failed_run_keeps_nothing_and_lets_nothing_go(
     assert _kept(db) == kept
     monkeypatch.undo()
     assert _score(next_night, db) == 0
-    whole = tmp_path / "whole.jsonl"
-    _write(whole, rows)
-    db_whole = tmp_path / "whole.duckdb"
-    assert _score(whole, db_whole) == 0
-    assert query_rows(db, TRACES) == query_rows(db_whole, TRACES)
+    assert query_rows(db, TRACES) == _whole(tmp_path, rows)
 
 
 def test_kept_spans_are_json_of_the_facts(tmp_path: Path) -> None:
@@ -311,11 +316,7 @@ def test_kept_spans_join_traces_in_every_run_of_files_read_apart(
     assert _score(first_night, db) == 0
     monkeypatch.setattr(otel_readers, "JOINED_BYTES", 1)  # each file read apart
     assert _score(night, db) == 0
-    whole = tmp_path / "whole.jsonl"
-    _write(whole, rows)
-    db_whole = tmp_path / "whole.duckdb"
-    assert _score(whole, db_whole) == 0
-    assert query_rows(db, TRACES) == query_rows(db_whole, TRACES)
+    assert query_rows(db, TRACES) == _whole(tmp_path, rows)
     spans = query_rows(db, "SELECT span->>'span_hex' FROM open_spans")
     assert len(spans) == len(set(spans)) == len(rows)
 
