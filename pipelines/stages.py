@@ -10,8 +10,7 @@ import polars as pl
 
 from pipelines.progress import stage_progress
 from pipelines.runs import Run
-from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES
-from storage.spans.open_spans import OPEN_SPANS, OPEN_UNTIL
+from pipelines.staging import FILES, NOVELTY, PLAN, QUARANTINE, SCORES, open_span_tables
 from storage.store.duckdb_store import DuckDBStore
 from storage.store.staging_store import (
     LIGHT_STEP_FIELDS,
@@ -204,19 +203,14 @@ def commit_inputs(run: Run) -> tuple[dict[str, Path], tuple[str, Path] | None, i
     for later runs (storage/spans/open_spans.py), its staging table
     with the file of the trace ids to store from it (new and changed), and the commit count
     it planned against."""
-    names = (
-        ("scores", SCORES),
-        ("quarantine", QUARANTINE),
-        ("files", FILES),
-        ("open_spans", OPEN_SPANS),
-        ("open_until", OPEN_UNTIL),
-    )
+    names = (("scores", SCORES), ("quarantine", QUARANTINE), ("files", FILES))
     traces = None
     if run.path(FRESH).exists():
         traces = (staged_table(run.run_id), run.path(FRESH))
     planned = run.path(PLANNED_AT)
     return (
-        {name: run.path(file) for name, file in names if run.path(file).exists()},
+        {name: run.path(file) for name, file in names if run.path(file).exists()}
+        | open_span_tables(run),
         traces,
         int(planned.read_text()) if planned.exists() else None,
     )

@@ -54,6 +54,7 @@ __all__ = [
     "SCORES",
     "commit_ledger",
     "limit_to_range",
+    "open_span_tables",
     "stage_chunk",
     "stage_inputs",
 ]
@@ -384,7 +385,11 @@ def commit_ledger(store: DuckDBStore, archive: Run) -> None:
     """Write the archive's quarantine rows, file ledger and kept spans, once every chunk is
     committed."""
     tables = {"quarantine": archive.path(QUARANTINE), "files": archive.path(FILES)}
-    for name, file in (("open_spans", OPEN_SPANS), ("open_until", OPEN_UNTIL)):
-        if archive.path(file).exists():
-            tables[name] = archive.path(file)
-    store.commit_run(archive.handle, tables)
+    store.commit_run(archive.handle, tables | open_span_tables(archive))
+
+
+def open_span_tables(run: Run) -> dict[str, Path]:
+    """The run's kept spans and the time before which earlier ones are let go, as the tables
+    its publication merges (`storage.store.commit.merge`), where it wrote them."""
+    files = {"open_spans": run.path(OPEN_SPANS), "open_until": run.path(OPEN_UNTIL)}
+    return {name: path for name, path in files.items() if path.exists()}

@@ -30,8 +30,8 @@ __all__ = ["OPEN_SPANS", "OPEN_UNTIL", "OpenTraces", "kept_traces", "open_traces
 OPEN_SPANS = "open_spans.parquet"
 """The spans a run keeps for the runs after it (a run's work file, published with it)."""
 OPEN_UNTIL = "open_until.parquet"
-"""The time before which the spans kept by earlier runs were kept are let go (one row,
-`until`)."""
+"""A run's cut-off for the spans earlier runs kept: those kept before it are let go (one
+row, `until`)."""
 
 _NEVER = datetime(9999, 1, 1, tzinfo=UTC)
 _FACTS = pl.Struct(FACT_SCHEMA)
@@ -188,7 +188,7 @@ class OpenTraces:
 
     def write(self, folder: Path, run_id: str) -> None:
         """The run's `OPEN_SPANS` and `OPEN_UNTIL` in `folder`, for its publication; nothing
-        where the run read no span."""
+        where the run read no span, or keeps none and none was kept before."""
         if self.newest_ns is None or (self.was_empty and not self.kept):
             return
         schema = {"trace_hex": pl.String, "span_hex": pl.String, "last_ns": pl.Int64}
