@@ -30,6 +30,7 @@ from concurrent.futures import (
 from pathlib import Path
 from typing import TypeGuard
 
+from storage.spans._line_blocks import BlockBuffers
 from storage.spans.otel_files import (
     ChunkJob,
     LineBlock,
@@ -70,7 +71,10 @@ def read_chunks(
     def own(path: Path) -> FileLogs | None:
         return None if logs is None else logs.get(path, FileLogs())
 
-    jobs = (job for path in paths for job in chunk_jobs(path, config, chunk_bytes, own(path)))
+    buffers = BlockBuffers()
+    jobs = (
+        job for path in paths for job in chunk_jobs(path, config, chunk_bytes, own(path), buffers)
+    )
 
     def run(number: int, chunks: Callable[[], Iterable[SpanChunk]]) -> None:
         for part, chunk in enumerate(chunks()):

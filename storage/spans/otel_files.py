@@ -32,7 +32,7 @@ from storage.inputs.input_paths import OTEL_EXTENSIONS, PARQUET_EXTENSIONS, expa
 from storage.inputs.json_values import cut_array, parse_record, parse_values
 from storage.names import path_text
 from storage.spans._langfuse_lines import langfuse_block
-from storage.spans._line_blocks import line_blocks, line_numbers
+from storage.spans._line_blocks import BlockBuffers, line_blocks, line_numbers
 from storage.spans._otlp import collector_schema, request_rows, rows_frame
 from storage.spans._otlp_arrow import arrow_rows
 from storage.spans._otlp_frames import protobuf_messages
@@ -503,12 +503,14 @@ def chunk_jobs(
     config: OtelImportConfig,
     chunk_bytes: int | None = None,
     logs: FileLogs | None = None,
+    buffers: BlockBuffers | None = None,
 ) -> Iterator[ChunkJob]:
     """The reading of one file as jobs, in the file's order: one a block of about
     `chunk_bytes` of JSON lines (OTLP requests, Phoenix or Langfuse rows; None:
     JSON_LINES_CHUNK_BYTES or CHUNK_BYTES), whose bytes are read here and parsed when the
     job runs, so that blocks of one file can be parsed side by side; one job for a whole
-    protobuf, Parquet or one-document file.
+    protobuf, Parquet or one-document file. `buffers`: the reading's block buffers, used
+    again across its files.
 
     Raises:
         InputError: the file cannot be opened or read, is not UTF-8 (JSON), or is a Parquet
@@ -534,7 +536,7 @@ def chunk_jobs(
                 return
             block = chunk_bytes or (CHUNK_BYTES if phoenix else JSON_LINES_CHUNK_BYTES)
             size = path.stat().st_size
-            for data, first in line_blocks(path, block):
+            for data, first in line_blocks(path, block, buffers):
                 lines = LineBlock(data, first, path, config, phoenix, python, size)
                 yield _with_events(lines, logs, path, config)
                 logs = FileLogs(logs.events)  # the unread records said once, by the first job

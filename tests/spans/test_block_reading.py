@@ -67,3 +67,37 @@ def test_a_worker_ends_when_its_parent_is_killed_outright(tmp_path: Path) -> Non
         assert not _alive(worker)
     finally:
         parent.kill()
+
+
+def test_block_buffers_are_used_again_only_once_nothing_holds_them(tmp_path: Path) -> None:
+    """A block still held (by a job, a view, an export) is never handed out again; one let go
+    is, and the blocks read into used buffers are the file's bytes, nothing left over from
+    the block before (a longer one, a file's short last block)."""
+    from storage.spans._line_blocks import BlockBuffers, line_blocks
+
+    buffers = BlockBuffers()
+    held = buffers.take(64)
+    view = memoryview(buffers.take(64))  # a view (as Arrow's buffer keeps) holds its block
+    assert buffers.take(64) is not held and buffers.take(64) is not view.obj
+    view.release()
+    first = buffers.take(32)
+    assert len(first) == 32
+    kept = id(held)
+    del held
+    assert {id(buffers.take(64)) for _ in range(3)} >= {kept}
+
+    files = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    files[0].write_bytes(
+        b"".join(b'{"n": %d, "pad": "%s"}\n' % (i, b"x" * (i % 37)) for i in range(400))
+    )
+    files[1].write_bytes(b"\xef\xbb\xbf" + b'{"short": 1}\n' * 3 + b'{"last": "no newline"}')
+    expected = [(bytes(data), first) for f in files for data, first in line_blocks(f, 1000)]
+    shared = BlockBuffers()
+    got = []
+    for f in files:
+        for data, first in line_blocks(f, 1000, shared):
+            got.append((bytes(data), first))  # a copy: the buffer is let go for the next block
+    assert got == expected
+    assert b"".join(data for data, _ in got[:-1]) == files[0].read_bytes()
+    assert got[-1][0] == files[1].read_bytes()[3:]
+    assert len(shared._buffers) <= 2  # each block let go before the next: one buffer or two
