@@ -530,10 +530,13 @@ class AutoFormat:
         if shape is not None:
             reason = f"no format reads the file: it is {shape}"
             return replace(facts, rule="unrecognised_file", reason=reason)
-        kinds = "; ".join(f"{entry.name}: {entry.describe}" for entry in FORMATS)
+        # the formats by name: each one's description (3 KB for all) repeated for every file a
+        # folder holds beside its runs made the run's summary a wall of text
+        names = ", ".join(entry.name for entry in FORMATS)
         reason = (
             f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads "
-            f"{kinds}; name one with --format if the file is of one of them"
+            f"the formats {names} (`tracegrade score --help` and docs/formats.md describe "
+            "each); name one with --format if the file is of one of them"
         )
         return replace(facts, rule="unrecognised_file", reason=reason)
 
