@@ -530,13 +530,10 @@ class AutoFormat:
         if shape is not None:
             reason = f"no format reads the file: it is {shape}"
             return replace(facts, rule="unrecognised_file", reason=reason)
-        # the formats by name: each one's description (3 KB for all) repeated for every file a
-        # folder holds beside its runs made the run's summary a wall of text
-        names = ", ".join(entry.name for entry in FORMATS)
-        reason = (
-            f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads "
-            f"the formats {names} (`tracegrade score --help` and docs/formats.md describe "
-            "each); name one with --format if the file is of one of them"
+        reason = (  # the formats by name: each one's description made 3 KB a file
+            f"no format recognises the file: it holds {describe_file(path)}. tracegrade reads the"
+            f" formats {', '.join(entry.name for entry in FORMATS)} (`tracegrade score --help`"
+            " and docs/formats.md describe each); name one with --format if it is of one of them"
         )
         return replace(facts, rule="unrecognised_file", reason=reason)
 
