@@ -205,6 +205,25 @@ def _final_answers(live: pl.DataFrame, tools: list[str]) -> pl.DataFrame:
     return last.select("group", final_answer=pl.Series(answers, dtype=pl.String))
 
 
+def _outer_run_answers(live: pl.DataFrame, roots: pl.DataFrame) -> pl.DataFrame:
+    """Per group: the plain-text answer (not JSON) of the earliest agent or chain span right
+    under its root (`outer_run_text`), for a root that holds none: an app's own span around a
+    framework's run (Langfuse's SDK around a CrewAI crew, whose output is the crew's answer)."""
+    runs = live.filter(
+        pl.col("kind").is_in(["agent", "chain"])
+        & (pl.col("text").str.strip_chars() != "")
+        & ~pl.col("text").str.strip_chars_start().str.contains(r"^[\[{]")
+    )
+    return (
+        runs.join(
+            roots.select("group", parent_hex="root_span"), on=["group", "parent_hex"], how="semi"
+        )
+        .sort("group", "start_ns", "span_hex")
+        .group_by("group", maintain_order=True)
+        .agg(outer_run_text=pl.col("text").first())
+    )
+
+
 def _code_answers(fields: pl.DataFrame, tools: list[str]) -> pl.DataFrame:
     """Per group whose last model reply calls a final-answer tool in its code (a code agent
     traced without its tool spans: smolagents through the model client alone), the literal
@@ -337,8 +356,10 @@ def _table(live: pl.DataFrame, steps: pl.DataFrame, config: OtelImportConfig) ->
         first_record=pl.col("record_number").min(),
         trace_hex=pl.col("trace_hex").first(),
     )
+    roots = _roots(live)
     table = (
-        groups.join(_roots(live), on="group", how="left", maintain_order="left")
+        groups.join(roots, on="group", how="left", maintain_order="left")
+        .join(_outer_run_answers(live, roots), on="group", how="left", maintain_order="left")
         .join(
             _code_answers(_trace_fields(live), config.final_answer_tools),
             on="group",
@@ -392,6 +413,7 @@ def _traces(accepted: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             "root_text",
             "final_answer",
             "code_answer",
+            "outer_run_text",
             "last_model_text",
             "run_answer",
             pl.lit(""),

@@ -24,6 +24,7 @@ from transforms._otel_messages import (
     gemini_texts,
     json_message_texts,
 )
+from transforms._pydantic_ai_events import EVENTS_KEY, event_messages
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
@@ -107,12 +108,15 @@ ATTRIBUTE_KEYS = (
     "gen_ai.tool.args",
     "gen_ai.output",
     "final_result",
+    EVENTS_KEY,
+    "llm.model_name",
     "openinference.span.kind",
     "input.value",
     "output.value",
     "tool.name",
     "tool.parameters",
     "agent.name",
+    "agent_name",
     "service.name",
     "service.version",
     "tag.tags",
@@ -158,6 +162,10 @@ _TOOL_CALLS_TEXT = r'^\s*\[\s*\{[^{}]*"function"\s*:\s*\{\s*"name"\s*:'
 """A reply whose text is the JSON of OpenAI tool calls (`[{"function": {"name": ...}, "id":
 ...}]`): JetBrains Koog writes the calls a model asked for as the message's content. It asks
 for tools and says nothing, as a reply with `tool_calls` and no content does."""
+_AI_SDK_CALLS = r'^\s*\[\s*\{\s*"toolCallId"\s*:'
+"""A run's output that is the tool calls its last model call asked for (the Vercel AI SDK's
+`ai.response.toolCalls`, which Langfuse keeps as the run's output): the run ended without an
+answer."""
 _AGENT_OPERATIONS = ("invoke_agent", "create_agent")
 _ADK_MERGED = "(merged tools)"
 """The tool Google ADK names on the span that sums up a model's parallel tool calls (each call
@@ -376,14 +384,27 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
     model = frame.filter(pl.col("kind") == "llm")
     said = pl.when(~pl.col("gen_ai.output").str.contains(_TOOL_CALLS_OUTPUT)).then("gen_ai.output")
     generated = pl.when(pl.col("ai.response.text") != "").then("ai.response.text")
+    # a call to a named model whose reply is given only as plain text (OpenInference's
+    # LlamaIndex `complete`, a generation Langfuse's SDK recorded by hand: AutoGen's); JSON
+    # there is the raw response, LlamaIndex's `assistant: ` a chat reply with no text, and a
+    # span that names no model an app's own (Langfuse's SDK types those GENERATION too). Only
+    # OpenInference's name is read: the GenAI conventions' spans say their reply otherwise,
+    # and their `gen_ai.request.model` on every call would cost the reading of each
+    output = pl.col("output.value")
+    plain = pl.when(
+        pl.col("llm.model_name").is_not_null()
+        & (output.str.replace(r"^assistant:", "").str.strip_chars() != "")
+        & ~output.str.strip_chars_start().str.contains(r"^[\[{]")
+        & (output != "None")
+    ).then(output)
     model_texts = model.with_columns(
         json_message_texts(model["gen_ai.output.messages"], user=False).alias("_decoded"),
         gemini_texts(model["gcp.vertex.agent.llm_response"], user=False).alias("_adk"),
     ).select(
         "_row",
-        pl.coalesce("_decoded", "flat_output_text", said, "_adk", generated, "_hs_text").alias(
-            "text"
-        ),
+        pl.coalesce(
+            "_decoded", "flat_output_text", said, "_adk", generated, "_hs_text", plain
+        ).alias("text"),
     )
     calls_only = pl.col("text").str.contains(_TOOL_CALLS_TEXT).fill_null(False)
     model_texts = model_texts.with_columns(pl.when(~calls_only).then("text").alias("text"))
@@ -412,6 +433,7 @@ def _output_texts(frame: pl.DataFrame) -> pl.Series:
             # OpenInference writes Python's None as "None" (a smolagents run out of steps)
             pl.when(
                 ~pl.col("output.value").str.contains(EVENT_REPR)
+                & ~pl.col("output.value").str.contains(_AI_SDK_CALLS)
                 & (pl.col("output.value") != "None")
             ).then("output.value"),
             "gen_ai.output",
@@ -452,6 +474,7 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         .join(exact, on="_row", how="left", maintain_order="left")
         .join(flat, on="_row", how="left", maintain_order="left")
         .join(_documents(long), on="_row", how="left", maintain_order="left")
+        .pipe(event_messages)
         .with_columns(
             _kind(
                 pl.col("gen_ai.operation.name"),
@@ -536,7 +559,8 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
                 "exception_message",
             ),
             kind="kind",
-            agent_name=pl.coalesce("gen_ai.agent.name", "agent.name"),
+            # pydantic-ai's run span named its agent `agent_name` alone before 0.4
+            agent_name=pl.coalesce("gen_ai.agent.name", "agent.name", "agent_name"),
             # OpenInference names an agent only in its AGENT span's name; the OpenAI Agents
             # SDK's whole run is an AGENT span named after its workflow, by default this.
             agent_span=pl.when(

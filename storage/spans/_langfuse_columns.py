@@ -17,7 +17,7 @@ import polars as pl
 
 from storage.spans._langfuse_read import TOP
 from storage.spans._messages import decoded, message_text, text_of
-from storage.spans.langfuse import KINDS, called_tools
+from storage.spans.langfuse import KINDS, MODEL_KEY, called_tools
 
 __all__ = ["field_rows", "span_columns", "tools_by_line"]
 
@@ -241,10 +241,13 @@ def field_rows(spans: pl.DataFrame, tools: dict[int, set[str]]) -> tuple[pl.Seri
             python, schema={"sid": pl.Int64, "top": pl.String, "value": pl.String}, orient="row"
         )
     )
+    named_model = (pl.col("upper_type") == "GENERATION") & (pl.col("model").fill_null("") != "")
+    rows.append(frame.filter(named_model).select("sid", top=pl.lit(MODEL_KEY), value="model"))
     found = pl.concat(rows).with_columns(
         priority=pl.lit(2, pl.Int32),
         ord=pl.col("top").replace_strict(order, default=3, return_dtype=pl.Int64)
-        + (pl.col("top") == "output.value").cast(pl.Int64),
+        + (pl.col("top") == "output.value").cast(pl.Int64)
+        + 2 * (pl.col("top") == MODEL_KEY).cast(pl.Int64),
         json=pl.lit(None, pl.String),
     )
     return frame["_tool"], found.select(list(TOP))

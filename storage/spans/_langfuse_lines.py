@@ -24,7 +24,7 @@ import polars as pl
 from storage.spans._langfuse_columns import field_rows, span_columns, tools_by_line
 from storage.spans._langfuse_read import TOP, observations
 from storage.spans._messages import text_of
-from storage.spans.langfuse import TAGS_KEY, VERSION_KEY
+from storage.spans.langfuse import TAGS_KEY, VERSION_KEY, run_input
 from storage.spans.phoenix import flat_pairs
 from transforms.otel_spans import RAW_SPAN_SCHEMA
 
@@ -129,7 +129,25 @@ def _held(spans: pl.DataFrame, attributes: pl.DataFrame) -> tuple[pl.DataFrame, 
     held = named.sort("sid", "priority", "ord", maintain_order=True).unique(
         ["sid", "top"], keep="first", maintain_order=True
     )
-    runs = held.filter(pl.col("top") == "gen_ai.input.messages")["sid"].implode()
+    tasks = [
+        (number, task)
+        for number, given, got in spans.select("number", "trace_input", "trace_output")
+        .unique("number", maintain_order=True)
+        .iter_rows()
+        if (task := run_input(text_of(given), text_of(got))) is not None
+    ]
+    given_task = (
+        held.filter(pl.col("top") == "input.value")
+        .join(spans.select("sid", "number"), on="sid")
+        .join(
+            pl.DataFrame(tasks, schema={"number": pl.Int64, "task": pl.String}, orient="row"),
+            on="number",
+        )
+        .filter(pl.col("value") == pl.col("task"))
+    )
+    runs = pl.concat(
+        [held.filter(pl.col("top") == "gen_ai.input.messages")["sid"], given_task["sid"]]
+    ).implode()
     chain = pl.col("top") & pl.col("kind").is_null() & pl.col("sid").is_in(runs)
     return spans.with_columns(kind=pl.when(chain).then(pl.lit("CHAIN")).otherwise("kind")), held
 

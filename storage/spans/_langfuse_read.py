@@ -69,6 +69,7 @@ class _Observation(msgspec.Struct, gc=False):
     input: msgspec.Raw = _NULL
     output: msgspec.Raw = _NULL
     metadata: _Metadata | str | None = None
+    model: str | None = None
 
 
 class _Trace(msgspec.Struct, gc=False):
@@ -440,6 +441,7 @@ def observations(lines: list[tuple[int, str]]) -> tuple[pl.DataFrame, pl.DataFra
                 ).cast(pl.String)
                 for at, name in enumerate(_RAW)
             },
+            "model": pl.Series(fields[_METADATA_AT + 1], dtype=pl.String),
         }
     )
     found = pl.DataFrame(columns.lines, schema=_LINE_SCHEMA).with_columns(

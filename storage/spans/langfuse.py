@@ -47,6 +47,7 @@ from storage.spans.phoenix import hex_id, top_rows_given
 __all__ = [
     "BLOB_COLUMNS",
     "KINDS",
+    "MODEL_KEY",
     "TAGS_KEY",
     "VERSION_KEY",
     "blob_rows",
@@ -55,11 +56,16 @@ __all__ = [
     "is_langfuse_trace",
     "langfuse_rows",
     "original_ids",
+    "run_input",
     "trace_hex",
 ]
 
 VERSION_KEY = "service.version"
 """The attribute a trace's version or release is given as: the OTel resource's own."""
+
+MODEL_KEY = "llm.model_name"
+"""The attribute a generation's `model` is given as, where its own attributes name none
+(OpenInference's: the one the mapping reads)."""
 
 TAGS_KEY = "tag.tags"
 """The attribute a trace's tags are given as: OpenInference's (a JSON array of strings)."""
@@ -215,6 +221,9 @@ def _row(
         fields["input.value"] = text_of(given)
     if "gen_ai.output.messages" not in fields:
         fields["output.value"] = text_of(got)
+    model = observation.get("model")
+    if kind == "GENERATION" and isinstance(model, str) and model:
+        fields[MODEL_KEY] = model  # a model call names its model (an app's own span does not)
     for key, item in fields.items():
         if item is not None:
             row.setdefault(f"attributes.{key}", item)
@@ -238,6 +247,17 @@ def _adk_fields(given: Any, got: Any) -> dict[str, str]:
     return fields
 
 
+def run_input(given: str | None, got: str | None) -> str | None:
+    """The trace's input (`given`, its text) where a top span of no kind that holds it is the
+    run: the app's own span around a framework's run (Langfuse's SDK,
+    `start_as_current_span`), given the trace's input and output as plain text; None where
+    either is JSON (a function's arguments and result: `{"args": [...]}`)."""
+    texts = (given, got)
+    if given is None or any(t is not None and t.lstrip().startswith(("{", "[")) for t in texts):
+        return None
+    return given
+
+
 def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The Phoenix rows of a Langfuse trace's observations (`is_langfuse_trace`), in its
     order; the trace's input and output on its top observations that have none, a top
@@ -254,8 +274,13 @@ def langfuse_rows(value: Mapping[str, Any]) -> list[dict[str, Any]]:
         _row(item, texts, trace.get("id"), tools)
         for item, texts in zip(observations, said, strict=True)
     ]
-    for row in top_rows_given(rows, text_of(trace.get("input")), text_of(trace.get("output"))):
-        if row["span_kind"] is None and "attributes.gen_ai.input.messages" in row:
+    given, got = text_of(trace.get("input")), text_of(trace.get("output"))
+    task = run_input(given, got)
+    for row in top_rows_given(rows, given, got):
+        asked = row.get("attributes.input.value")
+        if row["span_kind"] is None and (
+            "attributes.gen_ai.input.messages" in row or (task is not None and asked == task)
+        ):
             row["span_kind"] = "CHAIN"
     tag = next(
         (trace[key] for key in ("version", "release") if trace.get(key) not in (None, "")), None

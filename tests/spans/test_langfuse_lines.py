@@ -151,6 +151,7 @@ def _observation(rng: random.Random, trace: str, parent: str | None, kind: str) 
         "input": rng.choice(_ODD if rng.random() < 0.02 else _INPUTS),
         "output": rng.choice(_ODD if rng.random() < 0.02 else _OUTPUTS),
         "metadata": metadata,
+        "model": rng.choice([None, "", "gpt-4o"]),  # a generation's names its model
     }
 
 
