@@ -15,6 +15,7 @@ import json
 
 import polars as pl
 
+from transforms._beeai import BEEAI_KEYS, beeai_events
 from transforms._haystack import HAYSTACK_KEYS
 from transforms._llama_index import EVENT_REPR
 from transforms._otel_frameworks import framework_texts, haystack_kind
@@ -125,6 +126,7 @@ ATTRIBUTE_KEYS = (
     *TRACELOOP_KEYS,
     *VERCEL_KEYS,
     *HAYSTACK_KEYS,
+    *BEEAI_KEYS,
 )
 """Attributes the mapping reads by exact key (configured keys are added to these)."""
 
@@ -475,6 +477,7 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         .join(flat, on="_row", how="left", maintain_order="left")
         .join(_documents(long), on="_row", how="left", maintain_order="left")
         .pipe(event_messages)
+        .pipe(beeai_events)
         .with_columns(
             _kind(
                 pl.col("gen_ai.operation.name"),

@@ -87,6 +87,20 @@ EXPECTED: dict[str, tuple[str, str, list[tuple[str, object]], str | None]] = {
         [("get_custom_report", None), ("final_result", None)],
         "agentic-clientinsights",  # the service that ran it; the root's parent is not in the file
     ),
+    "beeai-2025-08-01": (
+        "I'm planning a trip to Barcelona, Spain. Can you research key attractions and "
+        "landmarks I should visit, and also tell me what the current weather conditions are "
+        "like there?",
+        # the run's message, which the instrumentation wrote as Python's repr of it
+        "Barcelona is a vibrant city known for its rich cultural heritage",
+        # one call each, from the ReAct agent's updates: not the Wikipedia tool's three event
+        # spans, and OpenMeteoTool, which has no span of its own
+        [
+            ("Wikipedia", {"query": "Tourism in Barcelona"}),
+            ("OpenMeteoTool", {"location_name": "Barcelona", "country": "Spain"}),
+        ],
+        "beeai-framework-main",  # the instrumentation's AGENT span: no agent is named
+    ),
     "koog-2025-08-26": (
         "Greet and say goodbye to the user in the same message. Use provided tools to generate "
         "a proper greeting. The user name is Bob.",
@@ -449,3 +463,24 @@ def test_an_adk_reply_as_a_run_s_output_is_its_text_without_the_thought(tmp_path
     db = tmp_path / "adk.duckdb"
     assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
     assert query_rows(db, "SELECT result_summary FROM traces") == [("20",)]
+
+
+def test_beeai_s_react_updates_are_its_steps(tmp_path: Path) -> None:
+    """BeeAI 0.1.33's first OpenInference instrumentation made a span of every event: each
+    iteration's thought is one step, each tool call one, the final answer one; the model's
+    streamed tokens (a message each, in a `success` span whose 128 attributes left no room for
+    its `target`) are none."""
+    source = DATA / "beeai-2025-08-01.trace.json"
+    export = tmp_path / source.name
+    shutil.copy(source, export)
+    db = tmp_path / "bee.duckdb"
+    assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    ((steps,),) = query_rows(
+        db,
+        "SELECT list_transform(steps, s -> [s.type, coalesce(s.tool_name, s.content)]) FROM traces",
+    )
+    assert [kind for kind, _ in steps] == ["thought", "tool_call"] * 2 + ["thought"] * 2
+    thoughts = [text for kind, text in steps if kind == "thought"]
+    assert thoughts[0].startswith("I will first research key attractions and landmarks")
+    assert thoughts[2].startswith("I now have the current weather conditions in Barcelona")
+    assert thoughts[3].startswith("Barcelona is a vibrant city")  # the final answer's step

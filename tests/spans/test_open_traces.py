@@ -160,14 +160,16 @@ def test_only_traces_near_the_newest_span_are_kept_and_let_go_days_later(
     assert kept[0][1] + sum(row["trace_id"] == newest for row in later) == _kept(db)[0][1]
 
     # another export's file of later spans lets nothing go: its files say nothing of these
+    # (one observation that scores alone: the Claude Agent SDK's run's first)
     other = tmp_path / "another-export.jsonl"
-    _write(other, _nightly(rows[:1], datetime(2026, 12, 8, 0, 0, 0)))
+    claude = [row for row in rows if row["trace_id"] == "097f1d8982fa909b8cffb14a166ec272"]
+    _write(other, _nightly(claude[:1], datetime(2026, 12, 8, 0, 0, 0)))
     assert _score(other, db) == 0
     assert kept[0][0] in [hex_id for hex_id, _ in _kept(db)]
     # open_trace_days (3) after the run that kept them, the spans are let go
     later_on = datetime.now(UTC) + timedelta(days=3, hours=1)
     monkeypatch.setattr(open_spans, "_now", lambda: later_on)
-    _write(other, _nightly(rows[:1], datetime(2026, 12, 9, 0, 0, 0)))
+    _write(other, _nightly(claude[:1], datetime(2026, 12, 9, 0, 0, 0)))
     assert _score(other, db) == 0
     assert kept[0][0] not in [hex_id for hex_id, _ in _kept(db)]
 
