@@ -1,5 +1,5 @@
-"""A model call's messages as pydantic-ai's first instrumentation kept them: in one `events`
-attribute.
+"""What pydantic-ai's earlier instrumentation wrote under names of its own: a model call's
+messages in one `events` attribute, a tool call's arguments and result.
 
 pydantic-ai before 0.5 (`InstrumentationSettings(event_mode="attributes")`, its default, as
 Logfire and Langfuse show it) did not write `gen_ai.input.messages`: each model call's span
@@ -18,10 +18,17 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["EVENTS_KEY", "event_messages"]
+__all__ = ["EVENTS_KEY", "PYDANTIC_AI_ARGUMENTS", "PYDANTIC_AI_RESULT", "event_messages"]
 
 EVENTS_KEY = "events"
 """The attribute pydantic-ai's first instrumentation kept a call's GenAI events in."""
+
+PYDANTIC_AI_ARGUMENTS = "tool_arguments"
+PYDANTIC_AI_RESULT = "tool_response"
+"""A tool call's arguments (JSON) and result (a text as it is, anything else as JSON) on its
+`running tool` span, as pydantic-ai wrote them before 1.0 and still does with
+`InstrumentationSettings(version=2)`; later versions write `gen_ai.tool.call.arguments` and
+`gen_ai.tool.call.result`."""
 
 _SENT = {
     "gen_ai.system.message",

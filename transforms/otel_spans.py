@@ -25,7 +25,12 @@ from transforms._otel_messages import (
     gemini_texts,
     json_message_texts,
 )
-from transforms._pydantic_ai_events import EVENTS_KEY, event_messages
+from transforms._pydantic_ai_events import (
+    EVENTS_KEY,
+    PYDANTIC_AI_ARGUMENTS,
+    PYDANTIC_AI_RESULT,
+    event_messages,
+)
 from transforms.config.otel import OtelImportConfig
 
 __all__ = [
@@ -110,6 +115,8 @@ ATTRIBUTE_KEYS = (
     "gen_ai.output",
     "final_result",
     EVENTS_KEY,
+    PYDANTIC_AI_ARGUMENTS,
+    PYDANTIC_AI_RESULT,
     "llm.model_name",
     "openinference.span.kind",
     "input.value",
@@ -517,6 +524,7 @@ def _tool_columns(config: OtelImportConfig) -> dict[str, pl.Expr]:
             "_tl_input",
             "gen_ai.tool.call.arguments",
             "gen_ai.tool.args",
+            PYDANTIC_AI_ARGUMENTS,
             "gcp.vertex.agent.tool_call_args",
             "ai.toolCall.args",
             "input.value",
@@ -529,6 +537,7 @@ def _tool_columns(config: OtelImportConfig) -> dict[str, pl.Expr]:
             pl.coalesce(
                 "_tl_output",
                 "gen_ai.tool.call.result",
+                PYDANTIC_AI_RESULT,
                 "ai.toolCall.result",
                 "_fw_output",
                 "output.value",

@@ -156,6 +156,7 @@ def weather_agent(
     provider: TracerProvider,
     fail_first_convert: bool,
     after_failure: Literal["retry", "answer", "crash"] = "retry",
+    version: Literal[2, 3, 4, 5, 6] | None = None,
 ) -> Agent[None, str]:
     """A pydantic-ai agent with two tools under its built-in OpenTelemetry instrumentation.
 
@@ -163,6 +164,8 @@ def weather_agent(
     convert ("abc" first when `fail_first_convert`: the tool raises ModelRetry and the model
     calls it again with "21"), then answers. `after_failure` "answer": the model answers at once
     instead of calling convert again; "crash": convert raises RuntimeError, which ends the run.
+    `version`: the instrumentation's (pydantic-ai's default where None; 2 writes the names
+    pydantic-ai wrote before 1.0: `agent run`, `running tool`, `tool_arguments`).
     """
     script: list[ModelResponse] = [
         ModelResponse(
@@ -189,7 +192,12 @@ def weather_agent(
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return script.pop(0)
 
-    settings = InstrumentationSettings(tracer_provider=provider)
+    if version is None:
+        settings = InstrumentationSettings(tracer_provider=provider)
+    else:
+        with warnings.catch_warnings():  # pydantic-ai calls 2 to 4 deprecated: as written
+            warnings.filterwarnings("ignore", "Instrumentation format versions", UserWarning)
+            settings = InstrumentationSettings(tracer_provider=provider, version=version)
     agent = Agent(
         FunctionModel(model),
         name="weather_agent",

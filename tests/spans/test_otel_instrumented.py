@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 import pytest
@@ -52,12 +52,18 @@ def _score(out: Path, db: Path) -> dict[str, Any]:
     return row
 
 
-@pytest.mark.parametrize("proto", [False, True], ids=["otlp-json", "otlp-protobuf"])
+@pytest.mark.parametrize(
+    ("proto", "version"),
+    [(False, None), (True, None), (False, 2)],
+    # version 2: the names pydantic-ai wrote before 1.0 (a tool's arguments and result in
+    # `tool_arguments` and `tool_response`, which were read as nothing)
+    ids=["otlp-json", "otlp-protobuf", "otlp-json-pydantic-ai-v2"],
+)
 def test_pydantic_ai_run_with_a_retried_tool_imports_step_by_step(
-    tmp_path: Path, proto: bool
+    tmp_path: Path, proto: bool, version: Literal[2] | None
 ) -> None:
     exporter = CollectorFileExporter(tmp_path / ("spans.pb" if proto else "spans.jsonl"), proto)
-    agent = weather_agent(tracer_provider(exporter), fail_first_convert=True)
+    agent = weather_agent(tracer_provider(exporter), fail_first_convert=True, version=version)
     assert agent.run_sync(QUESTION).output == ANSWER
 
     summary = import_otel([str(tmp_path)], str(tmp_path / "traces.parquet"))
