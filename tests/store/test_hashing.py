@@ -57,6 +57,7 @@ _ADDED = {
     "google-adk-2025-08-28.trace.json",
     "vercel-ai-sdk-2025-09-18.trace.json",
     "koog-2025-08-26.trace.json",
+    "beeai-2025-08-01.trace.json",
 }
 """Files added to those folders after 2026-11-29."""
 
