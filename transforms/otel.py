@@ -206,9 +206,11 @@ def _final_answers(live: pl.DataFrame, tools: list[str]) -> pl.DataFrame:
 
 
 def _outer_run_answers(live: pl.DataFrame, roots: pl.DataFrame) -> pl.DataFrame:
-    """Per group: the plain-text answer (not JSON) of the earliest agent or chain span right
-    under its root (`outer_run_text`), for a root that holds none: an app's own span around a
-    framework's run (Langfuse's SDK around a CrewAI crew, whose output is the crew's answer)."""
+    """Per group: the plain-text answer (not JSON) of the last agent or chain span right
+    under its root to start (`outer_run_text`), for a root that holds none: an app's own span
+    around a framework's run (Langfuse's SDK around a CrewAI crew, whose output is the crew's
+    answer); where the app ran several, the last one's (pydantic-ai's second joke run after
+    its first; the evaluator run after them answers in JSON, so not it)."""
     runs = live.filter(
         pl.col("kind").is_in(["agent", "chain"])
         & (pl.col("text").str.strip_chars() != "")
@@ -220,7 +222,7 @@ def _outer_run_answers(live: pl.DataFrame, roots: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("group", "start_ns", "span_hex")
         .group_by("group", maintain_order=True)
-        .agg(outer_run_text=pl.col("text").first())
+        .agg(outer_run_text=pl.col("text").last())
     )
 
 

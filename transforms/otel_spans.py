@@ -25,11 +25,13 @@ from transforms._otel_messages import (
     gemini_texts,
     json_message_texts,
 )
-from transforms._pydantic_ai_events import (
+from transforms._pydantic_ai_spans import (
+    AGENT_NAME,
     EVENTS_KEY,
+    PARAMETERS_KEY,
     PYDANTIC_AI_ARGUMENTS,
     PYDANTIC_AI_RESULT,
-    event_messages,
+    pydantic_ai_spans,
 )
 from transforms.config.otel import OtelImportConfig
 
@@ -115,6 +117,7 @@ ATTRIBUTE_KEYS = (
     "gen_ai.output",
     "final_result",
     EVENTS_KEY,
+    PARAMETERS_KEY,
     PYDANTIC_AI_ARGUMENTS,
     PYDANTIC_AI_RESULT,
     "llm.model_name",
@@ -124,7 +127,7 @@ ATTRIBUTE_KEYS = (
     "tool.name",
     "tool.parameters",
     "agent.name",
-    "agent_name",
+    AGENT_NAME,
     "service.name",
     "service.version",
     "tag.tags",
@@ -483,7 +486,7 @@ def span_facts(raw: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
         .join(exact, on="_row", how="left", maintain_order="left")
         .join(flat, on="_row", how="left", maintain_order="left")
         .join(_documents(long), on="_row", how="left", maintain_order="left")
-        .pipe(event_messages)
+        .pipe(pydantic_ai_spans)
         .pipe(beeai_events)
         .with_columns(
             _kind(
@@ -572,7 +575,7 @@ def _facts(frame: pl.DataFrame, config: OtelImportConfig) -> pl.DataFrame:
             ),
             kind="kind",
             # pydantic-ai's run span named its agent `agent_name` alone before 0.4
-            agent_name=pl.coalesce("gen_ai.agent.name", "agent.name", "agent_name"),
+            agent_name=pl.coalesce("gen_ai.agent.name", "agent.name", AGENT_NAME),
             # OpenInference names an agent only in its AGENT span's name; the OpenAI Agents
             # SDK's whole run is an AGENT span named after its workflow, by default this.
             agent_span=pl.when(

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import query_rows
 
 from tracegrade.cli import main
@@ -213,9 +214,36 @@ def test_pydantic_ai_0_2_s_events_attribute_holds_its_messages(tmp_path: Path) -
     )
 
 
-def test_pydantic_ai_0_2_s_events_attribute_read_from_otlp_spans_alone(tmp_path: Path) -> None:
+_STRUCTURED = {"answer": "Langfuse is a tool for observability.", "sure": True}
+"""The output of the same agent given an output type: the model calls pydantic-ai's output
+tool with it, and the run records it as its `final_result`."""
+
+
+@pytest.mark.parametrize("structured", [False, True], ids=["text", "output-type"])
+def test_pydantic_ai_0_2_s_events_attribute_read_from_otlp_spans_alone(
+    tmp_path: Path, structured: bool
+) -> None:
     """The same run exported as OTLP JSON (no Langfuse): the model call's messages are only in
-    its `events` attribute; the objective and the answer come from them."""
+    its `events` attribute; the objective and the answer come from them. With an output type,
+    the model's reply only calls the output tool it was offered (`model_request_parameters`):
+    that call is its step, and the run's `final_result` (its span names no operation, only
+    its `agent_name`) the answer."""
+    events = _PYDANTIC_AI_EVENTS
+    run = {"agent_name": "qa_agent", "model_name": "gpt-4o"}
+    offered = {"function_tools": [], "allow_text_output": True, "output_tools": []}
+    if structured:
+        call = {"name": "final_result", "arguments": json.dumps(_STRUCTURED)}
+        reply = {
+            "role": "assistant",
+            "tool_calls": [{"id": "c1", "type": "function", "function": call}],
+        }
+        events = [*events[:2], {"index": 0, "message": reply, "event.name": "gen_ai.choice"}]
+        run["final_result"] = json.dumps(_STRUCTURED)
+        offered = {
+            **offered,
+            "allow_text_output": False,
+            "output_tools": [{"name": "final_result"}],
+        }
 
     def span(span_id: str, parent: str, name: str, start: int, attributes: dict[str, str]) -> Any:
         return {
@@ -238,7 +266,7 @@ def test_pydantic_ai_0_2_s_events_attribute_read_from_otlp_spans_alone(tmp_path:
             "",
             "qa_agent run",
             1_749_220_828_580_000_000,
-            {"agent_name": "qa_agent", "model_name": "gpt-4o"},
+            run,
         ),
         span(
             "5cb389a3bdd21a6e",
@@ -248,7 +276,8 @@ def test_pydantic_ai_0_2_s_events_attribute_read_from_otlp_spans_alone(tmp_path:
             {
                 "gen_ai.operation.name": "chat",
                 "gen_ai.request.model": "gpt-4o",
-                "events": json.dumps(_PYDANTIC_AI_EVENTS),
+                "model_request_parameters": json.dumps(offered),
+                "events": json.dumps(events),
             },
         ),
     ]
@@ -266,14 +295,13 @@ def test_pydantic_ai_0_2_s_events_attribute_read_from_otlp_spans_alone(tmp_path:
     export.write_text(json.dumps(request) + "\n")
     db = tmp_path / "otlp.duckdb"
     assert main(["score", str(export), "--db", str(db), "--no-embedder"]) == 0
+    answer = json.dumps(_STRUCTURED) if structured else "Langfuse is a tool for observability."
     assert query_rows(db, TRACE_SQL) == [
-        (
-            "What is Langfuse?",
-            "Langfuse is a tool for observability.",
-            "qa_agent",
-            [["thought", ""]],
-        )
+        ("What is Langfuse?", answer, "qa_agent", [["thought", ""]])
     ]
+    if structured:  # the step's text is the output the model gave
+        ((text,),) = query_rows(db, "SELECT steps[1].content FROM traces")
+        assert json.loads(text) == _STRUCTURED
 
 
 def test_a_crewai_crew_under_the_app_s_span_answers_with_the_crew_s_output(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ official OTLP encoder as the Collector's file exporter writes them, then importe
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,6 +23,12 @@ from otel_helpers import (
     tracer_provider,
     weather_agent,
 )
+from pydantic import BaseModel
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import Instrumentation
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from pipelines.otel_import import import_otel
 from pipelines.score import score_traces
@@ -244,3 +251,47 @@ def test_openai_client_under_openinference_imports_step_by_step(
 
     scored = _score(tmp_path / "traces.parquet", tmp_path / "scores.duckdb")
     assert (scored["n_steps"], scored["error_recovery"], scored["unique_tools"]) == (4, 1, 1)
+
+
+class _City(BaseModel):
+    city: str
+    country: str
+
+
+@pytest.mark.parametrize("version", [None, 2], ids=["default", "pydantic-ai-v2"])
+def test_a_structured_output_is_the_run_s_answer_and_its_step(
+    tmp_path: Path, version: Literal[2] | None
+) -> None:
+    """A pydantic-ai agent with an output type and no tool: its one model call only calls the
+    output tool (`final_result`), which no span records. Before, the run was quarantined
+    `empty_trajectory` (a model call that only asks for tools is no step: its tools' spans
+    are); the call the model was offered as an output tool is its answer."""
+    exporter = CollectorFileExporter(tmp_path / "spans.jsonl", False)
+    provider = tracer_provider(exporter)
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        output = {"city": "Paris", "country": "France"}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, output)])
+
+    with warnings.catch_warnings():  # pydantic-ai calls version 2 deprecated: as written
+        warnings.filterwarnings("ignore", "Instrumentation format versions", UserWarning)
+        settings = InstrumentationSettings(tracer_provider=provider, version=version or 5)
+    agent = Agent(
+        FunctionModel(model),
+        name="geo",
+        output_type=_City,
+        capabilities=[Instrumentation(settings=settings)],
+    )
+    assert agent.run_sync("Which city is the Eiffel tower in?").output == _City(
+        city="Paris", country="France"
+    )
+
+    summary = import_otel([str(tmp_path)], str(tmp_path / "traces.parquet"))
+
+    assert (summary.imported, summary.rejected) == (1, {})
+    trace = _trace(tmp_path / "traces.parquet")
+    answer = '{"city":"Paris","country":"France"}'
+    assert trace["task"]["objective"] == "Which city is the Eiffel tower in?"
+    assert trace["outcome"]["result_summary"] == answer
+    assert [(s["type"], s["content"]) for s in trace["steps"]] == [("thought", answer)]
+    assert trace["metadata"]["agent_id"] == "geo"
