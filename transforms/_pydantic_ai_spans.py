@@ -37,6 +37,7 @@ __all__ = [
 AGENT_NAME = "agent_name"
 """The attribute pydantic-ai's agent run span names its agent in (before 0.4, alone)."""
 _OI_KIND = "openinference.span.kind"
+_NONE: frozenset[str] = frozenset()
 PARAMETERS_KEY = "model_request_parameters"
 """pydantic-ai's record of what a model call was offered: its function and output tools."""
 _OUTPUT = "gen_ai.output.messages"
@@ -177,9 +178,19 @@ def pydantic_ai_spans(frame: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(
         pl.coalesce("gen_ai.operation.name", run).alias("gen_ai.operation.name")
     )
-    offered = frame[PARAMETERS_KEY].str.contains('"output_tools":', literal=True)
+    # decoded only where it may matter: output tools offered (most calls are offered none:
+    # `"output_tools": []`) to a call whose reply calls a tool or is in its events
+    offered = frame.select(
+        pl.col(PARAMETERS_KEY).str.contains(r'"output_tools"\s*:\s*\[\s*\{')
+        & (
+            pl.col(_OUTPUT).str.contains('"tool_call"', literal=True)
+            | (pl.col(_OUTPUT).is_null() & pl.col(EVENTS_KEY).is_not_null())
+        )
+    ).to_series()
+    if not offered.any():  # no output tool offered: nothing to read (no Python pass)
+        return event_messages(frame, None)
     outputs = [
-        output_tools(text) if ask else frozenset()
+        output_tools(text) if ask else _NONE
         for text, ask in zip(frame[PARAMETERS_KEY], offered.fill_null(False), strict=True)
     ]
     frame = event_messages(frame, outputs)
@@ -196,19 +207,21 @@ def pydantic_ai_spans(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def event_messages(frame: pl.DataFrame, outputs: list[frozenset[str]]) -> pl.DataFrame:
+def event_messages(frame: pl.DataFrame, outputs: list[frozenset[str]] | None) -> pl.DataFrame:
     """`frame` with `gen_ai.input.messages` and `gen_ai.output.messages` given from its
     `events` column where the span does not set them itself (Langfuse gives a generation's
-    input as messages, not its `gen_ai.choice` reply); `outputs`: each span's output tools."""
+    input as messages, not its `gen_ai.choice` reply); `outputs`: each span's output tools
+    (None: none offered to any)."""
     given = frame[EVENTS_KEY]
     wanted = given.is_not_null() & (
         frame["gen_ai.input.messages"].is_null() | frame["gen_ai.output.messages"].is_null()
     )
     if not wanted.any():
         return frame
+    offered = outputs if outputs is not None else [_NONE] * len(frame)
     pairs = [
         _messages(value, tools) if ask else (None, None)
-        for value, ask, tools in zip(given, wanted, outputs, strict=True)
+        for value, ask, tools in zip(given, wanted, offered, strict=True)
     ]
     sent = pl.Series([pair[0] for pair in pairs], dtype=pl.String)
     said = pl.Series([pair[1] for pair in pairs], dtype=pl.String)
