@@ -24,7 +24,6 @@ the instrumentation writes as Python's `repr` of BeeAI's message (`{'role': 'ass
 from __future__ import annotations
 
 import ast
-import json
 
 import polars as pl
 
@@ -53,12 +52,9 @@ def _message_text(value: str | None) -> str | None:
 
 
 def _said(text: pl.Expr) -> pl.Expr:
-    """`text` as the output messages of a model step: one assistant message."""
-    return pl.concat_str(
-        pl.lit('[{"role": "assistant", "content": '),
-        text.map_elements(json.dumps, return_dtype=pl.String),
-        pl.lit("}]"),
-    )
+    """`text` as the output messages of a model step: one assistant message (null for none)."""
+    message = pl.struct(role=pl.lit("assistant"), content=text).struct.json_encode()
+    return pl.when(text.is_not_null()).then(pl.concat_str(pl.lit("["), message, pl.lit("]")))
 
 
 def beeai_events(frame: pl.DataFrame) -> pl.DataFrame:
@@ -86,9 +82,10 @@ def beeai_events(frame: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("TOOL"))
         .when(update & ~tool_named & (answered | thought))
         .then(pl.lit("LLM"))
-        .when(event & (~call_event | traced) & ~model_start & (target != "groupId"))
-        .then(pl.lit("UNKNOWN"))
-        .when(model_event & traced & ~model_start)
+        .when(
+            ~model_start
+            & ((event & (~call_event | traced) & (target != "groupId")) | (model_event & traced))
+        )
         .then(pl.lit("UNKNOWN"))
         .otherwise(pl.col(_KIND))
     )

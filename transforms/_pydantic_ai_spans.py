@@ -76,7 +76,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def output_tools(parameters: str | None) -> frozenset[str]:
+def _output_tools(parameters: str | None) -> frozenset[str]:
     """The names of the output tools a model call was offered: pydantic-ai's own record of the
     request (`model_request_parameters`, `{"function_tools": [...], "output_tools": [{"name":
     "final_result", ...}], ...}`); none where it says none or is not that."""
@@ -190,17 +190,13 @@ def pydantic_ai_spans(frame: pl.DataFrame) -> pl.DataFrame:
     if not offered.any():  # no output tool offered: nothing to read (no Python pass)
         return event_messages(frame, None)
     outputs = [
-        output_tools(text) if ask else _NONE
+        _output_tools(text) if ask else _NONE
         for text, ask in zip(frame[PARAMETERS_KEY], offered.fill_null(False), strict=True)
     ]
     frame = event_messages(frame, outputs)
-    said = frame[_OUTPUT]
-    wanted = said.str.contains('"tool_call"', literal=True).fill_null(False)
-    if not any(want and tools for want, tools in zip(wanted, outputs, strict=True)):
-        return frame
-    replies = [
-        _output_reply(text, tools) if want and tools else None
-        for text, want, tools in zip(said, wanted, outputs, strict=True)
+    replies = [  # a reply from events holds no parts: its call was read with them
+        _output_reply(text, tools) if tools else None
+        for text, tools in zip(frame[_OUTPUT], outputs, strict=True)
     ]
     return frame.with_columns(
         pl.coalesce(pl.Series(replies, dtype=pl.String), pl.col(_OUTPUT)).alias(_OUTPUT)

@@ -218,7 +218,14 @@ def field_rows(spans: pl.DataFrame, tools: dict[int, set[str]]) -> tuple[pl.Seri
     frame = spans.with_columns(
         _tool=tool, _in_key=given[0], _in=given[1], _out_key=got[0], _out=got[1]
     )
-    order = {"tool.name": 0, "gen_ai.input.messages": 1, "gen_ai.output.messages": 2}
+    order = {
+        "tool.name": 0,
+        "gen_ai.input.messages": 1,
+        "gen_ai.output.messages": 2,
+        "input.value": 3,
+        "output.value": 4,
+        MODEL_KEY: 5,
+    }
     rows = [
         frame.filter(pl.col("_tool") & pl.col("name").is_not_null()).select(
             "sid", top=pl.lit("tool.name"), value="name"
@@ -245,9 +252,7 @@ def field_rows(spans: pl.DataFrame, tools: dict[int, set[str]]) -> tuple[pl.Seri
     rows.append(frame.filter(named_model).select("sid", top=pl.lit(MODEL_KEY), value="model"))
     found = pl.concat(rows).with_columns(
         priority=pl.lit(2, pl.Int32),
-        ord=pl.col("top").replace_strict(order, default=3, return_dtype=pl.Int64)
-        + (pl.col("top") == "output.value").cast(pl.Int64)
-        + 2 * (pl.col("top") == MODEL_KEY).cast(pl.Int64),
+        ord=pl.col("top").replace_strict(order, return_dtype=pl.Int64),
         json=pl.lit(None, pl.String),
     )
     return frame["_tool"], found.select(list(TOP))

@@ -33,6 +33,7 @@ __all__ = [
     "GAVE_UP",
     "CollectorFileExporter",
     "collector_line",
+    "instrumentation",
     "phoenix_rows",
     "tracer_provider",
     "weather_agent",
@@ -152,6 +153,20 @@ def tracer_provider(
     return provider
 
 
+def instrumentation(
+    provider: TracerProvider, version: Literal[2, 3, 4, 5, 6] | None = None
+) -> Instrumentation:
+    """pydantic-ai's built-in OpenTelemetry instrumentation onto `provider`, in its format
+    `version` (pydantic-ai's default where None; 2 writes the names pydantic-ai wrote before
+    1.0: `agent run`, `running tool`, `tool_arguments`)."""
+    if version is None:
+        return Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))
+    with warnings.catch_warnings():  # pydantic-ai calls 2 to 4 deprecated: as written
+        warnings.filterwarnings("ignore", "Instrumentation format versions", UserWarning)
+        settings = InstrumentationSettings(tracer_provider=provider, version=version)
+    return Instrumentation(settings=settings)
+
+
 def weather_agent(
     provider: TracerProvider,
     fail_first_convert: bool,
@@ -164,8 +179,7 @@ def weather_agent(
     convert ("abc" first when `fail_first_convert`: the tool raises ModelRetry and the model
     calls it again with "21"), then answers. `after_failure` "answer": the model answers at once
     instead of calling convert again; "crash": convert raises RuntimeError, which ends the run.
-    `version`: the instrumentation's (pydantic-ai's default where None; 2 writes the names
-    pydantic-ai wrote before 1.0: `agent run`, `running tool`, `tool_arguments`).
+    `version`: the instrumentation's format (`instrumentation`).
     """
     script: list[ModelResponse] = [
         ModelResponse(
@@ -192,16 +206,10 @@ def weather_agent(
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return script.pop(0)
 
-    if version is None:
-        settings = InstrumentationSettings(tracer_provider=provider)
-    else:
-        with warnings.catch_warnings():  # pydantic-ai calls 2 to 4 deprecated: as written
-            warnings.filterwarnings("ignore", "Instrumentation format versions", UserWarning)
-            settings = InstrumentationSettings(tracer_provider=provider, version=version)
     agent = Agent(
         FunctionModel(model),
         name="weather_agent",
-        capabilities=[Instrumentation(settings=settings)],
+        capabilities=[instrumentation(provider, version)],
     )
 
     @agent.tool_plain

@@ -9,7 +9,6 @@ official OTLP encoder as the Collector's file exporter writes them, then importe
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,15 +19,14 @@ import pytest
 from otel_helpers import (
     CollectorFileExporter,
     close_agent_loop,  # noqa: F401 (autouse)
+    instrumentation,
     tracer_provider,
     weather_agent,
 )
 from pydantic import BaseModel
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from pipelines.otel_import import import_otel
 from pipelines.score import score_traces
@@ -273,14 +271,11 @@ def test_a_structured_output_is_the_run_s_answer_and_its_step(
         output = {"city": "Paris", "country": "France"}
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, output)])
 
-    with warnings.catch_warnings():  # pydantic-ai calls version 2 deprecated: as written
-        warnings.filterwarnings("ignore", "Instrumentation format versions", UserWarning)
-        settings = InstrumentationSettings(tracer_provider=provider, version=version or 5)
     agent = Agent(
         FunctionModel(model),
         name="geo",
         output_type=_City,
-        capabilities=[Instrumentation(settings=settings)],
+        capabilities=[instrumentation(provider, version)],
     )
     assert agent.run_sync("Which city is the Eiffel tower in?").output == _City(
         city="Paris", country="France"
